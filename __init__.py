@@ -1,0 +1,42 @@
+"""yamlgrad: PyTorch's autograd architecture over numpy, generated from derivatives.yaml.
+
+>>> import yamlgrad as yg
+>>> a = yg.tensor(2.0, requires_grad=True)
+>>> b = yg.tensor(6.0, requires_grad=True)
+>>> Q = 3 * a**3 - b**2
+>>> Q.backward()
+>>> a.grad, b.grad
+(tensor(36.), tensor(-12.))
+
+The public API lives in yamlgrad/runtime/facade.py; this file only re-exports it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from yamlgrad.runtime import autograd
+from yamlgrad.runtime.dtypes import bool_ as bool  # noqa: A001 - PyTorch's names
+from yamlgrad.runtime.dtypes import float32 as float  # noqa: A001
+from yamlgrad.runtime.dtypes import int32 as int  # noqa: A001
+
+sys.modules[__name__ + ".autograd"] = autograd
+__version__ = "0.1.0"
+
+try:
+    from yamlgrad.runtime.facade import *  # noqa: F403
+    from yamlgrad.runtime.facade import __all__ as _facade_all
+except Exception as _error:  # noqa: BLE001
+    # generated/ is missing or does not import. The generator (yamlgrad.tools)
+    # needs none of it, so `yamlgrad-gen` must still run and repair it; anything
+    # else fails on first use, naming the cause.
+    _import_error = _error
+
+    def __getattr__(name: str) -> object:
+        raise ImportError(
+            f"yamlgrad cannot load its generated code ({_import_error!r}); "
+            "run `yamlgrad-gen` to regenerate generated/"
+        ) from _import_error
+
+else:
+    __all__ = [*_facade_all, "bool", "float", "int"]

@@ -1,0 +1,187 @@
+"""`yamlgrad.autograd`: backward() and grad(), with torch.autograd's arguments.
+
+This is torch/autograd/__init__.py: it checks the arguments, makes the implicit
+gradient of a scalar output (`_make_grads`), finds the root edges, and hands all of
+it to the engine. `retain_graph` defaults to `create_graph`, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime import engine
+from yamlgrad.runtime.errors import (
+    ERR_EMPTY_BACKWARD_INPUTS,
+    ERR_EMPTY_GRAD_INPUTS,
+    ERR_IMPLICIT_GRAD,
+    ERR_INPUT_NO_GRAD,
+    ERR_MATERIALIZE_UNUSED,
+    ERR_MISMATCH_SHAPE,
+    ERR_NO_GRAD_FN,
+    ERR_UNUSED_INPUT,
+)
+from yamlgrad.runtime.grad_mode import enable_grad, no_grad, set_grad_enabled
+from yamlgrad.runtime.node import Edge
+from yamlgrad.runtime.tensor import Size, Tensor
+from yamlgrad.runtime.variable_type_utils import gradient_edge
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled"]
+
+TensorOrTensors = Tensor | Sequence[Tensor]
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    if isinstance(value, Tensor) or value is None:
+        return (value,)
+    return tuple(value)
+
+
+def _make_grads(
+    outputs: tuple[Tensor, ...], grads: tuple[Tensor | None, ...], create_graph: bool
+) -> list[Any]:
+    """The seed gradient of each output: ones for a scalar, else the one given."""
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"grad_tensors should have the same length as tensors, got {len(grads)} "
+            f"and {len(outputs)}"
+        )
+    seeds: list[Any] = []
+    for index, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError(ERR_IMPLICIT_GRAD)
+            g = Tensor._make(np.ones_like(out._data))
+        elif not isinstance(g, Tensor):
+            g = Tensor._make(np.asarray(g, dtype=out._data.dtype))
+        elif g.shape != out.shape:
+            raise RuntimeError(
+                ERR_MISMATCH_SHAPE.format(
+                    index=index, grad_shape=Size(g.shape), out_shape=Size(out.shape)
+                )
+            )
+        seeds.append(g if create_graph else g._data)
+    return seeds
+
+
+def _root_edges(outputs: tuple[Tensor, ...]) -> list[Edge]:
+    edges = []
+    for index, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"expected a Tensor, got {type(out).__name__}")
+        edge = gradient_edge(out)
+        if edge.node is None:
+            raise RuntimeError(ERR_NO_GRAD_FN.format(index=index))
+        edges.append(edge)
+    return edges
+
+
+def backward(
+    tensors: TensorOrTensors,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: TensorOrTensors | None = None,
+) -> None:
+    """Accumulate the gradients of `tensors` into the `.grad` of the leaves.
+
+    >>> x = yg.tensor([1.0, 2.0], requires_grad=True)
+    >>> yg.autograd.backward((x * x).sum())
+    >>> x.grad
+    tensor([2., 4.])
+    """
+    outputs = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_edges = None
+    input_tensors: tuple[Tensor, ...] = ()
+    if inputs is not None:
+        input_tensors = _as_tuple(inputs)
+        if not input_tensors:
+            raise RuntimeError(ERR_EMPTY_BACKWARD_INPUTS)
+        input_edges = [_input_edge(t) for t in input_tensors]
+    roots = _root_edges(outputs)
+    seeds = _make_grads(outputs, grads, create_graph)
+    captured = engine.execute(
+        roots,
+        seeds,
+        keep_graph=retain_graph,
+        create_graph=create_graph,
+        accumulate_grad=True,
+        outputs=input_edges,
+    )
+    # A non-leaf named in `inputs` gets its gradient in `.grad`, as PyTorch does.
+    for t, g in zip(input_tensors, captured):
+        if g is not None and t.grad_fn is not None:
+            g = _to_tensor(g)
+            t._grad = g if t._grad is None else t._grad + g
+
+
+def _input_edge(t: Tensor) -> Edge:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor in inputs, got {type(t).__name__}")
+    if not t._requires_grad:
+        raise RuntimeError(ERR_INPUT_NO_GRAD)
+    return gradient_edge(t)
+
+
+def _to_tensor(g: Any) -> Tensor:
+    if isinstance(g, Tensor):
+        return g
+    if not g.flags.writeable:  # a broadcast view: hand out an array of its own
+        g = g.copy()
+    return Tensor._make(g)
+
+
+def grad(
+    outputs: TensorOrTensors,
+    inputs: TensorOrTensors,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of `outputs` with respect to `inputs`; `.grad` is left alone.
+
+    >>> x = yg.tensor(3.0, requires_grad=True)
+    >>> yg.autograd.grad(x * x, x)
+    (tensor(6.),)
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(ERR_MATERIALIZE_UNUSED)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError(ERR_EMPTY_GRAD_INPUTS)
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_edges = [_input_edge(t) for t in ins]
+    roots = _root_edges(outs)
+    seeds = _make_grads(outs, grads, create_graph)
+    captured = engine.execute(
+        roots,
+        seeds,
+        keep_graph=retain_graph,
+        create_graph=create_graph,
+        accumulate_grad=False,
+        outputs=input_edges,
+    )
+    result: list[Tensor | None] = []
+    for index, (t, g) in enumerate(zip(ins, captured)):
+        if g is None:
+            if materialize_grads:
+                result.append(Tensor._make(np.zeros_like(t._data)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(ERR_UNUSED_INPUT.format(index=index))
+            result.append(None)
+            continue
+        result.append(_to_tensor(g))
+    return tuple(result)

@@ -1,0 +1,141 @@
+"""Choosing an overload from Python arguments (PyTorch's PythonArgParser).
+
+A public name with several overloads (`pow`, `sum`, `rsub`) is a generated
+dispatcher that hands its arguments here together with each overload's parameter
+list. Overloads are tried in derivatives.yaml order, first strictly (a `Tensor`
+parameter takes only a Tensor), then letting a Python number stand for a `Tensor`,
+as PyTorch's binding does: `torch.add(x, 2)` records AddBackward0 (add.Tensor with
+a wrapped number), while `torch.rsub(x, 2)` matches rsub.Scalar (RsubBackward1).
+
+A lone `int[]` parameter after `self` also takes its ints unpacked:
+`x.view(2, 3)` is `x.view((2, 3))`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime import dtypes
+from yamlgrad.runtime.tensor import Tensor
+
+REQUIRED = object()
+_NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "Tensor", "Scalar", "int", "int[]", "float", "bool", "ScalarType", "str"
+    optional: bool
+    default: Any  # REQUIRED when there is none
+    kwarg_only: bool
+    text: str  # as the schema writes it, for messages: "int[1]? dim=None"
+
+
+@dataclass(frozen=True)
+class Overload:
+    fn: Callable[..., Any]
+    params: tuple[Param, ...]
+
+    @property
+    def varargs_list(self) -> bool:
+        positional = [p for p in self.params if not p.kwarg_only]
+        return len(positional) == 2 and positional[1].kind == "int[]"
+
+
+def _matches(param: Param, value: Any, strict: bool) -> bool:
+    if value is None:
+        return param.optional
+    kind = param.kind
+    if kind == "Tensor":
+        return isinstance(value, Tensor) or (not strict and isinstance(value, _NUMBERS))
+    if kind == "Scalar":
+        return isinstance(value, _NUMBERS)
+    if kind == "int":
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if kind == "int[]":
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return True
+        return isinstance(value, (tuple, list)) and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value
+        )
+    if kind == "float":
+        return isinstance(value, _NUMBERS) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, (bool, np.bool_))
+    if kind == "ScalarType":
+        return isinstance(value, dtypes.dtype)
+    if kind == "str":
+        return isinstance(value, str)
+    return False
+
+
+def _bind(
+    overload: Overload, args: tuple[Any, ...], kwargs: dict[str, Any], strict: bool
+) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    params = overload.params
+    positional = [p for p in params if not p.kwarg_only]
+    if len(args) > len(positional) and overload.varargs_list and len(args) > 2:
+        args = (args[0], tuple(args[1:]))
+    if len(args) > len(positional):
+        return None
+    names = {p.name for p in params}
+    if any(k not in names for k in kwargs):
+        return None
+    given = {p.name for p in positional[: len(args)]}
+    for p, value in zip(positional, args):
+        if p.name in kwargs or not _matches(p, value, strict):
+            return None
+    for p in params:
+        if p.name in given:
+            continue
+        if p.name in kwargs:
+            if not _matches(p, kwargs[p.name], strict):
+                return None
+        elif p.default is REQUIRED:
+            return None
+    return args, kwargs
+
+
+def dispatch(
+    name: str, overloads: tuple[Overload, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Call the first overload that accepts the arguments (see the module doc)."""
+    for strict in (True, False):
+        for overload in overloads:
+            bound = _bind(overload, args, kwargs, strict)
+            if bound is not None:
+                return overload.fn(*bound[0], **bound[1])
+    raise TypeError(_invalid_arguments(name, overloads, args, kwargs))
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__} of [{', '.join(_type_name(v) for v in value)}]"
+    return type(value).__name__
+
+
+def _invalid_arguments(
+    name: str, overloads: tuple[Overload, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> str:
+    got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    lines = [
+        f"{name}() received an invalid combination of arguments - got "
+        f"({', '.join(got)}), but expected one of:"
+    ]
+    for overload in overloads:
+        params = []
+        star = False
+        for p in overload.params:
+            if p.kwarg_only and not star:
+                params.append("*")
+                star = True
+            params.append(p.text)
+        lines.append(f" * ({', '.join(params)})")
+    return "\n".join(lines)

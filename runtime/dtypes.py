@@ -1,0 +1,62 @@
+"""yamlgrad's dtypes: thin names over numpy dtypes, printed as PyTorch prints its own.
+
+`yg.float32` is a `dtype` whose `.np` is `numpy.dtype('float32')`. A Python float
+makes a float32 tensor, as in PyTorch (`get_default_dtype`); an int makes int64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type: `yamlgrad.float32`, `yamlgrad.int64`, ..."""
+
+    __slots__ = ("name", "np", "is_floating_point", "itemsize")
+
+    def __init__(self, name: str, np_dtype: np.dtype) -> None:
+        self.name = name
+        self.np = np_dtype
+        self.is_floating_point = np_dtype.kind == "f"
+        self.itemsize = np_dtype.itemsize
+
+    def __repr__(self) -> str:
+        return f"yamlgrad.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+float16 = dtype("float16", np.dtype(np.float16))
+float32 = dtype("float32", np.dtype(np.float32))
+float64 = dtype("float64", np.dtype(np.float64))
+int8 = dtype("int8", np.dtype(np.int8))
+int16 = dtype("int16", np.dtype(np.int16))
+int32 = dtype("int32", np.dtype(np.int32))
+int64 = dtype("int64", np.dtype(np.int64))
+uint8 = dtype("uint8", np.dtype(np.uint8))
+bool_ = dtype("bool", np.dtype(np.bool_))
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_BY_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL}
+
+DEFAULT_FLOAT = float32
+
+
+def from_numpy(np_dtype: np.dtype) -> dtype:
+    """The yamlgrad dtype of a numpy dtype; TypeError for one yamlgrad does not have."""
+    try:
+        return _BY_NUMPY[np_dtype]
+    except KeyError:
+        raise TypeError(f"yamlgrad has no dtype for numpy {np_dtype}") from None
+
+
+def to_numpy(value: object) -> np.dtype:
+    """A yamlgrad dtype, a numpy dtype or a numpy scalar type -> numpy dtype."""
+    if isinstance(value, dtype):
+        return value.np
+    np_dtype = np.dtype(value)  # type: ignore[call-overload]
+    from_numpy(np_dtype)  # refuse what yamlgrad cannot represent
+    return np_dtype

@@ -1,0 +1,250 @@
+"""The Engine: runs a backward pass over the graph (torch/csrc/autograd/engine.cpp).
+
+Decisions, each PyTorch's:
+
+* No recursion anywhere. Dependencies are counted with an explicit stack, and nodes
+  run from a ready queue, so a graph a million nodes deep is fine.
+* Dependency counting: a node runs once every edge into it has delivered (or
+  skipped) its gradient, so each node runs exactly once with the summed gradient.
+* Order: among ready nodes the highest `sequence_nr` runs first (the most recently
+  created op); AccumulateGrad has the largest number, so a ready leaf is written
+  first. Ties keep insertion order (a heap of `(-sequence_nr, counter)`).
+* Gradients arriving at one input are summed out of place (InputBuffer), so a
+  gradient array that is also held elsewhere is never mutated.
+* `validate_outputs`: each gradient a node returns is checked against the input
+  metadata of the node it flows to. A broadcast is undone here (`sum_to`), so
+  formulas never reduce; a dtype is cast; any other shape is an error.
+* Grad mode equals `create_graph` while the engine runs. Without it, gradients are
+  plain ndarrays end to end (`raw`); with it they are Tensors and every formula is
+  recorded.
+* `inputs` (autograd.grad, backward(inputs=...)) prune the graph to the nodes that
+  lead to them (`exec_info`); nodes outside it do not run.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime import formulas
+from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
+from yamlgrad.runtime.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.node import Edge, Grad, Node, task_state
+from yamlgrad.runtime.tensor import Tensor
+
+
+class GraphRoot(Node):
+    """The root of a backward with several outputs: hands out their gradients."""
+
+    __slots__ = ("_grads",)
+
+    def __init__(self, edges: tuple[Edge, ...], grads: list[Grad]) -> None:
+        super().__init__()
+        self._next_edges = edges
+        self._grads = grads
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        return list(self._grads)
+
+
+def _is_expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
+
+
+def validate_outputs(node: Node, outputs: list[Grad | None], raw: bool) -> list[Grad | None]:
+    """Check and adapt each gradient to the metadata of the input it flows to."""
+    edges = node._next_edges
+    if len(outputs) != len(edges):
+        raise RuntimeError(invalid_number_of_gradients(node.name(), len(edges), len(outputs)))
+    for i, grad in enumerate(outputs):
+        edge = edges[i]
+        if grad is None or edge.node is None:
+            continue
+        if raw and type(grad) is not np.ndarray:
+            grad = np.asarray(grad)
+        shape, dtype = edge.node._input_metadata[edge.input_nr]
+        grad_shape = tuple(grad.shape)
+        if grad_shape != shape:
+            if not _is_expandable_to(shape, grad_shape):
+                raise RuntimeError(invalid_gradient_shape(node.name(), i, grad_shape, shape))
+            grad = formulas.sum_to(grad, shape)
+        grad_dtype = grad.dtype if raw else grad._data.dtype
+        if grad_dtype != dtype:
+            grad = formulas.to_dtype(grad, dtype)
+        outputs[i] = grad
+    return outputs
+
+
+def _compute_dependencies(root: Node) -> dict[Node, int]:
+    """How many edges point at each node reachable from `root`."""
+    dependencies: dict[Node, int] = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        for edge in fn._next_edges:
+            child = edge.node
+            if child is None:
+                continue
+            dependencies[child] = dependencies.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return dependencies
+
+
+def _init_to_execute(
+    root: Node, capture_nodes: set[Node], needed_targets: set[Node]
+) -> set[Node]:
+    """The nodes that must run: the targets and every node with a path to one.
+
+    An iterative post-order walk, so children are decided before their parents.
+    Nodes that only capture a gradient (autograd.grad's inputs) are not run.
+    """
+    targets = capture_nodes | needed_targets
+    needed = set(needed_targets)
+    visited = {root}
+    stack: list[tuple[Node, Any]] = [(root, iter(root._next_edges))]
+    while stack:
+        fn, children = stack[-1]
+        for edge in children:
+            child = edge.node
+            if child is not None and child not in visited:
+                visited.add(child)
+                stack.append((child, iter(child._next_edges)))
+                break
+        else:
+            stack.pop()
+            if fn not in needed and any(
+                e.node is not None and (e.node in needed or e.node in targets)
+                for e in fn._next_edges
+            ):
+                needed.add(fn)
+    return needed
+
+
+def execute(
+    roots: list[Edge],
+    grads: list[Grad],
+    *,
+    keep_graph: bool,
+    create_graph: bool,
+    accumulate_grad: bool,
+    outputs: list[Edge] | None = None,
+) -> list[Grad | None]:
+    """Run backward from `roots` seeded with `grads` (ndarrays unless create_graph).
+
+    With `outputs` (the gradient edges of autograd.grad's inputs, or of
+    backward(inputs=...)) only the nodes leading to them run, and the gradients
+    arriving at them are returned in order.
+    """
+    raw = not create_graph
+    if len(roots) == 1:
+        graph_root = roots[0].node
+        assert graph_root is not None
+        root_buffer: list[Grad | None] = [None] * max(graph_root.num_inputs, 1)
+        root_buffer[roots[0].input_nr] = grads[0]
+    else:
+        graph_root = GraphRoot(tuple(roots), grads)
+        root_buffer = []
+
+    dependencies = _compute_dependencies(graph_root)
+    captures: dict[Node, list[tuple[int, int]]] = {}
+    needed: set[Node] | None = None
+    should_execute: set[Node] | None = None
+    if outputs is not None:
+        needed_targets: set[Node] = set()
+        for index, edge in enumerate(outputs):
+            assert edge.node is not None
+            if accumulate_grad and _is_accumulate_grad(edge.node):
+                needed_targets.add(edge.node)
+            else:
+                captures.setdefault(edge.node, []).append((edge.input_nr, index))
+        needed = _init_to_execute(graph_root, set(captures), needed_targets)
+        should_execute = needed | set(captures)
+    captured: list[Grad | None] = [None] * (len(outputs) if outputs else 0)
+
+    previous_mode, previous_task = _grad_mode.enabled, task_state.should_execute
+    _grad_mode.enabled = create_graph
+    task_state.should_execute = should_execute
+    try:
+        task = _GraphTask(dependencies, needed, should_execute, captures, captured)
+        task.run(graph_root, root_buffer, keep_graph, raw)
+    finally:
+        _grad_mode.enabled = previous_mode
+        task_state.should_execute = previous_task
+    return captured
+
+
+def _is_accumulate_grad(node: Node) -> bool:
+    from yamlgrad.runtime.accumulate_grad import AccumulateGrad
+
+    return isinstance(node, AccumulateGrad)
+
+
+class _GraphTask:
+    """The state of one backward pass (PyTorch's GraphTask), and its loop."""
+
+    __slots__ = ("dependencies", "needed", "should_execute", "captures", "captured")
+
+    def __init__(
+        self,
+        dependencies: dict[Node, int],
+        needed: set[Node] | None,
+        should_execute: set[Node] | None,
+        captures: dict[Node, list[tuple[int, int]]],
+        captured: list[Grad | None],
+    ) -> None:
+        self.dependencies = dependencies
+        self.needed = needed  # None: every node runs
+        self.should_execute = should_execute  # needed, plus the capture nodes
+        self.captures = captures
+        self.captured = captured
+
+    def run(
+        self, graph_root: Node, root_buffer: list[Grad | None], keep_graph: bool, raw: bool
+    ) -> None:
+        dependencies, needed, should_execute = (
+            self.dependencies,
+            self.needed,
+            self.should_execute,
+        )
+        counter = itertools.count()
+        buffers: dict[Node, list[Grad | None]] = {graph_root: root_buffer}
+        ready = [(-graph_root._seq, next(counter), graph_root)]
+        while ready:
+            fn = heapq.heappop(ready)[2]
+            inputs = buffers.pop(fn)
+            if needed is not None:
+                for input_nr, index in self.captures.get(fn, ()):
+                    self.captured[index] = inputs[input_nr]
+                if fn not in needed:
+                    continue
+            outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
+            if not keep_graph:
+                fn.release_variables()
+            for edge, grad in zip(fn._next_edges, outputs):
+                child = edge.node
+                if child is None:
+                    continue
+                if should_execute is not None and child not in should_execute:
+                    continue
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                buffer = buffers.get(child)
+                if buffer is None:
+                    buffer = buffers[child] = [None] * child.num_inputs
+                if grad is not None:
+                    slot = edge.input_nr
+                    old = buffer[slot]
+                    buffer[slot] = grad if old is None else old + grad
+                if remaining == 0:
+                    heapq.heappush(ready, (-child._seq, next(counter), child))

@@ -1,0 +1,81 @@
+"""PyTorch's exact error texts, in one place (torch/csrc/autograd and torch/autograd)."""
+
+from __future__ import annotations
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+ERR_NO_GRAD_FN = "element {index} of tensors does not require grad and does not have a grad_fn"
+ERR_IMPLICIT_GRAD = "grad can be implicitly created only for scalar outputs"
+ERR_MISMATCH_SHAPE = (
+    "Mismatch in shape: grad_output[{index}] has a shape of {grad_shape} and "
+    "output[{index}] has a shape of {out_shape}."
+)
+ERR_INPUT_NO_GRAD = "One of the differentiated Tensors does not require grad"
+ERR_UNUSED_INPUT = (
+    "The differentiated Tensor at index {index} appears to not have been used in the "
+    "graph. Set allow_unused=True if this is the desired behavior."
+)
+ERR_MATERIALIZE_UNUSED = (
+    "Expected allow_unused to be True or not passed when materialize_grads=True, "
+    "but got: allow_unused=False."
+)
+ERR_EMPTY_BACKWARD_INPUTS = "`inputs` argument to `backward()` cannot be empty."
+ERR_EMPTY_GRAD_INPUTS = "`inputs` argument to `grad()` cannot be empty."
+ERR_REQUIRES_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
+ERR_REQUIRES_GRAD_NON_LEAF = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a "
+    "computed variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach()."
+)
+ERR_NUMPY_REQUIRES_GRAD = (
+    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+)
+ERR_ITEM_NUMEL = "a Tensor with {numel} elements cannot be converted to Scalar"
+ERR_BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
+WARN_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+    ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+    "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+    "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
+    "access the leaf Tensor instead."
+)
+
+
+def invalid_number_of_gradients(name: str, expected: int, got: int) -> str:
+    return (
+        f"Function {name} returned an invalid number of gradients - expected "
+        f"{expected}, but got {got}"
+    )
+
+
+def invalid_gradient_shape(name: str, index: int, got: tuple, expected: tuple) -> str:
+    return (
+        f"Function {name} returned an invalid gradient at index {index} - got "
+        f"{list(got)} but expected shape compatible with {list(expected)}"
+    )
+
+
+def modified_by_inplace(
+    type_name: str, sizes: tuple, output_nr: int, op: str | None, current: int, saved: int
+) -> str:
+    """saved_variable.cpp's message; `op` is the forward op's name (`Exp`), or None."""
+    which = f", which is output {output_nr} of {op}," if op is not None else ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{type_name} {list(sizes)}]{which} is at version {current}; "
+        f"expected version {saved} instead. Hint: enable anomaly detection to find the "
+        "operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+
+
+def argument_type(op: str, name: str, position: int, expected: str, value: object) -> str:
+    return (
+        f"{op}(): argument '{name}' (position {position}) must be {expected}, "
+        f"not {type(value).__name__}"
+    )

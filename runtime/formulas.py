@@ -1,0 +1,260 @@
+"""Helpers that backward formulas in derivatives.yaml may call (FunctionsManual.cpp).
+
+Each helper takes either ndarrays (a first-order backward: plain numpy, no Tensor is
+made) or Tensors (`create_graph=True`: the helper calls yamlgrad ops, so what it
+computes is recorded and can be differentiated again). One formula text therefore
+serves both modes. The generator reads `__all__` with ast: a formula may call these
+names and nothing else.
+
+The Tensor side calls generated ops through `ops`, which the package facade binds to
+generated/VariableType.py (the runtime never imports generated/ itself).
+"""
+
+from __future__ import annotations
+
+import math
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.tensor import Tensor
+
+__all__ = [
+    "cos",
+    "sin",
+    "exp",
+    "log",
+    "sign",
+    "zeros_like",
+    "ones_like",
+    "where",
+    "maybe_multiply",
+    "expand",
+    "sum_to",
+    "reshape",
+    "transpose",
+    "permute_backwards",
+    "sum_backward",
+    "mean_backward",
+    "pow_backward",
+    "pow_backward_self",
+    "pow_backward_exponent",
+    "threshold_backward",
+    "to_dtype",
+    "mm_mat1_backward",
+    "mm_mat2_backward",
+    "matmul_backward_self",
+    "matmul_backward_other",
+]
+
+ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
+
+
+def bind_ops(module: Any) -> None:
+    """Called once by the package facade: the Tensor side of every helper."""
+    global ops
+    ops = module
+
+
+def _unary(np_fn: Any, name: str) -> Any:
+    def helper(x: Any) -> Any:
+        if isinstance(x, Tensor):
+            return getattr(ops, name)(x)
+        if isinstance(x, (int, float)):
+            return getattr(math, name)(x)
+        return np_fn(x)
+
+    helper.__name__ = helper.__qualname__ = name
+    helper.__doc__ = f"`{name}` of an ndarray, a Python number, or a Tensor (recorded)."
+    return helper
+
+
+cos = _unary(np.cos, "cos")
+sin = _unary(np.sin, "sin")
+exp = _unary(np.exp, "exp")
+log = _unary(np.log, "log")
+
+
+def sign(x: Any) -> Any:
+    return ops.sign(x) if isinstance(x, Tensor) else np.sign(x)
+
+
+def zeros_like(x: Any) -> Any:
+    """Zeros of x's shape and dtype; never part of a graph."""
+    if isinstance(x, Tensor):
+        return Tensor._make(np.zeros_like(x._data))
+    return np.zeros_like(x)
+
+
+def ones_like(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return Tensor._make(np.ones_like(x._data))
+    return np.ones_like(x)
+
+
+def _any_tensor(*values: Any) -> bool:
+    return any(isinstance(v, Tensor) for v in values)
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    if _any_tensor(condition, x, y):
+        return ops.where(condition, x, y)
+    return np.where(condition, x, y)
+
+
+def maybe_multiply(grad: Any, alpha: Any) -> Any:
+    """`grad * alpha`, skipped when alpha is 1."""
+    return grad if alpha == 1 else grad * alpha
+
+
+def expand(x: Any, shape: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.expand(x, shape)
+    return np.broadcast_to(x, shape)
+
+
+def reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.reshape(x, shape)
+    return np.reshape(x, shape)
+
+
+def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """Sum `x` down to `shape`: leading dims, then dims where `shape` has a 1."""
+    x_shape = x.shape
+    if tuple(x_shape) == tuple(shape):
+        return x
+    lead = len(x_shape) - len(shape)
+    dims = list(range(lead))
+    dims += [lead + i for i, s in enumerate(shape) if s == 1 and x_shape[lead + i] != 1]
+    if isinstance(x, Tensor):
+        if dims:
+            x = ops.sum(x, dims, True)
+        return ops.reshape(x, shape) if tuple(x.shape) != tuple(shape) else x
+    if dims:
+        x = np.sum(x, axis=tuple(dims), keepdims=True)
+    return np.reshape(x, shape)
+
+
+def transpose(x: Any, dim0: int, dim1: int) -> Any:
+    if isinstance(x, Tensor):
+        return ops.transpose(x, dim0, dim1)
+    return np.swapaxes(x, dim0, dim1)
+
+
+def permute_backwards(grad: Any, dims: tuple[int, ...]) -> Any:
+    """Undo `permute(dims)` by permuting with the inverse permutation."""
+    ndim = len(dims)
+    inverse = [0] * ndim
+    for i, d in enumerate(dims):
+        inverse[d % ndim] = i
+    if isinstance(grad, Tensor):
+        return ops.permute(grad, inverse)
+    return np.transpose(grad, inverse)
+
+
+def _keepdim_shape(sizes: tuple[int, ...], dim: tuple[int, ...] | None) -> tuple[int, ...]:
+    ndim = len(sizes)
+    if not dim:
+        return (1,) * ndim
+    reduced = {d % ndim for d in dim} if ndim else set()
+    return tuple(1 if i in reduced else s for i, s in enumerate(sizes))
+
+
+def sum_backward(
+    grad: Any, sizes: tuple[int, ...], dim: tuple[int, ...] | None, keepdim: bool
+) -> Any:
+    """Expand the gradient of a sum back over the reduced dims."""
+    if not keepdim and sizes:
+        grad = reshape(grad, _keepdim_shape(sizes, dim))
+    return expand(grad, sizes)
+
+
+def mean_backward(
+    grad: Any, sizes: tuple[int, ...], dim: tuple[int, ...] | None, keepdim: bool
+) -> Any:
+    """sum_backward divided by how many elements each mean averaged."""
+    kept = _keepdim_shape(sizes, dim)
+    count = math.prod(sizes) // max(math.prod(kept), 1) if sizes else 1
+    return sum_backward(grad, sizes, dim, keepdim) / count
+
+
+def pow_backward(grad: Any, self: Any, exponent: float) -> Any:
+    """d(self ** exponent): exponent * self ** (exponent - 1); zero for exponent 0."""
+    if exponent == 0:
+        return zeros_like(self)
+    return grad * (exponent * self ** (exponent - 1))
+
+
+def pow_backward_self(grad: Any, self: Any, exponent: Any) -> Any:
+    """d(self ** exponent)/d(self) for a tensor exponent; zero where it is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = grad * (exponent * self ** (exponent - 1))
+    return where(exponent == 0, zeros_like(value), value)
+
+
+def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
+    """d(self ** exponent)/d(exponent) = result * log(self); 0 where self is 0 and
+    the exponent is >= 0 (the limit PyTorch takes)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = grad * (result * log(self))
+    if isinstance(self, (int, float)):
+        if self != 0:
+            return value
+        return where(exponent >= 0, zeros_like(value), value)
+    mask = where(self == 0, exponent >= 0, False)
+    return where(mask, zeros_like(value), value)
+
+
+def threshold_backward(grad: Any, result: Any, threshold: float) -> Any:
+    """relu's backward: the gradient where the output is above the threshold."""
+    return grad * (result > threshold)
+
+
+def to_dtype(x: Any, dtype: np.dtype) -> Any:
+    if isinstance(x, Tensor):
+        return ops._to_copy(x, dtype=dtype) if x._data.dtype != dtype else x
+    return x.astype(dtype, copy=False)
+
+
+def mm_mat1_backward(grad: Any, mat2: Any) -> Any:
+    return grad @ mat2.T
+
+
+def mm_mat2_backward(grad: Any, mat1: Any) -> Any:
+    return mat1.T @ grad
+
+
+def _swap_last(x: Any) -> Any:
+    return transpose(x, -1, -2)
+
+
+def _unsqueeze_last(x: Any) -> Any:
+    return reshape(x, tuple(x.shape) + (1,))
+
+
+def _squeeze_last(x: Any) -> Any:
+    return reshape(x, tuple(x.shape)[:-1])
+
+
+def matmul_backward_self(grad: Any, self: Any, other: Any) -> Any:
+    """d(self @ other)/d(self) for every rank; the engine sums broadcast batch dims."""
+    if other.ndim == 1:
+        if self.ndim == 1:
+            return grad * other
+        return _unsqueeze_last(grad) * other
+    if self.ndim == 1:
+        return _squeeze_last(other @ _unsqueeze_last(grad))
+    return grad @ _swap_last(other)
+
+
+def matmul_backward_other(grad: Any, self: Any, other: Any) -> Any:
+    """d(self @ other)/d(other) for every rank; the engine sums broadcast batch dims."""
+    if self.ndim == 1:
+        if other.ndim == 1:
+            return grad * self
+        return _unsqueeze_last(self) * reshape(grad, tuple(grad.shape)[:-1] + (1,) + tuple(grad.shape)[-1:])
+    if other.ndim == 1:
+        return _squeeze_last(_swap_last(self) @ _unsqueeze_last(grad))
+    return _swap_last(self) @ grad

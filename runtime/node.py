@@ -1,0 +1,156 @@
+"""Node and Edge: the autograd graph, as torch/csrc/autograd/{function,edge}.h.
+
+A Node is the backward of one forward op. Its `next_edges` say where each input's
+gradient goes: `Edge(node, input_nr)` is input slot `input_nr` of `node`, and
+`Edge(None, 0)` means nowhere (an input that does not require grad, or a Python
+number). Its input metadata (one `(shape, dtype)` per forward output) is what the
+engine checks incoming gradients against and reduces broadcasts to.
+
+`apply(grads, raw)` is generated per op. With `raw=True` (a first-order backward)
+gradients and saved values are plain ndarrays and no Tensor is made; with
+`raw=False` (`create_graph=True`, or a user calling `grad_fn(...)`) they are Tensors
+and the formula is itself recorded, so every op can be differentiated again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from yamlgrad.runtime.tensor import Tensor
+
+Grad = Any  # an ndarray in a raw backward, a Tensor otherwise
+
+# PyTorch gives AccumulateGrad the largest sequence number so a ready
+# AccumulateGrad runs first (NOTE [ Sequence Number ]).
+UINT64_MAX = 2**64 - 1
+
+_sequence_nr = itertools.count()
+
+
+class Edge(NamedTuple):
+    """Where a gradient goes: input `input_nr` of `node` (None: nowhere)."""
+
+    node: Node | None
+    input_nr: int
+
+
+INVALID_EDGE = Edge(None, 0)
+
+
+class _TaskState(threading.local):
+    """The nodes the running graph task will execute (None: all of them).
+
+    Set by the engine while `autograd.grad` or `backward(inputs=...)` runs, so that
+    `task_should_compute_output` can skip gradients nobody asked for.
+    """
+
+    should_execute: set[Node] | dict[Node, Any] | None = None
+
+
+task_state = _TaskState()
+
+
+class Node:
+    """The backward of one forward op (PyTorch's `torch::autograd::Node`)."""
+
+    __slots__ = (
+        "_next_edges",
+        "_input_metadata",
+        "_seq",
+        "_metadata",
+        "__weakref__",
+    )
+
+    def __init__(self) -> None:
+        self._next_edges: tuple[Edge, ...] = ()
+        self._input_metadata: list[tuple[tuple[int, ...], np.dtype]] = []
+        self._seq = next(_sequence_nr)
+        self._metadata: dict | None = None
+
+    # -- the graph ---------------------------------------------------------------
+
+    def set_next_edges(self, edges: tuple[Edge, ...]) -> None:
+        self._next_edges = edges
+
+    @property
+    def next_edges(self) -> tuple[Edge, ...]:
+        return self._next_edges
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return tuple((e.node, e.input_nr) for e in self._next_edges)
+
+    def add_input_metadata(self, tensor: Tensor) -> int:
+        """Record a forward output's shape and dtype; returns its output_nr."""
+        self._input_metadata.append((tensor._data.shape, tensor._data.dtype))
+        return len(self._input_metadata) - 1
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self._input_metadata)
+
+    def input_metadata(self, index: int) -> tuple[tuple[int, ...], np.dtype]:
+        return self._input_metadata[index]
+
+    def should_compute_output(self, index: int) -> bool:
+        """Whether input `index` of the forward op needs a gradient at all."""
+        return self._next_edges[index].node is not None
+
+    def task_should_compute_output(self, index: int) -> bool:
+        """should_compute_output, also asking whether the running task needs it."""
+        node = self._next_edges[index].node
+        if node is None:
+            return False
+        needed = task_state.should_execute
+        return needed is None or node in needed
+
+    # -- introspection -----------------------------------------------------------
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def sequence_nr(self) -> int:
+        """Creation order; the engine runs the highest ready number first."""
+        return self._seq
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def __getattr__(self, name: str) -> Any:
+        # `grad_fn._saved_self` unpacks `grad_fn._raw_saved_self`, as PyTorch's
+        # generated Python getters do.
+        if name.startswith("_saved_"):
+            raw = getattr(self, "_raw" + name, _MISSING)
+            if raw is not _MISSING:
+                return None if raw is None else raw.unpack(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    # -- running -----------------------------------------------------------------
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        raise NotImplementedError(f"{self.name()} does not implement apply")
+
+    def release_variables(self) -> None:
+        """Free saved values after a backward without retain_graph."""
+
+    def __call__(self, *grads: Tensor | None) -> Any:
+        outputs = self.apply(list(grads), False)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+_MISSING = object()

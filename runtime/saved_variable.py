@@ -1,0 +1,90 @@
+"""SavedVariable: a value that a Node keeps for its backward formula.
+
+Two decisions, both PyTorch's:
+
+* An output is saved without its grad_fn. Keeping the Tensor would close a cycle
+  (result -> grad_fn -> saved result), so unpacking rebuilds it around the node.
+* The tensor's version is recorded here and checked on unpack, so an in-place change
+  between forward and backward raises instead of giving a wrong gradient.
+
+A Python number passed where a Tensor goes (`x * 2`) is saved as the number itself.
+`unpack(node, raw=True)` gives the ndarray (a first-order backward makes no Tensor);
+`raw=False` gives a Tensor that can take part in a recorded double backward.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE, modified_by_inplace
+from yamlgrad.runtime.tensor import Tensor, VersionCounter
+
+if TYPE_CHECKING:
+    from yamlgrad.runtime.node import Node
+
+_FREED = object()
+
+
+class SavedVariable:
+    __slots__ = ("_data", "_tensor", "_output_nr", "_version_counter", "_saved_version")
+
+    def __init__(self, value: Tensor | int | float | bool, is_output: bool) -> None:
+        if not isinstance(value, Tensor):  # a Python number standing for a tensor
+            self._data: Any = value
+            self._tensor: Tensor | None = None
+            self._output_nr = 0
+            self._version_counter: VersionCounter | None = None
+            self._saved_version = 0
+            return
+        self._data = value._data
+        self._output_nr = value.output_nr
+        self._version_counter = value.version_counter
+        self._saved_version = self._version_counter.value
+        # A leaf output has no grad_fn to close a cycle through; keep it whole.
+        self._tensor = None if is_output and value.grad_fn is not None else value
+
+    def unpack(self, grad_fn: Node | None = None, raw: bool = False) -> Any:
+        """The saved value; `grad_fn` is the node that owns it."""
+        data = self._data
+        if data is _FREED:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        counter = self._version_counter
+        if counter is None:  # a Python number
+            return data
+        if counter.value != self._saved_version:
+            raise RuntimeError(self._modified_message(grad_fn))
+        if raw:
+            return data
+        if self._tensor is not None:
+            return self._tensor
+        out = Tensor._make(data)
+        out._version_counter = counter
+        if grad_fn is not None:
+            out.grad_fn = grad_fn
+            out.output_nr = self._output_nr
+            out._requires_grad = True
+        return out
+
+    def _modified_message(self, grad_fn: Node | None) -> str:
+        source = self._tensor.grad_fn if self._tensor is not None else grad_fn
+        op = None
+        if source is not None:
+            name = source.name()
+            op = name[: name.rfind("Backward")] if "Backward" in name else name
+        dtype = self._data.dtype
+        type_name = {"float32": "FloatTensor", "float64": "DoubleTensor"}.get(
+            dtype.name, f"{dtype.name}Tensor"
+        )
+        return modified_by_inplace(
+            type_name,
+            self._data.shape,
+            self._output_nr,
+            op,
+            self._version_counter.value,  # type: ignore[union-attr]
+            self._saved_version,
+        )
+
+    def reset_data(self) -> None:
+        """Free the data after a backward without retain_graph; unpack() then raises."""
+        self._data = _FREED
+        self._tensor = None

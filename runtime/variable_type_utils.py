@@ -1,0 +1,156 @@
+"""What the generated wrappers in VariableType.py call (PyTorch's VariableTypeUtils.h).
+
+Argument unpacking with PyTorch's error texts, `compute_requires_grad`,
+`collect_next_edges` and `set_history`. A Python number given for a `Tensor`
+argument (`x * 2`) stays a Python number all the way into the numpy kernel, so it
+does not up-cast a float32 tensor (PyTorch's "wrapped number" rule); its edge is
+`Edge(None, 0)`, as PyTorch shows in `next_functions`.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime import dtypes
+from yamlgrad.runtime.accumulate_grad import grad_accumulator
+from yamlgrad.runtime.errors import argument_type
+from yamlgrad.runtime.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.node import INVALID_EDGE, Edge, Node
+from yamlgrad.runtime.tensor import Tensor
+
+_NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
+
+
+def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
+    """A `Tensor` argument's raw value: its ndarray, or a Python number as is."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, _NUMBERS):
+        return value.item() if isinstance(value, np.generic) else value
+    raise TypeError(argument_type(op, name, position, "Tensor", value))
+
+
+def optional_tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
+    return None if value is None else tensor_arg(value, op, name, position)
+
+
+def scalar_arg(value: Any, op: str, name: str, position: int) -> int | float | bool:
+    if isinstance(value, _NUMBERS):
+        return value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, Tensor) and value._data.size == 1:
+        return value._data.reshape(()).item()
+    raise TypeError(argument_type(op, name, position, "Number", value))
+
+
+def int_arg(value: Any, op: str, name: str, position: int) -> int:
+    if isinstance(value, bool) or isinstance(value, Tensor) and value._data.ndim:
+        raise TypeError(argument_type(op, name, position, "int", value))
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(argument_type(op, name, position, "int", value)) from None
+
+
+def float_arg(value: Any, op: str, name: str, position: int) -> float:
+    if isinstance(value, _NUMBERS) and not isinstance(value, (bool, np.bool_)):
+        return float(value)
+    raise TypeError(argument_type(op, name, position, "float", value))
+
+
+def bool_arg(value: Any, op: str, name: str, position: int) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(argument_type(op, name, position, "bool", value))
+
+
+def str_arg(value: Any, op: str, name: str, position: int) -> str:
+    if isinstance(value, str):
+        return value
+    raise TypeError(argument_type(op, name, position, "str", value))
+
+
+def int_list_arg(value: Any, op: str, name: str, position: int) -> tuple[int, ...]:
+    """`int[]`: a sequence of ints (a lone int is accepted, as PyTorch does)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(int_arg(v, op, name, position) for v in value)
+    if isinstance(value, Tensor):
+        return tuple(int(v) for v in value._data.reshape(-1))
+    try:
+        return (int_arg(value, op, name, position),)
+    except TypeError:
+        expected = "tuple of ints"
+        raise TypeError(argument_type(op, name, position, expected, value)) from None
+
+
+def scalar_type_arg(value: Any, op: str, name: str, position: int) -> np.dtype:
+    try:
+        return dtypes.to_numpy(value)
+    except TypeError:
+        raise TypeError(argument_type(op, name, position, "dtype", value)) from None
+
+
+def optional(convert: Any) -> Any:
+    """`T?`: None passes through, anything else is converted as `T`."""
+
+    def convert_optional(value: Any, op: str, name: str, position: int) -> Any:
+        return None if value is None else convert(value, op, name, position)
+
+    return convert_optional
+
+
+optional_int_list_arg = optional(int_list_arg)
+optional_scalar_arg = optional(scalar_arg)
+optional_int_arg = optional(int_arg)
+optional_float_arg = optional(float_arg)
+optional_scalar_type_arg = optional(scalar_type_arg)
+optional_bool_arg = optional(bool_arg)
+optional_str_arg = optional(str_arg)
+
+
+def sizes_of(value: Any) -> tuple[int, ...]:
+    return value.shape if type(value) is np.ndarray else np.shape(value)
+
+
+def ndim_of(value: Any) -> int:
+    return value.ndim if type(value) is np.ndarray else np.ndim(value)
+
+
+def dtype_of(value: Any) -> np.dtype:
+    return value.dtype if type(value) is np.ndarray else np.asarray(value).dtype
+
+
+def compute_requires_grad(*args: Any) -> bool:
+    """Grad mode is on and some tensor argument requires grad."""
+    if not _grad_mode.enabled:
+        return False
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
+
+
+def gradient_edge(t: Tensor) -> Edge:
+    """Where a gradient for `t` goes: its grad_fn, its AccumulateGrad, or nowhere."""
+    if t.grad_fn is not None:
+        return Edge(t.grad_fn, t.output_nr)
+    if t._requires_grad:
+        return Edge(grad_accumulator(t), 0)
+    return INVALID_EDGE
+
+
+def collect_next_edges(*args: Any) -> tuple[Edge, ...]:
+    return tuple(
+        gradient_edge(a) if isinstance(a, Tensor) else INVALID_EDGE for a in args
+    )
+
+
+def set_history(result: Tensor, grad_fn: Node) -> None:
+    """Make `result` the output of `grad_fn` (PyTorch's set_history)."""
+    if result._data.dtype.kind not in "fc":
+        return  # integer and bool results never require grad
+    result.output_nr = grad_fn.add_input_metadata(result)
+    result.grad_fn = grad_fn
+    result._requires_grad = True

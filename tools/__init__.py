@@ -1,0 +1,1 @@
+"""The generator: derivatives.yaml -> generated/ (torchgen's tools/autograd, in Python)."""

@@ -1,0 +1,286 @@
+"""Check the Python expressions of derivatives.yaml with `ast`, and rewrite them.
+
+Contract 1 of DESIGN.md: formulas are checked, not trusted. Every `forward` and every
+backward formula is parsed as one Python expression; only the node types and names
+listed here may appear. Anything else (`__import__`, dunder attributes, lambdas,
+comprehensions, walrus, f-strings, starred calls, strings) is refused with the
+offending text. The rewrite then renames arguments to the locals of the generated
+code, and the generated code only ever contains the rewritten, checked tree
+(`ast.unparse`), never the raw YAML text.
+
+Saved values come from the same walk (PyTorch's REPLACEMENTS table, done on the
+tree instead of with regexes): `x.shape`, `x.ndim` and `x.dtype` of a tensor input
+save just that attribute; any other use of a tensor saves the tensor; `result`
+saves the output; non-tensor arguments are saved by value.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from yamlgrad.tools.model import FunctionSchema, SavedAttribute
+
+_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult, ast.FloorDiv)
+_BINOPS += (ast.Mod,)
+_UNARYOPS = (ast.USub, ast.UAdd, ast.Not, ast.Invert)
+_CMPOPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
+_STRUCTURAL = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.IfExp,
+    ast.Call,
+    ast.keyword,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Name,
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Load,
+) + _BINOPS + _UNARYOPS + _CMPOPS
+
+# Attributes a formula may read off a tensor; each works on an ndarray and on a
+# Tensor alike, which is what lets one formula run in both modes.
+TENSOR_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "T"})
+
+# `x.shape` saves PyTorch's `x_sym_sizes`; `x.ndim` its `x_dim`; `x.dtype` its
+# `x_scalar_type`.
+SAVED_ATTRIBUTE_SUFFIX = {"shape": "sym_sizes", "ndim": "dim", "dtype": "scalar_type"}
+# How the wrapper reads each of them off an input's raw value (an ndarray, or the
+# Python number a Tensor argument may be given); see runtime/variable_type_utils.py.
+ATTRIBUTE_READERS = {"shape": "sizes_of", "ndim": "ndim_of", "dtype": "dtype_of"}
+
+# Names the generated code itself uses; an argument may not be called this.
+RESERVED_NAMES = frozenset(
+    {"grad", "grads", "result", "np", "raw", "grad_fn", "grad_inputs", "Tensor"}
+)
+
+
+class ExpressionError(ValueError):
+    """A refused expression; the loader adds file, line and op."""
+
+
+def helper_names(module: Path) -> frozenset[str]:
+    """The `__all__` of a runtime module, read with ast and without importing it."""
+    tree = ast.parse(module.read_text(encoding="utf-8"), str(module))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            value = ast.literal_eval(node.value)
+            return frozenset(value)
+    raise RuntimeError(f"{module} defines no literal __all__")
+
+
+def _parse(text: str, what: str) -> ast.Expression:
+    if not isinstance(text, str):
+        raise ExpressionError(f"{what} must be a string, got {text!r}")
+    try:
+        return ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ExpressionError(f"{what} is not a Python expression ({e.msg}): {text!r}")
+
+
+def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
+    """Refuse every node type and form outside the allowed set."""
+    for node in ast.walk(tree):
+        if not isinstance(node, _STRUCTURAL):
+            kind = type(node).__name__
+            raise ExpressionError(f"{what} uses a {kind}, which is not allowed: {text!r}")
+        if isinstance(node, ast.Constant) and not (
+            node.value is None or type(node.value) in (bool, int, float)
+        ):
+            raise ExpressionError(
+                f"{what} uses the constant {node.value!r}, which is not allowed: {text!r}"
+            )
+        if isinstance(node, ast.keyword) and node.arg is None:
+            raise ExpressionError(f"{what} uses '**' in a call: {text!r}")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise ExpressionError(
+                f"{what} reads the private attribute {node.attr!r}: {text!r}"
+            )
+        if isinstance(node, ast.Name) and node.id.startswith("__"):
+            raise ExpressionError(f"{what} uses the name {node.id!r}: {text!r}")
+
+
+def _attribute_chain(node: ast.Attribute) -> list[str] | None:
+    """`np.linalg.inv` -> ["np", "linalg", "inv"]; None when not a plain chain."""
+    parts: list[str] = []
+    current: ast.expr = node
+    while isinstance(current, ast.Attribute):
+        parts.append(current.attr)
+        current = current.value
+    if not isinstance(current, ast.Name):
+        return None
+    parts.append(current.id)
+    return parts[::-1]
+
+
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, renames: dict[str, str], attrs: dict[tuple[str, str], str]):
+        self.renames = renames
+        self.attrs = attrs
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name):
+            key = (node.value.id, node.attr)
+            if key in self.attrs:
+                return ast.copy_location(ast.Name(self.attrs[key], ast.Load()), node)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.renames:
+            return ast.copy_location(ast.Name(self.renames[node.id], ast.Load()), node)
+        return node
+
+
+def _unparse(tree: ast.AST) -> str:
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def canonical(text: str) -> str:
+    """An expression that passed a check, as ast prints it (for docstrings)."""
+    return _unparse(ast.parse(text.strip(), mode="eval"))
+
+
+def check_forward(
+    text: str, schema: FunctionSchema, kernel_helpers: frozenset[str]
+) -> str:
+    """Check a forward kernel; return it with tensor arguments as `<name>_data`."""
+    what = "forward"
+    tree = _parse(text, what)
+    _check_shape(tree, text, what)
+    args = {a.name: a for a in schema.arguments}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            chain = _attribute_chain(node)
+            if chain is not None and chain[0] == "np":
+                continue
+            if node.attr not in TENSOR_ATTRIBUTES:
+                raise ExpressionError(
+                    f"{what} reads '.{node.attr}'; only np.* and "
+                    f"{sorted(TENSOR_ATTRIBUTES)} are allowed: {text!r}"
+                )
+        if isinstance(node, ast.Call) and not _callable_ok(node.func, kernel_helpers):
+            callee = ast.unparse(node.func)
+            raise ExpressionError(
+                f"{what} calls {callee!r}; only np.* and the kernel helpers "
+                f"may be called: {text!r}"
+            )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id == "np" or node.id in args or node.id in kernel_helpers:
+                continue
+            raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
+    renames = {a.name: f"{a.name}_data" for a in schema.arguments if a.is_tensor}
+    return _unparse(_Renamer(renames, {}).visit(tree))
+
+
+def _callable_ok(func: ast.expr, helpers: frozenset[str]) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in helpers
+    if isinstance(func, ast.Attribute):
+        chain = _attribute_chain(func)
+        return chain is not None and chain[0] == "np"
+    return False
+
+
+def check_composite(text: str, schema: FunctionSchema, op_names: frozenset[str]) -> str:
+    """Check a composite's body: calls to public op names over the arguments."""
+    what = "composite"
+    tree = _parse(text, what)
+    _check_shape(tree, text, what)
+    args = {a.name for a in schema.arguments}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
+            raise ExpressionError(f"{what} reads '.{node.attr}': {text!r}")
+        if isinstance(node, ast.Call) and not (
+            isinstance(node.func, ast.Name) and node.func.id in op_names
+        ):
+            callee = ast.unparse(node.func)
+            raise ExpressionError(f"{what} calls {callee!r}, which is not an op: {text!r}")
+        if isinstance(node, ast.Name) and node.id not in args and node.id not in op_names:
+            raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
+    return _unparse(tree)
+
+
+@dataclass(frozen=True)
+class CheckedFormula:
+    formula: str  # rewritten to the locals of apply()
+    saved: tuple[SavedAttribute, ...]  # in order of first use
+
+
+def local_name(arg: str) -> str:
+    """Inside a node's apply(), `self` is the node; the input becomes `self_`."""
+    return "self_" if arg == "self" else arg
+
+
+def check_formula(
+    text: str, schema: FunctionSchema, helpers: frozenset[str]
+) -> CheckedFormula:
+    """Check a backward formula, infer what it saves, rename it for apply()."""
+    what = "formula"
+    tree = _parse(text, what)
+    _check_shape(tree, text, what)
+    args = {a.name: a for a in schema.arguments}
+    tensors = {a.name for a in schema.arguments if a.is_tensor} | {"result"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
+            raise ExpressionError(
+                f"{what} reads '.{node.attr}'; only {sorted(TENSOR_ATTRIBUTES)} "
+                f"may be read off a value: {text!r}"
+            )
+        if isinstance(node, ast.Call) and not (
+            isinstance(node.func, ast.Name) and node.func.id in helpers
+        ):
+            callee = ast.unparse(node.func)
+            raise ExpressionError(
+                f"{what} calls {callee!r}, which is not a formula helper "
+                f"(runtime/formulas.py __all__): {text!r}"
+            )
+
+    saved: dict[str, SavedAttribute] = {}
+    attrs: dict[tuple[str, str], str] = {}
+    attribute_bases: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in tensors
+            and node.attr in SAVED_ATTRIBUTE_SUFFIX
+        ):
+            base = node.value.id
+            name = f"{base}_{SAVED_ATTRIBUTE_SUFFIX[node.attr]}"
+            data = "result._data" if base == "result" else f"{base}_data"
+            expr = f"{ATTRIBUTE_READERS[node.attr]}({data})"
+            attrs[(base, node.attr)] = name
+            attribute_bases.add(id(node.value))
+            saved.setdefault(
+                name,
+                SavedAttribute(name, expr, False, base == "result", name),
+            )
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name) or id(node) in attribute_bases:
+            continue
+        name = node.id
+        if name in ("grad", "grads") or name in helpers and name not in args:
+            continue
+        if name == "result":
+            saved.setdefault(name, SavedAttribute(name, name, True, True, name))
+        elif name in args:
+            is_tensor = args[name].is_tensor
+            attr = SavedAttribute(name, name, is_tensor, False, local_name(name))
+            saved.setdefault(name, attr)
+        else:
+            raise ExpressionError(f"{what} uses the unknown name {name!r}: {text!r}")
+    renames = {"self": "self_"}
+    formula = _unparse(_Renamer(renames, attrs).visit(tree))
+    return CheckedFormula(formula, tuple(saved.values()))

@@ -1,0 +1,321 @@
+"""derivatives.yaml -> a tuple of checked DifferentiabilityInfo (torchgen's load_derivatives).
+
+Every problem is a GenError naming `file:line: op: what is wrong`, at the line of the
+key or value at fault. Node classes are numbered here, once, per CamelCase prefix in
+file order over the entries that have a differentiable input, as PyTorch numbers
+them (`sum` -> SumBackward0, `sum.dim_IntList` -> SumBackward1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from yamlgrad.tools.expressions import (
+    RESERVED_NAMES,
+    ExpressionError,
+    canonical,
+    check_composite,
+    check_formula,
+    check_forward,
+    helper_names,
+)
+from yamlgrad.tools.model import (
+    Derivative,
+    DifferentiabilityInfo,
+    FunctionSchema,
+    GenError,
+    Location,
+    Sample,
+    SampleArg,
+    SchemaError,
+    python_bindings,
+)
+from yamlgrad.tools.yaml_loader import YamlList, YamlMap, load_yaml
+
+RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
+NON_DIFFERENTIABLE = "non_differentiable"
+ENTRY_KEYS = frozenset(
+    {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
+)
+DEFAULT_DOMAIN = ((-2.0, 2.0),)
+
+
+def create_op_prefix(name: str) -> str:
+    """`mul` -> MulBackward, `_to_copy` -> ToCopyBackward (load_derivatives.py)."""
+    camel_case = "".join(part.title() for part in name.split("_"))
+    return (camel_case + "Backward").replace("ForwardBackward", "Backward")
+
+
+def load_derivatives(path: Path, display: str | None = None) -> tuple[DifferentiabilityInfo, ...]:
+    """Parse and check a whole derivatives.yaml. Raises GenError on the first problem."""
+    display = display or path.name
+    entries = load_yaml(path, display)
+    formula_helpers = helper_names(RUNTIME_DIR / "formulas.py")
+    kernel_helpers = helper_names(RUNTIME_DIR / "kernels.py")
+    infos: list[DifferentiabilityInfo] = []
+    seen: dict[str, int] = {}
+    counter: Counter[str] = Counter()
+    for index, entry in enumerate(entries):
+        line = entries.lines[index]
+        if not isinstance(entry, YamlMap):
+            raise GenError(Location(display, line), "(entry)", "an entry must be a mapping")
+        info = _load_entry(entry, display, formula_helpers, kernel_helpers, counter)
+        key = f"{info.func.name}.{info.func.overload}"
+        if key in seen:
+            message = f"duplicate op {key.rstrip('.')!r} (first defined at line {seen[key]})"
+            raise GenError(info.loc, str(info.func), message)
+        seen[key] = info.loc.line
+        infos.append(info)
+    op_names = frozenset(i.func.name for i in infos if i.python_binding)
+    infos = [_check_composite(info, op_names) for info in infos]
+    return _name_wrappers(tuple(infos))
+
+
+def _name_wrappers(infos: tuple[DifferentiabilityInfo, ...]) -> tuple[DifferentiabilityInfo, ...]:
+    dispatched = {b.name for b in python_bindings(infos) if b.dispatcher}
+    named = []
+    for info in infos:
+        name = info.func.cpp_name
+        if not info.func.overload and info.func.name in dispatched:
+            name = f"{info.func.name}_default"
+        named.append(dataclasses.replace(info, wrapper_name=name))
+    return tuple(named)
+
+
+def _check_composite(info: DifferentiabilityInfo, op_names: frozenset[str]) -> DifferentiabilityInfo:
+    if info.composite is None:
+        return info
+    try:
+        body = check_composite(info.composite, info.func, op_names - {info.func.name})
+    except ExpressionError as e:
+        raise GenError(info.loc, str(info.func), str(e)) from None
+    return dataclasses.replace(info, composite=body)
+
+
+def _load_entry(
+    entry: YamlMap,
+    display: str,
+    formula_helpers: frozenset[str],
+    kernel_helpers: frozenset[str],
+    counter: Counter[str],
+) -> DifferentiabilityInfo:
+    entry_loc = Location(display, entry.line)
+
+    def loc(key: str) -> Location:
+        return Location(display, entry.lines.get(key, entry.line))
+
+    if "name" not in entry:
+        raise GenError(entry_loc, "(entry)", "missing 'name'")
+    name_text = entry["name"]
+    if not isinstance(name_text, str):
+        raise GenError(loc("name"), repr(name_text), "'name' must be a schema string")
+    try:
+        func = FunctionSchema.parse(name_text)
+    except SchemaError as e:
+        raise GenError(loc("name"), name_text, str(e)) from None
+    op_text = str(func)
+    args = {a.name: a for a in func.arguments}
+
+    for a in func.arguments:
+        if a.type.is_list and a.binding_kind != "int[]":
+            message = f"argument type {str(a.type)!r} is not supported yet"
+            raise GenError(loc("name"), op_text, message)
+        if a.name in RESERVED_NAMES or a.name in formula_helpers or a.name in kernel_helpers:
+            message = f"argument {a.name!r} shadows a name the generated code uses"
+            raise GenError(loc("name"), op_text, message)
+    if len(func.returns) != 1 or str(func.returns[0].type).rstrip("?") not in (
+        "Tensor",
+        "Tensor(a)",
+    ):
+        message = f"only a single Tensor return is supported, got {func.returns!r}"
+        raise GenError(loc("name"), op_text, message)
+
+    derivative_keys = [k for k in entry if k not in ENTRY_KEYS]
+    for key in derivative_keys:
+        if "," in key:
+            raise GenError(loc(key), op_text, f"multi-input formulas are not supported: {key!r}")
+        if key not in args:
+            raise GenError(loc(key), op_text, f"formula for {key!r}, which is not an argument")
+        if not args[key].is_tensor:
+            raise GenError(loc(key), op_text, f"formula for {key!r}, which is not a Tensor")
+    composite = entry.get("composite")
+    if composite is not None:
+        if "forward" in entry or derivative_keys:
+            message = "a composite has no 'forward' and no formulas of its own"
+            raise GenError(loc("composite"), op_text, message)
+        forward = ""
+    else:
+        for a in func.tensor_arguments:
+            if a.name not in entry:
+                message = f"tensor input {a.name!r} has no formula; give one or '{NON_DIFFERENTIABLE}'"
+                raise GenError(entry_loc, op_text, message)
+        if "forward" not in entry:
+            raise GenError(entry_loc, op_text, "missing 'forward'")
+        try:
+            forward = check_forward(entry["forward"], func, kernel_helpers)
+        except ExpressionError as e:
+            raise GenError(loc("forward"), op_text, str(e)) from None
+
+    derivatives: list[Derivative] = []
+    non_differentiable: list[str] = []
+    for a in func.tensor_arguments if composite is None else ():
+        text = entry[a.name]
+        if text == NON_DIFFERENTIABLE:
+            non_differentiable.append(a.name)
+            continue
+        try:
+            checked = check_formula(text, func, formula_helpers)
+        except ExpressionError as e:
+            raise GenError(loc(a.name), op_text, str(e)) from None
+        derivatives.append(
+            Derivative(
+                var_name=a.name,
+                index=len(derivatives),
+                original_formula=canonical(text),
+                formula=checked.formula,
+                saved=checked.saved,
+                loc=loc(a.name),
+            )
+        )
+
+    op = None
+    if derivatives:
+        prefix = create_op_prefix(func.name)
+        op = f"{prefix}{counter[prefix]}"
+        counter[prefix] += 1
+
+    first = func.arguments[0] if func.arguments else None
+    has_self = first is not None and first.name == "self" and first.is_tensor
+    variants = _load_variants(entry, loc("variants"), op_text, has_self)
+    python_binding = entry.get("python_binding", True)
+    if not isinstance(python_binding, bool):
+        raise GenError(loc("python_binding"), op_text, "'python_binding' must be true or false")
+
+    domains = _load_domains(entry, loc("domain"), op_text, func)
+    samples = _load_samples(entry, loc("samples"), op_text, func, domains, display)
+    return DifferentiabilityInfo(
+        func=func,
+        forward=forward,
+        original_forward=canonical(entry["forward"]) if composite is None else "",
+        composite=composite,
+        derivatives=tuple(derivatives),
+        non_differentiable=tuple(non_differentiable),
+        op=op,
+        method="method" in variants,
+        function="function" in variants,
+        python_binding=python_binding,
+        samples=samples,
+        loc=loc("name"),
+    )
+
+
+def _load_variants(entry: YamlMap, loc: Location, op: str, has_self: bool) -> set[str]:
+    text = entry.get("variants", "function, method" if has_self else "function")
+    if not isinstance(text, str):
+        raise GenError(loc, op, "'variants' must be a string like 'function, method'")
+    variants = {v.strip() for v in text.split(",")}
+    unknown = variants - {"function", "method"}
+    if unknown or not variants:
+        raise GenError(loc, op, f"unknown variants {sorted(unknown)!r} in {text!r}")
+    if "method" in variants and not has_self:
+        raise GenError(loc, op, "a method variant needs 'Tensor self' as first argument")
+    return variants
+
+
+def _interval(value: Any) -> tuple[float, float] | None:
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        and value[0] < value[1]
+    ):
+        return (float(value[0]), float(value[1]))
+    return None
+
+
+def _load_domains(
+    entry: YamlMap, loc: Location, op: str, func: FunctionSchema
+) -> dict[str, tuple[tuple[float, float], ...]]:
+    raw = entry.get("domain", {})
+    if not isinstance(raw, dict):
+        raise GenError(loc, op, "'domain' must map tensor inputs to [low, high]")
+    tensors = {a.name for a in func.tensor_arguments}
+    domains = {}
+    for name, value in raw.items():
+        if name not in tensors:
+            raise GenError(loc, op, f"domain for {name!r}, which is not a tensor input")
+        single = _interval(value)
+        if single is not None:
+            domains[name] = (single,)
+            continue
+        intervals = [_interval(v) for v in value] if isinstance(value, list) else [None]
+        if not intervals or None in intervals:
+            message = f"domain of {name!r} must be [low, high] or a list of them: {value!r}"
+            raise GenError(loc, op, message)
+        domains[name] = tuple(intervals)  # type: ignore[arg-type]
+    return domains
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _is_shape(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
+    )
+
+
+def _load_samples(
+    entry: YamlMap,
+    loc: Location,
+    op: str,
+    func: FunctionSchema,
+    domains: dict[str, tuple[tuple[float, float], ...]],
+    display: str,
+) -> tuple[Sample, ...]:
+    raw = entry.get("samples")
+    if not isinstance(raw, YamlList) or not raw:
+        raise GenError(loc, op, "'samples' must be a non-empty list of inputs for the tests")
+    args = {a.name: a for a in func.arguments}
+    samples = []
+    for i, item in enumerate(raw):
+        item_loc = Location(display, raw.lines[i])
+        if not isinstance(item, dict):
+            raise GenError(item_loc, op, f"a sample must be a mapping, got {item!r}")
+        for name in item:
+            if name not in args:
+                raise GenError(item_loc, op, f"sample gives {name!r}, which is not an argument")
+        sample_args = []
+        for a in func.arguments:
+            if a.name not in item:
+                if a.default is None:
+                    raise GenError(item_loc, op, f"sample has no value for {a.name!r}")
+                continue
+            value = item[a.name]
+            shape, dtype = None, None
+            if a.is_tensor and isinstance(value, dict):
+                shape, dtype = value.get("shape"), value.get("dtype")
+                if set(value) - {"shape", "dtype"} or dtype not in (None, "bool", "int64"):
+                    message = f"tensor sample for {a.name!r} takes shape and dtype: {value!r}"
+                    raise GenError(item_loc, op, message)
+            elif a.is_tensor and isinstance(value, list):
+                shape = value
+            if shape is not None and not _is_shape(shape):
+                raise GenError(item_loc, op, f"bad shape for {a.name!r}: {shape!r}")
+            sample_args.append(
+                SampleArg(
+                    name=a.name,
+                    shape=None if shape is None else tuple(shape),
+                    value=None if shape is not None else _freeze(value),
+                    dtype=dtype,
+                    domain=domains.get(a.name, DEFAULT_DOMAIN),
+                )
+            )
+        samples.append(Sample(tuple(sample_args), item_loc))
+    return tuple(samples)

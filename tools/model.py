@@ -1,0 +1,437 @@
+"""The generator's data model: derivatives.yaml, parsed once into frozen dataclasses.
+
+Names follow torchgen's (`FunctionSchema`, `Argument`, `Derivative`,
+`SavedAttribute`, `DifferentiabilityInfo`) so the two can be read side by side.
+Everything after loading (formula checks, saved-value inference, rendering) reads
+these objects and never the raw YAML. A parsed schema prints back to the exact text
+it came from: `FunctionSchema.parse` refuses any text that does not round-trip.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# The base types of the signature grammar that yamlgrad's runtime binds.
+BASE_TYPES = frozenset(
+    {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType"}
+)
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_OPNAME_RE = re.compile(r"^(?P<base>[a-z_][a-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?$")
+_ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?$")
+# Defaults are raw text, as in PyTorch, limited to what has a Python literal.
+_DEFAULT_RE = re.compile(
+    r"^(True|False|None|-?\d+(\.\d+)?(e-?\d+)?|\[(-?\d+(, -?\d+)*)?\]|\"[A-Za-z0-9_]*\")$"
+)
+_TYPE_RE = re.compile(
+    r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?"
+    r"(?P<suffix>(\[\d*\])?\??)$"
+)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a value came from in derivatives.yaml. Every GenError names one."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class GenError(Exception):
+    """Bad input to the generator, reported as `path:line: op: message`."""
+
+    def __init__(self, loc: Location, op: str, message: str) -> None:
+        super().__init__(f"{loc}: {op}: {message}")
+        self.loc = loc
+        self.op = op
+        self.message = message
+
+
+class SchemaError(ValueError):
+    """A schema string that does not parse; the loader adds file, line and op."""
+
+
+@dataclass(frozen=True)
+class Type:
+    """`Tensor`, `Tensor(a!)`, `int[1]?`, `Scalar?`, `SymInt[]`: a parsed type."""
+
+    base: str
+    annotation: str | None  # "a", "a!", "a -> *"; only on Tensor
+    is_list: bool
+    size: int | None  # the N of `int[N]`
+    optional: bool
+
+    @staticmethod
+    def parse(text: str) -> Type:
+        m = _TYPE_RE.match(text)
+        if m is None:
+            raise SchemaError(f"type does not parse: {text!r}")
+        base, annotation, suffix = m["base"], m["annotation"], m["suffix"]
+        if base not in BASE_TYPES:
+            raise SchemaError(f"unknown type {base!r} in {text!r}")
+        if annotation is not None:
+            if base != "Tensor":
+                raise SchemaError(f"only Tensor takes an alias annotation: {text!r}")
+            if _ANNOTATION_RE.match(annotation) is None:
+                raise SchemaError(f"bad alias annotation {annotation!r} in {text!r}")
+        is_list = "[" in suffix
+        size_text = suffix[suffix.index("[") + 1 : suffix.index("]")] if is_list else ""
+        return Type(
+            base=base,
+            annotation=annotation,
+            is_list=is_list,
+            size=int(size_text) if size_text else None,
+            optional=suffix.endswith("?"),
+        )
+
+    @property
+    def is_tensor(self) -> bool:
+        """A single (possibly optional) tensor: one gradient edge."""
+        return self.base == "Tensor" and not self.is_list
+
+    def __str__(self) -> str:
+        text = self.base
+        if self.annotation is not None:
+            text += f"({self.annotation})"
+        if self.is_list:
+            text += f"[{'' if self.size is None else self.size}]"
+        if self.optional:
+            text += "?"
+        return text
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    type: Type
+    default: str | None  # raw text, as in PyTorch: "1", "False", "None", "[]"
+    kwarg_only: bool
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.type.is_tensor
+
+    @property
+    def binding_kind(self) -> str:
+        """How Python values bind to it: runtime/binding.py's `Param.kind`."""
+        base = "int" if self.type.base == "SymInt" else self.type.base
+        return f"{base}[]" if self.type.is_list else base
+
+    @property
+    def converter(self) -> str:
+        """The runtime/variable_type_utils.py function that checks and unpacks it."""
+        kind = self.binding_kind.replace("[]", "_list").replace("ScalarType", "scalar_type")
+        name = f"{kind.lower()}_arg"
+        return f"optional_{name}" if self.type.optional else name
+
+    @property
+    def local(self) -> str:
+        """Its name inside the wrapper once unpacked: tensors become `<name>_data`."""
+        return f"{self.name}_data" if self.is_tensor else self.name
+
+    @property
+    def py_default(self) -> str | None:
+        """The default as a Python literal: `[]` -> `()`, `[0, 1]` -> `(0, 1)`."""
+        if self.default is None:
+            return None
+        if self.default.startswith("["):
+            items = self.default[1:-1]
+            return f"({items},)" if items and "," not in items else f"({items})"
+        return self.default
+
+    def __str__(self) -> str:
+        default = "" if self.default is None else f"={self.default}"
+        return f"{self.type} {self.name}{default}"
+
+
+@dataclass(frozen=True)
+class Return:
+    name: str | None
+    type: Type
+
+    def __str__(self) -> str:
+        return str(self.type) if self.name is None else f"{self.type} {self.name}"
+
+
+@dataclass(frozen=True)
+class FunctionSchema:
+    """`mul.Tensor(Tensor self, Tensor other) -> Tensor`, parsed."""
+
+    name: str  # "mul"
+    overload: str  # "Tensor"; "" when there is none
+    arguments: tuple[Argument, ...]
+    returns: tuple[Return, ...]
+
+    @staticmethod
+    def parse(text: str) -> FunctionSchema:
+        schema = _parse_schema(text)
+        if str(schema) != text:
+            raise SchemaError(f"schema does not round-trip: {text!r} -> {schema}")
+        return schema
+
+    @property
+    def cpp_name(self) -> str:
+        """The overload's own name, as PyTorch's C++ API spells it: `sum_dim_IntList`."""
+        return f"{self.name}_{self.overload}" if self.overload else self.name
+
+    @property
+    def tensor_arguments(self) -> tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if a.is_tensor)
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        kwarg_only = False
+        for a in self.arguments:
+            if a.kwarg_only and not kwarg_only:
+                parts.append("*")
+                kwarg_only = True
+            parts.append(str(a))
+        name = f"{self.name}.{self.overload}" if self.overload else self.name
+        if len(self.returns) == 1 and self.returns[0].name is None:
+            returns = str(self.returns[0])
+        else:
+            returns = "(" + ", ".join(str(r) for r in self.returns) + ")"
+        return f"{name}({', '.join(parts)}) -> {returns}"
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on ", " outside brackets and parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 2 if text[i + 1 : i + 2] == " " else i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _parse_argument(text: str, kwarg_only: bool) -> Argument:
+    if " " not in text:
+        raise SchemaError(f"argument needs a type and a name: {text!r}")
+    type_text, name_default = text.rsplit(" ", 1)
+    name, sep, default = name_default.partition("=")
+    if _NAME_RE.match(name) is None:
+        raise SchemaError(f"bad argument name {name!r}")
+    if sep and _DEFAULT_RE.match(default) is None:
+        raise SchemaError(f"unsupported default {default!r} for argument {name!r}")
+    return Argument(name, Type.parse(type_text), default if sep else None, kwarg_only)
+
+
+def _parse_returns(text: str) -> tuple[Return, ...]:
+    if text.startswith("(") and text.endswith(")"):
+        items = _split_top_level(text[1:-1])
+    else:
+        items = [text]
+    returns = []
+    for item in items:
+        type_text, _, name = item.partition(" ")
+        if name and _NAME_RE.match(name) is None:
+            raise SchemaError(f"bad return name {name!r}")
+        returns.append(Return(name or None, Type.parse(type_text)))
+    return tuple(returns)
+
+
+def _parse_schema(text: str) -> FunctionSchema:
+    head, arrow, returns_text = text.partition(") -> ")
+    if not arrow or "(" not in head:
+        raise SchemaError(f"expected 'name(args) -> returns': {text!r}")
+    opname, _, args_text = head.partition("(")
+    m = _OPNAME_RE.match(opname)
+    if m is None:
+        raise SchemaError(f"bad operator name {opname!r}")
+    arguments: list[Argument] = []
+    kwarg_only = False
+    for item in _split_top_level(args_text) if args_text else []:
+        if item == "*":
+            if kwarg_only:
+                raise SchemaError("'*' appears twice")
+            kwarg_only = True
+            continue
+        arg = _parse_argument(item, kwarg_only)
+        if any(a.name == arg.name for a in arguments):
+            raise SchemaError(f"argument {arg.name!r} appears twice")
+        arguments.append(arg)
+    return FunctionSchema(
+        name=m["base"],
+        overload=m["overload"] or "",
+        arguments=tuple(arguments),
+        returns=_parse_returns(returns_text),
+    )
+
+
+@dataclass(frozen=True)
+class SavedAttribute:
+    """One value a node keeps for backward."""
+
+    name: str  # PyTorch's name: "self", "self_sym_sizes", "dim", "result"
+    expr: str  # what the forward wrapper saves: "self", "self_.shape", "dim"
+    is_tensor: bool  # a SavedVariable (version-checked), or a plain value
+    is_output: bool  # the op's own result (saved after the kernel runs)
+    local: str  # its name inside apply(): "self_", "other", "self_sym_sizes"
+
+    @property
+    def attr(self) -> str:
+        prefix = "_raw_saved_" if self.is_tensor else "_saved_"
+        return prefix + self.name
+
+
+@dataclass(frozen=True)
+class Derivative:
+    """The backward formula of one differentiable tensor input."""
+
+    var_name: str  # "self"
+    index: int  # position among the differentiable inputs: its next edge
+    original_formula: str  # as written, for messages and the generated docstring
+    formula: str  # checked with ast, names rewritten to the locals of apply()
+    saved: tuple[SavedAttribute, ...]
+    loc: Location
+
+
+@dataclass(frozen=True)
+class SampleArg:
+    """One argument of one test sample: a tensor's shape, or a plain value."""
+
+    name: str
+    shape: tuple[int, ...] | None  # for tensors
+    value: object  # for everything else (lists arrive as tuples)
+    dtype: str | None  # None: the floating dtype under test; "bool" or "int64"
+    domain: tuple[tuple[float, float], ...]  # intervals to draw tensor values from
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One set of inputs from an entry's `samples`, for the generated tests."""
+
+    args: tuple[SampleArg, ...]
+    loc: Location
+
+    def materialize(self, rng: Any, dtype: Any) -> dict[str, object]:
+        """Keyword arguments: ndarrays for the tensors, drawn inside their domain."""
+        import numpy as np
+
+        kwargs: dict[str, object] = {}
+        for a in self.args:
+            if a.shape is None:
+                kwargs[a.name] = a.value
+            elif a.dtype == "bool":
+                kwargs[a.name] = rng.random(a.shape) < 0.5
+            elif a.dtype == "int64":
+                kwargs[a.name] = rng.integers(0, 5, a.shape)
+            else:
+                which = rng.integers(0, len(a.domain), a.shape)
+                lows = np.array([lo for lo, _ in a.domain])[which]
+                highs = np.array([hi for _, hi in a.domain])[which]
+                values = lows + (highs - lows) * rng.random(a.shape)
+                kwargs[a.name] = np.asarray(values, dtype=dtype)
+        return kwargs
+
+
+@dataclass(frozen=True)
+class DifferentiabilityInfo:
+    """One derivatives.yaml entry, checked and ready to render."""
+
+    func: FunctionSchema
+    forward: str  # checked, with tensor arguments renamed to their ndarray locals
+    original_forward: str
+    composite: str | None  # instead of forward: a checked call of other ops
+    derivatives: tuple[Derivative, ...]
+    non_differentiable: tuple[str, ...]  # tensor inputs declared non_differentiable
+    op: str | None  # "MulBackward0"; None when no input is differentiable
+    function: bool  # bound as yamlgrad.<name>
+    method: bool  # bound as Tensor.<name>
+    python_binding: bool  # reachable as yamlgrad.<name>; False: only yamlgrad.ops
+    samples: tuple[Sample, ...]
+    loc: Location
+    # The wrapper's name in VariableType.py: PyTorch's C++ name (`sum_dim_IntList`),
+    # or `<name>_default` for an overload-less entry whose public name is a
+    # dispatcher. Set by the loader once every entry is known.
+    wrapper_name: str = ""
+
+    @property
+    def differentiable_inputs(self) -> tuple[Argument, ...]:
+        """The inputs with a next edge, in schema order (PyTorch's next_edges)."""
+        names = {d.var_name for d in self.derivatives}
+        return tuple(a for a in self.func.arguments if a.name in names)
+
+    @property
+    def all_saved(self) -> tuple[SavedAttribute, ...]:
+        """Every saved value once, sorted by name as PyTorch's codegen emits them."""
+        unique = {s.name: s for d in self.derivatives for s in d.saved}
+        return tuple(unique[name] for name in sorted(unique))
+
+    @property
+    def saved_inputs(self) -> tuple[SavedAttribute, ...]:
+        return tuple(s for s in self.all_saved if not s.is_output)
+
+    @property
+    def saved_outputs(self) -> tuple[SavedAttribute, ...]:
+        return tuple(s for s in self.all_saved if s.is_output)
+
+    @property
+    def saved_tensors(self) -> tuple[SavedAttribute, ...]:
+        return tuple(s for s in self.all_saved if s.is_tensor)
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        return tuple(s.attr for s in self.all_saved)
+
+    def save_guard(self, saved: SavedAttribute) -> tuple[int, ...]:
+        """The edges whose formulas read a saved tensor input.
+
+        The wrapper saves it only when one of them is live (PyTorch's
+        `should_compute_output` guard). Empty: saved unconditionally, as for
+        plain values and for ops with a single differentiable input.
+        """
+        if not saved.is_tensor or saved.is_output or len(self.derivatives) < 2:
+            return ()
+        return tuple(d.index for d in self.derivatives if saved in d.saved)
+
+
+@dataclass(frozen=True)
+class PythonBinding:
+    """A public name (`pow`) and the overloads it binds to, in file order."""
+
+    name: str
+    overloads: tuple[DifferentiabilityInfo, ...]
+
+    @property
+    def is_function(self) -> bool:
+        return any(i.function for i in self.overloads)
+
+    @property
+    def is_method(self) -> bool:
+        return any(i.method for i in self.overloads)
+
+    @property
+    def dispatcher(self) -> bool:
+        """A generated dispatcher, unless one overload can be bound directly.
+
+        One is needed to choose among overloads, and for a lone `int[]` argument
+        after `self`, which also takes its ints unpacked (`x.view(2, 3)`).
+        """
+        if len(self.overloads) > 1:
+            return True
+        positional = [a for a in self.overloads[0].func.arguments if not a.kwarg_only]
+        return len(positional) == 2 and positional[1].binding_kind == "int[]"
+
+    @property
+    def table(self) -> str:
+        return f"_{self.name.upper()}_OVERLOADS"
+
+
+def python_bindings(infos: tuple[DifferentiabilityInfo, ...]) -> tuple[PythonBinding, ...]:
+    """The public names: every entry with a Python binding, grouped by base name."""
+    groups: dict[str, list[DifferentiabilityInfo]] = {}
+    for info in infos:
+        if info.python_binding:
+            groups.setdefault(info.func.name, []).append(info)
+    return tuple(PythonBinding(name, tuple(group)) for name, group in groups.items())

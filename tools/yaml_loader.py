@@ -1,0 +1,90 @@
+"""Read derivatives.yaml with a line number for every mapping and every value.
+
+PyYAML's SafeLoader does the parsing (so `!!python/object` and other unsafe tags are
+refused); the subclass here only remembers where each value starts, so that every
+later error can name its own line, as torchgen's loader does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from yamlgrad.tools.model import GenError, Location
+
+# Aliases are legal YAML but no entry needs one, and they are how a small file
+# expands into a huge one. Refusing them keeps the loader's work linear.
+_ALIAS_MESSAGE = "YAML aliases (*name) are not allowed in derivatives.yaml"
+
+
+class YamlMap(dict):
+    """A mapping that knows its own line and the line of each value."""
+
+    line: int
+    lines: dict[str, int]
+
+
+class YamlList(list):
+    """A sequence that knows the line of each item."""
+
+    line: int
+    lines: list[int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.MarkedYAMLError(None, None, _ALIAS_MESSAGE, event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> YamlMap:
+        result = YamlMap()
+        result.line = node.start_mark.line + 1
+        result.lines = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                key = str(key)
+            if key in result:
+                raise yaml.MarkedYAMLError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            result[key] = self.construct_object(value_node, deep=True)
+            result.lines[key] = value_node.start_mark.line + 1
+        return result
+
+    def construct_sequence(self, node: Any, deep: bool = False) -> YamlList:
+        result = YamlList(self.construct_object(child, deep=True) for child in node.value)
+        result.line = node.start_mark.line + 1
+        result.lines = [child.start_mark.line + 1 for child in node.value]
+        return result
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_mapping)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_sequence)
+
+
+def load_yaml(path: Path, display: str) -> YamlList:
+    """Parse `path` into YamlMap/YamlList values; errors name `display:line`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise GenError(Location(display, 0), "(file)", f"cannot read: {e}") from None
+    try:
+        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else 0
+        problem = e.problem or e.context or "invalid YAML"
+        raise GenError(Location(display, line), "(yaml)", problem) from None
+    except yaml.YAMLError as e:
+        raise GenError(Location(display, 0), "(yaml)", str(e)) from None
+    if data is None:
+        data = YamlList()
+        data.line, data.lines = 1, []
+    if not isinstance(data, YamlList):
+        raise GenError(Location(display, 1), "(yaml)", "the file must be a YAML list")
+    return data
