@@ -14,15 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.kernels import (
-    cast,
-    expand_shape,
-    reduce_dims,
-    relu,
-    sigmoid,
-    transpose_2d,
-    view_shape,
-)
+from yamlgrad.runtime import kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
@@ -688,7 +680,7 @@ def sigmoid(
     if compute_requires_grad(self):
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(sigmoid(self_data))
+    result = Tensor._make(kernels.sigmoid(self_data))
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -707,7 +699,7 @@ def relu(
     if compute_requires_grad(self):
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(relu(self_data))
+    result = Tensor._make(kernels.relu(self_data))
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -815,7 +807,7 @@ def sum_dim_IntList(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(
-        np.sum(self_data, axis=reduce_dims(dim), keepdims=keepdim, dtype=dtype)
+        np.sum(self_data, axis=kernels.reduce_dims(dim), keepdims=keepdim, dtype=dtype)
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -867,7 +859,7 @@ def mean_dim(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(
-        np.mean(self_data, axis=reduce_dims(dim), keepdims=keepdim, dtype=dtype)
+        np.mean(self_data, axis=kernels.reduce_dims(dim), keepdims=keepdim, dtype=dtype)
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -934,7 +926,7 @@ def t(
     if compute_requires_grad(self):
         grad_fn = TBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(transpose_2d(self_data))
+    result = Tensor._make(kernels.transpose_2d(self_data))
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1000,7 +992,7 @@ def view_default(
         grad_fn = ViewBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(np.reshape(self_data, view_shape(self_data, size)))
+    result = Tensor._make(np.reshape(self_data, kernels.view_shape(self_data, size)))
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1036,7 +1028,7 @@ def expand_default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(
-        np.broadcast_to(self_data, expand_shape(self_data.shape, size))
+        np.broadcast_to(self_data, kernels.expand_shape(self_data.shape, size))
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1059,7 +1051,7 @@ def _to_copy(
         grad_fn = ToCopyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
-    result = Tensor._make(cast(self_data, dtype))
+    result = Tensor._make(kernels.cast(self_data, dtype))
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result

@@ -60,7 +60,7 @@ ATTRIBUTE_READERS = {"shape": "sizes_of", "ndim": "ndim_of", "dtype": "dtype_of"
 
 # Names the generated code itself uses; an argument may not be called this.
 RESERVED_NAMES = frozenset(
-    {"grad", "grads", "result", "np", "raw", "grad_fn", "grad_inputs", "Tensor"}
+    {"grad", "grads", "result", "np", "raw", "grad_fn", "grad_inputs", "Tensor", "kernels"}
 )
 
 
@@ -181,7 +181,13 @@ def check_forward(
                 continue
             raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
     renames = {a.name: f"{a.name}_data" for a in schema.arguments if a.is_tensor}
-    return _unparse(_Renamer(renames, {}).visit(tree))
+    tree = _Renamer(renames, {}).visit(tree)
+    # Helpers are called through their module, so an op may share a helper's name
+    # (the `sigmoid` wrapper calls `kernels.sigmoid`).
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            node.func = ast.Attribute(ast.Name("kernels", ast.Load()), node.func.id, ast.Load())
+    return _unparse(tree)
 
 
 def _callable_ok(func: ast.expr, helpers: frozenset[str]) -> bool:

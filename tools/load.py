@@ -41,6 +41,13 @@ ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
+# Module-level names of the generated VariableType.py; no op may take one.
+GENERATED_MODULE_NAMES = frozenset(
+    {"np", "kernels", "Any", "Tensor", "SavedVariable", "REQUIRED", "Overload", "Param"}
+    | {"dispatch", "METHODS", "OVERLOADS", "annotations"}
+    | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
+    | {"sizes_of", "ndim_of", "dtype_of"}
+)
 
 
 def create_op_prefix(name: str) -> str:
@@ -118,6 +125,9 @@ def _load_entry(
         raise GenError(loc("name"), name_text, str(e)) from None
     op_text = str(func)
     args = {a.name: a for a in func.arguments}
+    if func.name in GENERATED_MODULE_NAMES or func.name.endswith("_arg"):
+        message = f"the op name {func.name!r} is taken by the generated code"
+        raise GenError(loc("name"), op_text, message)
 
     for a in func.arguments:
         if a.type.is_list and a.binding_kind != "int[]":
