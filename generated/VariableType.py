@@ -793,7 +793,7 @@ def sum_dim_IntList(
 ) -> Tensor:
     """`sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: np.sum(self, axis=reduce_dims(dim), keepdims=keepdim, dtype=dtype)
+    forward: np.sum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = tensor_arg(self, "sum", "self", 1)
     dim = optional_int_list_arg(dim, "sum", "dim", 2)
@@ -807,7 +807,12 @@ def sum_dim_IntList(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(
-        np.sum(self_data, axis=kernels.reduce_dims(dim), keepdims=keepdim, dtype=dtype)
+        np.sum(
+            self_data,
+            axis=kernels.reduce_dims(dim, self_data.ndim),
+            keepdims=keepdim,
+            dtype=dtype,
+        )
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -845,7 +850,7 @@ def mean_dim(
 ) -> Tensor:
     """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: np.mean(self, axis=reduce_dims(dim), keepdims=keepdim, dtype=dtype)
+    forward: np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = tensor_arg(self, "mean", "self", 1)
     dim = optional_int_list_arg(dim, "mean", "dim", 2)
@@ -859,7 +864,12 @@ def mean_dim(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(
-        np.mean(self_data, axis=kernels.reduce_dims(dim), keepdims=keepdim, dtype=dtype)
+        np.mean(
+            self_data,
+            axis=kernels.reduce_dims(dim, self_data.ndim),
+            keepdims=keepdim,
+            dtype=dtype,
+        )
     )
     if grad_fn is not None:
         set_history(result, grad_fn)

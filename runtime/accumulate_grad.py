@@ -3,8 +3,10 @@
 Rules, PyTorch's:
 
 * The first gradient is stored as the leaf's `.grad` (a copy unless the engine
-  hands over a buffer nobody else holds; here always a copy, since in a raw backward
-  one ndarray may flow to several leaves).
+  hands over a buffer nobody else holds; here always a copy, since one gradient
+  may flow to several leaves or be the user's own tensor). With
+  `create_graph=True` the copy is recorded (`ToCopyBackward0`; PyTorch shows
+  `CopyBackwards`).
 * Later ones are added in place when grad mode is off (an ordinary backward), so
   `.grad` keeps its identity, and out of place with `create_graph=True`, so the
   result records a graph.
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from yamlgrad.runtime import formulas
 from yamlgrad.runtime.node import UINT64_MAX, Grad, Node
 
 if TYPE_CHECKING:
@@ -52,7 +55,11 @@ class AccumulateGrad(Node):
             else:
                 old._data = old._data + new_grad
         elif old is None:
-            variable._grad = new_grad
+            # A copy, as PyTorch's clone_obey_contract: the incoming Tensor may be
+            # the user's gradient or flow to other leaves too, and a later
+            # backward adds into `.grad` in place. The copy is recorded, so the
+            # gradient's graph survives for a further derivative.
+            variable._grad = formulas.ops._to_copy(new_grad)
         else:
             variable._grad = old + new_grad
         return []

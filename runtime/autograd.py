@@ -16,6 +16,7 @@ from yamlgrad.runtime import engine
 from yamlgrad.runtime.errors import (
     ERR_EMPTY_BACKWARD_INPUTS,
     ERR_EMPTY_GRAD_INPUTS,
+    ERR_GRADIENT_COUNT,
     ERR_IMPLICIT_GRAD,
     ERR_INPUT_NO_GRAD,
     ERR_MATERIALIZE_UNUSED,
@@ -42,11 +43,14 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 def _make_grads(
     outputs: tuple[Tensor, ...], grads: tuple[Tensor | None, ...], create_graph: bool
 ) -> list[Any]:
-    """The seed gradient of each output: ones for a scalar, else the one given."""
-    if len(grads) != len(outputs):
+    """The seed gradient of each output: ones for a scalar, else the one given.
+
+    As in PyTorch, extra gradients are ignored (they are zipped with the outputs)
+    and missing ones are an error.
+    """
+    if len(grads) < len(outputs):
         raise RuntimeError(
-            f"grad_tensors should have the same length as tensors, got {len(grads)} "
-            f"and {len(outputs)}"
+            ERR_GRADIENT_COUNT.format(tensors=len(outputs), gradients=len(grads))
         )
     seeds: list[Any] = []
     for index, (out, g) in enumerate(zip(outputs, grads)):

@@ -147,6 +147,7 @@ def execute(
     arriving at them are returned in order.
     """
     raw = not create_graph
+    grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]
     if len(roots) == 1:
         graph_root = roots[0].node
         assert graph_root is not None
@@ -182,6 +183,18 @@ def execute(
         _grad_mode.enabled = previous_mode
         task_state.should_execute = previous_task
     return captured
+
+
+def _cast_to_root(edge: Edge, grad: Grad, raw: bool) -> Grad:
+    """A seed gradient in its root's dtype, as PyTorch validates the root grads.
+
+    Without it a float64 or int64 seed given for a float32 output would reach a
+    leaf's `.grad` (or autograd.grad's result) in the seed's dtype.
+    """
+    assert edge.node is not None
+    dtype = edge.node._input_metadata[edge.input_nr][1]
+    grad_dtype = grad.dtype if raw else grad._data.dtype
+    return grad if grad_dtype == dtype else formulas.to_dtype(grad, dtype)
 
 
 def _is_accumulate_grad(node: Node) -> bool:

@@ -10,6 +10,7 @@ ERR_BACKWARD_TWICE = (
     "if you need to access saved tensors after calling backward."
 )
 ERR_NO_GRAD_FN = "element {index} of tensors does not require grad and does not have a grad_fn"
+ERR_GRADIENT_COUNT = "got {tensors} tensors and {gradients} gradients"
 ERR_IMPLICIT_GRAD = "grad can be implicitly created only for scalar outputs"
 ERR_MISMATCH_SHAPE = (
     "Mismatch in shape: grad_output[{index}] has a shape of {grad_shape} and "

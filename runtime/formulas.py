@@ -62,7 +62,10 @@ def _unary(np_fn: Any, name: str) -> Any:
         if isinstance(x, Tensor):
             return getattr(ops, name)(x)
         if isinstance(x, (int, float)):
-            return getattr(math, name)(x)
+            # numpy's IEEE results, not math's exceptions: log(0.0) is -inf (the
+            # gradient of 0.0 ** y), log(-2.0) nan, exp(800.0) inf, as in PyTorch.
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return float(np_fn(x))
         return np_fn(x)
 
     helper.__name__ = helper.__qualname__ = name

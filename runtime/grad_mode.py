@@ -77,13 +77,22 @@ class _GradModeContext:
         return wrapper  # type: ignore[return-value]
 
 
-class no_grad(_GradModeContext):
+class _NoParamGradModeContext(_GradModeContext):
+    """Also a decorator without parentheses: `@no_grad` as well as `@no_grad()`."""
+
+    def __new__(cls, orig_func: F | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamGradModeContext):
     """Results computed inside do not require grad: `with yg.no_grad(): ...`."""
 
     mode = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_NoParamGradModeContext):
     """Turns grad mode back on inside a no_grad block."""
 
     mode = True

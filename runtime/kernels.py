@@ -21,9 +21,17 @@ __all__ = [
 ]
 
 
-def reduce_dims(dim: tuple[int, ...] | None) -> tuple[int, ...] | None:
-    """The `axis=` for a reduction: PyTorch reduces every dim for None and for []."""
-    return None if not dim else dim
+def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | None:
+    """The `axis=` for a reduction: PyTorch reduces every dim for None and for [].
+
+    A 0-d tensor takes dim 0 or -1 (PyTorch treats it as one element), which
+    numpy's axis= refuses: there is nothing to reduce, so the axes are ().
+    """
+    if not dim:
+        return None
+    if ndim == 0 and all(d in (0, -1) for d in dim):
+        return ()
+    return dim
 
 
 def expand_shape(shape: tuple[int, ...], size: tuple[int, ...]) -> tuple[int, ...]:

@@ -163,6 +163,7 @@ def check_forward(
         if isinstance(node, ast.Attribute):
             chain = _attribute_chain(node)
             if chain is not None and chain[0] == "np":
+                _check_numpy_name(chain, text, what)
                 continue
             if node.attr not in TENSOR_ATTRIBUTES:
                 raise ExpressionError(
@@ -188,6 +189,31 @@ def check_forward(
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             node.func = ast.Attribute(ast.Name("kernels", ast.Load()), node.func.id, ast.Load())
     return _unparse(tree)
+
+
+# A kernel computes; it never reads or writes files, loads pickles, or reaches
+# numpy's internals. `np.<name>` and `np.linalg.<name>` only, minus these.
+NUMPY_SUBMODULES = frozenset({"linalg"})
+NUMPY_DENIED = frozenset(
+    {"load", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt"}
+    | {"fromfile", "fromregex", "frombuffer", "memmap", "tofile", "fromstring"}
+    | {"lib", "ctypeslib", "testing", "f2py", "distutils", "rec", "char", "core"}
+    | {"set_printoptions", "seterr", "setbufsize", "seterrcall", "show_config"}
+    | {"info", "source", "who", "get_include", "DataSource", "frompyfunc"}
+    | {"vectorize", "apply_along_axis", "apply_over_axes", "piecewise", "exec"}
+    | {"ndarray", "bytes_", "str_", "void", "object_", "dtype", "random"}
+)
+
+
+def _check_numpy_name(chain: list[str], text: str, what: str) -> None:
+    names = chain[1:]
+    if len(names) == 2 and names[0] in NUMPY_SUBMODULES:
+        names = names[1:]
+    if len(names) != 1 or names[0] in NUMPY_DENIED or names[0].startswith("_"):
+        raise ExpressionError(
+            f"{what} uses {'.'.join(chain)!r}; kernels may use np.<name> and "
+            f"np.linalg.<name>, without file access or numpy internals: {text!r}"
+        )
 
 
 def _callable_ok(func: ast.expr, helpers: frozenset[str]) -> bool:

@@ -115,20 +115,20 @@ def write_atomically(files: dict[str, str], out_dir: Path) -> list[str]:
     Returns the names whose content changed; unchanged files are not touched.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    changed = [
-        name
-        for name, text in files.items()
-        if not (out_dir / name).exists() or (out_dir / name).read_text(encoding="utf-8") != text
-    ]
+    # Bytes, not text: reading text would turn a CRLF copy into the expected LF text,
+    # and such a file would never be rewritten.
+    changed = [name for name, text in files.items() if _on_disk(out_dir / name) != text]
+    mode = _file_mode()
     temporaries: list[tuple[str, Path]] = []
     try:
         for name in changed:
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
+            temporaries.append((name, Path(tmp)))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(files[name])
                 f.flush()
                 os.fsync(f.fileno())
-            temporaries.append((name, Path(tmp)))
+            os.chmod(tmp, mode)  # mkstemp makes 0o600; give what open() would
     except BaseException:
         for _, tmp in temporaries:
             tmp.unlink(missing_ok=True)
@@ -138,12 +138,26 @@ def write_atomically(files: dict[str, str], out_dir: Path) -> list[str]:
     return changed
 
 
+def _on_disk(path: Path) -> str | None:
+    """A file's exact text (no newline translation), or None when it is missing."""
+    if not path.exists():
+        return None
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def _file_mode() -> int:
+    """The mode a plain open() gives a new file: 0o666 less the process umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def report_stale(files: dict[str, str], out_dir: Path, stream: TextIO) -> int:
     """Print a unified diff of what generation would change; 1 if anything would."""
     stale = 0
     for name, text in files.items():
         path = out_dir / name
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        current = _on_disk(path) or ""
         if current == text:
             continue
         stale = 1
@@ -157,9 +171,13 @@ def report_stale(files: dict[str, str], out_dir: Path, stream: TextIO) -> int:
     return stale
 
 
-def generate(yaml_path: Path, out_dir: Path, *, check: bool, stream: TextIO = sys.stdout) -> int:
+def generate(
+    yaml_path: Path, out_dir: Path, *, check: bool, stream: TextIO | None = None
+) -> int:
+    """Write `out_dir` from `yaml_path`, or with `check`, print a diff to `stream`
+    (default: sys.stdout at call time) and return 1 if it is stale."""
     files = build(yaml_path)
     if check:
-        return report_stale(files, out_dir, stream)
+        return report_stale(files, out_dir, sys.stdout if stream is None else stream)
     write_atomically(files, out_dir)
     return 0

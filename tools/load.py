@@ -133,14 +133,24 @@ def _load_entry(
         if a.type.is_list and a.binding_kind != "int[]":
             message = f"argument type {str(a.type)!r} is not supported yet"
             raise GenError(loc("name"), op_text, message)
-        if a.name in RESERVED_NAMES or a.name in formula_helpers or a.name in kernel_helpers:
+        # A wrapper's parameter hides the module-level name it calls (set_history,
+        # tensor_arg, SavedVariable, ...), so arguments get the op names' check too.
+        shadows = (
+            a.name in RESERVED_NAMES
+            or a.name in GENERATED_MODULE_NAMES
+            or a.name.endswith("_arg")
+            or a.name in formula_helpers
+            or a.name in kernel_helpers
+        )
+        if shadows:
             message = f"argument {a.name!r} shadows a name the generated code uses"
             raise GenError(loc("name"), op_text, message)
     if len(func.returns) != 1 or str(func.returns[0].type).rstrip("?") not in (
         "Tensor",
         "Tensor(a)",
     ):
-        message = f"only a single Tensor return is supported, got {func.returns!r}"
+        returns = op_text.partition(") -> ")[2]
+        message = f"only a single Tensor return is supported, got {returns!r}"
         raise GenError(loc("name"), op_text, message)
 
     derivative_keys = [k for k in entry if k not in ENTRY_KEYS]

@@ -9,6 +9,7 @@ it came from: `FunctionSchema.parse` refuses any text that does not round-trip.
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -215,12 +216,15 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def _parse_argument(text: str, kwarg_only: bool) -> Argument:
-    if " " not in text:
+    # Split off the default first: a list default has spaces (`int[2] s=[1, 1]`).
+    head, sep, default = text.partition("=")
+    if " " not in head:
         raise SchemaError(f"argument needs a type and a name: {text!r}")
-    type_text, name_default = text.rsplit(" ", 1)
-    name, sep, default = name_default.partition("=")
+    type_text, name = head.rsplit(" ", 1)
     if _NAME_RE.match(name) is None:
         raise SchemaError(f"bad argument name {name!r}")
+    if keyword.iskeyword(name):
+        raise SchemaError(f"argument name {name!r} is a Python keyword")
     if sep and _DEFAULT_RE.match(default) is None:
         raise SchemaError(f"unsupported default {default!r} for argument {name!r}")
     return Argument(name, Type.parse(type_text), default if sep else None, kwarg_only)
@@ -248,6 +252,8 @@ def _parse_schema(text: str) -> FunctionSchema:
     m = _OPNAME_RE.match(opname)
     if m is None:
         raise SchemaError(f"bad operator name {opname!r}")
+    if keyword.iskeyword(m["base"]):
+        raise SchemaError(f"operator name {m['base']!r} is a Python keyword")
     arguments: list[Argument] = []
     kwarg_only = False
     for item in _split_top_level(args_text) if args_text else []:

@@ -76,9 +76,16 @@ def load_yaml(path: Path, display: str) -> YamlList:
     try:
         data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as e:
+        lines = text.splitlines()
         mark = e.problem_mark or e.context_mark
+        # A problem found at the end of the file (an unclosed bracket or quote) is
+        # reported where the construct it is in began.
+        if mark is not None and mark.line >= len(lines) and e.context_mark is not None:
+            mark = e.context_mark
         line = mark.line + 1 if mark is not None else 0
         problem = e.problem or e.context or "invalid YAML"
+        if 1 <= line <= len(lines):
+            problem += f": {lines[line - 1].strip()!r}"
         raise GenError(Location(display, line), "(yaml)", problem) from None
     except yaml.YAMLError as e:
         raise GenError(Location(display, 0), "(yaml)", str(e)) from None

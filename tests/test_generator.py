@@ -1,0 +1,871 @@
+"""The generator: bad input, schemas, saved values, determinism, names, new ops.
+
+Every bad-input case must give one line, `derivatives.yaml:LINE: OP: message`,
+quoting the offending text, and leave the output folder byte-for-byte as it was.
+Everything is written under tmp_path; the repository's derivatives.yaml and
+generated/ are only read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import importlib
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+from yamlgrad.generated import Functions
+from yamlgrad.tools import gen
+from yamlgrad.tools.gen import generate
+from yamlgrad.tools.load import load_derivatives
+from yamlgrad.tools.model import FunctionSchema, GenError, SavedAttribute, SchemaError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REAL_YAML = REPO_ROOT / "derivatives.yaml"
+COMMITTED = REPO_ROOT / "generated"
+GENERATED_FILES = ("Functions.py", "VariableType.py", "__init__.py")
+SENTINELS = {
+    "Functions.py": b"# sentinel: Functions.py\n",
+    "VariableType.py": b"# sentinel: VariableType.py\n",
+    "__init__.py": b"",
+    "unrelated.txt": b"not the generator's\r\n",
+}
+
+
+def yamlgrad_gen() -> str:
+    """The installed console script of this interpreter's environment."""
+    script = Path(sys.executable).with_name("yamlgrad-gen")
+    found = str(script) if script.exists() else shutil.which("yamlgrad-gen")
+    assert found is not None, "yamlgrad-gen is not installed (pip install -e .)"
+    return found
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file in `folder` (hidden ones too) and its bytes."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def sentinel_out(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, data in SENTINELS.items():
+        (out / name).write_bytes(data)
+    return out
+
+
+def copy_real_yaml(folder: Path) -> Path:
+    """A copy of the real derivatives.yaml, keeping its name (it is in the headers)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy(REAL_YAML, folder / "derivatives.yaml"))
+
+
+# -- Bad input ---------------------------------------------------------------------
+
+EXP = "exp(Tensor self) -> Tensor"
+MUL = "mul.Tensor(Tensor self, Tensor other) -> Tensor"
+
+
+def entry(
+    formula: str = "grad * result",
+    forward: str = "np.exp(self)",
+    name: str = EXP,
+    samples: str = "{self: [3]}",
+    extra: str = "",
+) -> str:
+    """One entry: name on line 1, forward 2, the formula of `self` 3, samples 4-5."""
+    return (
+        f"- name: {name}\n"
+        f"  forward: {forward}\n"
+        f"  self: {formula}\n"
+        f"  samples:\n"
+        f"    - {samples}\n"
+        f"{extra}"
+    )
+
+
+def mul_entry(self_formula: str, other_line: str) -> str:
+    return (
+        f"- name: {MUL}\n"
+        f"  forward: np.multiply(self, other)\n"
+        f"  self: {self_formula}\n"
+        f"{other_line}"
+        f"  samples:\n"
+        f"    - {{self: [3], other: [3]}}\n"
+    )
+
+
+class BadInput(NamedTuple):
+    id: str
+    text: str  # the whole derivatives.yaml
+    line: int
+    op: str
+    quoted: tuple[str, ...]  # each must appear in the message, as written
+
+
+def bad_formula(id: str, formula: str, *quoted: str) -> BadInput:
+    """A refused formula of `self`: the message quotes it whole, and what is wrong."""
+    needs_quotes = ": " in formula or formula.startswith("[")
+    text = entry(repr(formula) if needs_quotes else formula)
+    return BadInput(id, text, 3, EXP, (*quoted, repr(formula)))
+
+
+def bad_forward(id: str, forward: str, *quoted: str) -> BadInput:
+    return BadInput(id, entry(forward=forward), 2, EXP, (*quoted, repr(forward)))
+
+
+def bad_schema(id: str, name: str, *quoted: str) -> BadInput:
+    """A refused `name:`; the op in the message is the text as written."""
+    text = entry(name=repr(name) if name != name.strip() else name)
+    return BadInput(id, text, 1, name, quoted)
+
+
+SCALAR_MUL = "mul.Scalar(Tensor self, Scalar other) -> Tensor"
+SCALAR_MUL_ENTRY = {
+    "name": SCALAR_MUL,
+    "forward": "np.multiply(self, other)",
+    "formula": "grad * other",
+    "samples": "{self: [3], other: 2.0}",
+}
+ALIASED = (
+    entry().replace("samples:", "samples: &s")
+    + "- name: log(Tensor self) -> Tensor\n"
+    + "  forward: np.log(self)\n"
+    + "  self: grad / self\n"
+    + "  samples: *s\n"
+)
+NO_SAMPLES = (
+    "- name: exp(Tensor self) -> Tensor\n  forward: np.exp(self)\n  self: grad\n"
+)
+BAD_INDENT = "- name: exp(Tensor self) -> Tensor\n  forward: np.exp(self)\n   self: g\n"
+UNCLOSED = "- name: log(Tensor self) -> Tensor\n  forward: [np.log(self)\n"
+SHELL = "!!python/object/apply:os.system ['echo pwned']"
+MUL_BOTH = mul_entry("grad * other", "  other: grad * self\n")
+
+BAD_INPUTS = (
+    # Formulas.
+    bad_formula("misspelled_name", "grad * reslt", "unknown name 'reslt'"),
+    bad_formula("not_an_expression", "grad *", "not a Python expression"),
+    bad_formula("dunder_import", "__import__('os')", "'__import__'"),
+    bad_formula("dunder_attribute", "self.__class__", "'__class__'"),
+    bad_formula("lambda", "(lambda: grad)()", "Lambda"),
+    bad_formula("list_comprehension", "[g for g in grad]", "ListComp"),
+    bad_formula("walrus", "(g := grad)", "NamedExpr"),
+    bad_formula("f_string", "f'{grad}'", "JoinedStr"),
+    bad_formula("string_constant", "grad * 'x'", "constant 'x'"),
+    bad_formula("call_of_eval", "eval(grad)", "calls 'eval'"),
+    bad_formula("call_of_numpy", "grad * np.exp(self)", "calls 'np.exp'"),
+    bad_formula("method_call", "grad.sum()", "calls 'grad.sum'"),
+    BadInput("formula_not_a_string", entry("3"), 3, EXP, ("must be a string, got 3",)),
+    # Forward kernels.
+    bad_forward("forward_os_system", "os.system(self)", "calls 'os.system'"),
+    bad_forward("forward_open", "open(self)", "calls 'open'"),
+    bad_forward("forward_dunder", "np.exp(self).__class__", "'__class__'"),
+    bad_forward("forward_unknown_name", "np.exp(x)", "unknown name 'x'"),
+    # Schemas.
+    bad_schema("schema_does_not_parse", "exp(Tensor self) => Tensor", "'exp(Tensor "),
+    bad_schema("schema_double_space", "exp(Tensor  self) -> Tensor", "'Tensor '"),
+    bad_schema(
+        "schema_trailing_space",
+        "exp(Tensor self) -> Tensor ",
+        "does not round-trip: 'exp(Tensor self) -> Tensor '",
+    ),
+    bad_schema(
+        "schema_missing_space",
+        "mul(Tensor self,Tensor other) -> Tensor",
+        "does not round-trip: 'mul(Tensor self,Tensor other) -> Tensor'",
+    ),
+    bad_schema(
+        "schema_parenthesized_return",
+        "exp(Tensor self) -> (Tensor)",
+        "does not round-trip: 'exp(Tensor self) -> (Tensor)'",
+    ),
+    bad_schema("keyword_argument", "exp(Tensor self, int from=0) -> Tensor", "'from'"),
+    bad_schema("keyword_op_name", "import(Tensor self) -> Tensor", "'import'"),
+    bad_schema(
+        "argument_shadows_generated_name",
+        "exp(Tensor self, int set_history=0) -> Tensor",
+        "'set_history' shadows",
+    ),
+    bad_schema(
+        "argument_shadows_converter",
+        "exp(Tensor self, int tensor_arg=0) -> Tensor",
+        "'tensor_arg' shadows",
+    ),
+    bad_schema(
+        "tuple_return",
+        "exp(Tensor self) -> (Tensor a, Tensor b)",
+        "got '(Tensor a, Tensor b)'",
+    ),
+    # Entries.
+    BadInput("duplicate_op", entry() * 2, 6, EXP, ("'exp' (first defined at line 1)",)),
+    BadInput(
+        "duplicate_overload", MUL_BOTH * 2, 7, MUL, ("'mul.Tensor' (first defined at",)
+    ),
+    BadInput(
+        "formula_for_missing_input",
+        entry(extra="  other: grad\n"),
+        6,
+        EXP,
+        ("formula for 'other', which is not an argument",),
+    ),
+    BadInput(
+        "formula_for_non_tensor",
+        entry(**SCALAR_MUL_ENTRY, extra="  other: grad\n"),
+        6,
+        SCALAR_MUL,
+        ("formula for 'other', which is not a Tensor",),
+    ),
+    BadInput(
+        "tensor_input_without_formula",
+        mul_entry("grad * other", ""),
+        1,
+        MUL,
+        ("'other' has no formula",),
+    ),
+    BadInput("missing_samples", NO_SAMPLES, 1, EXP, ("'samples' must be",)),
+    BadInput(
+        "unknown_sample_argument",
+        entry(samples="{self: [3], alpha: 2}"),
+        5,
+        EXP,
+        ("sample gives 'alpha', which is not an argument",),
+    ),
+    # YAML itself.
+    BadInput("yaml_syntax", entry() + UNCLOSED, 7, "(yaml)", ("'forward: [np.log",)),
+    BadInput("yaml_indentation", BAD_INDENT, 3, "(yaml)", ("'self: g'",)),
+    BadInput("yaml_python_tag", entry() + f"- {SHELL}\n", 6, "(yaml)", (SHELL,)),
+    BadInput("yaml_python_tag_in_value", entry(SHELL), 3, "(yaml)", (SHELL,)),
+    BadInput("yaml_alias", ALIASED, 9, "(yaml)", ("aliases", "'samples: *s'")),
+    BadInput(
+        "yaml_duplicate_key",
+        entry(extra="  self: grad\n"),
+        6,
+        "(yaml)",
+        ("duplicate key 'self'",),
+    ),
+    BadInput("yaml_not_a_list", "name: exp\n", 1, "(yaml)", ("must be a YAML list",)),
+)
+
+
+def assert_one_error_line(message: str, case: BadInput) -> None:
+    prefix = f"derivatives.yaml:{case.line}: {case.op}: "
+    assert message.startswith(prefix), f"{message!r} does not start with {prefix!r}"
+    assert "\n" not in message
+    for quoted in case.quoted:
+        assert quoted in message[len(prefix) :], f"{quoted} not in {message!r}"
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=lambda case: case.id)
+def test_bad_input_is_one_error_line_and_writes_nothing(
+    case: BadInput, tmp_path: Path
+) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(case.text, encoding="utf-8")
+    out = sentinel_out(tmp_path)
+    with pytest.raises(GenError) as raised:
+        generate(path, out, check=False)
+    assert_one_error_line(str(raised.value), case)
+    assert (raised.value.loc.line, raised.value.op) == (case.line, case.op)
+    assert snapshot(out) == SENTINELS
+
+
+def test_good_entry_of_the_bad_input_table_generates(tmp_path: Path) -> None:
+    """The cases above differ from a working file only by what they test."""
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(entry() + mul_entry("grad * other", "  other: grad * self\n"))
+    out = sentinel_out(tmp_path)
+    assert generate(path, out, check=False) == 0
+    assert snapshot(out)["unrelated.txt"] == SENTINELS["unrelated.txt"]
+    assert "class ExpBackward0(Node):" in (out / "Functions.py").read_text()
+    assert "def mul_Tensor(" in (out / "VariableType.py").read_text()
+
+
+def test_same_name_with_another_overload_is_not_a_duplicate(tmp_path: Path) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(
+        mul_entry("grad * other", "  other: grad * self\n") + entry(**SCALAR_MUL_ENTRY)
+    )
+    ops = [info.op for info in load_derivatives(path)]
+    assert ops == ["MulBackward0", "MulBackward1"]
+
+
+# -- A failed generation writes nothing ------------------------------------------
+
+
+def test_format_failure_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Functions.py formats fine, VariableType.py does not: neither is written."""
+    path = copy_real_yaml(tmp_path / "src")
+    out = sentinel_out(tmp_path)
+    real_format = gen.format_code
+
+    def format_code(text: str, name: str) -> str:
+        if name == "VariableType.py":
+            return real_format("def broken(:\n", name)
+        return real_format(text, name)
+
+    monkeypatch.setattr(gen, "format_code", format_code)
+    with pytest.raises(RuntimeError, match="generated VariableType.py is not valid"):
+        generate(path, out, check=False)
+    assert snapshot(out) == SENTINELS
+
+
+def test_write_failure_leaves_no_file_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills while writing the second file: the first is not renamed in."""
+    path = copy_real_yaml(tmp_path / "src")
+    out = sentinel_out(tmp_path)
+    real_fsync = os.fsync
+    calls = []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(gen.os, "fsync", fsync)
+    with pytest.raises(OSError, match="No space left"):
+        generate(path, out, check=False)
+    assert len(calls) == 2
+    assert snapshot(out) == SENTINELS  # no .tmp file left behind either
+
+
+def test_generated_files_get_the_mode_open_would_give(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    out = tmp_path / "out"
+    generate(path, out, check=False)
+    plain = tmp_path / "plain.txt"
+    plain.write_text("")
+    want = plain.stat().st_mode & 0o777
+    assert {name: (out / name).stat().st_mode & 0o777 for name in GENERATED_FILES} == {
+        name: want for name in GENERATED_FILES
+    }
+
+
+def test_unchanged_files_are_not_rewritten(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    out = tmp_path / "out"
+    generate(path, out, check=False)
+    os.utime(out / "Functions.py", ns=(0, 0))
+    assert gen.write_atomically(gen.build(path), out) == []
+    assert (out / "Functions.py").stat().st_mtime_ns == 0
+
+
+def test_crlf_copy_is_rewritten_to_the_exact_bytes(tmp_path: Path) -> None:
+    """A checkout with CRLF line endings is not the generated bytes."""
+    path = copy_real_yaml(tmp_path / "src")
+    out = tmp_path / "out"
+    generate(path, out, check=False)
+    want = (out / "Functions.py").read_bytes()
+    (out / "Functions.py").write_bytes(want.replace(b"\n", b"\r\n"))
+    diff = io.StringIO()
+    assert generate(path, out, check=True, stream=diff) == 1
+    assert "\r\n" in diff.getvalue()
+    generate(path, out, check=False)
+    assert (out / "Functions.py").read_bytes() == want
+
+
+# -- Schemas -----------------------------------------------------------------------
+
+
+def real_schema_texts() -> list[str]:
+    """The `name:` values of the real file, read without the generator's loader."""
+    import yaml
+
+    return [e["name"] for e in yaml.safe_load(REAL_YAML.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize("text", real_schema_texts())
+def test_every_real_schema_round_trips(text: str) -> None:
+    assert str(FunctionSchema.parse(text)) == text
+
+
+HAND_WRITTEN_SCHEMAS = (
+    "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, "
+    "*, ScalarType? dtype=None) -> Tensor",
+    "flip(Tensor self, int[] dims=[]) -> Tensor",
+    "conv(Tensor input, int[2] stride=[1, 1], int[2] padding=[0, 0]) -> Tensor",
+    "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+    'norm(Tensor self, float eps=1e-05, int k=-1, str mode="mean") -> Tensor',
+    "zeros(SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
+    "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+    "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+    "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+    "max.dim(Tensor self, int dim, bool keepdim=False) "
+    "-> (Tensor values, Tensor indices)",
+    "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+    "rand() -> Tensor",
+)
+
+
+@pytest.mark.parametrize("text", HAND_WRITTEN_SCHEMAS)
+def test_hand_written_schema_round_trips(text: str) -> None:
+    assert str(FunctionSchema.parse(text)) == text
+
+
+def test_schema_parses_into_its_parts() -> None:
+    text = "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False) -> Tensor"
+    schema = FunctionSchema.parse(text)
+    assert (schema.name, schema.overload, schema.cpp_name) == (
+        "sum",
+        "dim_IntList",
+        "sum_dim_IntList",
+    )
+    self_, dim, keepdim = schema.arguments
+    assert self_.is_tensor and not dim.is_tensor
+    assert (dim.type.base, dim.type.is_list, dim.type.size, dim.type.optional) == (
+        "int",
+        True,
+        1,
+        True,
+    )
+    assert (dim.default, keepdim.default, keepdim.py_default) == (
+        None,
+        "False",
+        "False",
+    )
+
+    text = "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
+    self_, other, alpha = FunctionSchema.parse(text).arguments
+    assert (self_.type.annotation, other.type.annotation) == ("a!", None)
+    assert [a.kwarg_only for a in (self_, other, alpha)] == [False, False, True]
+    assert alpha.default == "1"
+
+    text = "f(Tensor self, int[] dims=[], int[2] stride=[1, 1], int[1] k=[0]) -> Tensor"
+    defaults = [a.py_default for a in FunctionSchema.parse(text).arguments]
+    assert defaults == [None, "()", "(1, 1)", "(0,)"]  # int[] arrive as tuples
+
+    text = "max.dim(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+    returns = FunctionSchema.parse(text).returns
+    assert [(r.name, str(r.type)) for r in returns] == [
+        ("values", "Tensor"),
+        ("indices", "Tensor"),
+    ]
+
+
+MALFORMED_SCHEMAS = (
+    "exp(Tensor self)",  # no return
+    "exp(Tensor self) => Tensor",
+    "exp(Tensor self) -> Foo",  # unknown type
+    "exp(Foo self) -> Tensor",
+    "Exp(Tensor self) -> Tensor",  # op names are lower case
+    "exp.(Tensor self) -> Tensor",
+    "exp(Tensor) -> Tensor",  # no argument name
+    "exp(Tensor self, Tensor self) -> Tensor",
+    "f(Tensor self, *, *, int a) -> Tensor",
+    "f(Tensor self, *) -> Tensor",  # does not round-trip
+    "f(Tensor self, int a=foo) -> Tensor",  # not a literal
+    "f(Tensor self, int[x] a) -> Tensor",
+    "f(int(a) x) -> Tensor",  # only Tensor takes an annotation
+    "f(Tensor(A) x) -> Tensor",
+    "f(Tensor self,Tensor other) -> Tensor",
+    "f(Tensor  self) -> Tensor",
+    "f( Tensor self) -> Tensor",
+    "f(Tensor self) -> Tensor ",
+    "f(Tensor self) -> (Tensor)",
+    "f(Tensor self) -> Tensor 1x",
+    "f(Tensor self, int from) -> Tensor",  # a Python keyword
+    "lambda(Tensor self) -> Tensor",
+)
+
+
+@pytest.mark.parametrize("text", MALFORMED_SCHEMAS)
+def test_malformed_schema_raises(text: str) -> None:
+    with pytest.raises(SchemaError):
+        FunctionSchema.parse(text)
+
+
+# -- Saved values ------------------------------------------------------------------
+
+SAVED_YAML = """\
+- name: shape_only(Tensor self) -> Tensor
+  forward: np.sum(self)
+  self: expand(grad, self.shape)
+  samples:
+    - {self: [2, 3]}
+
+- name: uses_result(Tensor self) -> Tensor
+  forward: np.exp(self)
+  self: grad * result
+  samples:
+    - {self: [3]}
+
+- name: scale(Tensor self, Scalar alpha) -> Tensor
+  forward: np.multiply(self, alpha)
+  self: grad * alpha
+  samples:
+    - {self: [3], alpha: 2.0}
+
+- name: both(Tensor self, Tensor other) -> Tensor
+  forward: np.multiply(self, other)
+  self: grad * other
+  other: grad * self
+  samples:
+    - {self: [3], other: [3]}
+
+- name: output_shape(Tensor self) -> Tensor
+  forward: np.multiply(self, 2.0)
+  self: expand(grad, result.shape) * 2 * self.ndim  # right for 1-d inputs only
+  samples:
+    - {self: [3]}
+"""
+
+
+def node_class(functions: str, op: str) -> str:
+    """The text of one class in a generated Functions.py."""
+    start = functions.index(f"\nclass {op}(Node):")
+    end = functions.find("\n\n\nclass ", start + 1)
+    return functions[start : None if end == -1 else end]
+
+
+def wrapper_def(variable_type: str, name: str) -> str:
+    start = variable_type.index(f"\ndef {name}(")
+    return variable_type[start : variable_type.index("\n\n\n", start)]
+
+
+@pytest.fixture(scope="module")
+def saved_yaml_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SAVED_YAML generated into <folder>/saved_ops/generated, an importable package."""
+    folder = tmp_path_factory.mktemp("saved")
+    (folder / "derivatives.yaml").write_text(SAVED_YAML)
+    (folder / "saved_ops").mkdir()
+    (folder / "saved_ops" / "__init__.py").write_text("")
+    generate(folder / "derivatives.yaml", folder / "out", check=False)
+    shutil.copytree(folder / "out", folder / "saved_ops" / "generated")
+    return folder
+
+
+def test_saved_values_are_what_the_formulas_read(saved_yaml_out: Path) -> None:
+    infos = {
+        i.func.name: i for i in load_derivatives(saved_yaml_out / "derivatives.yaml")
+    }
+    sizes = SavedAttribute(
+        "self_sym_sizes", "sizes_of(self_data)", False, False, "self_sym_sizes"
+    )
+    assert infos["shape_only"].all_saved == (sizes,)
+    result = SavedAttribute("result", "result", True, True, "result")
+    assert infos["uses_result"].all_saved == (result,)
+    assert infos["scale"].all_saved == (
+        SavedAttribute("alpha", "alpha", False, False, "alpha"),
+    )
+    other = SavedAttribute("other", "other", True, False, "other")
+    self_ = SavedAttribute("self", "self", True, False, "self_")
+    both = infos["both"]
+    assert both.all_saved == (other, self_)
+    assert [d.saved for d in both.derivatives] == [(other,), (self_,)]
+    assert (both.save_guard(other), both.save_guard(self_)) == ((0,), (1,))
+    output_shape = infos["output_shape"].all_saved
+    assert [(s.attr, s.is_output) for s in output_shape] == [
+        ("_saved_result_sym_sizes", True),
+        ("_saved_self_dim", False),
+    ]
+    assert infos["output_shape"].derivatives[0].formula == (
+        "expand(grad, result_sym_sizes) * 2 * self_dim"
+    )
+
+
+def test_node_classes_hold_only_what_is_saved(saved_yaml_out: Path) -> None:
+    functions = (saved_yaml_out / "out" / "Functions.py").read_text()
+    shape_only = node_class(functions, "ShapeOnlyBackward0")
+    assert '__slots__ = ("_saved_self_sym_sizes",)' in shape_only
+    assert "_raw_saved_self" not in shape_only
+    assert "grad_inputs[0] = expand(grad, self_sym_sizes)" in shape_only
+    uses_result = node_class(functions, "UsesResultBackward0")
+    assert '__slots__ = ("_raw_saved_result",)' in uses_result
+    assert "result = self._raw_saved_result.unpack(self, raw)" in uses_result
+    assert "self._raw_saved_result.reset_data()" in uses_result
+    assert "_raw_saved_self" not in uses_result
+    scale = node_class(functions, "ScaleBackward0")
+    assert '__slots__ = ("_saved_alpha",)' in scale
+    assert "release_variables" not in scale  # nothing to free
+    both = node_class(functions, "BothBackward0")
+    assert '"_raw_saved_other",' in both and '"_raw_saved_self",' in both
+    assert "self_ = self._raw_saved_self.unpack(self, raw)" in both
+
+
+def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
+    saved_yaml_out: Path,
+) -> None:
+    variable_type = (saved_yaml_out / "out" / "VariableType.py").read_text()
+    shape_only = wrapper_def(variable_type, "shape_only")
+    assert "grad_fn._saved_self_sym_sizes = sizes_of(self_data)" in shape_only
+    assert "SavedVariable" not in shape_only
+    uses_result = wrapper_def(variable_type, "uses_result")
+    history = uses_result.index("set_history(result, grad_fn)")
+    saved = uses_result.index("grad_fn._raw_saved_result = SavedVariable(result, True)")
+    assert history < saved
+    output_shape = wrapper_def(variable_type, "output_shape")
+    history = output_shape.index("set_history(result, grad_fn)")
+    saved = output_shape.index(
+        "grad_fn._saved_result_sym_sizes = sizes_of(result._data)"
+    )
+    assert history < saved
+    both = wrapper_def(variable_type, "both")
+    assert (
+        "if grad_fn.should_compute_output(0):\n"
+        "            grad_fn._raw_saved_other = SavedVariable(other, False)"
+    ) in both
+    assert (
+        "if grad_fn.should_compute_output(1):\n"
+        "            grad_fn._raw_saved_self = SavedVariable(self, False)"
+    ) in both
+
+
+def test_generated_saved_values_work_at_runtime(
+    saved_yaml_out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(saved_yaml_out))
+    try:
+        ops = importlib.import_module("saved_ops.generated.VariableType")
+        x = yg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        y = ops.output_shape(x)
+        node = y.grad_fn
+        assert type(node).__name__ == "OutputShapeBackward0"
+        assert (node._saved_result_sym_sizes, node._saved_self_dim) == ((3,), 1)
+        assert not hasattr(node, "_raw_saved_self")
+        y.backward(yg.tensor(np.ones(3)))
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+        z = ops.shape_only(x)
+        assert z.grad_fn._saved_self_sym_sizes == (3,)
+        z.backward()
+        assert x.grad.tolist() == [3.0, 3.0, 3.0]
+    finally:
+        for name in [m for m in sys.modules if m.startswith("saved_ops")]:
+            del sys.modules[name]
+
+
+def test_real_nodes_save_only_what_their_formulas_read() -> None:
+    x = yg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    exp = yg.exp(x).grad_fn
+    assert type(exp).__name__ == "ExpBackward0"
+    assert exp._raw_saved_result is not None
+    assert not hasattr(exp, "_raw_saved_self")
+    want = np.exp(x.detach().numpy())
+    np.testing.assert_array_equal(exp._saved_result.detach().numpy(), want)
+
+    total = x.sum(1).grad_fn
+    assert type(total).__name__ == "SumBackward1"
+    assert total._saved_self_sym_sizes == (2, 3)
+    assert not hasattr(total, "_raw_saved_self")
+    assert total._saved_dim == (1,)
+
+    by_number = (x * 2).grad_fn
+    assert type(by_number).__name__ == "MulBackward0"
+    assert by_number._saved_self is None  # 2 needs no gradient: x is not saved
+    assert by_number._saved_other == 2
+
+    y = yg.tensor(np.ones((2, 3)))
+    by_constant = (x * y).grad_fn
+    assert by_constant._saved_self is None
+    assert by_constant._saved_other is y
+    both = (x * yg.tensor(np.ones((2, 3)), requires_grad=True)).grad_fn
+    assert both._saved_self is x
+
+
+# -- Determinism -------------------------------------------------------------------
+
+
+def test_generating_twice_gives_identical_bytes(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    generate(path, tmp_path / "a", check=False)
+    generate(path, tmp_path / "b", check=False)
+    first, second = snapshot(tmp_path / "a"), snapshot(tmp_path / "b")
+    assert sorted(first) == sorted(GENERATED_FILES)
+    assert first == second
+
+
+def test_output_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    generate(path, tmp_path / "here", check=False)
+    for seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        command = [yamlgrad_gen(), "--yaml", str(path), "--out", str(tmp_path / seed)]
+        subprocess.run(command, env=env, check=True, cwd=tmp_path)
+        assert snapshot(tmp_path / seed) == snapshot(tmp_path / "here"), seed
+
+
+# -- Node names --------------------------------------------------------------------
+
+# Pinned, so that reordering derivatives.yaml cannot silently rename a node: every
+# entry's overload and node class, in file order (None: no differentiable input).
+GOLDEN_NODE_NAMES = (
+    ("add_Tensor", "AddBackward0"),
+    ("add_Scalar", "AddBackward1"),
+    ("sub_Tensor", "SubBackward0"),
+    ("sub_Scalar", "SubBackward1"),
+    ("rsub_Tensor", "RsubBackward0"),
+    ("rsub_Scalar", "RsubBackward1"),
+    ("mul_Tensor", "MulBackward0"),
+    ("mul_Scalar", "MulBackward1"),
+    ("div_Tensor", "DivBackward0"),
+    ("div_Scalar", "DivBackward1"),
+    ("where_self", "WhereBackward0"),
+    ("eq_Tensor", None),
+    ("ne_Tensor", None),
+    ("lt_Tensor", None),
+    ("le_Tensor", None),
+    ("gt_Tensor", None),
+    ("ge_Tensor", None),
+    ("pow_Tensor_Scalar", "PowBackward0"),
+    ("pow_Tensor_Tensor", "PowBackward1"),
+    ("pow_Scalar", "PowBackward2"),
+    ("neg", "NegBackward0"),
+    ("reciprocal", "ReciprocalBackward0"),
+    ("exp", "ExpBackward0"),
+    ("log", "LogBackward0"),
+    ("sin", "SinBackward0"),
+    ("cos", "CosBackward0"),
+    ("tanh", "TanhBackward0"),
+    ("sigmoid", "SigmoidBackward0"),
+    ("relu", "ReluBackward0"),
+    ("sqrt", "SqrtBackward0"),
+    ("abs", "AbsBackward0"),
+    ("sign", "SignBackward0"),
+    ("sum", "SumBackward0"),
+    ("sum_dim_IntList", "SumBackward1"),
+    ("mean", "MeanBackward0"),
+    ("mean_dim", "MeanBackward1"),
+    ("mm", "MmBackward0"),
+    ("matmul", "MatmulBackward0"),
+    ("t", "TBackward0"),
+    ("transpose_int", "TransposeBackward0"),
+    ("permute", "PermuteBackward0"),
+    ("view", "ViewBackward0"),
+    ("reshape", None),
+    ("expand", "ExpandBackward0"),
+    ("_to_copy", "ToCopyBackward0"),
+)
+
+
+def test_node_names_are_pinned() -> None:
+    infos = load_derivatives(REAL_YAML)
+    assert tuple((i.func.cpp_name, i.op) for i in infos) == GOLDEN_NODE_NAMES
+
+
+def test_committed_functions_define_exactly_the_pinned_nodes() -> None:
+    nodes = [op for _, op in GOLDEN_NODE_NAMES if op is not None]
+    assert Functions.__all__ == nodes
+    assert [getattr(Functions, name).__name__ for name in nodes] == nodes
+
+
+def test_nodes_are_numbered_per_name_in_file_order(tmp_path: Path) -> None:
+    """Entries without a differentiable input take no number."""
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(
+        entry(
+            name="sum(Tensor self) -> Tensor",
+            forward="np.sum(self)",
+            formula="non_differentiable",
+        )
+        + entry(
+            name="sum.a(Tensor self) -> Tensor", forward="np.sum(self)", formula="grad"
+        )
+        + entry(name="_to_copy(Tensor self) -> Tensor", forward="self", formula="grad")
+        + entry(
+            name="sum.b(Tensor self) -> Tensor", forward="np.sum(self)", formula="grad"
+        )
+    )
+    ops = [info.op for info in load_derivatives(path)]
+    assert ops == [None, "SumBackward0", "ToCopyBackward0", "SumBackward1"]
+
+
+# -- Adding an op is a YAML entry --------------------------------------------------
+
+SINH_ENTRY = """
+- name: sinh(Tensor self) -> Tensor
+  forward: np.sinh(self)
+  self: grad * (exp(self) + exp(-self)) / 2
+  samples:
+    - {self: [3, 4]}
+    - {self: []}
+"""
+
+SINH_SCRIPT = """
+import json
+import sys
+import numpy as np
+import yamlgrad as yg
+from pkg.generated import Functions, VariableType
+
+x = yg.tensor(np.linspace(-1.5, 1.5, 6), requires_grad=True)
+y = VariableType.sinh(x)
+assert type(y.grad_fn) is Functions.SinhBackward0, type(y.grad_fn)
+(first,) = yg.autograd.grad(y, x, yg.tensor(np.ones(6)), create_graph=True)
+first.backward(yg.tensor(np.ones(6)))
+print(json.dumps({
+    "x": x.detach().numpy().tolist(),
+    "y": y.detach().numpy().tolist(),
+    "first": first.detach().numpy().tolist(),
+    "second": x.grad.numpy().tolist(),
+    "modules": sorted(m for m in ("yaml", "jinja2", "black") if m in sys.modules),
+}))
+"""
+
+
+def test_a_new_op_is_only_a_yaml_entry(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    with path.open("a", encoding="utf-8") as f:
+        f.write(SINH_ENTRY)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    out = tmp_path / "pkg" / "generated"
+    command = [yamlgrad_gen(), "--yaml", str(path), "--out", str(out)]
+    subprocess.run(command, check=True, cwd=tmp_path)
+
+    functions = (out / "Functions.py").read_text()
+    variable_type = (out / "VariableType.py").read_text()
+    assert "class SinhBackward0(Node):" in functions
+    assert "self: grad * (exp(self) + exp(-self)) / 2" in functions
+    assert "\ndef sinh(\n" in variable_type
+    assert "from .Functions import (" in variable_type
+    assert "from yamlgrad.runtime.tensor import Tensor" in variable_type
+    assert "from yamlgrad.runtime.node import Grad, Node" in functions
+    # The repository's own generated/ is untouched by a generation elsewhere.
+    assert "SinhBackward0" not in (COMMITTED / "Functions.py").read_text()
+
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    run = subprocess.run(
+        [sys.executable, "-c", SINH_SCRIPT],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    values = json.loads(run.stdout)
+    x = np.array(values["x"])
+    np.testing.assert_allclose(values["y"], np.sinh(x), rtol=1e-12)
+    np.testing.assert_allclose(values["first"], np.cosh(x), rtol=1e-12)
+    np.testing.assert_allclose(values["second"], np.sinh(x), rtol=1e-12)
+    assert values["modules"] == []
+
+
+# -- Import cost -------------------------------------------------------------------
+
+
+def test_import_yamlgrad_loads_no_generator_dependency(tmp_path: Path) -> None:
+    script = (
+        "import sys, yamlgrad as yg\n"
+        "x = yg.tensor([1.0, 2.0], requires_grad=True)\n"
+        "(x * x).sum().backward()\n"
+        "assert x.grad.numpy().tolist() == [2.0, 4.0]\n"
+        "print(sorted(m for m in ('yaml', 'jinja2', 'black') if m in sys.modules))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
