@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from yamlgrad.runtime.formulas import (
+    cat_tensors_backward,
     cos,
+    evenly_distribute_backward,
     expand,
     matmul_backward_other,
     matmul_backward_self,
@@ -25,13 +27,21 @@ from yamlgrad.runtime.formulas import (
     pow_backward_exponent,
     pow_backward_self,
     reshape,
+    select_backward,
+    select_of,
     sign,
     sin,
+    slice_backward,
+    slice_of,
+    split_backward,
+    stack_tensors_backward,
     sum_backward,
     sum_to,
     threshold_backward,
     to_dtype,
     transpose,
+    unbind_backward,
+    value_selecting_reduction_backward,
     where,
     zeros_like,
 )
@@ -68,6 +78,10 @@ __all__ = [
     "SumBackward1",
     "MeanBackward0",
     "MeanBackward1",
+    "MaxBackward0",
+    "MaxBackward1",
+    "MinBackward0",
+    "MinBackward1",
     "MmBackward0",
     "MatmulBackward0",
     "TBackward0",
@@ -75,6 +89,14 @@ __all__ = [
     "PermuteBackward0",
     "ViewBackward0",
     "ExpandBackward0",
+    "CatBackward0",
+    "StackBackward0",
+    "SelectBackward0",
+    "SelectBackwardBackward0",
+    "SliceBackward0",
+    "SliceBackwardBackward0",
+    "SplitBackward0",
+    "UnbindBackward0",
     "ToCopyBackward0",
 ]
 
@@ -93,8 +115,8 @@ class AddBackward0(Node):
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -117,8 +139,8 @@ class AddBackward1(Node):
         super().__init__()
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -140,8 +162,8 @@ class SubBackward0(Node):
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -164,8 +186,8 @@ class SubBackward1(Node):
         super().__init__()
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -187,8 +209,8 @@ class RsubBackward0(Node):
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -212,8 +234,8 @@ class RsubBackward1(Node):
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -240,8 +262,8 @@ class MulBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -272,8 +294,8 @@ class MulBackward1(Node):
         self._saved_other: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -300,8 +322,8 @@ class DivBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -333,8 +355,8 @@ class DivBackward1(Node):
         self._saved_other: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -357,8 +379,8 @@ class WhereBackward0(Node):
         self._raw_saved_condition: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -391,8 +413,8 @@ class PowBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -426,8 +448,8 @@ class PowBackward1(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -469,8 +491,8 @@ class PowBackward2(Node):
         self._saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -499,8 +521,8 @@ class NegBackward0(Node):
         super().__init__()
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -521,8 +543,8 @@ class ReciprocalBackward0(Node):
         self._raw_saved_result: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -548,8 +570,8 @@ class ExpBackward0(Node):
         self._raw_saved_result: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -575,8 +597,8 @@ class LogBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -602,8 +624,8 @@ class SinBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -629,8 +651,8 @@ class CosBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -656,8 +678,8 @@ class TanhBackward0(Node):
         self._raw_saved_result: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -683,8 +705,8 @@ class SigmoidBackward0(Node):
         self._raw_saved_result: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -710,8 +732,8 @@ class ReluBackward0(Node):
         self._raw_saved_result: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -737,8 +759,8 @@ class SqrtBackward0(Node):
         self._raw_saved_result: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -764,8 +786,8 @@ class AbsBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -790,8 +812,8 @@ class SignBackward0(Node):
         super().__init__()
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -812,8 +834,8 @@ class SumBackward0(Node):
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -841,8 +863,8 @@ class SumBackward1(Node):
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -866,8 +888,8 @@ class MeanBackward0(Node):
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -895,8 +917,8 @@ class MeanBackward1(Node):
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -905,6 +927,154 @@ class MeanBackward1(Node):
             keepdim = self._saved_keepdim
             grad_inputs[0] = mean_backward(grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
+
+
+class MaxBackward0(Node):
+    """Backward of `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_keepdim",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_indices: Any = None
+        self._saved_keepdim: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            dim = self._saved_dim
+            indices = self._raw_saved_indices.unpack(self, raw)
+            keepdim = self._saved_keepdim
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_indices is not None:
+            self._raw_saved_indices.reset_data()
+
+
+class MaxBackward1(Node):
+    """Backward of `max(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class MinBackward0(Node):
+    """Backward of `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_keepdim",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_indices: Any = None
+        self._saved_keepdim: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            dim = self._saved_dim
+            indices = self._raw_saved_indices.unpack(self, raw)
+            keepdim = self._saved_keepdim
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_indices is not None:
+            self._raw_saved_indices.reset_data()
+
+
+class MinBackward1(Node):
+    """Backward of `min(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
 
 
 class MmBackward0(Node):
@@ -925,8 +1095,8 @@ class MmBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -962,8 +1132,8 @@ class MatmulBackward0(Node):
         self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -995,8 +1165,8 @@ class TBackward0(Node):
         super().__init__()
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -1021,8 +1191,8 @@ class TransposeBackward0(Node):
         self._saved_dim1: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -1045,8 +1215,8 @@ class PermuteBackward0(Node):
         self._saved_dims: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -1068,8 +1238,8 @@ class ViewBackward0(Node):
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
@@ -1091,13 +1261,253 @@ class ExpandBackward0(Node):
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = sum_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class CatBackward0(Node):
+    """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
+
+    tensors: cat_tensors_backward(grad, to_args_sizes(tensors), dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_tensors_args_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_tensors_args_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * len(self._next_edges)
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
+            tensors_args_sizes = self._saved_tensors_args_sizes
+            dim = self._saved_dim
+            grad_inputs = list(cat_tensors_backward(grad, tensors_args_sizes, dim))
+        return grad_inputs
+
+
+class StackBackward0(Node):
+    """Backward of `stack(Tensor[] tensors, int dim=0) -> Tensor`.
+
+    tensors: stack_tensors_backward(grad, dim, to_args_sizes(tensors))
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_tensors_args_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_tensors_args_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * len(self._next_edges)
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
+            tensors_args_sizes = self._saved_tensors_args_sizes
+            dim = self._saved_dim
+            grad_inputs = list(stack_tensors_backward(grad, dim, tensors_args_sizes))
+        return grad_inputs
+
+
+class SelectBackward0(Node):
+    """Backward of `select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`.
+
+    self: select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_index",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_index: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            dim = self._saved_dim
+            index = self._saved_index
+            grad_inputs[0] = select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+
+class SelectBackwardBackward0(Node):
+    """Backward of `select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`.
+
+    grad_output: select_of(grad, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_index",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_index: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            index = self._saved_index
+            grad_inputs[0] = select_of(grad, dim, index)
+        return grad_inputs
+
+
+class SliceBackward0(Node):
+    """Backward of `slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`.
+
+    self: slice_backward(grad, self.shape, dim, start, end, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_end",
+        "_saved_self_sym_sizes",
+        "_saved_start",
+        "_saved_step",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_end: Any = None
+        self._saved_self_sym_sizes: Any = None
+        self._saved_start: Any = None
+        self._saved_step: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            dim = self._saved_dim
+            start = self._saved_start
+            end = self._saved_end
+            step = self._saved_step
+            grad_inputs[0] = slice_backward(grad, self_sym_sizes, dim, start, end, step)
+        return grad_inputs
+
+
+class SliceBackwardBackward0(Node):
+    """Backward of `slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor`.
+
+    grad_output: slice_of(grad, dim, start, end, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_end",
+        "_saved_start",
+        "_saved_step",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_end: Any = None
+        self._saved_start: Any = None
+        self._saved_step: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            start = self._saved_start
+            end = self._saved_end
+            step = self._saved_step
+            grad_inputs[0] = slice_of(grad, dim, start, end, step)
+        return grad_inputs
+
+
+class SplitBackward0(Node):
+    """Backward of `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`.
+
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_size",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_self_sym_sizes: Any = None
+        self._saved_split_size: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            split_size = self._saved_split_size
+            dim = self._saved_dim
+            grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnbindBackward0(Node):
+    """Backward of `unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`.
+
+    self: unbind_backward(grads, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            grad_inputs[0] = unbind_backward(grads, dim)
         return grad_inputs
 
 
@@ -1114,8 +1524,8 @@ class ToCopyBackward0(Node):
         self._saved_self_scalar_type: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad = grads[0]
         grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):

@@ -19,18 +19,23 @@ from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
 from yamlgrad.runtime.variable_type_utils import (
+    args_sizes_of,
     bool_arg,
     collect_next_edges,
     compute_requires_grad,
     dtype_of,
     int_arg,
     int_list_arg,
+    optional_int_arg,
     optional_int_list_arg,
     optional_scalar_type_arg,
+    return_type,
     scalar_arg,
     set_history,
+    set_history_outputs,
     sizes_of,
     tensor_arg,
+    tensor_list_arg,
 )
 
 from .Functions import (
@@ -64,6 +69,10 @@ from .Functions import (
     SumBackward1,
     MeanBackward0,
     MeanBackward1,
+    MaxBackward0,
+    MaxBackward1,
+    MinBackward0,
+    MinBackward1,
     MmBackward0,
     MatmulBackward0,
     TBackward0,
@@ -71,6 +80,14 @@ from .Functions import (
     PermuteBackward0,
     ViewBackward0,
     ExpandBackward0,
+    CatBackward0,
+    StackBackward0,
+    SelectBackward0,
+    SelectBackwardBackward0,
+    SliceBackward0,
+    SliceBackwardBackward0,
+    SplitBackward0,
+    UnbindBackward0,
     ToCopyBackward0,
 )
 
@@ -102,6 +119,8 @@ __all__ = [
     "sign",
     "sum",
     "mean",
+    "max",
+    "min",
     "mm",
     "matmul",
     "t",
@@ -109,6 +128,12 @@ __all__ = [
     "permute",
     "view",
     "reshape",
+    "cat",
+    "stack",
+    "select",
+    "split",
+    "chunk",
+    "unbind",
     "_to_copy",
 ]
 
@@ -876,6 +901,102 @@ def mean_dim(
     return result
 
 
+def max_dim(
+    self: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Any:
+    """`max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+
+    forward: max_dim(self, dim, keepdim)
+    """
+    self_data = tensor_arg(self, "max", "self", 1)
+    dim = int_arg(dim, "max", "dim", 2)
+    keepdim = bool_arg(keepdim, "max", "keepdim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    outputs = [
+        Tensor._make(value) for value in kernels.max_dim(self_data, dim, keepdim)
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("max", ("values", "indices"))(*outputs)
+
+
+def max_default(
+    self: Any,
+) -> Tensor:
+    """`max(Tensor self) -> Tensor`
+
+    forward: np.max(self)
+    """
+    self_data = tensor_arg(self, "max", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.max(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def min_dim(
+    self: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Any:
+    """`min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+
+    forward: min_dim(self, dim, keepdim)
+    """
+    self_data = tensor_arg(self, "min", "self", 1)
+    dim = int_arg(dim, "min", "dim", 2)
+    keepdim = bool_arg(keepdim, "min", "keepdim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    outputs = [
+        Tensor._make(value) for value in kernels.min_dim(self_data, dim, keepdim)
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("min", ("values", "indices"))(*outputs)
+
+
+def min_default(
+    self: Any,
+) -> Tensor:
+    """`min(Tensor self) -> Tensor`
+
+    forward: np.min(self)
+    """
+    self_data = tensor_arg(self, "min", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.min(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def mm(
     self: Any,
     mat2: Any,
@@ -1045,6 +1166,231 @@ def expand_default(
     return result
 
 
+def cat(
+    tensors: Any,
+    dim: Any = 0,
+) -> Tensor:
+    """`cat(Tensor[] tensors, int dim=0) -> Tensor`
+
+    forward: np.concatenate(tensors, axis=dim)
+    """
+    tensors_data = tensor_list_arg(tensors, "cat", "tensors", 1)
+    dim = int_arg(dim, "cat", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(*tensors):
+        grad_fn = CatBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
+    result = Tensor._make(np.concatenate(tensors_data, axis=dim))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def stack(
+    tensors: Any,
+    dim: Any = 0,
+) -> Tensor:
+    """`stack(Tensor[] tensors, int dim=0) -> Tensor`
+
+    forward: np.stack(tensors, axis=dim)
+    """
+    tensors_data = tensor_list_arg(tensors, "stack", "tensors", 1)
+    dim = int_arg(dim, "stack", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(*tensors):
+        grad_fn = StackBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
+    result = Tensor._make(np.stack(tensors_data, axis=dim))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def select_int(
+    self: Any,
+    dim: Any,
+    index: Any,
+) -> Tensor:
+    """`select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)`
+
+    forward: select_kernel(self, dim, index)
+    """
+    self_data = tensor_arg(self, "select", "self", 1)
+    dim = int_arg(dim, "select", "dim", 2)
+    index = int_arg(index, "select", "index", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.select_kernel(self_data, dim, index))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def select_backward(
+    grad_output: Any,
+    input_sizes: Any,
+    dim: Any,
+    index: Any,
+) -> Tensor:
+    """`select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor`
+
+    forward: select_backward_kernel(grad_output, input_sizes, dim, index)
+    """
+    grad_output_data = tensor_arg(grad_output, "select_backward", "grad_output", 1)
+    input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
+    dim = int_arg(dim, "select_backward", "dim", 3)
+    index = int_arg(index, "select_backward", "index", 4)
+    grad_fn = None
+    if compute_requires_grad(grad_output):
+        grad_fn = SelectBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+    result = Tensor._make(
+        kernels.select_backward_kernel(grad_output_data, input_sizes, dim, index)
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slice_Tensor(
+    self: Any,
+    dim: Any = 0,
+    start: Any = None,
+    end: Any = None,
+    step: Any = 1,
+) -> Tensor:
+    """`slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)`
+
+    forward: slice_kernel(self, dim, start, end, step)
+    """
+    self_data = tensor_arg(self, "slice", "self", 1)
+    dim = int_arg(dim, "slice", "dim", 2)
+    start = optional_int_arg(start, "slice", "start", 3)
+    end = optional_int_arg(end, "slice", "end", 4)
+    step = int_arg(step, "slice", "step", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SliceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_end = end
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_start = start
+        grad_fn._saved_step = step
+    result = Tensor._make(kernels.slice_kernel(self_data, dim, start, end, step))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slice_backward(
+    grad_output: Any,
+    input_sizes: Any,
+    dim: Any,
+    start: Any,
+    end: Any,
+    step: Any,
+) -> Tensor:
+    """`slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor`
+
+    forward: slice_backward_kernel(grad_output, input_sizes, dim, start, end, step)
+    """
+    grad_output_data = tensor_arg(grad_output, "slice_backward", "grad_output", 1)
+    input_sizes = int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
+    dim = int_arg(dim, "slice_backward", "dim", 3)
+    start = int_arg(start, "slice_backward", "start", 4)
+    end = int_arg(end, "slice_backward", "end", 5)
+    step = int_arg(step, "slice_backward", "step", 6)
+    grad_fn = None
+    if compute_requires_grad(grad_output):
+        grad_fn = SliceBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_end = end
+        grad_fn._saved_start = start
+        grad_fn._saved_step = step
+    result = Tensor._make(
+        kernels.slice_backward_kernel(
+            grad_output_data, input_sizes, dim, start, end, step
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def split_Tensor(
+    self: Any,
+    split_size: Any,
+    dim: Any = 0,
+) -> Any:
+    """`split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+
+    forward: split_kernel(self, split_size, dim)
+    """
+    self_data = tensor_arg(self, "split", "self", 1)
+    split_size = int_arg(split_size, "split", "split_size", 2)
+    dim = int_arg(dim, "split", "dim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SplitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_split_size = split_size
+    outputs = [
+        Tensor._make(value)
+        for value in kernels.split_kernel(self_data, split_size, dim)
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    return tuple(outputs)
+
+
+def chunk(
+    self: Any,
+    chunks: Any,
+    dim: Any = 0,
+) -> Any:
+    """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
+
+    composite: split(self, -(-self.shape[dim] // chunks), dim)
+    """
+    return split(self, -(-self.shape[dim] // chunks), dim)
+
+
+def unbind_int(
+    self: Any,
+    dim: Any = 0,
+) -> Any:
+    """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`
+
+    forward: unbind_kernel(self, dim)
+    """
+    self_data = tensor_arg(self, "unbind", "self", 1)
+    dim = int_arg(dim, "unbind", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnbindBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    outputs = [Tensor._make(value) for value in kernels.unbind_kernel(self_data, dim)]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    return tuple(outputs)
+
+
 def _to_copy(
     self: Any,
     *,
@@ -1189,6 +1535,56 @@ def mean(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("mean", _MEAN_OVERLOADS, args, kwargs)
 
 
+_MAX_OVERLOADS = (
+    Overload(
+        max_dim,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+    Overload(
+        max_default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+    ),
+)
+
+
+def max(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    `max(Tensor self) -> Tensor`
+    """
+    return dispatch("max", _MAX_OVERLOADS, args, kwargs)
+
+
+_MIN_OVERLOADS = (
+    Overload(
+        min_dim,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+    Overload(
+        min_default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+    ),
+)
+
+
+def min(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    `min(Tensor self) -> Tensor`
+    """
+    return dispatch("min", _MIN_OVERLOADS, args, kwargs)
+
+
 _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
@@ -1290,6 +1686,12 @@ ge = ge_Tensor
 
 transpose = transpose_int
 
+select = select_int
+
+split = split_Tensor
+
+unbind = unbind_int
+
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {
     "add": add,
@@ -1318,6 +1720,8 @@ METHODS = {
     "sign": sign,
     "sum": sum,
     "mean": mean,
+    "max": max,
+    "min": min,
     "mm": mm,
     "matmul": matmul,
     "t": t,
@@ -1326,6 +1730,10 @@ METHODS = {
     "view": view,
     "reshape": reshape,
     "expand": expand,
+    "select": select,
+    "split": split,
+    "chunk": chunk,
+    "unbind": unbind,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -1421,6 +1829,14 @@ OVERLOADS = {
         "default": mean_default,
         "dim": mean_dim,
     },
+    "max": {
+        "dim": max_dim,
+        "default": max_default,
+    },
+    "min": {
+        "dim": min_dim,
+        "default": min_default,
+    },
     "mm": {
         "default": mm,
     },
@@ -1444,6 +1860,33 @@ OVERLOADS = {
     },
     "expand": {
         "default": expand_default,
+    },
+    "cat": {
+        "default": cat,
+    },
+    "stack": {
+        "default": stack,
+    },
+    "select": {
+        "int": select_int,
+    },
+    "select_backward": {
+        "default": select_backward,
+    },
+    "slice": {
+        "Tensor": slice_Tensor,
+    },
+    "slice_backward": {
+        "default": slice_backward,
+    },
+    "split": {
+        "Tensor": split_Tensor,
+    },
+    "chunk": {
+        "default": chunk,
+    },
+    "unbind": {
+        "int": unbind_int,
     },
     "_to_copy": {
         "default": _to_copy,

@@ -97,7 +97,9 @@ def backward(
     tensor([2., 4.])
     """
     outputs = _as_tuple(tensors)
-    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
+    grads = (
+        _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
+    )
     if retain_graph is None:
         retain_graph = create_graph
     input_edges = None

@@ -29,7 +29,9 @@ _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
 @dataclass(frozen=True)
 class Param:
     name: str
-    kind: str  # "Tensor", "Scalar", "int", "int[]", "float", "bool", "ScalarType", "str"
+    kind: (
+        str  # "Tensor", "Scalar", "int", "int[]", "float", "bool", "ScalarType", "str"
+    )
     optional: bool
     default: Any  # REQUIRED when there is none
     kwarg_only: bool
@@ -62,6 +64,10 @@ def _matches(param: Param, value: Any, strict: bool) -> bool:
             return True
         return isinstance(value, (tuple, list)) and all(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value
+        )
+    if kind == "Tensor[]":
+        return isinstance(value, (tuple, list)) and all(
+            isinstance(v, Tensor) for v in value
         )
     if kind == "float":
         return isinstance(value, _NUMBERS) and not isinstance(value, bool)
@@ -102,7 +108,10 @@ def _bind(
 
 
 def dispatch(
-    name: str, overloads: tuple[Overload, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    name: str,
+    overloads: tuple[Overload, ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> Any:
     """Call the first overload that accepts the arguments (see the module doc)."""
     for strict in (True, False):
@@ -122,9 +131,14 @@ def _type_name(value: Any) -> str:
 
 
 def _invalid_arguments(
-    name: str, overloads: tuple[Overload, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    name: str,
+    overloads: tuple[Overload, ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> str:
-    got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    got = [_type_name(a) for a in args] + [
+        f"{k}={_type_name(v)}" for k, v in kwargs.items()
+    ]
     lines = [
         f"{name}() received an invalid combination of arguments - got "
         f"({', '.join(got)}), but expected one of:"

@@ -59,11 +59,15 @@ def _is_expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
     return True
 
 
-def validate_outputs(node: Node, outputs: list[Grad | None], raw: bool) -> list[Grad | None]:
+def validate_outputs(
+    node: Node, outputs: list[Grad | None], raw: bool
+) -> list[Grad | None]:
     """Check and adapt each gradient to the metadata of the input it flows to."""
     edges = node._next_edges
     if len(outputs) != len(edges):
-        raise RuntimeError(invalid_number_of_gradients(node.name(), len(edges), len(outputs)))
+        raise RuntimeError(
+            invalid_number_of_gradients(node.name(), len(edges), len(outputs))
+        )
     for i, grad in enumerate(outputs):
         edge = edges[i]
         if grad is None or edge.node is None:
@@ -74,7 +78,9 @@ def validate_outputs(node: Node, outputs: list[Grad | None], raw: bool) -> list[
         grad_shape = tuple(grad.shape)
         if grad_shape != shape:
             if not _is_expandable_to(shape, grad_shape):
-                raise RuntimeError(invalid_gradient_shape(node.name(), i, grad_shape, shape))
+                raise RuntimeError(
+                    invalid_gradient_shape(node.name(), i, grad_shape, shape)
+                )
             grad = formulas.sum_to(grad, shape)
         grad_dtype = grad.dtype if raw else grad._data.dtype
         if grad_dtype != dtype:
@@ -223,7 +229,11 @@ class _GraphTask:
         self.captured = captured
 
     def run(
-        self, graph_root: Node, root_buffer: list[Grad | None], keep_graph: bool, raw: bool
+        self,
+        graph_root: Node,
+        root_buffer: list[Grad | None],
+        keep_graph: bool,
+        raw: bool,
     ) -> None:
         dependencies, needed, should_execute = (
             self.dependencies,

@@ -9,7 +9,9 @@ ERR_BACKWARD_TWICE = (
     "retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward."
 )
-ERR_NO_GRAD_FN = "element {index} of tensors does not require grad and does not have a grad_fn"
+ERR_NO_GRAD_FN = (
+    "element {index} of tensors does not require grad and does not have a grad_fn"
+)
 ERR_GRADIENT_COUNT = "got {tensors} tensors and {gradients} gradients"
 ERR_IMPLICIT_GRAD = "grad can be implicitly created only for scalar outputs"
 ERR_MISMATCH_SHAPE = (
@@ -27,14 +29,29 @@ ERR_MATERIALIZE_UNUSED = (
 )
 ERR_EMPTY_BACKWARD_INPUTS = "`inputs` argument to `backward()` cannot be empty."
 ERR_EMPTY_GRAD_INPUTS = "`inputs` argument to `grad()` cannot be empty."
-ERR_REQUIRES_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
+ERR_REQUIRES_GRAD_DTYPE = (
+    "Only Tensors of floating point and complex dtype can require gradients"
+)
 ERR_REQUIRES_GRAD_NON_LEAF = (
     "you can only change requires_grad flags of leaf variables. If you want to use a "
     "computed variable in a subgraph that doesn't require differentiation use "
     "var_no_grad = var.detach()."
 )
-ERR_NUMPY_REQUIRES_GRAD = (
-    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+ERR_NUMPY_REQUIRES_GRAD = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+ERR_GRAD_TYPE = (
+    "assigned grad expected to be a Tensor or None but got grad of type {type_name}"
+)
+ERR_GRAD_SIZE = (
+    "attempting to assign a gradient of size '{grad_size}' to a tensor of size "
+    "'{size}'. Please ensure that the gradient and the tensor are the same size"
+)
+ERR_GRAD_DTYPE = (
+    "attempting to assign a gradient with dtype '{grad_dtype}' to a tensor with "
+    "grad_dtype '{dtype}'. The gradient must match the tensor's grad_dtype (defaults "
+    "to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+    "specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
+    "Diverging the dtypes of a tensor and its gradient may break downstream systems "
+    "that assume they match."
 )
 ERR_ITEM_NUMEL = "a Tensor with {numel} elements cannot be converted to Scalar"
 ERR_BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
@@ -62,7 +79,12 @@ def invalid_gradient_shape(name: str, index: int, got: tuple, expected: tuple) -
 
 
 def modified_by_inplace(
-    type_name: str, sizes: tuple, output_nr: int, op: str | None, current: int, saved: int
+    type_name: str,
+    sizes: tuple,
+    output_nr: int,
+    op: str | None,
+    current: int,
+    saved: int,
 ) -> str:
     """saved_variable.cpp's message; `op` is the forward op's name (`Exp`), or None."""
     which = f", which is output {output_nr} of {op}," if op is not None else ""
@@ -75,8 +97,43 @@ def modified_by_inplace(
     )
 
 
-def argument_type(op: str, name: str, position: int, expected: str, value: object) -> str:
+def argument_type(
+    op: str, name: str, position: int, expected: str, value: object
+) -> str:
     return (
         f"{op}(): argument '{name}' (position {position}) must be {expected}, "
         f"not {type(value).__name__}"
+    )
+
+
+# How PyTorch's messages name a dtype: caffe2's TypeMeta, and c10's ScalarType.
+_TYPE_META_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def assigned_grad_dtype(grad_dtype: str, dtype: str) -> str:
+    """`x.grad = g` with g of another dtype; both are numpy dtype names."""
+    return ERR_GRAD_DTYPE.format(
+        grad_dtype=_TYPE_META_NAMES.get(grad_dtype, grad_dtype),
+        dtype=_SCALAR_TYPE_NAMES.get(dtype, dtype),
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import kernels
 from yamlgrad.runtime.tensor import Tensor
 
 __all__ = [
@@ -46,6 +47,16 @@ __all__ = [
     "mm_mat2_backward",
     "matmul_backward_self",
     "matmul_backward_other",
+    "value_selecting_reduction_backward",
+    "evenly_distribute_backward",
+    "slice_of",
+    "slice_backward",
+    "select_of",
+    "select_backward",
+    "cat_tensors_backward",
+    "stack_tensors_backward",
+    "split_backward",
+    "unbind_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -261,3 +272,107 @@ def matmul_backward_other(grad: Any, self: Any, other: Any) -> Any:
     if other.ndim == 1:
         return _squeeze_last(_swap_last(self) @ _unsqueeze_last(grad))
     return _swap_last(self) @ grad
+
+
+def _constant_like(reference: Any, array: np.ndarray) -> Any:
+    """`array` in the same mode as `reference`: a Tensor outside any graph, or as is."""
+    return Tensor._make(array) if isinstance(reference, Tensor) else array
+
+
+def _data(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    return dim % max(ndim, 1)
+
+
+def value_selecting_reduction_backward(
+    grad: Any, dim: int, indices: Any, sizes: tuple[int, ...], keepdim: bool
+) -> Any:
+    """max.dim/min.dim: the gradient goes to the selected entry along `dim` only."""
+    if not sizes:
+        return grad
+    dim = _wrap_dim(dim, len(sizes))
+    index = np.asarray(_data(indices))
+    if not keepdim:
+        index = np.expand_dims(index, dim)
+        grad = reshape(grad, tuple(index.shape))
+    positions = np.arange(sizes[dim]).reshape((-1,) + (1,) * (len(sizes) - dim - 1))
+    mask = (positions == index).astype(_data(grad).dtype)
+    return expand(grad, sizes) * _constant_like(grad, mask)
+
+
+def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
+    """max()/min() of a whole tensor: ties share the gradient evenly (NaN matches NaN)."""
+    x, v = np.asarray(_data(input)), np.asarray(_data(value))
+    mask = (x == v) | (np.isnan(x) & np.isnan(v))
+    count = max(int(mask.sum()), 1)
+    weights = mask.astype(_data(grad).dtype) / count
+    return expand(grad, x.shape) * _constant_like(grad, weights)
+
+
+def slice_of(x: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:
+    """`x` sliced along `dim` (recorded as SliceBackward0 on a Tensor)."""
+    if isinstance(x, Tensor):
+        return ops.slice_Tensor(x, dim, start, end, step)
+    return kernels.slice_kernel(x, dim, start, end, step)
+
+
+def slice_backward(
+    grad: Any, sizes: tuple[int, ...], dim: int, start: int | None, end: int | None, step: int
+) -> Any:
+    """Zeros of the input's shape with `grad` in the slice (an op of its own, so
+    that it can be differentiated again)."""
+    if isinstance(grad, Tensor):
+        # The op takes concrete bounds, as PyTorch's slice_backward does.
+        size = sizes[_wrap_dim(dim, len(sizes))]
+        start, end, _ = slice(start, end, step).indices(size)
+        return ops.slice_backward(grad, sizes, dim, start, end, step)
+    return kernels.slice_backward_kernel(grad, sizes, dim, start, end, step)
+
+
+def select_of(x: Any, dim: int, index: int) -> Any:
+    if isinstance(x, Tensor):
+        return ops.select(x, dim, index)
+    return kernels.select_kernel(x, dim, index)
+
+
+def select_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: int) -> Any:
+    if isinstance(grad, Tensor):
+        return ops.select_backward(grad, sizes, dim, index)
+    return kernels.select_backward_kernel(grad, sizes, dim, index)
+
+
+def cat_tensors_backward(grad: Any, sizes: list[tuple[int, ...]], dim: int) -> list[Any]:
+    """Split the gradient of `cat` back into one piece per input."""
+    dim = _wrap_dim(dim, len(grad.shape))
+    pieces, start = [], 0
+    for size in sizes:
+        length = size[dim] if len(size) > dim else 0
+        pieces.append(slice_of(grad, dim, start, start + length, 1))
+        start += length
+    return pieces
+
+
+def stack_tensors_backward(grad: Any, dim: int, sizes: list[tuple[int, ...]]) -> list[Any]:
+    """Unbind the gradient of `stack` into one piece per input."""
+    dim = _wrap_dim(dim, len(grad.shape))
+    return [select_of(grad, dim, i) for i in range(len(sizes))]
+
+
+def split_backward(
+    grads: list[Any], split_size: int, dim: int, sizes: tuple[int, ...]
+) -> Any:
+    """Join the pieces' gradients back along `dim`."""
+    dim = _wrap_dim(dim, len(sizes))
+    if isinstance(grads[0], Tensor):
+        return ops.cat(list(grads), dim)
+    return np.concatenate(grads, axis=dim)
+
+
+def unbind_backward(grads: list[Any], dim: int) -> Any:
+    """Stack the slices' gradients back along `dim`."""
+    if isinstance(grads[0], Tensor):
+        return ops.stack(list(grads), dim)
+    return np.stack(grads, axis=dim)

@@ -18,6 +18,14 @@ __all__ = [
     "relu",
     "cast",
     "transpose_2d",
+    "slice_kernel",
+    "slice_backward_kernel",
+    "select_kernel",
+    "select_backward_kernel",
+    "max_dim",
+    "min_dim",
+    "split_kernel",
+    "unbind_kernel",
 ]
 
 
@@ -86,3 +94,89 @@ def transpose_2d(x: Any) -> Any:
     if np.ndim(x) > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {np.ndim(x)}D")
     return np.transpose(x)
+
+
+def _dim(dim: int, ndim: int, op: str) -> int:
+    """A dim wrapped into [0, ndim), with PyTorch's IndexError for one out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {dim})"
+        )
+    return dim % n
+
+
+def _along(dim: int, index: Any) -> tuple[Any, ...]:
+    return (slice(None),) * dim + (index,)
+
+
+def slice_kernel(x: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:
+    """`x[..., start:end:step, ...]` along `dim`: a view, as PyTorch's slice."""
+    if step <= 0:
+        raise ValueError("slice step must be positive")
+    return x[_along(_dim(dim, np.ndim(x), "slice"), slice(start, end, step))]
+
+
+def slice_backward_kernel(
+    grad: Any, sizes: tuple[int, ...], dim: int, start: int | None, end: int | None, step: int
+) -> Any:
+    """Zeros of the input's shape with `grad` written into the slice."""
+    out = np.zeros(sizes, dtype=np.result_type(grad))
+    out[_along(_dim(dim, len(sizes), "slice"), slice(start, end, step))] = grad
+    return out
+
+
+def select_kernel(x: Any, dim: int, index: int) -> Any:
+    """`x` at `index` along `dim` (a view with that dim removed)."""
+    dim = _dim(dim, np.ndim(x), "select")
+    size = np.shape(x)[dim]
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(np.shape(x))} at dimension {dim}"
+        )
+    return x[_along(dim, index)]
+
+
+def select_backward_kernel(grad: Any, sizes: tuple[int, ...], dim: int, index: int) -> Any:
+    out = np.zeros(sizes, dtype=np.result_type(grad))
+    out[_along(_dim(dim, len(sizes), "select"), index)] = grad
+    return out
+
+
+def _arg_reduce(x: Any, dim: int, keepdim: bool, arg: Any) -> tuple[Any, Any]:
+    x = np.asarray(x)
+    dim = _dim(dim, x.ndim, "max")
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    indices = np.expand_dims(arg(x, axis=dim), dim)
+    values = np.take_along_axis(x, indices, axis=dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices.astype(np.int64)
+
+
+def max_dim(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """(values, indices) of the largest entry along `dim`; NaN wins, as in PyTorch."""
+    return _arg_reduce(x, dim, keepdim, np.argmax)
+
+
+def min_dim(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """(values, indices) of the smallest entry along `dim`; NaN wins, as in PyTorch."""
+    return _arg_reduce(x, dim, keepdim, np.argmin)
+
+
+def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
+    """Views of `split_size` along `dim`; the last one may be smaller."""
+    if split_size <= 0:
+        raise RuntimeError("split expects split_size be non-negative, but got split_size=0")
+    dim = _dim(dim, np.ndim(x), "split")
+    size = np.shape(x)[dim]
+    starts = range(0, max(size, 1), split_size)
+    return [x[_along(dim, slice(s, s + split_size))] for s in starts]
+
+
+def unbind_kernel(x: Any, dim: int) -> list[Any]:
+    dim = _dim(dim, np.ndim(x), "unbind")
+    return [x[_along(dim, i)] for i in range(np.shape(x)[dim])]

@@ -135,7 +135,9 @@ class Node:
             raw = getattr(self, "_raw" + name, _MISSING)
             if raw is not _MISSING:
                 return None if raw is None else raw.unpack(self)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '{name}'"
+        )
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -144,6 +146,17 @@ class Node:
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         raise NotImplementedError(f"{self.name()} does not implement apply")
+
+    def materialize_grads(self, grads: list[Grad], raw: bool) -> list[Grad]:
+        """Zeros for the outputs that got no gradient, so formulas that read every
+        output's gradient (`grads`) need not handle None. Integer outputs stay None."""
+        out = list(grads) + [None] * (len(self._input_metadata) - len(grads))
+        for i, g in enumerate(out):
+            shape, dtype = self._input_metadata[i]
+            if g is None and dtype.kind in "fc":
+                zeros = np.zeros(shape, dtype=dtype)
+                out[i] = zeros if raw else _tensor_type()._make(zeros)
+        return out
 
     def release_variables(self) -> None:
         """Free saved values after a backward without retain_graph."""
@@ -154,3 +167,9 @@ class Node:
 
 
 _MISSING = object()
+
+
+def _tensor_type() -> type[Tensor]:
+    from yamlgrad.runtime.tensor import Tensor
+
+    return Tensor

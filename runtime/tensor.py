@@ -28,11 +28,14 @@ import numpy as np
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.errors import (
     ERR_BOOL_AMBIGUOUS,
+    ERR_GRAD_SIZE,
+    ERR_GRAD_TYPE,
     ERR_ITEM_NUMEL,
     ERR_NUMPY_REQUIRES_GRAD,
     ERR_REQUIRES_GRAD_DTYPE,
     ERR_REQUIRES_GRAD_NON_LEAF,
     WARN_NON_LEAF_GRAD,
+    assigned_grad_dtype,
 )
 
 if TYPE_CHECKING:
@@ -139,9 +142,14 @@ class Tensor:
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+                type_name = type(value).__name__
+                raise TypeError(ERR_GRAD_TYPE.format(type_name=type_name))
+            if value._data.dtype != self._data.dtype:
+                names = value._data.dtype.name, self._data.dtype.name
+                raise RuntimeError(assigned_grad_dtype(*names))
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                sizes = {"grad_size": list(value.shape), "size": list(self.shape)}
+                raise RuntimeError(ERR_GRAD_SIZE.format(**sizes))
         self._grad = value
 
     @property
@@ -243,7 +251,9 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
+            raise TypeError(
+                "only integer tensors of a single element can be converted to an index"
+            )
         return int(self.item())
 
     __hash__ = object.__hash__

@@ -10,6 +10,7 @@ does not up-cast a float32 tensor (PyTorch's "wrapped number" rule); its edge is
 from __future__ import annotations
 
 import operator
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,14 @@ def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
     if isinstance(value, _NUMBERS):
         return value.item() if isinstance(value, np.generic) else value
     raise TypeError(argument_type(op, name, position, "Tensor", value))
+
+
+def tensor_list_arg(value: Any, op: str, name: str, position: int) -> list[Any]:
+    """A `Tensor[]` argument: a list or tuple of Tensors, as their raw values."""
+    if not isinstance(value, (list, tuple)):
+        expected = "tuple of Tensors"
+        raise TypeError(argument_type(op, name, position, expected, value))
+    return [tensor_arg(v, op, name, position) for v in value]
 
 
 def optional_tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
@@ -122,6 +131,25 @@ def dtype_of(value: Any) -> np.dtype:
     return value.dtype if type(value) is np.ndarray else np.asarray(value).dtype
 
 
+def args_sizes_of(values: list[Any]) -> list[tuple[int, ...]]:
+    """Each tensor's shape in a `Tensor[]` argument (PyTorch's to_args_sizes)."""
+    return [sizes_of(v) for v in values]
+
+
+_RETURN_TYPES: dict[tuple[str, tuple[str, ...]], type] = {}
+
+
+def return_type(name: str, fields: tuple[str, ...]) -> type:
+    """The named tuple an op with named returns gives (`torch.return_types.max`)."""
+    key = (name, fields)
+    cls = _RETURN_TYPES.get(key)
+    if cls is None:
+        cls = namedtuple(name, fields)  # type: ignore[misc]
+        cls.__module__ = "yamlgrad.return_types"
+        _RETURN_TYPES[key] = cls
+    return cls
+
+
 def compute_requires_grad(*args: Any) -> bool:
     """Grad mode is on and some tensor argument requires grad."""
     if not _grad_mode.enabled:
@@ -154,3 +182,17 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     result.output_nr = grad_fn.add_input_metadata(result)
     result.grad_fn = grad_fn
     result._requires_grad = True
+
+
+def set_history_outputs(outputs: list[Tensor], grad_fn: Node) -> None:
+    """set_history for every output of a multi-output op, in order.
+
+    Every output gets an input slot on the node (so `output_nr` is its position);
+    only floating outputs (not `indices`) get the node as their grad_fn.
+    """
+    for out in outputs:
+        index = grad_fn.add_input_metadata(out)
+        if out._data.dtype.kind in "fc":
+            out.output_nr = index
+            out.grad_fn = grad_fn
+            out._requires_grad = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,32 +30,66 @@ def wrapper(info: DifferentiabilityInfo) -> Callable[..., yg.Tensor]:
 def sample_inputs(
     info: DifferentiabilityInfo, sample: Sample, rng: np.random.Generator, dtype: type
 ) -> tuple[dict[str, object], list[str]]:
-    """Keyword arguments for one sample (ndarrays for tensors), and which of them
-    are differentiable float tensors."""
+    """Keyword arguments for one sample (ndarrays for tensors, lists of them for a
+    Tensor[]), and the slots of the differentiable float tensors among them: a
+    name, or `name[i]` for the i-th tensor of a list. A composite has no formulas:
+    every float tensor of it is differentiable."""
     kwargs = sample.materialize(rng, dtype)
-    diff = {d.var_name for d in info.derivatives}
-    names = [
-        name
-        for name, value in kwargs.items()
-        if name in diff and isinstance(value, np.ndarray) and value.dtype.kind == "f"
-    ]
-    return kwargs, names
+    diff = {n for d in info.derivatives for n in d.var_names}
+    slots = []
+    for name, value in kwargs.items():
+        if info.composite is None and name not in diff:
+            continue
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            slots.append(name)
+        elif isinstance(value, list):
+            slots += [
+                f"{name}[{i}]" for i, v in enumerate(value) if v.dtype.kind == "f"
+            ]
+    return kwargs, slots
+
+
+def slot_array(kwargs: dict[str, object], slot: str) -> np.ndarray:
+    """The ndarray behind a slot."""
+    name, _, index = slot.partition("[")
+    value = kwargs[name]
+    return value[int(index[:-1])] if index else value  # type: ignore[index,return-value]
+
+
+def build_args(
+    kwargs: dict[str, object],
+    leaves: dict[str, Any],
+    make: Callable[[np.ndarray], Any],
+) -> dict[str, object]:
+    """Call arguments: `leaves[slot]` where given, `make(array)` for other arrays."""
+    args: dict[str, object] = {}
+    for name, value in kwargs.items():
+        if isinstance(value, list):
+            slots = [f"{name}[{i}]" for i in range(len(value))]
+            args[name] = [
+                leaves[slot] if slot in leaves else make(v)
+                for slot, v in zip(slots, value)
+            ]
+        elif isinstance(value, np.ndarray):
+            args[name] = leaves[name] if name in leaves else make(value)
+        else:
+            args[name] = value
+    return args
 
 
 def call(
     info: DifferentiabilityInfo,
     kwargs: dict[str, object],
     tensors: dict[str, yg.Tensor],
-) -> yg.Tensor:
-    args = {}
-    for name, value in kwargs.items():
-        if name in tensors:
-            args[name] = tensors[name]
-        elif isinstance(value, np.ndarray):
-            args[name] = yg.tensor(value)
-        else:
-            args[name] = value
-    return wrapper(info)(**args)
+) -> Any:
+    """The generated function of this overload on the sample's arguments."""
+    return wrapper(info)(**build_args(kwargs, tensors, yg.tensor))
+
+
+def float_outputs(result: Any) -> list[Any]:
+    """The floating outputs of an op (a tuple's `indices` are left out)."""
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    return [o for o in outputs if o.dtype.is_floating_point]
 
 
 def numerical_vjp(

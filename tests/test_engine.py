@@ -70,7 +70,10 @@ def _parallel_labels(ours: Node, theirs: Any) -> tuple[dict, dict]:
     stack = [(ours, theirs)]
     while stack:
         a, b = stack.pop()
-        if a is None or a in our_labels:
+        if a is None or b is None:
+            assert a is None and b is None
+            continue
+        if a in our_labels:
             continue
         assert type(a).__name__ == type(b).__name__
         our_labels[a] = their_labels[b] = len(our_labels)
@@ -226,23 +229,30 @@ def test_diamond_runs_each_node_once_with_the_summed_gradient(
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
 
 
+def _backward_copy(lib: Any) -> tuple[Any, Any]:
+    """PyTorch's test_backward_copy: one gradient buffered in three places."""
+    x = lib.ones(5, 5, requires_grad=True)
+    y = lib.ones(5, 5, requires_grad=True)
+    a, b, c = x + 2, y + 2, x + 2
+    add2 = (a + b) + c
+    for _ in range(4):
+        a, b, c = a * 2, b * 2, c * 2
+    out = add2 + (a + b + c)
+    out.backward(lib.ones(5, 5))
+    return x.grad, y.grad
+
+
 def test_gradient_buffered_in_three_places_is_not_mutated() -> None:
-    """PyTorch's test_backward_copy: documented result x.grad == 34, y.grad == 17."""
-
-    def run(lib: Any) -> tuple[Any, Any]:
-        x = lib.ones(5, 5, requires_grad=True)
-        y = lib.ones(5, 5, requires_grad=True)
-        a, b, c = x + 2, y + 2, x + 2
-        add2 = (a + b) + c
-        for _ in range(4):
-            a, b, c = a * 2, b * 2, c * 2
-        out = add2 + (a + b + c)
-        out.backward(lib.ones(5, 5))
-        return x.grad, y.grad
-
-    gx, gy = run(yg)
+    """The documented result: x.grad == 34 and y.grad == 17 everywhere."""
+    gx, gy = _backward_copy(yg)
     np.testing.assert_array_equal(gx.numpy(), np.full((5, 5), 34.0))
     np.testing.assert_array_equal(gy.numpy(), np.full((5, 5), 17.0))
+
+
+def test_gradient_buffered_in_three_places_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    for ours, theirs in zip(_backward_copy(yg), _backward_copy(torch)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 # -- broadcasting ---------------------------------------------------------------------
@@ -359,6 +369,43 @@ def test_accumulating_never_writes_into_a_shared_gradient() -> None:
         np.testing.assert_array_equal(w.grad.numpy(), step * np.ones(3))
     np.testing.assert_array_equal(seed.numpy(), np.ones(3))
     assert not np.shares_memory(x.grad.numpy(), w.grad.numpy())
+
+
+def test_first_grad_under_create_graph_is_a_copy() -> None:
+    """With create_graph=True the incoming gradient is copied into `.grad` too:
+    it may be the user's tensor, or flow to several leaves, and a later backward
+    adds into `.grad` in place."""
+    x = _leaf(_values(3))
+    w = _leaf(_values(3, seed=1))
+    seed = yg.tensor(np.ones(3))
+    (x + w).backward(seed, create_graph=True)
+    assert x.grad is not seed and x.grad is not w.grad
+    (x + w).backward(seed)
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.ones(3))
+    np.testing.assert_array_equal(w.grad.numpy(), 2 * np.ones(3))
+    np.testing.assert_array_equal(seed.numpy(), np.ones(3))
+    x.grad = None
+    x.backward(seed, create_graph=True)
+    x.backward(seed)
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.ones(3))
+    np.testing.assert_array_equal(seed.numpy(), np.ones(3))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("seed_dtype", [yg.float64, yg.int64])
+def test_seed_gradient_is_cast_to_the_root_dtype(
+    seed_dtype: Any, create_graph: bool
+) -> None:
+    """PyTorch validates the root gradients: `.grad` keeps the leaf's dtype."""
+    x = yg.tensor([1.0, 2.0], requires_grad=True)
+    seed = yg.tensor([1, 2], dtype=seed_dtype)
+    x.backward(seed, create_graph=create_graph)
+    assert x.grad.dtype == yg.float32
+    np.testing.assert_array_equal(x.grad.detach().numpy(), [1.0, 2.0])
+    (gx,) = yg.autograd.grad(x, x, seed, create_graph=create_graph)
+    assert gx.dtype == yg.float32
+    (gy,) = yg.autograd.grad(x * 2, x, seed, create_graph=create_graph)
+    assert gy.dtype == yg.float32
 
 
 def test_grad_keeps_the_leaf_dtype() -> None:
@@ -554,6 +601,15 @@ def test_output_that_does_not_require_grad_is_rejected() -> None:
             lambda lib, x: lib.tensor([1, 2], requires_grad=True), id="int-dtype"
         ),
         pytest.param(lambda lib, x: x.numpy(), id="numpy"),
+        pytest.param(lambda lib, x: setattr(x, "grad", 1.0), id="grad-type"),
+        pytest.param(
+            lambda lib, x: setattr(x, "grad", lib.ones(3, dtype=x.dtype)),
+            id="grad-size",
+        ),
+        pytest.param(
+            lambda lib, x: setattr(x, "grad", lib.ones(2, dtype=lib.float32)),
+            id="grad-dtype",
+        ),
         pytest.param(lambda lib, x: (x * 2).requires_grad_(False), id="non-leaf"),
     ],
 )
@@ -590,6 +646,25 @@ def test_no_grad_works_as_a_decorator() -> None:
 
     y = double(x)
     assert y.grad_fn is None and not y.requires_grad
+    assert yg.is_grad_enabled()
+
+
+def test_no_grad_and_enable_grad_decorate_without_parentheses() -> None:
+    x = _leaf(_values(3))
+
+    @yg.no_grad
+    def double(t: yg.Tensor) -> yg.Tensor:
+        return t * 2
+
+    @yg.enable_grad
+    def triple(t: yg.Tensor) -> yg.Tensor:
+        return t * 3
+
+    assert double.__name__ == "double"
+    assert double(x).grad_fn is None
+    with yg.no_grad():
+        assert triple(x).grad_fn is not None
+        assert not yg.is_grad_enabled()
     assert yg.is_grad_enabled()
 
 
@@ -787,7 +862,9 @@ def _repr_cases() -> Iterator[Any]:
     yield np.array([True, False])
 
 
-@pytest.mark.parametrize("data", list(_repr_cases()), ids=lambda d: str(np.shape(d)))
+@pytest.mark.parametrize(
+    "data", [pytest.param(d, id=str(i)) for i, d in enumerate(_repr_cases())]
+)
 def test_repr_matches_torch(data: Any) -> None:
     torch = pytest.importorskip("torch")
     assert repr(yg.tensor(data)) == repr(torch.tensor(data))

@@ -1,8 +1,8 @@
 """Every op in derivatives.yaml: backward and double backward vs. central differences.
 
 Driven by the YAML's own `samples`, so a new entry is covered with no test code. A
-random cotangent (not `.sum()`) keeps a transposed or wrongly broadcast gradient
-from hiding; inputs are float64 and drawn inside each entry's `domain`.
+random cotangent per output (not `.sum()`) keeps a transposed or wrongly broadcast
+gradient from hiding; inputs are float64 and drawn inside each entry's `domain`.
 """
 
 from __future__ import annotations
@@ -11,58 +11,78 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from conftest import DIFFERENTIABLE, call, numerical_vjp, op_id, sample_inputs
+from conftest import (
+    DIFFERENTIABLE,
+    call,
+    float_outputs,
+    numerical_vjp,
+    op_id,
+    sample_inputs,
+    slot_array,
+)
 from yamlgrad.tools.model import DifferentiabilityInfo
+
+
+def _flat(outputs: list[yg.Tensor]) -> np.ndarray:
+    return np.concatenate([o.detach().numpy().reshape(-1) for o in outputs])
 
 
 @pytest.mark.parametrize("info", DIFFERENTIABLE, ids=op_id)
 def test_backward_matches_finite_differences(info: DifferentiabilityInfo) -> None:
     rng = np.random.default_rng(0)
     for sample in info.samples:
-        kwargs, names = sample_inputs(info, sample, rng, np.float64)
-        assert names, f"{sample.loc}: a sample needs a differentiable float input"
-        leaves = {n: yg.tensor(kwargs[n], requires_grad=True) for n in names}
-        out = call(info, kwargs, leaves)
-        assert out.grad_fn is not None and out.grad_fn.name() == info.op
-        cotangent = rng.standard_normal(out.shape)
-        out.backward(yg.tensor(cotangent))
+        kwargs, slots = sample_inputs(info, sample, rng, np.float64)
+        assert slots, f"{sample.loc}: a sample needs a differentiable float input"
+        leaves = {
+            s: yg.tensor(slot_array(kwargs, s), requires_grad=True) for s in slots
+        }
+        outputs = float_outputs(call(info, kwargs, leaves))
+        assert outputs[0].grad_fn is not None
+        assert outputs[0].grad_fn.name() == info.op
+        cotangents = [rng.standard_normal(o.shape) for o in outputs]
+        yg.autograd.backward(outputs, [yg.tensor(c) for c in cotangents])
 
         def f(*xs: np.ndarray) -> np.ndarray:
-            tensors = {n: yg.tensor(x) for n, x in zip(names, xs)}
-            return call(info, kwargs, tensors).numpy()
+            tensors = {s: yg.tensor(x) for s, x in zip(slots, xs)}
+            return _flat(float_outputs(call(info, kwargs, tensors)))
 
-        expected = numerical_vjp(f, [kwargs[n].copy() for n in names], cotangent)
-        for name, want in zip(names, expected):
-            got = leaves[name].grad
-            assert got is not None, f"{sample.loc}: no gradient for {name}"
-            assert got.dtype == yg.float64 and got.shape == leaves[name].shape
+        arrays = [slot_array(kwargs, s).copy() for s in slots]
+        expected = numerical_vjp(f, arrays, _flat([yg.tensor(c) for c in cotangents]))
+        for slot, want in zip(slots, expected):
+            got = leaves[slot].grad
+            assert got is not None, f"{sample.loc}: no gradient for {slot}"
+            assert got.dtype == yg.float64 and got.shape == leaves[slot].shape
             np.testing.assert_allclose(
-                got.numpy(), want, rtol=1e-5, atol=1e-7, err_msg=f"{sample.loc}: {name}"
+                got.numpy(), want, rtol=1e-5, atol=1e-7, err_msg=f"{sample.loc}: {slot}"
             )
 
 
 @pytest.mark.parametrize("info", DIFFERENTIABLE, ids=op_id)
-def test_double_backward_matches_finite_differences(info: DifferentiabilityInfo) -> None:
+def test_double_backward_matches_finite_differences(
+    info: DifferentiabilityInfo,
+) -> None:
     """The first-order gradient, computed with create_graph=True, differentiated again."""
     rng = np.random.default_rng(1)
     for sample in info.samples:
-        kwargs, names = sample_inputs(info, sample, rng, np.float64)
-        shape = call(info, kwargs, {}).shape
-        cotangent = rng.standard_normal(shape)
+        kwargs, slots = sample_inputs(info, sample, rng, np.float64)
+        shapes = [o.shape for o in float_outputs(call(info, kwargs, {}))]
+        cotangents = [yg.tensor(rng.standard_normal(shape)) for shape in shapes]
         # A second random direction for the vjp of the gradient itself.
-        directions = [rng.standard_normal(kwargs[n].shape) for n in names]
+        directions = [rng.standard_normal(slot_array(kwargs, s).shape) for s in slots]
 
         def first_order(tensors: dict[str, yg.Tensor]) -> tuple:
-            out = call(info, kwargs, tensors)
+            outputs = float_outputs(call(info, kwargs, tensors))
             return yg.autograd.grad(
-                out,
-                [tensors[n] for n in names],
-                yg.tensor(cotangent),
+                outputs,
+                [tensors[s] for s in slots],
+                cotangents,
                 create_graph=True,
                 allow_unused=True,
             )
 
-        leaves = {n: yg.tensor(kwargs[n], requires_grad=True) for n in names}
+        leaves = {
+            s: yg.tensor(slot_array(kwargs, s), requires_grad=True) for s in slots
+        }
         grads = first_order(leaves)
         # <directions, grads> as a scalar, then its gradient.
         total = None
@@ -76,16 +96,17 @@ def test_double_backward_matches_finite_differences(info: DifferentiabilityInfo)
         second = yg.autograd.grad(total, list(leaves.values()), allow_unused=True)
 
         def f(*xs: np.ndarray) -> np.ndarray:
-            tensors = {n: yg.tensor(x, requires_grad=True) for n, x in zip(names, xs)}
+            tensors = {s: yg.tensor(x, requires_grad=True) for s, x in zip(slots, xs)}
             value = 0.0
             for g, d in zip(first_order(tensors), directions):
                 if g is not None:
                     value += float(np.vdot(g.detach().numpy(), d))
             return np.asarray(value)
 
-        expected = numerical_vjp(f, [kwargs[n].copy() for n in names], np.asarray(1.0))
-        for name, got, want in zip(names, second, expected):
+        arrays = [slot_array(kwargs, s).copy() for s in slots]
+        expected = numerical_vjp(f, arrays, np.asarray(1.0))
+        for slot, got, want in zip(slots, second, expected):
             got_array = np.zeros_like(want) if got is None else got.numpy()
             np.testing.assert_allclose(
-                got_array, want, rtol=1e-4, atol=1e-6, err_msg=f"{sample.loc}: {name}"
+                got_array, want, rtol=1e-4, atol=1e-6, err_msg=f"{sample.loc}: {slot}"
             )

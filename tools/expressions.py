@@ -27,25 +27,30 @@ _BINOPS += (ast.Mod,)
 _UNARYOPS = (ast.USub, ast.UAdd, ast.Not, ast.Invert)
 _CMPOPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
 _STRUCTURAL = (
-    ast.Expression,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.Compare,
-    ast.BoolOp,
-    ast.And,
-    ast.Or,
-    ast.IfExp,
-    ast.Call,
-    ast.keyword,
-    ast.Attribute,
-    ast.Subscript,
-    ast.Slice,
-    ast.Name,
-    ast.Constant,
-    ast.Tuple,
-    ast.List,
-    ast.Load,
-) + _BINOPS + _UNARYOPS + _CMPOPS
+    (
+        ast.Expression,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.Compare,
+        ast.BoolOp,
+        ast.And,
+        ast.Or,
+        ast.IfExp,
+        ast.Call,
+        ast.keyword,
+        ast.Attribute,
+        ast.Subscript,
+        ast.Slice,
+        ast.Name,
+        ast.Constant,
+        ast.Tuple,
+        ast.List,
+        ast.Load,
+    )
+    + _BINOPS
+    + _UNARYOPS
+    + _CMPOPS
+)
 
 # Attributes a formula may read off a tensor; each works on an ndarray and on a
 # Tensor alike, which is what lets one formula run in both modes.
@@ -60,7 +65,17 @@ ATTRIBUTE_READERS = {"shape": "sizes_of", "ndim": "ndim_of", "dtype": "dtype_of"
 
 # Names the generated code itself uses; an argument may not be called this.
 RESERVED_NAMES = frozenset(
-    {"grad", "grads", "result", "np", "raw", "grad_fn", "grad_inputs", "Tensor", "kernels"}
+    {
+        "grad",
+        "grads",
+        "result",
+        "np",
+        "raw",
+        "grad_fn",
+        "grad_inputs",
+        "Tensor",
+        "kernels",
+    }
 )
 
 
@@ -94,7 +109,9 @@ def _check_shape(tree: ast.Expression, text: str, what: str) -> None:
     for node in ast.walk(tree):
         if not isinstance(node, _STRUCTURAL):
             kind = type(node).__name__
-            raise ExpressionError(f"{what} uses a {kind}, which is not allowed: {text!r}")
+            raise ExpressionError(
+                f"{what} uses a {kind}, which is not allowed: {text!r}"
+            )
         if isinstance(node, ast.Constant) and not (
             node.value is None or type(node.value) in (bool, int, float)
         ):
@@ -181,13 +198,15 @@ def check_forward(
             if node.id == "np" or node.id in args or node.id in kernel_helpers:
                 continue
             raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
-    renames = {a.name: f"{a.name}_data" for a in schema.arguments if a.is_tensor}
+    renames = {a.name: a.local for a in schema.arguments if a.local != a.name}
     tree = _Renamer(renames, {}).visit(tree)
     # Helpers are called through their module, so an op may share a helper's name
     # (the `sigmoid` wrapper calls `kernels.sigmoid`).
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            node.func = ast.Attribute(ast.Name("kernels", ast.Load()), node.func.id, ast.Load())
+            node.func = ast.Attribute(
+                ast.Name("kernels", ast.Load()), node.func.id, ast.Load()
+            )
     return _unparse(tree)
 
 
@@ -238,8 +257,14 @@ def check_composite(text: str, schema: FunctionSchema, op_names: frozenset[str])
             isinstance(node.func, ast.Name) and node.func.id in op_names
         ):
             callee = ast.unparse(node.func)
-            raise ExpressionError(f"{what} calls {callee!r}, which is not an op: {text!r}")
-        if isinstance(node, ast.Name) and node.id not in args and node.id not in op_names:
+            raise ExpressionError(
+                f"{what} calls {callee!r}, which is not an op: {text!r}"
+            )
+        if (
+            isinstance(node, ast.Name)
+            and node.id not in args
+            and node.id not in op_names
+        ):
             raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
     return _unparse(tree)
 
@@ -248,6 +273,7 @@ def check_composite(text: str, schema: FunctionSchema, op_names: frozenset[str])
 class CheckedFormula:
     formula: str  # rewritten to the locals of apply()
     saved: tuple[SavedAttribute, ...]  # in order of first use
+    uses_grads: bool  # reads `grads` (every output's gradient), not only `grad`
 
 
 def local_name(arg: str) -> str:
@@ -255,15 +281,44 @@ def local_name(arg: str) -> str:
     return "self_" if arg == "self" else arg
 
 
+def output_names(schema: FunctionSchema) -> dict[str, int]:
+    """How formulas name the outputs: `result` for one; for a tuple `result0`,
+    `result1`, ... and each return's own name (`values`, `indices`)."""
+    if len(schema.returns) == 1:
+        return {"result": 0}
+    names = {f"result{i}": i for i in range(len(schema.returns))}
+    names.update({r.name: i for i, r in enumerate(schema.returns) if r.name})
+    return names
+
+
+def _output_data(schema: FunctionSchema, index: int) -> str:
+    """The wrapper's local holding output `index` (a Tensor)."""
+    return "result" if len(schema.returns) == 1 else f"outputs[{index}]"
+
+
 def check_formula(
-    text: str, schema: FunctionSchema, helpers: frozenset[str]
+    text: str,
+    schema: FunctionSchema,
+    helpers: frozenset[str],
+    *,
+    multi: bool = False,
 ) -> CheckedFormula:
-    """Check a backward formula, infer what it saves, rename it for apply()."""
+    """Check a backward formula, infer what it saves, rename it for apply().
+
+    `multi`: the formula computes several inputs' gradients at once (a key such as
+    `self, other`), may read `grad_input_mask`, and returns a tuple.
+    """
     what = "formula"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
     args = {a.name: a for a in schema.arguments}
-    tensors = {a.name for a in schema.arguments if a.is_tensor} | {"result"}
+    outputs = output_names(schema)
+    named_grads = {f"grad_{r.name}": i for i, r in enumerate(schema.returns) if r.name}
+    list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
+    tensors = {a.name for a in schema.arguments if a.is_tensor} | set(outputs)
+    lists = {
+        a.name for a in schema.arguments if a.type.base == "Tensor" and a.type.is_list
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
             raise ExpressionError(
@@ -271,7 +326,8 @@ def check_formula(
                 f"may be read off a value: {text!r}"
             )
         if isinstance(node, ast.Call) and not (
-            isinstance(node.func, ast.Name) and node.func.id in helpers
+            isinstance(node.func, ast.Name)
+            and (node.func.id in helpers or node.func.id == "to_args_sizes")
         ):
             callee = ast.unparse(node.func)
             raise ExpressionError(
@@ -280,39 +336,102 @@ def check_formula(
             )
 
     saved: dict[str, SavedAttribute] = {}
-    attrs: dict[tuple[str, str], str] = {}
-    attribute_bases: set[int] = set()
+    replacements: dict[int, str] = {}  # id(node) -> the local that replaces it
+    skip: set[int] = set()
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
             and node.value.id in tensors
+            and node.value.id not in lists
             and node.attr in SAVED_ATTRIBUTE_SUFFIX
         ):
             base = node.value.id
             name = f"{base}_{SAVED_ATTRIBUTE_SUFFIX[node.attr]}"
-            data = "result._data" if base == "result" else f"{base}_data"
-            expr = f"{ATTRIBUTE_READERS[node.attr]}({data})"
-            attrs[(base, node.attr)] = name
-            attribute_bases.add(id(node.value))
-            saved.setdefault(
-                name,
-                SavedAttribute(name, expr, False, base == "result", name),
+            is_output = base in outputs
+            if is_output and list_return:
+                raise ExpressionError(
+                    f"{what} reads a list output's {node.attr}: {text!r}"
+                )
+            data = (
+                f"{_output_data(schema, outputs[base])}._data"
+                if is_output
+                else f"{base}_data"
             )
+            expr = f"{ATTRIBUTE_READERS[node.attr]}({data})"
+            replacements[id(node)] = name
+            skip.add(id(node.value))
+            saved.setdefault(name, SavedAttribute(name, expr, False, is_output, name))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "to_args_sizes"
+        ):
+            if (
+                len(node.args) != 1
+                or node.keywords
+                or not (isinstance(node.args[0], ast.Name) and node.args[0].id in lists)
+            ):
+                raise ExpressionError(
+                    f"{what}: to_args_sizes takes one Tensor[] argument: {text!r}"
+                )
+            base = node.args[0].id
+            name = f"{base}_args_sizes"
+            replacements[id(node)] = name
+            skip.update({id(node.func), id(node.args[0])})
+            expr = f"args_sizes_of({base}_data)"
+            saved.setdefault(name, SavedAttribute(name, expr, False, False, name))
+    uses_grads = False
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Name) or id(node) in attribute_bases:
+        if not isinstance(node, ast.Name) or id(node) in skip:
             continue
         name = node.id
-        if name in ("grad", "grads") or name in helpers and name not in args:
+        if name == "grad":
             continue
-        if name == "result":
-            saved.setdefault(name, SavedAttribute(name, name, True, True, name))
+        if name == "grads" or name in named_grads:
+            uses_grads = True
+            if name in named_grads:
+                replacements[id(node)] = f"grads[{named_grads[name]}]"
+            continue
+        if name == "grad_input_mask" and multi:
+            continue
+        if name in helpers and name not in args:
+            continue
+        if name in outputs:
+            if list_return:
+                raise ExpressionError(
+                    f"{what} reads a list output, which is not saved: {text!r}"
+                )
+            index = outputs[name]
+            expr = _output_data(schema, index)
+            saved.setdefault(name, SavedAttribute(name, expr, True, True, name))
         elif name in args:
-            is_tensor = args[name].is_tensor
-            attr = SavedAttribute(name, name, is_tensor, False, local_name(name))
+            is_tensor = args[name].is_tensor or name in lists
+            attr = SavedAttribute(
+                name, name, is_tensor, False, local_name(name), is_list=name in lists
+            )
             saved.setdefault(name, attr)
         else:
             raise ExpressionError(f"{what} uses the unknown name {name!r}: {text!r}")
-    renames = {"self": "self_"}
-    formula = _unparse(_Renamer(renames, attrs).visit(tree))
-    return CheckedFormula(formula, tuple(saved.values()))
+    formula = _unparse(_Replacer(replacements, {"self": "self_"}).visit(tree))
+    return CheckedFormula(formula, tuple(saved.values()), uses_grads)
+
+
+class _Replacer(ast.NodeTransformer):
+    """Swap whole subtrees (by identity) for a local's name; rename `self`."""
+
+    def __init__(self, replacements: dict[int, str], renames: dict[str, str]) -> None:
+        self.replacements = replacements
+        self.renames = renames
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if id(node) in self.replacements:
+            text = self.replacements[id(node)]
+            new = ast.parse(text, mode="eval").body
+            return ast.copy_location(new, node)
+        return super().visit(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.renames:
+            return ast.copy_location(ast.Name(self.renames[node.id], ast.Load()), node)
+        return node

@@ -26,8 +26,7 @@ INIT_FILE = "__init__.py"
 
 # What every generated wrapper may call from runtime/variable_type_utils.py.
 WRAPPER_UTILS = ("collect_next_edges", "compute_requires_grad", "set_history")
-ATTRIBUTE_UTILS = ("sizes_of", "ndim_of", "dtype_of")
-
+ATTRIBUTE_UTILS = ("sizes_of", "ndim_of", "dtype_of", "args_sizes_of")
 
 
 def header(yaml_name: str, template: str) -> str:
@@ -68,6 +67,10 @@ def render(yaml_name: str, infos: tuple[DifferentiabilityInfo, ...]) -> dict[str
         utils.update(a.converter for a in info.func.arguments)
         for s in info.all_saved:
             utils.update(u for u in ATTRIBUTE_UTILS if s.expr.startswith(u + "("))
+        if info.output_kind != "single":
+            utils.add("set_history_outputs")
+        if info.return_names:
+            utils.add("return_type")
     overloads: dict[str, list[DifferentiabilityInfo]] = {}
     for info in infos:
         overloads.setdefault(info.func.name, []).append(info)

@@ -8,6 +8,7 @@ them (`sum` -> SumBackward0, `sum.dim_IntList` -> SumBackward1).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections import Counter
 from pathlib import Path
@@ -46,7 +47,8 @@ GENERATED_MODULE_NAMES = frozenset(
     {"np", "kernels", "Any", "Tensor", "SavedVariable", "REQUIRED", "Overload", "Param"}
     | {"dispatch", "METHODS", "OVERLOADS", "annotations"}
     | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
-    | {"sizes_of", "ndim_of", "dtype_of"}
+    | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
+    | {"set_history_outputs", "tuple", "list", "any", "all", "len", "range"}
 )
 
 
@@ -56,7 +58,9 @@ def create_op_prefix(name: str) -> str:
     return (camel_case + "Backward").replace("ForwardBackward", "Backward")
 
 
-def load_derivatives(path: Path, display: str | None = None) -> tuple[DifferentiabilityInfo, ...]:
+def load_derivatives(
+    path: Path, display: str | None = None
+) -> tuple[DifferentiabilityInfo, ...]:
     """Parse and check a whole derivatives.yaml. Raises GenError on the first problem."""
     display = display or path.name
     entries = load_yaml(path, display)
@@ -68,11 +72,15 @@ def load_derivatives(path: Path, display: str | None = None) -> tuple[Differenti
     for index, entry in enumerate(entries):
         line = entries.lines[index]
         if not isinstance(entry, YamlMap):
-            raise GenError(Location(display, line), "(entry)", "an entry must be a mapping")
+            raise GenError(
+                Location(display, line), "(entry)", "an entry must be a mapping"
+            )
         info = _load_entry(entry, display, formula_helpers, kernel_helpers, counter)
         key = f"{info.func.name}.{info.func.overload}"
         if key in seen:
-            message = f"duplicate op {key.rstrip('.')!r} (first defined at line {seen[key]})"
+            message = (
+                f"duplicate op {key.rstrip('.')!r} (first defined at line {seen[key]})"
+            )
             raise GenError(info.loc, str(info.func), message)
         seen[key] = info.loc.line
         infos.append(info)
@@ -81,7 +89,9 @@ def load_derivatives(path: Path, display: str | None = None) -> tuple[Differenti
     return _name_wrappers(tuple(infos))
 
 
-def _name_wrappers(infos: tuple[DifferentiabilityInfo, ...]) -> tuple[DifferentiabilityInfo, ...]:
+def _name_wrappers(
+    infos: tuple[DifferentiabilityInfo, ...],
+) -> tuple[DifferentiabilityInfo, ...]:
     dispatched = {b.name for b in python_bindings(infos) if b.dispatcher}
     named = []
     for info in infos:
@@ -92,7 +102,9 @@ def _name_wrappers(infos: tuple[DifferentiabilityInfo, ...]) -> tuple[Differenti
     return tuple(named)
 
 
-def _check_composite(info: DifferentiabilityInfo, op_names: frozenset[str]) -> DifferentiabilityInfo:
+def _check_composite(
+    info: DifferentiabilityInfo, op_names: frozenset[str]
+) -> DifferentiabilityInfo:
     if info.composite is None:
         return info
     try:
@@ -130,7 +142,7 @@ def _load_entry(
         raise GenError(loc("name"), op_text, message)
 
     for a in func.arguments:
-        if a.type.is_list and a.binding_kind != "int[]":
+        if a.type.is_list and a.binding_kind not in ("int[]", "Tensor[]"):
             message = f"argument type {str(a.type)!r} is not supported yet"
             raise GenError(loc("name"), op_text, message)
         # A wrapper's parameter hides the module-level name it calls (set_history,
@@ -145,22 +157,29 @@ def _load_entry(
         if shadows:
             message = f"argument {a.name!r} shadows a name the generated code uses"
             raise GenError(loc("name"), op_text, message)
-    if len(func.returns) != 1 or str(func.returns[0].type).rstrip("?") not in (
-        "Tensor",
-        "Tensor(a)",
-    ):
-        returns = op_text.partition(") -> ")[2]
-        message = f"only a single Tensor return is supported, got {returns!r}"
-        raise GenError(loc("name"), op_text, message)
+    _check_returns(func, loc("name"), op_text)
 
+    tensor_inputs = {
+        a.name: a for a in func.arguments if a.is_tensor or a.is_tensor_list
+    }
     derivative_keys = [k for k in entry if k not in ENTRY_KEYS]
+    covered: dict[str, str] = {}
     for key in derivative_keys:
-        if "," in key:
-            raise GenError(loc(key), op_text, f"multi-input formulas are not supported: {key!r}")
-        if key not in args:
-            raise GenError(loc(key), op_text, f"formula for {key!r}, which is not an argument")
-        if not args[key].is_tensor:
-            raise GenError(loc(key), op_text, f"formula for {key!r}, which is not a Tensor")
+        for name in (n.strip() for n in key.split(",")):
+            if name not in args:
+                raise GenError(
+                    loc(key), op_text, f"formula for {name!r}, which is not an argument"
+                )
+            if name not in tensor_inputs:
+                raise GenError(
+                    loc(key), op_text, f"formula for {name!r}, which is not a Tensor"
+                )
+            if name in covered:
+                message = (
+                    f"{name!r} has two formulas (keys {covered[name]!r} and {key!r})"
+                )
+                raise GenError(loc(key), op_text, message)
+            covered[name] = key
     composite = entry.get("composite")
     if composite is not None:
         if "forward" in entry or derivative_keys:
@@ -168,8 +187,8 @@ def _load_entry(
             raise GenError(loc("composite"), op_text, message)
         forward = ""
     else:
-        for a in func.tensor_arguments:
-            if a.name not in entry:
+        for a in tensor_inputs.values():
+            if a.name not in covered:
                 message = f"tensor input {a.name!r} has no formula; give one or '{NON_DIFFERENTIABLE}'"
                 raise GenError(entry_loc, op_text, message)
         if "forward" not in entry:
@@ -179,27 +198,54 @@ def _load_entry(
         except ExpressionError as e:
             raise GenError(loc("forward"), op_text, str(e)) from None
 
+    keys = [] if composite is not None else list(dict.fromkeys(covered.values()))
+    non_differentiable = [k for k in keys if entry[k] == NON_DIFFERENTIABLE]
+    for key in non_differentiable:
+        if "," in key:
+            raise GenError(
+                loc(key), op_text, f"'{NON_DIFFERENTIABLE}' takes one input: {key!r}"
+            )
+    formula_keys = [k for k in keys if k not in non_differentiable]
+    # Edges follow the schema's order of the differentiable inputs.
+    differentiable = [
+        a.name for a in func.arguments if covered.get(a.name) in formula_keys
+    ]
+    if len(differentiable) > 1 and any(
+        tensor_inputs[n].is_tensor_list for n in differentiable
+    ):
+        message = "a Tensor[] input must be the only differentiable input"
+        raise GenError(entry_loc, op_text, message)
     derivatives: list[Derivative] = []
-    non_differentiable: list[str] = []
-    for a in func.tensor_arguments if composite is None else ():
-        text = entry[a.name]
-        if text == NON_DIFFERENTIABLE:
-            non_differentiable.append(a.name)
-            continue
+    for key in sorted(
+        formula_keys, key=lambda k: differentiable.index(k.split(",")[0].strip())
+    ):
+        names = tuple(n.strip() for n in key.split(","))
+        text = entry[key]
         try:
-            checked = check_formula(text, func, formula_helpers)
+            checked = check_formula(text, func, formula_helpers, multi=len(names) > 1)
         except ExpressionError as e:
-            raise GenError(loc(a.name), op_text, str(e)) from None
+            raise GenError(loc(key), op_text, str(e)) from None
         derivatives.append(
             Derivative(
-                var_name=a.name,
-                index=len(derivatives),
+                var_names=names,
+                indices=tuple(differentiable.index(n) for n in names),
                 original_formula=canonical(text),
                 formula=checked.formula,
                 saved=checked.saved,
-                loc=loc(a.name),
+                uses_grads=checked.uses_grads,
+                is_list=tensor_inputs[names[0]].is_tensor_list,
+                loc=loc(key),
             )
         )
+    if any(d.uses_grads for d in derivatives) and any(
+        "grad" in _names_in(d.formula) for d in derivatives
+    ):
+        message = (
+            "illegally mixes use of 'grad' and 'grads'. Consider replacing occurrences "
+            "of 'grad' with 'grads[0]'"
+        )
+        raise GenError(entry_loc, op_text, message)
+    non_differentiable = [k.strip() for k in non_differentiable]
 
     op = None
     if derivatives:
@@ -212,7 +258,9 @@ def _load_entry(
     variants = _load_variants(entry, loc("variants"), op_text, has_self)
     python_binding = entry.get("python_binding", True)
     if not isinstance(python_binding, bool):
-        raise GenError(loc("python_binding"), op_text, "'python_binding' must be true or false")
+        raise GenError(
+            loc("python_binding"), op_text, "'python_binding' must be true or false"
+        )
 
     domains = _load_domains(entry, loc("domain"), op_text, func)
     samples = _load_samples(entry, loc("samples"), op_text, func, domains, display)
@@ -232,6 +280,28 @@ def _load_entry(
     )
 
 
+def _names_in(expression: str) -> set[str]:
+    return {
+        n.id
+        for n in ast.walk(ast.parse(expression, mode="eval"))
+        if isinstance(n, ast.Name)
+    }
+
+
+def _check_returns(func: FunctionSchema, loc: Location, op: str) -> None:
+    """One Tensor, a Tensor[] (split, unbind), or a tuple of Tensors (max.dim)."""
+    returns = func.returns
+    ok = all(r.type.base == "Tensor" and not r.type.optional for r in returns) and (
+        len(returns) == 1 or not any(r.type.is_list for r in returns)
+    )
+    if not ok:
+        text = op.partition(") -> ")[2]
+        message = (
+            f"returns must be Tensors, a Tensor[], or a tuple of Tensors, got {text!r}"
+        )
+        raise GenError(loc, op, message)
+
+
 def _load_variants(entry: YamlMap, loc: Location, op: str, has_self: bool) -> set[str]:
     text = entry.get("variants", "function, method" if has_self else "function")
     if not isinstance(text, str):
@@ -241,7 +311,9 @@ def _load_variants(entry: YamlMap, loc: Location, op: str, has_self: bool) -> se
     if unknown or not variants:
         raise GenError(loc, op, f"unknown variants {sorted(unknown)!r} in {text!r}")
     if "method" in variants and not has_self:
-        raise GenError(loc, op, "a method variant needs 'Tensor self' as first argument")
+        raise GenError(
+            loc, op, "a method variant needs 'Tensor self' as first argument"
+        )
     return variants
 
 
@@ -262,7 +334,7 @@ def _load_domains(
     raw = entry.get("domain", {})
     if not isinstance(raw, dict):
         raise GenError(loc, op, "'domain' must map tensor inputs to [low, high]")
-    tensors = {a.name for a in func.tensor_arguments}
+    tensors = {a.name for a in func.arguments if a.is_tensor or a.is_tensor_list}
     domains = {}
     for name, value in raw.items():
         if name not in tensors:
@@ -273,7 +345,9 @@ def _load_domains(
             continue
         intervals = [_interval(v) for v in value] if isinstance(value, list) else [None]
         if not intervals or None in intervals:
-            message = f"domain of {name!r} must be [low, high] or a list of them: {value!r}"
+            message = (
+                f"domain of {name!r} must be [low, high] or a list of them: {value!r}"
+            )
             raise GenError(loc, op, message)
         domains[name] = tuple(intervals)  # type: ignore[arg-type]
     return domains
@@ -301,7 +375,9 @@ def _load_samples(
 ) -> tuple[Sample, ...]:
     raw = entry.get("samples")
     if not isinstance(raw, YamlList) or not raw:
-        raise GenError(loc, op, "'samples' must be a non-empty list of inputs for the tests")
+        raise GenError(
+            loc, op, "'samples' must be a non-empty list of inputs for the tests"
+        )
     args = {a.name: a for a in func.arguments}
     samples = []
     for i, item in enumerate(raw):
@@ -310,7 +386,9 @@ def _load_samples(
             raise GenError(item_loc, op, f"a sample must be a mapping, got {item!r}")
         for name in item:
             if name not in args:
-                raise GenError(item_loc, op, f"sample gives {name!r}, which is not an argument")
+                raise GenError(
+                    item_loc, op, f"sample gives {name!r}, which is not an argument"
+                )
         sample_args = []
         for a in func.arguments:
             if a.name not in item:
@@ -319,10 +397,33 @@ def _load_samples(
                 continue
             value = item[a.name]
             shape, dtype = None, None
+            if a.is_tensor_list:
+                if not isinstance(value, list) or not all(_is_shape(v) for v in value):
+                    message = (
+                        f"sample for {a.name!r} must be a list of shapes: {value!r}"
+                    )
+                    raise GenError(item_loc, op, message)
+                sample_args.append(
+                    SampleArg(
+                        name=a.name,
+                        shape=None,
+                        value=None,
+                        dtype=None,
+                        domain=domains.get(a.name, DEFAULT_DOMAIN),
+                        shapes=tuple(tuple(v) for v in value),
+                    )
+                )
+                continue
             if a.is_tensor and isinstance(value, dict):
                 shape, dtype = value.get("shape"), value.get("dtype")
-                if set(value) - {"shape", "dtype"} or dtype not in (None, "bool", "int64"):
-                    message = f"tensor sample for {a.name!r} takes shape and dtype: {value!r}"
+                if set(value) - {"shape", "dtype"} or dtype not in (
+                    None,
+                    "bool",
+                    "int64",
+                ):
+                    message = (
+                        f"tensor sample for {a.name!r} takes shape and dtype: {value!r}"
+                    )
                     raise GenError(item_loc, op, message)
             elif a.is_tensor and isinstance(value, list):
                 shape = value

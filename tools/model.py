@@ -27,8 +27,7 @@ _DEFAULT_RE = re.compile(
     r"^(True|False|None|-?\d+(\.\d+)?(e-?\d+)?|\[(-?\d+(, -?\d+)*)?\]|\"[A-Za-z0-9_]*\")$"
 )
 _TYPE_RE = re.compile(
-    r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?"
-    r"(?P<suffix>(\[\d*\])?\??)$"
+    r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?" r"(?P<suffix>(\[\d*\])?\??)$"
 )
 
 
@@ -118,6 +117,15 @@ class Argument:
         return self.type.is_tensor
 
     @property
+    def is_tensor_list(self) -> bool:
+        return self.type.base == "Tensor" and self.type.is_list
+
+    @property
+    def splat(self) -> str:
+        """How the wrapper passes it to collect_next_edges: `*tensors` for a list."""
+        return f"*{self.name}" if self.is_tensor_list else self.name
+
+    @property
     def binding_kind(self) -> str:
         """How Python values bind to it: runtime/binding.py's `Param.kind`."""
         base = "int" if self.type.base == "SymInt" else self.type.base
@@ -126,14 +134,18 @@ class Argument:
     @property
     def converter(self) -> str:
         """The runtime/variable_type_utils.py function that checks and unpacks it."""
-        kind = self.binding_kind.replace("[]", "_list").replace("ScalarType", "scalar_type")
+        kind = self.binding_kind.replace("[]", "_list").replace(
+            "ScalarType", "scalar_type"
+        )
         name = f"{kind.lower()}_arg"
         return f"optional_{name}" if self.type.optional else name
 
     @property
     def local(self) -> str:
         """Its name inside the wrapper once unpacked: tensors become `<name>_data`."""
-        return f"{self.name}_data" if self.is_tensor else self.name
+        return (
+            f"{self.name}_data" if self.is_tensor or self.is_tensor_list else self.name
+        )
 
     @property
     def py_default(self) -> str | None:
@@ -283,6 +295,7 @@ class SavedAttribute:
     is_tensor: bool  # a SavedVariable (version-checked), or a plain value
     is_output: bool  # the op's own result (saved after the kernel runs)
     local: str  # its name inside apply(): "self_", "other", "self_sym_sizes"
+    is_list: bool = False  # a Tensor[] argument: a list of SavedVariables
 
     @property
     def attr(self) -> str:
@@ -292,14 +305,33 @@ class SavedAttribute:
 
 @dataclass(frozen=True)
 class Derivative:
-    """The backward formula of one differentiable tensor input."""
+    """The backward formula of one differentiable input, or of several at once.
 
-    var_name: str  # "self"
-    index: int  # position among the differentiable inputs: its next edge
+    A key such as `self, other` gives one formula for both inputs: it returns a
+    tuple, and may read `grad_input_mask` (which of them need a gradient). A
+    `Tensor[]` input's formula returns one gradient per tensor in the list.
+    """
+
+    var_names: tuple[str, ...]  # ("self",); ("self", "other") for a multi-input key
+    indices: tuple[int, ...]  # positions among the differentiable inputs: next edges
     original_formula: str  # as written, for messages and the generated docstring
     formula: str  # checked with ast, names rewritten to the locals of apply()
     saved: tuple[SavedAttribute, ...]
+    uses_grads: bool  # reads every output's gradient (`grads`, `grad_<name>`)
+    is_list: bool  # the input is a Tensor[]: its edges are one per tensor
     loc: Location
+
+    @property
+    def var_name(self) -> str:
+        return ", ".join(self.var_names)
+
+    @property
+    def index(self) -> int:
+        return self.indices[0]
+
+    @property
+    def is_multi(self) -> bool:
+        return len(self.var_names) > 1
 
 
 @dataclass(frozen=True)
@@ -311,6 +343,20 @@ class SampleArg:
     value: object  # for everything else (lists arrive as tuples)
     dtype: str | None  # None: the floating dtype under test; "bool" or "int64"
     domain: tuple[tuple[float, float], ...]  # intervals to draw tensor values from
+    shapes: tuple[tuple[int, ...], ...] | None = None  # for a Tensor[]: one per tensor
+
+    def draw(self, rng: Any, dtype: Any, shape: tuple[int, ...]) -> Any:
+        """Random values of `shape` for this argument, inside its domain."""
+        import numpy as np
+
+        if self.dtype == "bool":
+            return rng.random(shape) < 0.5
+        if self.dtype == "int64":
+            return rng.integers(0, 5, shape)
+        which = rng.integers(0, len(self.domain), shape)
+        lows = np.array([lo for lo, _ in self.domain])[which]
+        highs = np.array([hi for _, hi in self.domain])[which]
+        return np.asarray(lows + (highs - lows) * rng.random(shape), dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -326,18 +372,12 @@ class Sample:
 
         kwargs: dict[str, object] = {}
         for a in self.args:
-            if a.shape is None:
+            if a.shapes is not None:
+                kwargs[a.name] = [a.draw(rng, dtype, shape) for shape in a.shapes]
+            elif a.shape is None:
                 kwargs[a.name] = a.value
-            elif a.dtype == "bool":
-                kwargs[a.name] = rng.random(a.shape) < 0.5
-            elif a.dtype == "int64":
-                kwargs[a.name] = rng.integers(0, 5, a.shape)
             else:
-                which = rng.integers(0, len(a.domain), a.shape)
-                lows = np.array([lo for lo, _ in a.domain])[which]
-                highs = np.array([hi for _, hi in a.domain])[which]
-                values = lows + (highs - lows) * rng.random(a.shape)
-                kwargs[a.name] = np.asarray(values, dtype=dtype)
+                kwargs[a.name] = a.draw(rng, dtype, a.shape)
         return kwargs
 
 
@@ -365,8 +405,31 @@ class DifferentiabilityInfo:
     @property
     def differentiable_inputs(self) -> tuple[Argument, ...]:
         """The inputs with a next edge, in schema order (PyTorch's next_edges)."""
-        names = {d.var_name for d in self.derivatives}
+        names = {n for d in self.derivatives for n in d.var_names}
         return tuple(a for a in self.func.arguments if a.name in names)
+
+    @property
+    def has_list_input(self) -> bool:
+        return any(d.is_list for d in self.derivatives)
+
+    @property
+    def uses_grads(self) -> bool:
+        return any(d.uses_grads for d in self.derivatives)
+
+    @property
+    def output_kind(self) -> str:
+        """ "single", "tuple" (several returns) or "list" (`Tensor[]`)."""
+        if len(self.func.returns) > 1:
+            return "tuple"
+        return "list" if self.func.returns[0].type.is_list else "single"
+
+    @property
+    def return_names(self) -> tuple[str, ...] | None:
+        """The names of a tuple return (a named tuple), or None."""
+        names = tuple(r.name for r in self.func.returns)
+        if self.output_kind == "tuple" and all(names):
+            return names  # type: ignore[return-value]
+        return None
 
     @property
     def all_saved(self) -> tuple[SavedAttribute, ...]:
@@ -397,9 +460,11 @@ class DifferentiabilityInfo:
         `should_compute_output` guard). Empty: saved unconditionally, as for
         plain values and for ops with a single differentiable input.
         """
-        if not saved.is_tensor or saved.is_output or len(self.derivatives) < 2:
+        if not saved.is_tensor or saved.is_output or saved.is_list:
             return ()
-        return tuple(d.index for d in self.derivatives if saved in d.saved)
+        if len(self.differentiable_inputs) < 2:
+            return ()
+        return tuple(i for d in self.derivatives if saved in d.saved for i in d.indices)
 
 
 @dataclass(frozen=True)
@@ -434,7 +499,9 @@ class PythonBinding:
         return f"_{self.name.upper()}_OVERLOADS"
 
 
-def python_bindings(infos: tuple[DifferentiabilityInfo, ...]) -> tuple[PythonBinding, ...]:
+def python_bindings(
+    infos: tuple[DifferentiabilityInfo, ...],
+) -> tuple[PythonBinding, ...]:
     """The public names: every entry with a Python binding, grouped by base name."""
     groups: dict[str, list[DifferentiabilityInfo]] = {}
     for info in infos:

@@ -57,7 +57,9 @@ class _LineLoader(yaml.SafeLoader):
         return result
 
     def construct_sequence(self, node: Any, deep: bool = False) -> YamlList:
-        result = YamlList(self.construct_object(child, deep=True) for child in node.value)
+        result = YamlList(
+            self.construct_object(child, deep=True) for child in node.value
+        )
         result.line = node.start_mark.line + 1
         result.lines = [child.start_mark.line + 1 for child in node.value]
         return result
