@@ -1,5 +1,8 @@
 """The public API: what `import yamlgrad as yg` offers, in PyTorch's spelling.
 
+(The generated ops are star-imported here, so inside this module `sum`, `max`,
+`min` and `abs` are yamlgrad ops, not the builtins.)
+
 This is the one runtime module that imports generated/: it re-exports the generated
 ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor methods and operators (as
 PyTorch's `_tensor.py` and `python_variable_methods.cpp` do), binds the Tensor side
@@ -15,7 +18,7 @@ import numpy as np
 
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
-from yamlgrad.runtime import autograd, dtypes, formulas
+from yamlgrad.runtime import autograd, dtypes, formulas, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
     double,
@@ -205,6 +208,7 @@ def _install_tensor_methods() -> None:
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
+    Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]
     for name, target in (
         ("float", dtypes.float32),
@@ -228,3 +232,4 @@ ops = SimpleNamespace(
         for name, group in VariableType.OVERLOADS.items()
     }
 )
+
