@@ -29,6 +29,7 @@ from yamlgrad.runtime.variable_type_utils import (
     optional_int_arg,
     optional_int_list_arg,
     optional_scalar_type_arg,
+    promote_operands,
     return_type,
     scalar_arg,
     set_history,
@@ -151,6 +152,7 @@ def add_Tensor(
     self_data = tensor_arg(self, "add", "self", 1)
     other_data = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = AddBackward0()
@@ -178,6 +180,7 @@ def add_Scalar(
     self_data = tensor_arg(self, "add", "self", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    self_data, other = promote_operands(self_data, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AddBackward1()
@@ -201,6 +204,7 @@ def sub_Tensor(
     self_data = tensor_arg(self, "sub", "self", 1)
     other_data = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = SubBackward0()
@@ -228,6 +232,7 @@ def sub_Scalar(
     self_data = tensor_arg(self, "sub", "self", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    self_data, other = promote_operands(self_data, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SubBackward1()
@@ -251,6 +256,7 @@ def rsub_Tensor(
     self_data = tensor_arg(self, "rsub", "self", 1)
     other_data = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = RsubBackward0()
@@ -278,6 +284,7 @@ def rsub_Scalar(
     self_data = tensor_arg(self, "rsub", "self", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    self_data, other = promote_operands(self_data, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RsubBackward1()
@@ -303,6 +310,7 @@ def mul_Tensor(
     """
     self_data = tensor_arg(self, "mul", "self", 1)
     other_data = tensor_arg(other, "mul", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = MulBackward0()
@@ -327,6 +335,7 @@ def mul_Scalar(
     """
     self_data = tensor_arg(self, "mul", "self", 1)
     other = scalar_arg(other, "mul", "other", 2)
+    self_data, other = promote_operands(self_data, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MulBackward1()
@@ -348,6 +357,7 @@ def div_Tensor(
     """
     self_data = tensor_arg(self, "div", "self", 1)
     other_data = tensor_arg(other, "div", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = DivBackward0()
@@ -372,6 +382,7 @@ def div_Scalar(
     """
     self_data = tensor_arg(self, "div", "self", 1)
     other = scalar_arg(other, "div", "other", 2)
+    self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DivBackward1()
@@ -395,6 +406,7 @@ def where_self(
     condition_data = tensor_arg(condition, "where", "condition", 1)
     self_data = tensor_arg(self, "where", "self", 2)
     other_data = tensor_arg(other, "where", "other", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = WhereBackward0()
@@ -417,6 +429,7 @@ def eq_Tensor(
     """
     self_data = tensor_arg(self, "eq", "self", 1)
     other_data = tensor_arg(other, "eq", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.equal(self_data, other_data))
     return result
 
@@ -431,6 +444,7 @@ def ne_Tensor(
     """
     self_data = tensor_arg(self, "ne", "self", 1)
     other_data = tensor_arg(other, "ne", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.not_equal(self_data, other_data))
     return result
 
@@ -445,6 +459,7 @@ def lt_Tensor(
     """
     self_data = tensor_arg(self, "lt", "self", 1)
     other_data = tensor_arg(other, "lt", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.less(self_data, other_data))
     return result
 
@@ -459,6 +474,7 @@ def le_Tensor(
     """
     self_data = tensor_arg(self, "le", "self", 1)
     other_data = tensor_arg(other, "le", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.less_equal(self_data, other_data))
     return result
 
@@ -473,6 +489,7 @@ def gt_Tensor(
     """
     self_data = tensor_arg(self, "gt", "self", 1)
     other_data = tensor_arg(other, "gt", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.greater(self_data, other_data))
     return result
 
@@ -487,6 +504,7 @@ def ge_Tensor(
     """
     self_data = tensor_arg(self, "ge", "self", 1)
     other_data = tensor_arg(other, "ge", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.greater_equal(self_data, other_data))
     return result
 
@@ -501,6 +519,7 @@ def pow_Tensor_Scalar(
     """
     self_data = tensor_arg(self, "pow", "self", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
+    self_data, exponent = promote_operands(self_data, exponent)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PowBackward0()
@@ -523,6 +542,7 @@ def pow_Tensor_Tensor(
     """
     self_data = tensor_arg(self, "pow", "self", 1)
     exponent_data = tensor_arg(exponent, "pow", "exponent", 2)
+    self_data, exponent_data = promote_operands(self_data, exponent_data)
     grad_fn = None
     if compute_requires_grad(self, exponent):
         grad_fn = PowBackward1()
@@ -548,6 +568,7 @@ def pow_Scalar(
     """
     self = scalar_arg(self, "pow", "self", 1)
     exponent_data = tensor_arg(exponent, "pow", "exponent", 2)
+    self, exponent_data = promote_operands(self, exponent_data)
     grad_fn = None
     if compute_requires_grad(exponent):
         grad_fn = PowBackward2()
@@ -587,6 +608,7 @@ def reciprocal(
     forward: np.reciprocal(self)
     """
     self_data = tensor_arg(self, "reciprocal", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReciprocalBackward0()
@@ -606,6 +628,7 @@ def exp(
     forward: np.exp(self)
     """
     self_data = tensor_arg(self, "exp", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpBackward0()
@@ -625,6 +648,7 @@ def log(
     forward: np.log(self)
     """
     self_data = tensor_arg(self, "log", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogBackward0()
@@ -644,6 +668,7 @@ def sin(
     forward: np.sin(self)
     """
     self_data = tensor_arg(self, "sin", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SinBackward0()
@@ -663,6 +688,7 @@ def cos(
     forward: np.cos(self)
     """
     self_data = tensor_arg(self, "cos", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CosBackward0()
@@ -682,6 +708,7 @@ def tanh(
     forward: np.tanh(self)
     """
     self_data = tensor_arg(self, "tanh", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TanhBackward0()
@@ -701,6 +728,7 @@ def sigmoid(
     forward: sigmoid(self)
     """
     self_data = tensor_arg(self, "sigmoid", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SigmoidBackward0()
@@ -739,6 +767,7 @@ def sqrt(
     forward: np.sqrt(self)
     """
     self_data = tensor_arg(self, "sqrt", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqrtBackward0()

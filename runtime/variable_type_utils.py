@@ -150,6 +150,76 @@ def return_type(name: str, fields: tuple[str, ...]) -> type:
     return cls
 
 
+_FLOAT32 = np.dtype(np.float32)
+_INT64 = np.dtype(np.int64)
+_BOOL = np.dtype(np.bool_)
+
+
+def _promote(a: np.dtype | None, b: np.dtype) -> np.dtype:
+    """PyTorch's promote_types: a float wins over any int or bool."""
+    if a is None or a == b:
+        return b
+    if (a.kind == "f") != (b.kind == "f"):
+        return a if a.kind == "f" else b
+    return np.promote_types(a, b)
+
+
+def _category(dtype: np.dtype | None) -> int:
+    return -1 if dtype is None else {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[dtype.kind]
+
+
+def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
+    """c10's combine_categories: a lower-priority operand only raises the category."""
+    if higher is None:
+        return lower
+    if lower is None or _category(higher) >= _category(lower):
+        return higher
+    return (
+        _promote(higher, lower) if higher.kind == "b" or lower.kind == "f" else higher
+    )
+
+
+def result_type(*values: Any) -> np.dtype:
+    """PyTorch's result type of element-wise operands (raw values: ndarrays or the
+    Python numbers given for tensors). Dimensioned tensors decide first, then 0-d
+    tensors, then Python numbers, each only when it is of a higher category: a
+    float32 tensor times a float64 0-d tensor or a Python float stays float32, an
+    int64 tensor times 2.5 is float32 (the default float dtype)."""
+    dim = zero = wrapped = None
+    for v in values:
+        if type(v) is np.ndarray:
+            if v.ndim:
+                dim = _promote(dim, v.dtype)
+            else:
+                zero = _promote(zero, v.dtype)
+        elif isinstance(v, (bool, np.bool_)):
+            wrapped = _promote(wrapped, _BOOL)
+        elif isinstance(v, (int, np.integer)):
+            wrapped = _promote(wrapped, _INT64)
+        elif v is not None:
+            wrapped = _promote(wrapped, _FLOAT32)
+    result = _combine(dim, _combine(zero, wrapped))
+    return _FLOAT32 if result is None else result
+
+
+def promote_operands(*values: Any, int_to_float: bool = False) -> list[Any]:
+    """The operands cast to their common dtype (Python numbers stay Python numbers,
+    which numpy treats as weak). `int_to_float`: an integer or bool result type
+    becomes float32, as PyTorch's true division and float-only ops do."""
+    first = values[0]
+    if not int_to_float and all(
+        type(v) is np.ndarray and v.dtype == first.dtype and v.ndim for v in values
+    ):
+        return list(values)  # the common case: one dtype, nothing to do
+    dtype = result_type(*values)
+    if int_to_float and dtype.kind in "biu":
+        dtype = _FLOAT32
+    return [
+        v.astype(dtype) if type(v) is np.ndarray and v.dtype != dtype else v
+        for v in values
+    ]
+
+
 def compute_requires_grad(*args: Any) -> bool:
     """Grad mode is on and some tensor argument requires grad."""
     if not _grad_mode.enabled:

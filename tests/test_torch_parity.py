@@ -511,14 +511,6 @@ def test_gradient_has_the_input_dtype_across_promotion() -> None:
     np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())
 
 
-PROMOTION_REASON = (
-    "numpy's type promotion, not PyTorch's: an integer result of true division or "
-    "of a Python float is float64 (PyTorch: the default float32), and a 0-d tensor "
-    "up-casts a dimensioned one (PyTorch: the dimensioned tensor's dtype wins)"
-)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=PROMOTION_REASON)
 @pytest.mark.parametrize(
     "expression",
     [
@@ -529,6 +521,23 @@ PROMOTION_REASON = (
             id="float32 * 0-d float64",
         ),
         pytest.param(lambda lib: lib.ones(2) * lib.tensor(2), id="float32 * 0-d int64"),
+        pytest.param(
+            lambda lib: lib.tensor([1, 2], dtype=lib.int32)
+            * lib.tensor(2.0, dtype=lib.float64),
+            id="int32 * 0-d float64",
+        ),
+        pytest.param(lambda lib: lib.tensor([True, False]) + 2, id="bool + 2"),
+        pytest.param(lambda lib: lib.tensor([1, 2]).exp(), id="exp(int64)"),
+        pytest.param(lambda lib: lib.tensor([1, 2]) ** 0.5, id="int64 ** 0.5"),
+        pytest.param(lambda lib: lib.tensor([1, 2]) > 1.5, id="int64 > 1.5"),
+        pytest.param(
+            lambda lib: lib.ones(2, dtype=lib.float16) + lib.tensor([1, 2]),
+            id="float16 + int64",
+        ),
+        pytest.param(
+            lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1, 2]), 2.5),
+            id="where(int64, 2.5)",
+        ),
     ],
 )
 def test_type_promotion_matches_torch(expression: Callable[[Any], Any]) -> None:

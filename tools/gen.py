@@ -67,6 +67,8 @@ def render(yaml_name: str, infos: tuple[DifferentiabilityInfo, ...]) -> dict[str
         utils.update(a.converter for a in info.func.arguments)
         for s in info.all_saved:
             utils.update(u for u in ATTRIBUTE_UTILS if s.expr.startswith(u + "("))
+        if info.type_promotion != "none":
+            utils.add("promote_operands")
         if info.output_kind != "single":
             utils.add("set_history_outputs")
         if info.return_names:

@@ -40,6 +40,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
+    | {"type_promotion"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # Module-level names of the generated VariableType.py; no op may take one.
@@ -49,6 +50,7 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
     | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
     | {"set_history_outputs", "tuple", "list", "any", "all", "len", "range"}
+    | {"promote_operands"}
 )
 
 
@@ -262,6 +264,9 @@ def _load_entry(
             loc("python_binding"), op_text, "'python_binding' must be true or false"
         )
 
+    promotion, operands = _load_type_promotion(
+        entry, loc("type_promotion"), op_text, func
+    )
     domains = _load_domains(entry, loc("domain"), op_text, func)
     samples = _load_samples(entry, loc("samples"), op_text, func, domains, display)
     return DifferentiabilityInfo(
@@ -277,6 +282,8 @@ def _load_entry(
         python_binding=python_binding,
         samples=samples,
         loc=loc("name"),
+        type_promotion=promotion,
+        promotion_operands=operands,
     )
 
 
@@ -300,6 +307,42 @@ def _check_returns(func: FunctionSchema, loc: Location, op: str) -> None:
             f"returns must be Tensors, a Tensor[], or a tuple of Tensors, got {text!r}"
         )
         raise GenError(loc, op, message)
+
+
+PROMOTION_KINDS = ("default", "int_to_float")
+
+
+def _load_type_promotion(
+    entry: YamlMap, loc: Location, op: str, func: FunctionSchema
+) -> tuple[str, tuple[str, ...]]:
+    """`type_promotion: default`, or `{kind: default, operands: [self, other]}`."""
+    raw = entry.get("type_promotion")
+    if raw is None:
+        return "none", ()
+    candidates = [
+        a.name for a in func.arguments if a.is_tensor or a.binding_kind == "Scalar"
+    ]
+    if isinstance(raw, str):
+        kind, operands = raw, candidates
+    elif isinstance(raw, dict) and set(raw) == {"kind", "operands"}:
+        kind, operands = raw["kind"], raw["operands"]
+    else:
+        raise GenError(loc, op, f"bad type_promotion {raw!r}")
+    if kind not in PROMOTION_KINDS:
+        raise GenError(
+            loc, op, f"type_promotion must be one of {PROMOTION_KINDS}: {kind!r}"
+        )
+    if not isinstance(operands, list) or any(o not in candidates for o in operands):
+        message = (
+            f"type_promotion operands must be Tensor or Scalar arguments: {operands!r}"
+        )
+        raise GenError(loc, op, message)
+    if not any(
+        func.arguments[[a.name for a in func.arguments].index(o)].is_tensor
+        for o in operands
+    ):
+        raise GenError(loc, op, "type_promotion needs a Tensor operand")
+    return kind, tuple(operands)
 
 
 def _load_variants(entry: YamlMap, loc: Location, op: str, has_self: bool) -> set[str]:

@@ -397,6 +397,10 @@ class DifferentiabilityInfo:
     python_binding: bool  # reachable as yamlgrad.<name>; False: only yamlgrad.ops
     samples: tuple[Sample, ...]
     loc: Location
+    # PyTorch's element-wise type promotion: "none", "default" (the operands'
+    # common dtype) or "int_to_float" (and an integer result becomes float32).
+    type_promotion: str = "none"
+    promotion_operands: tuple[str, ...] = ()  # the arguments it looks at
     # The wrapper's name in VariableType.py: PyTorch's C++ name (`sum_dim_IntList`),
     # or `<name>_default` for an overload-less entry whose public name is a
     # dispatcher. Set by the loader once every entry is known.
@@ -407,6 +411,14 @@ class DifferentiabilityInfo:
         """The inputs with a next edge, in schema order (PyTorch's next_edges)."""
         names = {n for d in self.derivatives for n in d.var_names}
         return tuple(a for a in self.func.arguments if a.name in names)
+
+    @property
+    def promotion_locals(self) -> str:
+        """The wrapper's locals that type promotion rewrites: `self_data, other_data`."""
+        names = [
+            a.local for a in self.func.arguments if a.name in self.promotion_operands
+        ]
+        return ", ".join(names) + ("," if len(names) == 1 else "")
 
     @property
     def has_list_input(self) -> bool:
