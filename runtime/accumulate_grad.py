@@ -62,6 +62,9 @@ class AccumulateGrad(Node):
             variable._grad = formulas.ops._to_copy(new_grad)
         else:
             variable._grad = old + new_grad
+        if variable._post_accumulate_hooks:
+            for hook in list(variable._post_accumulate_hooks.values()):
+                hook(variable)
         return []
 
 

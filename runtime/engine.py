@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import formulas
+from yamlgrad.runtime import formulas, hooks
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.node import Edge, Grad, Node, task_state
@@ -246,12 +246,18 @@ class _GraphTask:
         while ready:
             fn = heapq.heappop(ready)[2]
             inputs = buffers.pop(fn)
+            # Tensor hooks run even on a node that only captures (autograd.grad).
+            inputs = hooks.call_tensor_pre_hooks(fn, inputs, raw)
             if needed is not None:
                 for input_nr, index in self.captures.get(fn, ()):
                     self.captured[index] = inputs[input_nr]
                 if fn not in needed:
                     continue
+            if fn._hooks is not None:
+                inputs = hooks.call_pre_hooks(fn, inputs, raw)
             outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
+            if fn._hooks is not None:
+                outputs = hooks.call_post_hooks(fn, outputs, inputs, raw)
             if not keep_graph:
                 fn.release_variables()
             for edge, grad in zip(fn._next_edges, outputs):

@@ -137,3 +137,10 @@ def assigned_grad_dtype(grad_dtype: str, dtype: str) -> str:
         grad_dtype=_TYPE_META_NAMES.get(grad_dtype, grad_dtype),
         dtype=_SCALAR_TYPE_NAMES.get(dtype, dtype),
     )
+
+
+ERR_HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
+ERR_RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+ERR_POST_ACCUMULATE_NON_LEAF = (
+    "post accumulate grad hooks cannot be registered on non-leaf tensors"
+)

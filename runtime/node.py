@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+from yamlgrad.runtime.hooks import HookDict, NodeHooks, RemovableHandle, add_hook
 
 if TYPE_CHECKING:
     from yamlgrad.runtime.tensor import Tensor
@@ -63,6 +66,7 @@ class Node:
         "_input_metadata",
         "_seq",
         "_metadata",
+        "_hooks",
         "__weakref__",
     )
 
@@ -71,6 +75,7 @@ class Node:
         self._input_metadata: list[tuple[tuple[int, ...], np.dtype]] = []
         self._seq = next(_sequence_nr)
         self._metadata: dict | None = None
+        self._hooks: NodeHooks | None = None
 
     # -- the graph ---------------------------------------------------------------
 
@@ -127,6 +132,27 @@ class Node:
         if self._metadata is None:
             self._metadata = {}
         return self._metadata
+
+    # -- hooks (runtime/hooks.py) ----------------------------------------------------
+
+    def _node_hooks(self) -> NodeHooks:
+        if self._hooks is None:
+            self._hooks = NodeHooks()
+        return self._hooks
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs) -> tuple | None`, after the node runs."""
+        return add_hook(self._node_hooks().post_hooks, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """`fn(grad_outputs) -> tuple | None`, before the node runs."""
+        return add_hook(self._node_hooks().pre_hooks, fn)
+
+    def _register_tensor_hook(
+        self, output_nr: int, fn: Callable[..., Any]
+    ) -> RemovableHandle:
+        hooks = self._node_hooks().tensor_pre_hooks.setdefault(output_nr, HookDict())
+        return add_hook(hooks, fn)
 
     def __getattr__(self, name: str) -> Any:
         # `grad_fn._saved_self` unpacks `grad_fn._raw_saved_self`, as PyTorch's

@@ -27,6 +27,9 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.errors import (
+    ERR_HOOK_NO_GRAD,
+    ERR_POST_ACCUMULATE_NON_LEAF,
+    ERR_RETAIN_GRAD_NO_GRAD,
     ERR_BOOL_AMBIGUOUS,
     ERR_GRAD_SIZE,
     ERR_GRAD_TYPE,
@@ -81,6 +84,8 @@ class Tensor:
         "_grad",
         "_grad_accumulator",
         "_retains_grad",
+        "_hooks",
+        "_post_accumulate_hooks",
         "__weakref__",
     )
 
@@ -93,6 +98,8 @@ class Tensor:
         self._grad: Tensor | None = None
         self._grad_accumulator: weakref.ref | None = None
         self._retains_grad = False
+        self._hooks: dict | None = None
+        self._post_accumulate_hooks: dict | None = None
         if requires_grad:
             self.requires_grad = True
 
@@ -108,6 +115,8 @@ class Tensor:
         t._grad = None
         t._grad_accumulator = None
         t._retains_grad = False
+        t._hooks = None
+        t._post_accumulate_hooks = None
         return t
 
     # -- autograd metadata -------------------------------------------------------
@@ -161,6 +170,55 @@ class Tensor:
     @property
     def _version(self) -> int:
         return 0 if self._version_counter is None else self._version_counter.value
+
+    # -- hooks (runtime/hooks.py) ----------------------------------------------------
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
+        """Call `hook(grad)` when this tensor's gradient is computed; a returned
+        tensor replaces the gradient. Returns a handle with `.remove()`.
+
+        >>> y = x * 2
+        >>> handle = y.register_hook(lambda g: g * 10)
+        """
+        from yamlgrad.runtime import hooks
+
+        if not self._requires_grad:
+            raise RuntimeError(ERR_HOOK_NO_GRAD)
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self.output_nr, hook)
+        if self._hooks is None:
+            self._hooks = hooks.HookDict()
+        return hooks.add_hook(self._hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in `.grad` (a no-op on a leaf)."""
+        from yamlgrad.runtime import hooks
+
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError(ERR_RETAIN_GRAD_NO_GRAD)
+            return
+        if self._retains_grad:
+            return
+        node_hooks = self.grad_fn._node_hooks()
+        node_hooks.retains_grad_hooks[self.output_nr] = hooks.retains_grad_hook(self)
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> Any:
+        """Call `hook(tensor)` after this leaf's `.grad` was updated."""
+        from yamlgrad.runtime import hooks
+
+        if self.grad_fn is not None:
+            raise RuntimeError(ERR_POST_ACCUMULATE_NON_LEAF)
+        if not self._requires_grad:
+            raise RuntimeError(ERR_HOOK_NO_GRAD)
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = hooks.HookDict()
+        return hooks.add_hook(self._post_accumulate_hooks, hook)
 
     def detach(self) -> Tensor:
         """A tensor on the same data and version counter, outside the graph."""
