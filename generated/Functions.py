@@ -13,9 +13,22 @@ from typing import Any
 
 from yamlgrad.runtime.formulas import (
     cat_tensors_backward,
+    clamp_backward,
+    clamp_backward_max,
+    clamp_backward_min,
+    copysign_tensor_self_backward,
     cos,
+    cosh,
+    div_floor,
+    div_trunc,
     evenly_distribute_backward,
+    exp,
     expand,
+    isfinite,
+    isnan,
+    logical_and,
+    logical_or,
+    logit_backward,
     matmul_backward_other,
     matmul_backward_self,
     maybe_multiply,
@@ -27,10 +40,12 @@ from yamlgrad.runtime.formulas import (
     pow_backward_exponent,
     pow_backward_self,
     reshape,
+    rsqrt,
     select_backward,
     select_of,
     sign,
     sin,
+    sinh,
     slice_backward,
     slice_of,
     split_backward,
@@ -43,6 +58,7 @@ from yamlgrad.runtime.formulas import (
     unbind_backward,
     value_selecting_reduction_backward,
     where,
+    xlogy,
     zeros_like,
 )
 from yamlgrad.runtime.node import Grad, Node
@@ -58,7 +74,35 @@ __all__ = [
     "MulBackward1",
     "DivBackward0",
     "DivBackward1",
+    "DivBackward2",
+    "DivBackward3",
     "WhereBackward0",
+    "MaximumBackward0",
+    "FmaxBackward0",
+    "MinimumBackward0",
+    "FminBackward0",
+    "Atan2Backward0",
+    "HypotBackward0",
+    "CopysignBackward0",
+    "CopysignBackward1",
+    "RemainderBackward0",
+    "RemainderBackward1",
+    "FmodBackward0",
+    "FmodBackward1",
+    "XlogyBackward0",
+    "XlogyBackward1",
+    "XlogyBackward2",
+    "LerpBackward0",
+    "LerpBackward1",
+    "AddcmulBackward0",
+    "AddcdivBackward0",
+    "ClampBackward0",
+    "ClampBackward1",
+    "ClampMinBackward0",
+    "ClampMinBackward1",
+    "ClampMaxBackward0",
+    "ClampMaxBackward1",
+    "NanToNumBackward0",
     "PowBackward0",
     "PowBackward1",
     "PowBackward2",
@@ -74,6 +118,30 @@ __all__ = [
     "SqrtBackward0",
     "AbsBackward0",
     "SignBackward0",
+    "Exp2Backward0",
+    "Expm1Backward0",
+    "Log2Backward0",
+    "Log10Backward0",
+    "Log1PBackward0",
+    "RsqrtBackward0",
+    "TanBackward0",
+    "AsinBackward0",
+    "AcosBackward0",
+    "AtanBackward0",
+    "SinhBackward0",
+    "CoshBackward0",
+    "AsinhBackward0",
+    "AcoshBackward0",
+    "AtanhBackward0",
+    "LogitBackward0",
+    "ErfBackward0",
+    "ErfcBackward0",
+    "FloorBackward0",
+    "CeilBackward0",
+    "RoundBackward0",
+    "RoundBackward1",
+    "TruncBackward0",
+    "FracBackward0",
     "SumBackward0",
     "SumBackward1",
     "MeanBackward0",
@@ -365,6 +433,80 @@ class DivBackward1(Node):
         return grad_inputs
 
 
+class DivBackward2(Node):
+    """Backward of `div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`.
+
+    self: grad / other if rounding_mode is None else zeros_like(grad)
+    other: -grad * (self / other / other) if rounding_mode is None else zeros_like(grad)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_saved_rounding_mode",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._saved_rounding_mode: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            rounding_mode = self._saved_rounding_mode
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
+        if self.task_should_compute_output(1):
+            rounding_mode = self._saved_rounding_mode
+            other = self._raw_saved_other.unpack(self, raw)
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[1] = (
+                -grad * (self_ / other / other)
+                if rounding_mode is None
+                else zeros_like(grad)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class DivBackward3(Node):
+    """Backward of `div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`.
+
+    self: grad / other if rounding_mode is None else zeros_like(grad)
+    """
+
+    __slots__ = (
+        "_saved_other",
+        "_saved_rounding_mode",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_other: Any = None
+        self._saved_rounding_mode: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            rounding_mode = self._saved_rounding_mode
+            other = self._saved_other
+            grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
+        return grad_inputs
+
+
 class WhereBackward0(Node):
     """Backward of `where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`.
 
@@ -394,6 +536,965 @@ class WhereBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_condition is not None:
             self._raw_saved_condition.reset_data()
+
+
+class MaximumBackward0(Node):
+    """Backward of `maximum(Tensor self, Tensor other) -> Tensor`.
+
+    self: where(self < other, 0, where(self == other, grad / 2, grad))
+    other: where(self > other, 0, where(self == other, grad / 2, grad))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[0] = where(
+                self_ < other, 0, where(self_ == other, grad / 2, grad)
+            )
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = where(
+                self_ > other, 0, where(self_ == other, grad / 2, grad)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class FmaxBackward0(Node):
+    """Backward of `fmax(Tensor self, Tensor other) -> Tensor`.
+
+    self: where(logical_or(self >= other, isnan(other)), grad, 0)
+    other: where(logical_or(self >= other, isnan(other)), 0, grad)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[0] = where(logical_or(self_ >= other, isnan(other)), grad, 0)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = where(logical_or(self_ >= other, isnan(other)), 0, grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class MinimumBackward0(Node):
+    """Backward of `minimum(Tensor self, Tensor other) -> Tensor`.
+
+    self: where(self > other, 0, where(self == other, grad / 2, grad))
+    other: where(self < other, 0, where(self == other, grad / 2, grad))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[0] = where(
+                self_ > other, 0, where(self_ == other, grad / 2, grad)
+            )
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = where(
+                self_ < other, 0, where(self_ == other, grad / 2, grad)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class FminBackward0(Node):
+    """Backward of `fmin(Tensor self, Tensor other) -> Tensor`.
+
+    self: where(logical_or(self <= other, isnan(other)), grad, 0)
+    other: where(logical_or(self <= other, isnan(other)), 0, grad)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[0] = where(logical_or(self_ <= other, isnan(other)), grad, 0)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = where(logical_or(self_ <= other, isnan(other)), 0, grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class Atan2Backward0(Node):
+    """Backward of `atan2(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad * other / (self * self + other * other)
+    other: grad * -self / (self * self + other * other)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            other = self._raw_saved_other.unpack(self, raw)
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * other / (self_ * self_ + other * other)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = grad * -self_ / (self_ * self_ + other * other)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class HypotBackward0(Node):
+    """Backward of `hypot(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad * self / result
+    other: grad * other / result
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * self_ / result
+        if self.task_should_compute_output(1):
+            result = self._raw_saved_result.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = grad * other / result
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class CopysignBackward0(Node):
+    """Backward of `copysign.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: copysign_tensor_self_backward(grad, self, result)
+    other: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class CopysignBackward1(Node):
+    """Backward of `copysign.Scalar(Tensor self, Scalar other) -> Tensor`.
+
+    self: copysign_tensor_self_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class RemainderBackward0(Node):
+    """Backward of `remainder.Scalar(Tensor self, Scalar other) -> Tensor`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class RemainderBackward1(Node):
+    """Backward of `remainder.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad
+    other: -grad * div_floor(self, other)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = -grad * div_floor(self_, other)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class FmodBackward0(Node):
+    """Backward of `fmod.Scalar(Tensor self, Scalar other) -> Tensor`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class FmodBackward1(Node):
+    """Backward of `fmod.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad
+    other: -grad * div_trunc(self, other)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other.unpack(self, raw)
+            grad_inputs[1] = -grad * div_trunc(self_, other)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class XlogyBackward0(Node):
+    """Backward of `xlogy.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: where(logical_and(self == 0, other <= 0), 0, xlogy(grad, other))
+    other: grad * self / other
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            other = self._raw_saved_other.unpack(self, raw)
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = where(
+                logical_and(self_ == 0, other <= 0), 0, xlogy(grad, other)
+            )
+        if self.task_should_compute_output(1):
+            other = self._raw_saved_other.unpack(self, raw)
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[1] = grad * self_ / other
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class XlogyBackward1(Node):
+    """Backward of `xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`.
+
+    other: grad * self / other
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_other: Any = None
+        self._saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            other = self._raw_saved_other.unpack(self, raw)
+            self_ = self._saved_self
+            grad_inputs[0] = grad * self_ / other
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_other is not None:
+            self._raw_saved_other.reset_data()
+
+
+class XlogyBackward2(Node):
+    """Backward of `xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`.
+
+    self: xlogy(grad, other) if other > 0 else where(self == 0, 0, xlogy(grad, other))
+    """
+
+    __slots__ = (
+        "_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_other: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            other = self._saved_other
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = (
+                xlogy(grad, other)
+                if other > 0
+                else where(self_ == 0, 0, xlogy(grad, other))
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class LerpBackward0(Node):
+    """Backward of `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
+
+    self: grad * (1 - weight)
+    end: grad * weight
+    """
+
+    __slots__ = ("_saved_weight",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            weight = self._saved_weight
+            grad_inputs[0] = grad * (1 - weight)
+        if self.task_should_compute_output(1):
+            weight = self._saved_weight
+            grad_inputs[1] = grad * weight
+        return grad_inputs
+
+
+class LerpBackward1(Node):
+    """Backward of `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`.
+
+    self: grad * (1 - weight)
+    end: grad * weight
+    weight: grad * (end - self)
+    """
+
+    __slots__ = (
+        "_raw_saved_end",
+        "_raw_saved_self",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_end: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            weight = self._raw_saved_weight.unpack(self, raw)
+            grad_inputs[0] = grad * (1 - weight)
+        if self.task_should_compute_output(1):
+            weight = self._raw_saved_weight.unpack(self, raw)
+            grad_inputs[1] = grad * weight
+        if self.task_should_compute_output(2):
+            end = self._raw_saved_end.unpack(self, raw)
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[2] = grad * (end - self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_end is not None:
+            self._raw_saved_end.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
+
+
+class AddcmulBackward0(Node):
+    """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+
+    self: grad
+    tensor1: grad * (tensor2 * value)
+    tensor2: grad * (tensor1 * value)
+    """
+
+    __slots__ = (
+        "_raw_saved_tensor1",
+        "_raw_saved_tensor2",
+        "_saved_value",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_tensor1: Any = None
+        self._raw_saved_tensor2: Any = None
+        self._saved_value: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        if self.task_should_compute_output(1):
+            tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+            value = self._saved_value
+            grad_inputs[1] = grad * (tensor2 * value)
+        if self.task_should_compute_output(2):
+            tensor1 = self._raw_saved_tensor1.unpack(self, raw)
+            value = self._saved_value
+            grad_inputs[2] = grad * (tensor1 * value)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_tensor1 is not None:
+            self._raw_saved_tensor1.reset_data()
+        if self._raw_saved_tensor2 is not None:
+            self._raw_saved_tensor2.reset_data()
+
+
+class AddcdivBackward0(Node):
+    """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
+
+    self: grad
+    tensor1: grad * (value / tensor2)
+    tensor2: -grad * (value * tensor1 / (tensor2 * tensor2))
+    """
+
+    __slots__ = (
+        "_raw_saved_tensor1",
+        "_raw_saved_tensor2",
+        "_saved_value",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_tensor1: Any = None
+        self._raw_saved_tensor2: Any = None
+        self._saved_value: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        if self.task_should_compute_output(1):
+            value = self._saved_value
+            tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+            grad_inputs[1] = grad * (value / tensor2)
+        if self.task_should_compute_output(2):
+            value = self._saved_value
+            tensor1 = self._raw_saved_tensor1.unpack(self, raw)
+            tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+            grad_inputs[2] = -grad * (value * tensor1 / (tensor2 * tensor2))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_tensor1 is not None:
+            self._raw_saved_tensor1.reset_data()
+        if self._raw_saved_tensor2 is not None:
+            self._raw_saved_tensor2.reset_data()
+
+
+class ClampBackward0(Node):
+    """Backward of `clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`.
+
+    self: clamp_backward(grad, self, min, max)
+    min: clamp_backward_min(grad, self, min, max)
+    max: clamp_backward_max(grad, self, min, max)
+    """
+
+    __slots__ = (
+        "_raw_saved_max",
+        "_raw_saved_min",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_max: Any = None
+        self._raw_saved_min: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min = self._raw_saved_min.unpack(self, raw)
+            max = self._raw_saved_max.unpack(self, raw)
+            grad_inputs[0] = clamp_backward(grad, self_, min, max)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min = self._raw_saved_min.unpack(self, raw)
+            max = self._raw_saved_max.unpack(self, raw)
+            grad_inputs[1] = clamp_backward_min(grad, self_, min, max)
+        if self.task_should_compute_output(2):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min = self._raw_saved_min.unpack(self, raw)
+            max = self._raw_saved_max.unpack(self, raw)
+            grad_inputs[2] = clamp_backward_max(grad, self_, min, max)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_max is not None:
+            self._raw_saved_max.reset_data()
+        if self._raw_saved_min is not None:
+            self._raw_saved_min.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ClampBackward1(Node):
+    """Backward of `clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
+
+    self: clamp_backward(grad, self, min, max)
+    """
+
+    __slots__ = (
+        "_saved_max",
+        "_saved_min",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_max: Any = None
+        self._saved_min: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min = self._saved_min
+            max = self._saved_max
+            grad_inputs[0] = clamp_backward(grad, self_, min, max)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ClampMinBackward0(Node):
+    """Backward of `clamp_min(Tensor self, Scalar min) -> Tensor`.
+
+    self: where(self >= min, grad, 0)
+    """
+
+    __slots__ = (
+        "_saved_min",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_min: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min = self._saved_min
+            grad_inputs[0] = where(self_ >= min, grad, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ClampMinBackward1(Node):
+    """Backward of `clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`.
+
+    self: where(self >= min, grad, 0)
+    min: where(self < min, grad, 0)
+    """
+
+    __slots__ = (
+        "_raw_saved_min",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_min: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min = self._raw_saved_min.unpack(self, raw)
+            grad_inputs[0] = where(self_ >= min, grad, 0)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min = self._raw_saved_min.unpack(self, raw)
+            grad_inputs[1] = where(self_ < min, grad, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_min is not None:
+            self._raw_saved_min.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ClampMaxBackward0(Node):
+    """Backward of `clamp_max(Tensor self, Scalar max) -> Tensor`.
+
+    self: where(self <= max, grad, 0)
+    """
+
+    __slots__ = (
+        "_saved_max",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_max: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            max = self._saved_max
+            grad_inputs[0] = where(self_ <= max, grad, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ClampMaxBackward1(Node):
+    """Backward of `clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`.
+
+    self: where(self <= max, grad, 0)
+    max: where(self > max, grad, 0)
+    """
+
+    __slots__ = (
+        "_raw_saved_max",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_max: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            max = self._raw_saved_max.unpack(self, raw)
+            grad_inputs[0] = where(self_ <= max, grad, 0)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            max = self._raw_saved_max.unpack(self, raw)
+            grad_inputs[1] = where(self_ > max, grad, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_max is not None:
+            self._raw_saved_max.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class NanToNumBackward0(Node):
+    """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`.
+
+    self: grad * isfinite(self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * isfinite(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
 
 
 class PowBackward0(Node):
@@ -818,6 +1919,623 @@ class SignBackward0(Node):
             return grad_inputs
         if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class Exp2Backward0(Node):
+    """Backward of `exp2(Tensor self) -> Tensor`.
+
+    self: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = grad * result * 0.6931471805599453
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class Expm1Backward0(Node):
+    """Backward of `expm1(Tensor self) -> Tensor`.
+
+    self: grad * (result + 1)
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = grad * (result + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class Log2Backward0(Node):
+    """Backward of `log2(Tensor self) -> Tensor`.
+
+    self: grad / (self * 0.6931471805599453)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad / (self_ * 0.6931471805599453)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class Log10Backward0(Node):
+    """Backward of `log10(Tensor self) -> Tensor`.
+
+    self: grad / (self * 2.3025850929940455)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad / (self_ * 2.3025850929940455)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class Log1PBackward0(Node):
+    """Backward of `log1p(Tensor self) -> Tensor`.
+
+    self: grad / (self + 1)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad / (self_ + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class RsqrtBackward0(Node):
+    """Backward of `rsqrt(Tensor self) -> Tensor`.
+
+    self: -0.5 * grad * result ** 3
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = -0.5 * grad * result**3
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class TanBackward0(Node):
+    """Backward of `tan(Tensor self) -> Tensor`.
+
+    self: grad * (1 + result ** 2)
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = grad * (1 + result**2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class AsinBackward0(Node):
+    """Backward of `asin(Tensor self) -> Tensor`.
+
+    self: grad * rsqrt(-self * self + 1)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * rsqrt(-self_ * self_ + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AcosBackward0(Node):
+    """Backward of `acos(Tensor self) -> Tensor`.
+
+    self: grad * -rsqrt(-self * self + 1)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * -rsqrt(-self_ * self_ + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AtanBackward0(Node):
+    """Backward of `atan(Tensor self) -> Tensor`.
+
+    self: grad / (self * self + 1)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad / (self_ * self_ + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class SinhBackward0(Node):
+    """Backward of `sinh(Tensor self) -> Tensor`.
+
+    self: grad * cosh(self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * cosh(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class CoshBackward0(Node):
+    """Backward of `cosh(Tensor self) -> Tensor`.
+
+    self: grad * sinh(self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * sinh(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AsinhBackward0(Node):
+    """Backward of `asinh(Tensor self) -> Tensor`.
+
+    self: grad * rsqrt(self ** 2 + 1)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * rsqrt(self_**2 + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AcoshBackward0(Node):
+    """Backward of `acosh(Tensor self) -> Tensor`.
+
+    self: grad * rsqrt(self * self - 1)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * rsqrt(self_ * self_ - 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AtanhBackward0(Node):
+    """Backward of `atanh(Tensor self) -> Tensor`.
+
+    self: grad * 1 / (1 - self ** 2)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = grad * 1 / (1 - self_**2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class LogitBackward0(Node):
+    """Backward of `logit(Tensor self, float? eps=None) -> Tensor`.
+
+    self: logit_backward(grad, self, eps)
+    """
+
+    __slots__ = (
+        "_saved_eps",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_eps: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            eps = self._saved_eps
+            grad_inputs[0] = logit_backward(grad, self_, eps)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ErfBackward0(Node):
+    """Backward of `erf(Tensor self) -> Tensor`.
+
+    self: 1.1283791670955126 * exp(-self ** 2) * grad
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = 1.1283791670955126 * exp(-(self_**2)) * grad
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ErfcBackward0(Node):
+    """Backward of `erfc(Tensor self) -> Tensor`.
+
+    self: -1.1283791670955126 * exp(-self ** 2) * grad
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = -1.1283791670955126 * exp(-(self_**2)) * grad
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class FloorBackward0(Node):
+    """Backward of `floor(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class CeilBackward0(Node):
+    """Backward of `ceil(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class RoundBackward0(Node):
+    """Backward of `round(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class RoundBackward1(Node):
+    """Backward of `round.decimals(Tensor self, *, int decimals) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class TruncBackward0(Node):
+    """Backward of `trunc(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class FracBackward0(Node):
+    """Backward of `frac(Tensor self) -> Tensor`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
         return grad_inputs
 
 

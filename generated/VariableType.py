@@ -26,9 +26,13 @@ from yamlgrad.runtime.variable_type_utils import (
     dtype_of,
     int_arg,
     int_list_arg,
+    optional_float_arg,
     optional_int_arg,
     optional_int_list_arg,
+    optional_scalar_arg,
     optional_scalar_type_arg,
+    optional_str_arg,
+    optional_tensor_arg,
     promote_operands,
     return_type,
     scalar_arg,
@@ -50,7 +54,35 @@ from .Functions import (
     MulBackward1,
     DivBackward0,
     DivBackward1,
+    DivBackward2,
+    DivBackward3,
     WhereBackward0,
+    MaximumBackward0,
+    FmaxBackward0,
+    MinimumBackward0,
+    FminBackward0,
+    Atan2Backward0,
+    HypotBackward0,
+    CopysignBackward0,
+    CopysignBackward1,
+    RemainderBackward0,
+    RemainderBackward1,
+    FmodBackward0,
+    FmodBackward1,
+    XlogyBackward0,
+    XlogyBackward1,
+    XlogyBackward2,
+    LerpBackward0,
+    LerpBackward1,
+    AddcmulBackward0,
+    AddcdivBackward0,
+    ClampBackward0,
+    ClampBackward1,
+    ClampMinBackward0,
+    ClampMinBackward1,
+    ClampMaxBackward0,
+    ClampMaxBackward1,
+    NanToNumBackward0,
     PowBackward0,
     PowBackward1,
     PowBackward2,
@@ -66,6 +98,30 @@ from .Functions import (
     SqrtBackward0,
     AbsBackward0,
     SignBackward0,
+    Exp2Backward0,
+    Expm1Backward0,
+    Log2Backward0,
+    Log10Backward0,
+    Log1PBackward0,
+    RsqrtBackward0,
+    TanBackward0,
+    AsinBackward0,
+    AcosBackward0,
+    AtanBackward0,
+    SinhBackward0,
+    CoshBackward0,
+    AsinhBackward0,
+    AcoshBackward0,
+    AtanhBackward0,
+    LogitBackward0,
+    ErfBackward0,
+    ErfcBackward0,
+    FloorBackward0,
+    CeilBackward0,
+    RoundBackward0,
+    RoundBackward1,
+    TruncBackward0,
+    FracBackward0,
     SumBackward0,
     SumBackward1,
     MeanBackward0,
@@ -98,7 +154,25 @@ __all__ = [
     "rsub",
     "mul",
     "div",
+    "true_divide",
     "where",
+    "maximum",
+    "fmax",
+    "minimum",
+    "fmin",
+    "atan2",
+    "hypot",
+    "copysign",
+    "remainder",
+    "fmod",
+    "xlogy",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "nan_to_num",
     "eq",
     "ne",
     "lt",
@@ -118,6 +192,30 @@ __all__ = [
     "sqrt",
     "abs",
     "sign",
+    "exp2",
+    "expm1",
+    "log2",
+    "log10",
+    "log1p",
+    "rsqrt",
+    "square",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "logit",
+    "erf",
+    "erfc",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
     "sum",
     "mean",
     "max",
@@ -394,6 +492,70 @@ def div_Scalar(
     return result
 
 
+def div_Tensor_mode(
+    self: Any,
+    other: Any,
+    *,
+    rounding_mode: Any,
+) -> Tensor:
+    """`div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
+
+    forward: divide(self, other, rounding_mode)
+    """
+    self_data = tensor_arg(self, "div", "self", 1)
+    other_data = tensor_arg(other, "div", "other", 2)
+    rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = DivBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_rounding_mode = rounding_mode
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.divide(self_data, other_data, rounding_mode))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def div_Scalar_mode(
+    self: Any,
+    other: Any,
+    *,
+    rounding_mode: Any,
+) -> Tensor:
+    """`div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
+
+    forward: divide(self, other, rounding_mode)
+    """
+    self_data = tensor_arg(self, "div", "self", 1)
+    other = scalar_arg(other, "div", "other", 2)
+    rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = DivBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_other = other
+        grad_fn._saved_rounding_mode = rounding_mode
+    result = Tensor._make(kernels.divide(self_data, other, rounding_mode))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def true_divide_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    composite: div(self, other)
+    """
+    return div(self, other)
+
+
 def where_self(
     condition: Any,
     self: Any,
@@ -414,6 +576,651 @@ def where_self(
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_condition = SavedVariable(condition, False)
     result = Tensor._make(np.where(condition_data, self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def maximum(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`maximum(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.maximum(self, other)
+    """
+    self_data = tensor_arg(self, "maximum", "self", 1)
+    other_data = tensor_arg(other, "maximum", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = MaximumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.maximum(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def fmax(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`fmax(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.fmax(self, other)
+    """
+    self_data = tensor_arg(self, "fmax", "self", 1)
+    other_data = tensor_arg(other, "fmax", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = FmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.fmax(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def minimum(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`minimum(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.minimum(self, other)
+    """
+    self_data = tensor_arg(self, "minimum", "self", 1)
+    other_data = tensor_arg(other, "minimum", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = MinimumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.minimum(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def fmin(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`fmin(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.fmin(self, other)
+    """
+    self_data = tensor_arg(self, "fmin", "self", 1)
+    other_data = tensor_arg(other, "fmin", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = FminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.fmin(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def atan2(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`atan2(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.arctan2(self, other)
+    """
+    self_data = tensor_arg(self, "atan2", "self", 1)
+    other_data = tensor_arg(other, "atan2", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = Atan2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.arctan2(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def hypot(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`hypot(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.hypot(self, other)
+    """
+    self_data = tensor_arg(self, "hypot", "self", 1)
+    other_data = tensor_arg(other, "hypot", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = HypotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.hypot(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def copysign_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`copysign.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.copysign(self, other)
+    """
+    self_data = tensor_arg(self, "copysign", "self", 1)
+    other_data = tensor_arg(other, "copysign", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.copysign(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def copysign_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`copysign.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.copysign(self, other)
+    """
+    self_data = tensor_arg(self, "copysign", "self", 1)
+    other = scalar_arg(other, "copysign", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.copysign(self_data, other))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def remainder_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`remainder.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.remainder(self, other)
+    """
+    self_data = tensor_arg(self, "remainder", "self", 1)
+    other = scalar_arg(other, "remainder", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RemainderBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.remainder(self_data, other))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def remainder_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`remainder.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.remainder(self, other)
+    """
+    self_data = tensor_arg(self, "remainder", "self", 1)
+    other_data = tensor_arg(other, "remainder", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = RemainderBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.remainder(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def fmod_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`fmod.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.fmod(self, other)
+    """
+    self_data = tensor_arg(self, "fmod", "self", 1)
+    other = scalar_arg(other, "fmod", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FmodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.fmod(self_data, other))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def fmod_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`fmod.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.fmod(self, other)
+    """
+    self_data = tensor_arg(self, "fmod", "self", 1)
+    other_data = tensor_arg(other, "fmod", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = FmodBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.fmod(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def xlogy_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`xlogy.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: xlogy(self, other)
+    """
+    self_data = tensor_arg(self, "xlogy", "self", 1)
+    other_data = tensor_arg(other, "xlogy", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.xlogy(self_data, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def xlogy_Scalar_Self(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`
+
+    forward: xlogy(self, other)
+    """
+    self = scalar_arg(self, "xlogy", "self", 1)
+    other_data = tensor_arg(other, "xlogy", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(other):
+        grad_fn = XlogyBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_self = self
+    result = Tensor._make(kernels.xlogy(self, other_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def xlogy_Scalar_Other(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`
+
+    forward: xlogy(self, other)
+    """
+    self_data = tensor_arg(self, "xlogy", "self", 1)
+    other = scalar_arg(other, "xlogy", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_other = other
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.xlogy(self_data, other))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def lerp_Scalar(
+    self: Any,
+    end: Any,
+    weight: Any,
+) -> Tensor:
+    """`lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
+
+    forward: lerp(self, end, weight)
+    """
+    self_data = tensor_arg(self, "lerp", "self", 1)
+    end_data = tensor_arg(end, "lerp", "end", 2)
+    weight = scalar_arg(weight, "lerp", "weight", 3)
+    grad_fn = None
+    if compute_requires_grad(self, end):
+        grad_fn = LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn._saved_weight = weight
+    result = Tensor._make(kernels.lerp(self_data, end_data, weight))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def lerp_Tensor(
+    self: Any,
+    end: Any,
+    weight: Any,
+) -> Tensor:
+    """`lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`
+
+    forward: lerp(self, end, weight)
+    """
+    self_data = tensor_arg(self, "lerp", "self", 1)
+    end_data = tensor_arg(end, "lerp", "end", 2)
+    weight_data = tensor_arg(weight, "lerp", "weight", 3)
+    grad_fn = None
+    if compute_requires_grad(self, end, weight):
+        grad_fn = LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_end = SavedVariable(end, False)
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    result = Tensor._make(kernels.lerp(self_data, end_data, weight_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def addcmul(
+    self: Any,
+    tensor1: Any,
+    tensor2: Any,
+    *,
+    value: Any = 1,
+) -> Tensor:
+    """`addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
+
+    forward: np.add(self, value * tensor1 * tensor2)
+    """
+    self_data = tensor_arg(self, "addcmul", "self", 1)
+    tensor1_data = tensor_arg(tensor1, "addcmul", "tensor1", 2)
+    tensor2_data = tensor_arg(tensor2, "addcmul", "tensor2", 3)
+    value = scalar_arg(value, "addcmul", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self, tensor1, tensor2):
+        grad_fn = AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+    result = Tensor._make(np.add(self_data, value * tensor1_data * tensor2_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def addcdiv(
+    self: Any,
+    tensor1: Any,
+    tensor2: Any,
+    *,
+    value: Any = 1,
+) -> Tensor:
+    """`addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
+
+    forward: np.add(self, value * np.true_divide(tensor1, tensor2))
+    """
+    self_data = tensor_arg(self, "addcdiv", "self", 1)
+    tensor1_data = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
+    tensor2_data = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
+    value = scalar_arg(value, "addcdiv", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self, tensor1, tensor2):
+        grad_fn = AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
+        if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+    result = Tensor._make(
+        np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def clamp_Tensor(
+    self: Any,
+    min: Any = None,
+    max: Any = None,
+) -> Tensor:
+    """`clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+
+    forward: clamp(self, min, max)
+    """
+    self_data = tensor_arg(self, "clamp", "self", 1)
+    min_data = optional_tensor_arg(min, "clamp", "min", 2)
+    max_data = optional_tensor_arg(max, "clamp", "max", 3)
+    grad_fn = None
+    if compute_requires_grad(self, min, max):
+        grad_fn = ClampBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_max = SavedVariable(max, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_min = SavedVariable(min, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.clamp(self_data, min_data, max_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def clamp_default(
+    self: Any,
+    min: Any = None,
+    max: Any = None,
+) -> Tensor:
+    """`clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+
+    forward: clamp(self, min, max)
+    """
+    self_data = tensor_arg(self, "clamp", "self", 1)
+    min = optional_scalar_arg(min, "clamp", "min", 2)
+    max = optional_scalar_arg(max, "clamp", "max", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_max = max
+        grad_fn._saved_min = min
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.clamp(self_data, min, max))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def clamp_min_default(
+    self: Any,
+    min: Any,
+) -> Tensor:
+    """`clamp_min(Tensor self, Scalar min) -> Tensor`
+
+    forward: clamp(self, min, None)
+    """
+    self_data = tensor_arg(self, "clamp_min", "self", 1)
+    min = scalar_arg(min, "clamp_min", "min", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ClampMinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_min = min
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.clamp(self_data, min, None))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def clamp_min_Tensor(
+    self: Any,
+    min: Any,
+) -> Tensor:
+    """`clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
+
+    forward: clamp(self, min, None)
+    """
+    self_data = tensor_arg(self, "clamp_min", "self", 1)
+    min_data = tensor_arg(min, "clamp_min", "min", 2)
+    grad_fn = None
+    if compute_requires_grad(self, min):
+        grad_fn = ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_min = SavedVariable(min, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.clamp(self_data, min_data, None))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def clamp_max_default(
+    self: Any,
+    max: Any,
+) -> Tensor:
+    """`clamp_max(Tensor self, Scalar max) -> Tensor`
+
+    forward: clamp(self, None, max)
+    """
+    self_data = tensor_arg(self, "clamp_max", "self", 1)
+    max = scalar_arg(max, "clamp_max", "max", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ClampMaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_max = max
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.clamp(self_data, None, max))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def clamp_max_Tensor(
+    self: Any,
+    max: Any,
+) -> Tensor:
+    """`clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
+
+    forward: clamp(self, None, max)
+    """
+    self_data = tensor_arg(self, "clamp_max", "self", 1)
+    max_data = tensor_arg(max, "clamp_max", "max", 2)
+    grad_fn = None
+    if compute_requires_grad(self, max):
+        grad_fn = ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_max = SavedVariable(max, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.clamp(self_data, None, max_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def nan_to_num(
+    self: Any,
+    nan: Any = None,
+    posinf: Any = None,
+    neginf: Any = None,
+) -> Tensor:
+    """`nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`
+
+    forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+    """
+    self_data = tensor_arg(self, "nan_to_num", "self", 1)
+    nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
+    posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
+    neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(
+        np.nan_to_num(
+            self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+        )
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -811,6 +1618,472 @@ def sign(
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     result = Tensor._make(np.sign(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def exp2(
+    self: Any,
+) -> Tensor:
+    """`exp2(Tensor self) -> Tensor`
+
+    forward: np.exp2(self)
+    """
+    self_data = tensor_arg(self, "exp2", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Exp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.exp2(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def expm1(
+    self: Any,
+) -> Tensor:
+    """`expm1(Tensor self) -> Tensor`
+
+    forward: np.expm1(self)
+    """
+    self_data = tensor_arg(self, "expm1", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Expm1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.expm1(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def log2(
+    self: Any,
+) -> Tensor:
+    """`log2(Tensor self) -> Tensor`
+
+    forward: np.log2(self)
+    """
+    self_data = tensor_arg(self, "log2", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Log2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.log2(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def log10(
+    self: Any,
+) -> Tensor:
+    """`log10(Tensor self) -> Tensor`
+
+    forward: np.log10(self)
+    """
+    self_data = tensor_arg(self, "log10", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Log10Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.log10(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def log1p(
+    self: Any,
+) -> Tensor:
+    """`log1p(Tensor self) -> Tensor`
+
+    forward: np.log1p(self)
+    """
+    self_data = tensor_arg(self, "log1p", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Log1PBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.log1p(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def rsqrt(
+    self: Any,
+) -> Tensor:
+    """`rsqrt(Tensor self) -> Tensor`
+
+    forward: np.reciprocal(np.sqrt(self))
+    """
+    self_data = tensor_arg(self, "rsqrt", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RsqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.reciprocal(np.sqrt(self_data)))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def square(
+    self: Any,
+) -> Tensor:
+    """`square(Tensor self) -> Tensor`
+
+    composite: pow(self, 2)
+    """
+    return pow(self, 2)
+
+
+def tan(
+    self: Any,
+) -> Tensor:
+    """`tan(Tensor self) -> Tensor`
+
+    forward: np.tan(self)
+    """
+    self_data = tensor_arg(self, "tan", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.tan(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def asin(
+    self: Any,
+) -> Tensor:
+    """`asin(Tensor self) -> Tensor`
+
+    forward: np.arcsin(self)
+    """
+    self_data = tensor_arg(self, "asin", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.arcsin(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def acos(
+    self: Any,
+) -> Tensor:
+    """`acos(Tensor self) -> Tensor`
+
+    forward: np.arccos(self)
+    """
+    self_data = tensor_arg(self, "acos", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AcosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.arccos(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def atan(
+    self: Any,
+) -> Tensor:
+    """`atan(Tensor self) -> Tensor`
+
+    forward: np.arctan(self)
+    """
+    self_data = tensor_arg(self, "atan", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AtanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.arctan(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def sinh(
+    self: Any,
+) -> Tensor:
+    """`sinh(Tensor self) -> Tensor`
+
+    forward: np.sinh(self)
+    """
+    self_data = tensor_arg(self, "sinh", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.sinh(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def cosh(
+    self: Any,
+) -> Tensor:
+    """`cosh(Tensor self) -> Tensor`
+
+    forward: np.cosh(self)
+    """
+    self_data = tensor_arg(self, "cosh", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.cosh(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def asinh(
+    self: Any,
+) -> Tensor:
+    """`asinh(Tensor self) -> Tensor`
+
+    forward: np.arcsinh(self)
+    """
+    self_data = tensor_arg(self, "asinh", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AsinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.arcsinh(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def acosh(
+    self: Any,
+) -> Tensor:
+    """`acosh(Tensor self) -> Tensor`
+
+    forward: np.arccosh(self)
+    """
+    self_data = tensor_arg(self, "acosh", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AcoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.arccosh(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def atanh(
+    self: Any,
+) -> Tensor:
+    """`atanh(Tensor self) -> Tensor`
+
+    forward: np.arctanh(self)
+    """
+    self_data = tensor_arg(self, "atanh", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.arctanh(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def logit(
+    self: Any,
+    eps: Any = None,
+) -> Tensor:
+    """`logit(Tensor self, float? eps=None) -> Tensor`
+
+    forward: logit(self, eps)
+    """
+    self_data = tensor_arg(self, "logit", "self", 1)
+    eps = optional_float_arg(eps, "logit", "eps", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_eps = eps
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.logit(self_data, eps))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def erf(
+    self: Any,
+) -> Tensor:
+    """`erf(Tensor self) -> Tensor`
+
+    forward: erf(self)
+    """
+    self_data = tensor_arg(self, "erf", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ErfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.erf(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def erfc(
+    self: Any,
+) -> Tensor:
+    """`erfc(Tensor self) -> Tensor`
+
+    forward: erfc(self)
+    """
+    self_data = tensor_arg(self, "erfc", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.erfc(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def floor(
+    self: Any,
+) -> Tensor:
+    """`floor(Tensor self) -> Tensor`
+
+    forward: np.floor(self)
+    """
+    self_data = tensor_arg(self, "floor", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FloorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.floor(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def ceil(
+    self: Any,
+) -> Tensor:
+    """`ceil(Tensor self) -> Tensor`
+
+    forward: np.ceil(self)
+    """
+    self_data = tensor_arg(self, "ceil", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CeilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.ceil(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def round_default(
+    self: Any,
+) -> Tensor:
+    """`round(Tensor self) -> Tensor`
+
+    forward: np.round(self)
+    """
+    self_data = tensor_arg(self, "round", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RoundBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.round(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def round_decimals(
+    self: Any,
+    *,
+    decimals: Any,
+) -> Tensor:
+    """`round.decimals(Tensor self, *, int decimals) -> Tensor`
+
+    forward: np.round(self, decimals)
+    """
+    self_data = tensor_arg(self, "round", "self", 1)
+    decimals = int_arg(decimals, "round", "decimals", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RoundBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.round(self_data, decimals))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def trunc(
+    self: Any,
+) -> Tensor:
+    """`trunc(Tensor self) -> Tensor`
+
+    forward: np.trunc(self)
+    """
+    self_data = tensor_arg(self, "trunc", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TruncBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.trunc(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def frac(
+    self: Any,
+) -> Tensor:
+    """`frac(Tensor self) -> Tensor`
+
+    forward: self - np.trunc(self)
+    """
+    self_data = tensor_arg(self, "frac", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(self_data - np.trunc(self_data))
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1471,6 +2744,262 @@ def rsub(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("rsub", _RSUB_OVERLOADS, args, kwargs)
 
 
+_DIV_OVERLOADS = (
+    Overload(
+        div_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        div_Tensor_mode,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+            Param("rounding_mode", "str", True, REQUIRED, True, "str? rounding_mode"),
+        ),
+    ),
+)
+
+
+def div(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `div.Tensor(Tensor self, Tensor other) -> Tensor`
+    `div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`
+    """
+    return dispatch("div", _DIV_OVERLOADS, args, kwargs)
+
+
+_COPYSIGN_OVERLOADS = (
+    Overload(
+        copysign_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        copysign_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def copysign(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `copysign.Tensor(Tensor self, Tensor other) -> Tensor`
+    `copysign.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("copysign", _COPYSIGN_OVERLOADS, args, kwargs)
+
+
+_REMAINDER_OVERLOADS = (
+    Overload(
+        remainder_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        remainder_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def remainder(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `remainder.Scalar(Tensor self, Scalar other) -> Tensor`
+    `remainder.Tensor(Tensor self, Tensor other) -> Tensor`
+    """
+    return dispatch("remainder", _REMAINDER_OVERLOADS, args, kwargs)
+
+
+_FMOD_OVERLOADS = (
+    Overload(
+        fmod_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        fmod_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def fmod(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `fmod.Scalar(Tensor self, Scalar other) -> Tensor`
+    `fmod.Tensor(Tensor self, Tensor other) -> Tensor`
+    """
+    return dispatch("fmod", _FMOD_OVERLOADS, args, kwargs)
+
+
+_XLOGY_OVERLOADS = (
+    Overload(
+        xlogy_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        xlogy_Scalar_Self,
+        (
+            Param("self", "Scalar", False, REQUIRED, False, "Scalar self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        xlogy_Scalar_Other,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def xlogy(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `xlogy.Tensor(Tensor self, Tensor other) -> Tensor`
+    `xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`
+    `xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("xlogy", _XLOGY_OVERLOADS, args, kwargs)
+
+
+_LERP_OVERLOADS = (
+    Overload(
+        lerp_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
+            Param("weight", "Scalar", False, REQUIRED, False, "Scalar weight"),
+        ),
+    ),
+    Overload(
+        lerp_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
+            Param("weight", "Tensor", False, REQUIRED, False, "Tensor weight"),
+        ),
+    ),
+)
+
+
+def lerp(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
+    `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`
+    """
+    return dispatch("lerp", _LERP_OVERLOADS, args, kwargs)
+
+
+_CLAMP_OVERLOADS = (
+    Overload(
+        clamp_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("min", "Tensor", True, None, False, "Tensor? min=None"),
+            Param("max", "Tensor", True, None, False, "Tensor? max=None"),
+        ),
+    ),
+    Overload(
+        clamp_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("min", "Scalar", True, None, False, "Scalar? min=None"),
+            Param("max", "Scalar", True, None, False, "Scalar? max=None"),
+        ),
+    ),
+)
+
+
+def clamp(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`
+    `clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`
+    """
+    return dispatch("clamp", _CLAMP_OVERLOADS, args, kwargs)
+
+
+_CLAMP_MIN_OVERLOADS = (
+    Overload(
+        clamp_min_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("min", "Scalar", False, REQUIRED, False, "Scalar min"),
+        ),
+    ),
+    Overload(
+        clamp_min_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("min", "Tensor", False, REQUIRED, False, "Tensor min"),
+        ),
+    ),
+)
+
+
+def clamp_min(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `clamp_min(Tensor self, Scalar min) -> Tensor`
+    `clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
+    """
+    return dispatch("clamp_min", _CLAMP_MIN_OVERLOADS, args, kwargs)
+
+
+_CLAMP_MAX_OVERLOADS = (
+    Overload(
+        clamp_max_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("max", "Scalar", False, REQUIRED, False, "Scalar max"),
+        ),
+    ),
+    Overload(
+        clamp_max_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("max", "Tensor", False, REQUIRED, False, "Tensor max"),
+        ),
+    ),
+)
+
+
+def clamp_max(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `clamp_max(Tensor self, Scalar max) -> Tensor`
+    `clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
+    """
+    return dispatch("clamp_max", _CLAMP_MAX_OVERLOADS, args, kwargs)
+
+
 _POW_OVERLOADS = (
     Overload(
         pow_Tensor_Scalar,
@@ -1504,6 +3033,30 @@ def pow(*args: Any, **kwargs: Any) -> Tensor:
     `pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
     """
     return dispatch("pow", _POW_OVERLOADS, args, kwargs)
+
+
+_ROUND_OVERLOADS = (
+    Overload(
+        round_default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+    ),
+    Overload(
+        round_decimals,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("decimals", "int", False, REQUIRED, True, "int decimals"),
+        ),
+    ),
+)
+
+
+def round(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `round(Tensor self) -> Tensor`
+    `round.decimals(Tensor self, *, int decimals) -> Tensor`
+    """
+    return dispatch("round", _ROUND_OVERLOADS, args, kwargs)
 
 
 _SUM_OVERLOADS = (
@@ -1697,7 +3250,7 @@ sub = sub_Tensor
 
 mul = mul_Tensor
 
-div = div_Tensor
+true_divide = true_divide_Tensor
 
 where = where_self
 
@@ -1728,6 +3281,24 @@ METHODS = {
     "rsub": rsub,
     "mul": mul,
     "div": div,
+    "true_divide": true_divide,
+    "maximum": maximum,
+    "fmax": fmax,
+    "minimum": minimum,
+    "fmin": fmin,
+    "atan2": atan2,
+    "hypot": hypot,
+    "copysign": copysign,
+    "remainder": remainder,
+    "fmod": fmod,
+    "xlogy": xlogy,
+    "lerp": lerp,
+    "addcmul": addcmul,
+    "addcdiv": addcdiv,
+    "clamp": clamp,
+    "clamp_min": clamp_min,
+    "clamp_max": clamp_max,
+    "nan_to_num": nan_to_num,
     "eq": eq,
     "ne": ne,
     "lt": lt,
@@ -1747,6 +3318,30 @@ METHODS = {
     "sqrt": sqrt,
     "abs": abs,
     "sign": sign,
+    "exp2": exp2,
+    "expm1": expm1,
+    "log2": log2,
+    "log10": log10,
+    "log1p": log1p,
+    "rsqrt": rsqrt,
+    "square": square,
+    "tan": tan,
+    "asin": asin,
+    "acos": acos,
+    "atan": atan,
+    "sinh": sinh,
+    "cosh": cosh,
+    "asinh": asinh,
+    "acosh": acosh,
+    "atanh": atanh,
+    "logit": logit,
+    "erf": erf,
+    "erfc": erfc,
+    "floor": floor,
+    "ceil": ceil,
+    "round": round,
+    "trunc": trunc,
+    "frac": frac,
     "sum": sum,
     "mean": mean,
     "max": max,
@@ -1787,9 +3382,74 @@ OVERLOADS = {
     "div": {
         "Tensor": div_Tensor,
         "Scalar": div_Scalar,
+        "Tensor_mode": div_Tensor_mode,
+        "Scalar_mode": div_Scalar_mode,
+    },
+    "true_divide": {
+        "Tensor": true_divide_Tensor,
     },
     "where": {
         "self": where_self,
+    },
+    "maximum": {
+        "default": maximum,
+    },
+    "fmax": {
+        "default": fmax,
+    },
+    "minimum": {
+        "default": minimum,
+    },
+    "fmin": {
+        "default": fmin,
+    },
+    "atan2": {
+        "default": atan2,
+    },
+    "hypot": {
+        "default": hypot,
+    },
+    "copysign": {
+        "Tensor": copysign_Tensor,
+        "Scalar": copysign_Scalar,
+    },
+    "remainder": {
+        "Scalar": remainder_Scalar,
+        "Tensor": remainder_Tensor,
+    },
+    "fmod": {
+        "Scalar": fmod_Scalar,
+        "Tensor": fmod_Tensor,
+    },
+    "xlogy": {
+        "Tensor": xlogy_Tensor,
+        "Scalar_Self": xlogy_Scalar_Self,
+        "Scalar_Other": xlogy_Scalar_Other,
+    },
+    "lerp": {
+        "Scalar": lerp_Scalar,
+        "Tensor": lerp_Tensor,
+    },
+    "addcmul": {
+        "default": addcmul,
+    },
+    "addcdiv": {
+        "default": addcdiv,
+    },
+    "clamp": {
+        "Tensor": clamp_Tensor,
+        "default": clamp_default,
+    },
+    "clamp_min": {
+        "default": clamp_min_default,
+        "Tensor": clamp_min_Tensor,
+    },
+    "clamp_max": {
+        "default": clamp_max_default,
+        "Tensor": clamp_max_Tensor,
+    },
+    "nan_to_num": {
+        "default": nan_to_num,
     },
     "eq": {
         "Tensor": eq_Tensor,
@@ -1849,6 +3509,79 @@ OVERLOADS = {
     },
     "sign": {
         "default": sign,
+    },
+    "exp2": {
+        "default": exp2,
+    },
+    "expm1": {
+        "default": expm1,
+    },
+    "log2": {
+        "default": log2,
+    },
+    "log10": {
+        "default": log10,
+    },
+    "log1p": {
+        "default": log1p,
+    },
+    "rsqrt": {
+        "default": rsqrt,
+    },
+    "square": {
+        "default": square,
+    },
+    "tan": {
+        "default": tan,
+    },
+    "asin": {
+        "default": asin,
+    },
+    "acos": {
+        "default": acos,
+    },
+    "atan": {
+        "default": atan,
+    },
+    "sinh": {
+        "default": sinh,
+    },
+    "cosh": {
+        "default": cosh,
+    },
+    "asinh": {
+        "default": asinh,
+    },
+    "acosh": {
+        "default": acosh,
+    },
+    "atanh": {
+        "default": atanh,
+    },
+    "logit": {
+        "default": logit,
+    },
+    "erf": {
+        "default": erf,
+    },
+    "erfc": {
+        "default": erfc,
+    },
+    "floor": {
+        "default": floor,
+    },
+    "ceil": {
+        "default": ceil,
+    },
+    "round": {
+        "default": round_default,
+        "decimals": round_decimals,
+    },
+    "trunc": {
+        "default": trunc,
+    },
+    "frac": {
+        "default": frac,
     },
     "sum": {
         "default": sum_default,

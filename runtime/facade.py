@@ -35,12 +35,25 @@ from yamlgrad.runtime.dtypes import (
     short,
     uint8,
 )
-from yamlgrad.runtime.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from yamlgrad.runtime.grad_mode import (
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from yamlgrad.runtime.tensor import Size, Tensor
 
 formulas.bind_ops(VariableType)
 
-_FACTORY_EXPORTS = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like"]
+_FACTORY_EXPORTS = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "zeros_like",
+    "ones_like",
+]
 
 __all__ = [
     *VariableType.__all__,
@@ -81,7 +94,9 @@ def _default_dtype(data: Any, array: np.ndarray) -> np.dtype:
     return array.dtype
 
 
-def tensor(data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def tensor(
+    data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """A new tensor holding a copy of `data` (a number, nested lists, or an ndarray).
 
     >>> yg.tensor([1.0, 2.0], requires_grad=True)
@@ -90,7 +105,9 @@ def tensor(data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool 
     if isinstance(data, Tensor):
         data = data._data
     array = np.array(data, copy=True)
-    np_dtype = dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
+    np_dtype = (
+        dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
+    )
     out = Tensor._make(array.astype(np_dtype, copy=False))
     if requires_grad:
         out.requires_grad = True
@@ -99,9 +116,13 @@ def tensor(data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool 
 
 def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
     """Like `tensor`, but shares memory with an ndarray or Tensor when it can."""
-    if isinstance(data, Tensor) and (dtype is None or data._data.dtype == dtypes.to_numpy(dtype)):
+    if isinstance(data, Tensor) and (
+        dtype is None or data._data.dtype == dtypes.to_numpy(dtype)
+    ):
         return data
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtypes.to_numpy(dtype)):
+    if isinstance(data, np.ndarray) and (
+        dtype is None or data.dtype == dtypes.to_numpy(dtype)
+    ):
         return Tensor._make(data)
     return tensor(data, dtype=dtype)
 
@@ -120,7 +141,9 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(size)
 
 
-def _filled(fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool) -> Tensor:
+def _filled(
+    fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool
+) -> Tensor:
     np_dtype = dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT.np
     out = Tensor._make(np.full(size, fill, dtype=np_dtype))
     if requires_grad:
@@ -128,21 +151,29 @@ def _filled(fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool) -
     return out
 
 
-def zeros(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def zeros(
+    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of zeros: `yg.zeros(2, 3)` or `yg.zeros((2, 3))`."""
     return _filled(0, _size(size), dtype, requires_grad)
 
 
-def ones(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def ones(
+    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of ones: `yg.ones(2, 3)` or `yg.ones((2, 3))`."""
     return _filled(1, _size(size), dtype, requires_grad)
 
 
-def zeros_like(t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(
+    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     return _filled(0, t._data.shape, dtype or t.dtype, requires_grad)
 
 
-def ones_like(t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def ones_like(
+    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     return _filled(1, t._data.shape, dtype or t.dtype, requires_grad)
 
 
@@ -173,6 +204,15 @@ def _rmatmul(self: Tensor, other: Any) -> Tensor:
     return VariableType.matmul(other, self)
 
 
+def _rmod(self: Tensor, other: Any) -> Tensor:
+    """`2 % x`: remainder.Tensor with the number wrapped (RemainderBackward1).
+
+    PyTorch routes it to remainder.Scalar_Tensor, which has no derivative (its node
+    is NotImplemented); here the gradient w.r.t. x is -grad * floor(2 / x).
+    """
+    return VariableType.remainder(other, self)
+
+
 def _transposed(self: Tensor) -> Tensor:
     """`x.T`: the dims reversed (PermuteBackward0, as in PyTorch)."""
     return VariableType.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
@@ -187,6 +227,8 @@ _OPERATORS = {
     "__rmul__": VariableType.mul,
     "__truediv__": VariableType.div,
     "__rtruediv__": _rtruediv,
+    "__mod__": VariableType.remainder,
+    "__rmod__": _rmod,
     "__pow__": VariableType.pow,
     "__rpow__": _rpow,
     "__matmul__": VariableType.matmul,
@@ -227,9 +269,6 @@ _install_tensor_methods()
 # -- yg.ops.<name>.<overload> ------------------------------------------------------
 
 ops = SimpleNamespace(
-    **{
-        name: SimpleNamespace(**group)
-        for name, group in VariableType.OVERLOADS.items()
-    }
+    **{name: SimpleNamespace(**group) for name, group in VariableType.OVERLOADS.items()}
 )
 

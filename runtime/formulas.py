@@ -57,6 +57,21 @@ __all__ = [
     "stack_tensors_backward",
     "split_backward",
     "unbind_backward",
+    "sinh",
+    "cosh",
+    "rsqrt",
+    "isnan",
+    "isfinite",
+    "logical_and",
+    "logical_or",
+    "xlogy",
+    "div_floor",
+    "div_trunc",
+    "clamp_backward",
+    "clamp_backward_min",
+    "clamp_backward_max",
+    "copysign_tensor_self_backward",
+    "logit_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -88,6 +103,15 @@ cos = _unary(np.cos, "cos")
 sin = _unary(np.sin, "sin")
 exp = _unary(np.exp, "exp")
 log = _unary(np.log, "log")
+sinh = _unary(np.sinh, "sinh")
+cosh = _unary(np.cosh, "cosh")
+
+
+def _rsqrt(x: Any) -> Any:
+    return np.reciprocal(np.sqrt(x))
+
+
+rsqrt = _unary(_rsqrt, "rsqrt")
 
 
 def sign(x: Any) -> Any:
@@ -168,7 +192,9 @@ def permute_backwards(grad: Any, dims: tuple[int, ...]) -> Any:
     return np.transpose(grad, inverse)
 
 
-def _keepdim_shape(sizes: tuple[int, ...], dim: tuple[int, ...] | None) -> tuple[int, ...]:
+def _keepdim_shape(
+    sizes: tuple[int, ...], dim: tuple[int, ...] | None
+) -> tuple[int, ...]:
     ndim = len(sizes)
     if not dim:
         return (1,) * ndim
@@ -268,7 +294,9 @@ def matmul_backward_other(grad: Any, self: Any, other: Any) -> Any:
     if self.ndim == 1:
         if other.ndim == 1:
             return grad * self
-        return _unsqueeze_last(self) * reshape(grad, tuple(grad.shape)[:-1] + (1,) + tuple(grad.shape)[-1:])
+        return _unsqueeze_last(self) * reshape(
+            grad, tuple(grad.shape)[:-1] + (1,) + tuple(grad.shape)[-1:]
+        )
     if other.ndim == 1:
         return _squeeze_last(_swap_last(self) @ _unsqueeze_last(grad))
     return _swap_last(self) @ grad
@@ -376,3 +404,100 @@ def unbind_backward(grads: list[Any], dim: int) -> Any:
     if isinstance(grads[0], Tensor):
         return ops.stack(list(grads), dim)
     return np.stack(grads, axis=dim)
+# -- masks: piecewise-constant functions of the inputs, never part of a graph ----------
+
+
+def _raw(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _mask(np_fn: Any, name: str) -> Any:
+    def helper(*values: Any) -> Any:
+        out = np_fn(*(_raw(v) for v in values))
+        return Tensor._make(out) if _any_tensor(*values) else out
+
+    helper.__name__ = helper.__qualname__ = name
+    helper.__doc__ = (
+        f"`np.{np_fn.__name__}` as a bool mask; a Tensor one (no grad) if any input "
+        "is a Tensor. Its derivative is zero, so nothing is recorded."
+    )
+    return helper
+
+
+isnan = _mask(np.isnan, "isnan")
+isfinite = _mask(np.isfinite, "isfinite")
+logical_and = _mask(np.logical_and, "logical_and")
+logical_or = _mask(np.logical_or, "logical_or")
+
+
+# -- element-wise backward helpers (FunctionsManual.cpp) -------------------------------
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """x * log(y), 0 where x is 0: `xlogy` of ndarrays, or the recorded op."""
+    if _any_tensor(x, y):
+        return ops.xlogy(x, y)
+    return kernels.xlogy(x, y)
+
+
+def div_floor(a: Any, b: Any) -> Any:
+    """`a.div(b, rounding_mode="floor")`: recorded (DivBackward2) on Tensors."""
+    if _any_tensor(a, b):
+        return ops.div(a, b, rounding_mode="floor")
+    return kernels.divide(a, b, "floor")
+
+
+def div_trunc(a: Any, b: Any) -> Any:
+    """`a.div(b, rounding_mode="trunc")`: recorded (DivBackward2) on Tensors."""
+    if _any_tensor(a, b):
+        return ops.div(a, b, rounding_mode="trunc")
+    return kernels.divide(a, b, "trunc")
+
+
+def clamp_backward(grad: Any, self: Any, low: Any, high: Any) -> Any:
+    """d clamp(self, low, high)/d self: grad where low <= self <= high, else 0.
+
+    A bound that is None is no bound; at a bound the gradient passes (PyTorch's
+    subgradient 1).
+    """
+    if low is not None and high is not None:
+        return where(logical_and(self >= low, self <= high), grad, 0)
+    if low is not None:
+        return where(self >= low, grad, 0)
+    if high is not None:
+        return where(self <= high, grad, 0)
+    return grad
+
+
+def clamp_backward_min(grad: Any, self: Any, low: Any, high: Any) -> Any:
+    """d clamp(self, low, high)/d low: grad where self < low, unless low > high
+    (then the output is `high` and `low` has no gradient)."""
+    if high is None:
+        return where(self < low, grad, 0)
+    return where(logical_and(self < low, low < high), grad, 0)
+
+
+def clamp_backward_max(grad: Any, self: Any, low: Any, high: Any) -> Any:
+    """d clamp(self, low, high)/d high: grad where self > high, and everywhere the
+    bounds cross (low > high makes the output `high`)."""
+    if low is None:
+        return where(self > high, grad, 0)
+    return where(logical_or(self > high, high < low), grad, 0)
+
+
+def copysign_tensor_self_backward(grad: Any, self: Any, result: Any) -> Any:
+    """d copysign(self, other)/d self: grad * result / self (the sign that was
+    applied), 0 where self is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = result / self
+    return grad * where(self == 0, 0, ratio)
+
+
+def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
+    """d logit(self, eps)/d self: grad / (self * (1 - self)) inside [eps, 1 - eps]
+    and 0 outside; without eps, inside [0, 1] and nan outside. PyTorch's
+    infinitely_differentiable_logit_backward, used in both modes."""
+    low, high, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = grad / (self * (1 - self))
+    return where(logical_and(self >= low, self <= high), value, outside)

@@ -6,6 +6,7 @@ generator reads `__all__` with ast to know which names a `forward:` may use.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,13 @@ __all__ = [
     "min_dim",
     "split_kernel",
     "unbind_kernel",
+    "erf",
+    "erfc",
+    "logit",
+    "clamp",
+    "lerp",
+    "xlogy",
+    "divide",
 ]
 
 
@@ -54,7 +62,9 @@ def expand_shape(shape: tuple[int, ...], size: tuple[int, ...]) -> tuple[int, ..
     for i, s in enumerate(size):
         if s == -1:
             if i < lead:
-                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+                raise RuntimeError(
+                    "expand: -1 is not allowed in a leading, non-existing dimension"
+                )
             s = shape[i - lead]
         out.append(s)
     return tuple(out)
@@ -92,7 +102,9 @@ def cast(x: Any, dtype: np.dtype | None) -> Any:
 def transpose_2d(x: Any) -> Any:
     """`t()`: transpose a matrix; a vector or a 0-d tensor is returned as it is."""
     if np.ndim(x) > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {np.ndim(x)}D")
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {np.ndim(x)}D"
+        )
     return np.transpose(x)
 
 
@@ -180,3 +192,86 @@ def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
 def unbind_kernel(x: Any, dim: int) -> list[Any]:
     dim = _dim(dim, np.ndim(x), "unbind")
     return [x[_along(dim, i)] for i in range(np.shape(x)[dim])]
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _float_dtype(x: Any) -> np.dtype:
+    """The dtype of a float result: x's own, or float64 for integers and bools."""
+    dtype = np.asarray(x).dtype
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def erf(x: Any) -> Any:
+    """The error function, element-wise, to float64 accuracy (numpy has none).
+
+    math.erf per element, cast back to x's float dtype.
+    """
+    return np.asarray(_ERF(x), dtype=_float_dtype(x))
+
+
+def erfc(x: Any) -> Any:
+    """1 - erf(x), without the cancellation for large x (math.erfc per element)."""
+    return np.asarray(_ERFC(x), dtype=_float_dtype(x))
+
+
+def logit(x: Any, eps: float | None) -> Any:
+    """log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (unclamped when eps is None
+    or negative, as in PyTorch). logit(1) is inf and logit(x > 1) nan, silently."""
+    z = x if eps is None or eps < 0 else np.clip(x, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(z / (1 - z))
+
+
+def clamp(x: Any, low: Any, high: Any) -> Any:
+    """torch.clamp: min(max(x, low), high), skipping a bound that is None.
+
+    With low > high every element becomes high, as in PyTorch.
+    """
+    if low is None and high is None:
+        raise RuntimeError(
+            "torch.clamp: At least one of 'min' or 'max' must not be None"
+        )
+    out = x
+    if low is not None:
+        out = np.maximum(out, low)
+    if high is not None:
+        out = np.minimum(out, high)
+    return out
+
+
+def lerp(start: Any, end: Any, weight: Any) -> Any:
+    """start + weight * (end - start), in PyTorch's two forms: from `start` for
+    |weight| < 0.5 and from `end` otherwise, so that weight 1 gives exactly end."""
+    diff = np.subtract(end, start)
+    small = np.abs(weight) < 0.5
+    return np.where(small, start + weight * diff, end - diff * np.subtract(1, weight))
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """x * log(y), with 0 where x is 0 (even where log(y) is -inf or nan) unless y
+    is nan, as torch.xlogy."""
+    dtype = np.result_type(x, y, 0.0)
+    x = np.asarray(x, dtype=dtype)
+    y = np.asarray(y, dtype=dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * np.log(y)
+    out = np.where(x == 0, np.zeros_like(out), out)
+    return np.where(np.isnan(y), np.full_like(out, np.nan), out)
+
+
+def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
+    """`div` with PyTorch's rounding modes: None (true division), "trunc" (toward
+    zero) or "floor" (toward -inf, as Python's `//`)."""
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "trunc":
+        dtype = np.result_type(a, b)
+        quotient = np.trunc(np.true_divide(a, b))
+        return quotient if dtype.kind == "f" else quotient.astype(dtype)
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)
+    raise RuntimeError(
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+        f"found '{rounding_mode}'"
+    )
