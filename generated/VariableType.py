@@ -505,6 +505,7 @@ def div_Tensor_mode(
     self_data = tensor_arg(self, "div", "self", 1)
     other_data = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = DivBackward2()
@@ -533,6 +534,7 @@ def div_Scalar_mode(
     self_data = tensor_arg(self, "div", "self", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    self_data, other = promote_operands(self_data, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DivBackward3()
@@ -591,6 +593,7 @@ def maximum(
     """
     self_data = tensor_arg(self, "maximum", "self", 1)
     other_data = tensor_arg(other, "maximum", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = MaximumBackward0()
@@ -615,6 +618,7 @@ def fmax(
     """
     self_data = tensor_arg(self, "fmax", "self", 1)
     other_data = tensor_arg(other, "fmax", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = FmaxBackward0()
@@ -639,6 +643,7 @@ def minimum(
     """
     self_data = tensor_arg(self, "minimum", "self", 1)
     other_data = tensor_arg(other, "minimum", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = MinimumBackward0()
@@ -663,6 +668,7 @@ def fmin(
     """
     self_data = tensor_arg(self, "fmin", "self", 1)
     other_data = tensor_arg(other, "fmin", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = FminBackward0()
@@ -687,6 +693,7 @@ def atan2(
     """
     self_data = tensor_arg(self, "atan2", "self", 1)
     other_data = tensor_arg(other, "atan2", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = Atan2Backward0()
@@ -711,6 +718,7 @@ def hypot(
     """
     self_data = tensor_arg(self, "hypot", "self", 1)
     other_data = tensor_arg(other, "hypot", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = HypotBackward0()
@@ -736,6 +744,7 @@ def copysign_Tensor(
     """
     self_data = tensor_arg(self, "copysign", "self", 1)
     other_data = tensor_arg(other, "copysign", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = CopysignBackward0()
@@ -759,6 +768,7 @@ def copysign_Scalar(
     """
     self_data = tensor_arg(self, "copysign", "self", 1)
     other = scalar_arg(other, "copysign", "other", 2)
+    self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CopysignBackward1()
@@ -781,6 +791,7 @@ def remainder_Scalar(
     """
     self_data = tensor_arg(self, "remainder", "self", 1)
     other = scalar_arg(other, "remainder", "other", 2)
+    self_data, other = promote_operands(self_data, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RemainderBackward0()
@@ -801,6 +812,7 @@ def remainder_Tensor(
     """
     self_data = tensor_arg(self, "remainder", "self", 1)
     other_data = tensor_arg(other, "remainder", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = RemainderBackward1()
@@ -825,6 +837,7 @@ def fmod_Scalar(
     """
     self_data = tensor_arg(self, "fmod", "self", 1)
     other = scalar_arg(other, "fmod", "other", 2)
+    self_data, other = promote_operands(self_data, other)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FmodBackward0()
@@ -845,6 +858,7 @@ def fmod_Tensor(
     """
     self_data = tensor_arg(self, "fmod", "self", 1)
     other_data = tensor_arg(other, "fmod", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = FmodBackward1()
@@ -869,6 +883,7 @@ def xlogy_Tensor(
     """
     self_data = tensor_arg(self, "xlogy", "self", 1)
     other_data = tensor_arg(other, "xlogy", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = XlogyBackward0()
@@ -893,6 +908,7 @@ def xlogy_Scalar_Self(
     """
     self = scalar_arg(self, "xlogy", "self", 1)
     other_data = tensor_arg(other, "xlogy", "other", 2)
+    self, other_data = promote_operands(self, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
         grad_fn = XlogyBackward1()
@@ -915,6 +931,7 @@ def xlogy_Scalar_Other(
     """
     self_data = tensor_arg(self, "xlogy", "self", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
+    self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = XlogyBackward2()
@@ -939,6 +956,7 @@ def lerp_Scalar(
     self_data = tensor_arg(self, "lerp", "self", 1)
     end_data = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
+    self_data, end_data, weight = promote_operands(self_data, end_data, weight)
     grad_fn = None
     if compute_requires_grad(self, end):
         grad_fn = LerpBackward0()
@@ -962,6 +980,9 @@ def lerp_Tensor(
     self_data = tensor_arg(self, "lerp", "self", 1)
     end_data = tensor_arg(end, "lerp", "end", 2)
     weight_data = tensor_arg(weight, "lerp", "weight", 3)
+    self_data, end_data, weight_data = promote_operands(
+        self_data, end_data, weight_data
+    )
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -993,6 +1014,9 @@ def addcmul(
     tensor1_data = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_data = tensor_arg(tensor2, "addcmul", "tensor2", 3)
     value = scalar_arg(value, "addcmul", "value", 4)
+    self_data, tensor1_data, tensor2_data = promote_operands(
+        self_data, tensor1_data, tensor2_data
+    )
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
         grad_fn = AddcmulBackward0()
@@ -1023,6 +1047,9 @@ def addcdiv(
     tensor1_data = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_data = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     value = scalar_arg(value, "addcdiv", "value", 4)
+    self_data, tensor1_data, tensor2_data = promote_operands(
+        self_data, tensor1_data, tensor2_data
+    )
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
         grad_fn = AddcdivBackward0()
@@ -1052,6 +1079,7 @@ def clamp_Tensor(
     self_data = tensor_arg(self, "clamp", "self", 1)
     min_data = optional_tensor_arg(min, "clamp", "min", 2)
     max_data = optional_tensor_arg(max, "clamp", "max", 3)
+    self_data, min_data, max_data = promote_operands(self_data, min_data, max_data)
     grad_fn = None
     if compute_requires_grad(self, min, max):
         grad_fn = ClampBackward0()
@@ -1092,6 +1120,7 @@ def clamp_default(
     self_data = tensor_arg(self, "clamp", "self", 1)
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
+    self_data, min, max = promote_operands(self_data, min, max)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ClampBackward1()
@@ -1115,6 +1144,7 @@ def clamp_min_default(
     """
     self_data = tensor_arg(self, "clamp_min", "self", 1)
     min = scalar_arg(min, "clamp_min", "min", 2)
+    self_data, min = promote_operands(self_data, min)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ClampMinBackward0()
@@ -1137,6 +1167,7 @@ def clamp_min_Tensor(
     """
     self_data = tensor_arg(self, "clamp_min", "self", 1)
     min_data = tensor_arg(min, "clamp_min", "min", 2)
+    self_data, min_data = promote_operands(self_data, min_data)
     grad_fn = None
     if compute_requires_grad(self, min):
         grad_fn = ClampMinBackward1()
@@ -1161,6 +1192,7 @@ def clamp_max_default(
     """
     self_data = tensor_arg(self, "clamp_max", "self", 1)
     max = scalar_arg(max, "clamp_max", "max", 2)
+    self_data, max = promote_operands(self_data, max)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ClampMaxBackward0()
@@ -1183,6 +1215,7 @@ def clamp_max_Tensor(
     """
     self_data = tensor_arg(self, "clamp_max", "self", 1)
     max_data = tensor_arg(max, "clamp_max", "max", 2)
+    self_data, max_data = promote_operands(self_data, max_data)
     grad_fn = None
     if compute_requires_grad(self, max):
         grad_fn = ClampMaxBackward1()
@@ -1631,6 +1664,7 @@ def exp2(
     forward: np.exp2(self)
     """
     self_data = tensor_arg(self, "exp2", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Exp2Backward0()
@@ -1650,6 +1684,7 @@ def expm1(
     forward: np.expm1(self)
     """
     self_data = tensor_arg(self, "expm1", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Expm1Backward0()
@@ -1669,6 +1704,7 @@ def log2(
     forward: np.log2(self)
     """
     self_data = tensor_arg(self, "log2", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Log2Backward0()
@@ -1688,6 +1724,7 @@ def log10(
     forward: np.log10(self)
     """
     self_data = tensor_arg(self, "log10", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Log10Backward0()
@@ -1707,6 +1744,7 @@ def log1p(
     forward: np.log1p(self)
     """
     self_data = tensor_arg(self, "log1p", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = Log1PBackward0()
@@ -1726,6 +1764,7 @@ def rsqrt(
     forward: np.reciprocal(np.sqrt(self))
     """
     self_data = tensor_arg(self, "rsqrt", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RsqrtBackward0()
@@ -1755,6 +1794,7 @@ def tan(
     forward: np.tan(self)
     """
     self_data = tensor_arg(self, "tan", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TanBackward0()
@@ -1774,6 +1814,7 @@ def asin(
     forward: np.arcsin(self)
     """
     self_data = tensor_arg(self, "asin", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AsinBackward0()
@@ -1793,6 +1834,7 @@ def acos(
     forward: np.arccos(self)
     """
     self_data = tensor_arg(self, "acos", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AcosBackward0()
@@ -1812,6 +1854,7 @@ def atan(
     forward: np.arctan(self)
     """
     self_data = tensor_arg(self, "atan", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AtanBackward0()
@@ -1831,6 +1874,7 @@ def sinh(
     forward: np.sinh(self)
     """
     self_data = tensor_arg(self, "sinh", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SinhBackward0()
@@ -1850,6 +1894,7 @@ def cosh(
     forward: np.cosh(self)
     """
     self_data = tensor_arg(self, "cosh", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CoshBackward0()
@@ -1869,6 +1914,7 @@ def asinh(
     forward: np.arcsinh(self)
     """
     self_data = tensor_arg(self, "asinh", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AsinhBackward0()
@@ -1888,6 +1934,7 @@ def acosh(
     forward: np.arccosh(self)
     """
     self_data = tensor_arg(self, "acosh", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AcoshBackward0()
@@ -1907,6 +1954,7 @@ def atanh(
     forward: np.arctanh(self)
     """
     self_data = tensor_arg(self, "atanh", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AtanhBackward0()
@@ -1928,6 +1976,7 @@ def logit(
     """
     self_data = tensor_arg(self, "logit", "self", 1)
     eps = optional_float_arg(eps, "logit", "eps", 2)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogitBackward0()
@@ -1948,6 +1997,7 @@ def erf(
     forward: erf(self)
     """
     self_data = tensor_arg(self, "erf", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ErfBackward0()
@@ -1967,6 +2017,7 @@ def erfc(
     forward: erfc(self)
     """
     self_data = tensor_arg(self, "erfc", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ErfcBackward0()
