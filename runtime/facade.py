@@ -32,12 +32,25 @@ from yamlgrad.runtime.dtypes import (
     short,
     uint8,
 )
-from yamlgrad.runtime.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from yamlgrad.runtime.grad_mode import (
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from yamlgrad.runtime.tensor import Size, Tensor
 
 formulas.bind_ops(VariableType)
 
-_FACTORY_EXPORTS = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like"]
+_FACTORY_EXPORTS = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "zeros_like",
+    "ones_like",
+]
 
 __all__ = [
     *VariableType.__all__,
@@ -45,6 +58,7 @@ __all__ = [
     "Tensor",
     "Size",
     "autograd",
+    "linalg",
     "ops",
     "dtype",
     "float16",
@@ -78,7 +92,9 @@ def _default_dtype(data: Any, array: np.ndarray) -> np.dtype:
     return array.dtype
 
 
-def tensor(data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def tensor(
+    data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """A new tensor holding a copy of `data` (a number, nested lists, or an ndarray).
 
     >>> yg.tensor([1.0, 2.0], requires_grad=True)
@@ -87,7 +103,9 @@ def tensor(data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool 
     if isinstance(data, Tensor):
         data = data._data
     array = np.array(data, copy=True)
-    np_dtype = dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
+    np_dtype = (
+        dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
+    )
     out = Tensor._make(array.astype(np_dtype, copy=False))
     if requires_grad:
         out.requires_grad = True
@@ -96,9 +114,13 @@ def tensor(data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool 
 
 def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
     """Like `tensor`, but shares memory with an ndarray or Tensor when it can."""
-    if isinstance(data, Tensor) and (dtype is None or data._data.dtype == dtypes.to_numpy(dtype)):
+    if isinstance(data, Tensor) and (
+        dtype is None or data._data.dtype == dtypes.to_numpy(dtype)
+    ):
         return data
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtypes.to_numpy(dtype)):
+    if isinstance(data, np.ndarray) and (
+        dtype is None or data.dtype == dtypes.to_numpy(dtype)
+    ):
         return Tensor._make(data)
     return tensor(data, dtype=dtype)
 
@@ -117,7 +139,9 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(size)
 
 
-def _filled(fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool) -> Tensor:
+def _filled(
+    fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool
+) -> Tensor:
     np_dtype = dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT.np
     out = Tensor._make(np.full(size, fill, dtype=np_dtype))
     if requires_grad:
@@ -125,21 +149,29 @@ def _filled(fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool) -
     return out
 
 
-def zeros(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def zeros(
+    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of zeros: `yg.zeros(2, 3)` or `yg.zeros((2, 3))`."""
     return _filled(0, _size(size), dtype, requires_grad)
 
 
-def ones(*size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def ones(
+    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of ones: `yg.ones(2, 3)` or `yg.ones((2, 3))`."""
     return _filled(1, _size(size), dtype, requires_grad)
 
 
-def zeros_like(t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(
+    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     return _filled(0, t._data.shape, dtype or t.dtype, requires_grad)
 
 
-def ones_like(t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False) -> Tensor:
+def ones_like(
+    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
     return _filled(1, t._data.shape, dtype or t.dtype, requires_grad)
 
 
@@ -223,8 +255,17 @@ _install_tensor_methods()
 # -- yg.ops.<name>.<overload> ------------------------------------------------------
 
 ops = SimpleNamespace(
-    **{
-        name: SimpleNamespace(**group)
-        for name, group in VariableType.OVERLOADS.items()
-    }
+    **{name: SimpleNamespace(**group) for name, group in VariableType.OVERLOADS.items()}
 )
+
+
+# -- yg.linalg ---------------------------------------------------------------------
+
+linalg = SimpleNamespace(
+    vector_norm=VariableType.linalg_vector_norm,
+    inv=VariableType.linalg_inv,
+    det=VariableType.linalg_det,
+    diagonal=VariableType.linalg_diagonal,
+)
+"""`torch.linalg`'s spelling: `yg.linalg.vector_norm(x, 2, dim=1)` is the
+`linalg_vector_norm` op (LinalgVectorNormBackward0), `yg.linalg.inv`, `yg.linalg.det`."""

@@ -738,8 +738,41 @@ GOLDEN_NODE_NAMES = (
     ("sum_dim_IntList", "SumBackward1"),
     ("mean", "MeanBackward0"),
     ("mean_dim", "MeanBackward1"),
+    ("prod", "ProdBackward0"),
+    ("prod_dim_int", "ProdBackward1"),
+    ("var_correction", "VarBackward0"),
+    ("std_correction", "StdBackward0"),
+    ("linalg_vector_norm", "LinalgVectorNormBackward0"),
+    ("norm_Scalar", None),
+    ("norm_ScalarOpt_dim", None),
+    ("amax", "AmaxBackward0"),
+    ("amin", "AminBackward0"),
+    ("logsumexp", "LogsumexpBackward0"),
+    ("cumsum", "CumsumBackward0"),
+    ("cumprod", "CumprodBackward0"),
+    ("_softmax", "SoftmaxBackward0"),
+    ("_log_softmax", "LogSoftmaxBackward0"),
+    ("softmax_int", None),
+    ("log_softmax_int", None),
+    ("argmax", None),
+    ("argmin", None),
+    ("all", None),
+    ("all_dim", None),
+    ("all_dims", None),
+    ("any", None),
+    ("any_dim", None),
+    ("any_dims", None),
     ("mm", "MmBackward0"),
     ("matmul", "MatmulBackward0"),
+    ("dot", "DotBackward0"),
+    ("mv", "MvBackward0"),
+    ("bmm", "BmmBackward0"),
+    ("outer", None),
+    ("addmm", "AddmmBackward0"),
+    ("baddbmm", "BaddbmmBackward0"),
+    ("trace", "TraceBackward0"),
+    ("linalg_inv", "LinalgInvBackward0"),
+    ("linalg_det", "LinalgDetBackward0"),
     ("t", "TBackward0"),
     ("transpose_int", "TransposeBackward0"),
     ("permute", "PermuteBackward0"),
@@ -747,6 +780,14 @@ GOLDEN_NODE_NAMES = (
     ("reshape", None),
     ("expand", "ExpandBackward0"),
     ("_to_copy", "ToCopyBackward0"),
+    ("flip", "FlipBackward0"),
+    ("tril", "TrilBackward0"),
+    ("triu", "TriuBackward0"),
+    ("diagonal", "DiagonalBackward0"),
+    ("diag_embed", "DiagEmbedBackward0"),
+    ("diagonal_backward", "DiagonalBackwardBackward0"),
+    ("linalg_diagonal", None),
+    ("diag", None),
 )
 
 
@@ -836,7 +877,10 @@ def test_a_new_op_is_only_a_yaml_entry(tmp_path: Path) -> None:
     # The repository's own generated/ is untouched by a generation elsewhere.
     assert "SinhBackward0" not in (COMMITTED / "Functions.py").read_text()
 
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    # pkg/ first, then whatever path the suite itself runs with, so that the
+    # script imports the yamlgrad under test, not another installed checkout.
+    search_path = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(search_path)}
     run = subprocess.run(
         [sys.executable, "-c", SINH_SCRIPT],
         env=env,
