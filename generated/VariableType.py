@@ -1663,7 +1663,7 @@ def trace(
 ) -> Tensor:
     """`trace(Tensor self) -> Tensor`
 
-    forward: np.trace(self)
+    forward: trace(self)
     """
     self_data = tensor_arg(self, "trace", "self", 1)
     grad_fn = None
@@ -1671,7 +1671,7 @@ def trace(
         grad_fn = TraceBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(np.trace(self_data))
+    result = Tensor._make(kernels.trace(self_data))
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result

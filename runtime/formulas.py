@@ -406,14 +406,18 @@ def var_backward(
     correction = 1 if correction is None else correction
     sizes = tuple(self.shape)
     dims = _dims(dim, len(sizes))
+    dof = math.prod(sizes[d] for d in dims) - correction
+    if dim is None or not sizes:
+        if dof <= 0:
+            # 2 / 0: inf where self differs from the mean, nan (inf * 0) where not.
+            same = _data(self) == _data(_mean_keepdim(self, dims))
+            return grad * _constant(np.where(same, math.nan, math.inf), self)
+        return (2.0 / dof) * grad * (self - _mean_keepdim(self, dims))
     if not keepdim and len(sizes) > 1:
         grad = reshape(grad, _keepdim_shape(sizes, dims))
-    dof = math.prod(sizes[d] for d in dims) - correction
-    if dof <= 0:
-        # 2 / 0: inf where self differs from the mean, nan (inf * 0) where it does not.
-        same = _data(self) == _data(_mean_keepdim(self, dims))
-        return grad * _constant(np.where(same, math.nan, math.inf), self)
-    return (2.0 / dof) * grad * (self - _mean_keepdim(self, dims))
+    with np.errstate(divide="ignore"):
+        factor = float(np.divide(2.0, dof))  # +-inf when dof is 0, as in PyTorch
+    return factor * grad * (self - _mean_keepdim(self, dims))
 
 
 def std_backward(
@@ -586,8 +590,27 @@ def triu(x: Any, diagonal: int) -> Any:
     return ops.triu(x, diagonal) if isinstance(x, Tensor) else np.triu(x, diagonal)
 
 
+def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
+    """d det(A)/dA without inverting A, exact for a singular A: with A = U S Vh,
+    det(U) det(Vh) * U diag(product of the other singular values) Vh."""
+    U, S, Vh = np.linalg.svd(A)
+    sign = np.linalg.det(U) * np.linalg.det(Vh)
+    others = _product_of_others(S, -1) * sign[..., None]
+    return np.matmul(U * others[..., None, :], Vh)
+
+
 def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
-    """d det(A) = det(A) * A^{-T} (A invertible), scaled by grad per matrix."""
+    """d det(A) = det(A) * A^{-T}, scaled by grad per matrix; for a singular A
+    (first order only) the cofactor matrix from an SVD, as PyTorch does."""
+    if not isinstance(A, Tensor):
+        try:
+            inverse = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            scale = np.reshape(grad, tuple(det.shape) + (1, 1))
+            return scale * _cofactors_by_svd(A)
+        scale = np.reshape(grad * det, tuple(det.shape) + (1, 1))
+        return scale * np.swapaxes(inverse, -1, -2)
+    # TODO: a singular A under create_graph raises (PyTorch differentiates its
+    # SVD route); that needs a linalg_svd op, whose return is a tuple.
     scale = reshape(grad * det, tuple(det.shape) + (1, 1))
-    inverse = ops.linalg_inv(A) if isinstance(A, Tensor) else np.linalg.inv(A)
-    return scale * transpose(inverse, -1, -2)
+    return scale * transpose(ops.linalg_inv(A), -1, -2)

@@ -20,6 +20,7 @@ __all__ = [
     "cast",
     "transpose_2d",
     "wrap_dims",
+    "trace",
     "var",
     "std",
     "vector_norm",
@@ -258,3 +259,12 @@ def diagonal_backward(
     rows, cols = _diagonal_index(matrices.shape[-2], matrices.shape[-1], offset)
     matrices[..., rows, cols] = grad
     return out
+
+
+def trace(x: Any) -> Any:
+    """The sum of a matrix's main diagonal (PyTorch accepts matrices only)."""
+    if np.ndim(x) != 2:
+        raise RuntimeError(
+            f"trace: expected a matrix, but got tensor with dim {np.ndim(x)}"
+        )
+    return np.trace(x)

@@ -147,3 +147,32 @@ def test_whole_tensor_max_and_min_are_not_ops_yet(name: str) -> None:
     """PyTorch's max(Tensor) is MaxBackward1 because max.dim (a tuple return, which
     the generator cannot express) comes first; until then neither is defined."""
     assert not hasattr(yg, name)
+
+
+def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix() -> None:
+    """First order only: the SVD route, no inverse (np.linalg.inv would raise)."""
+    value = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]])
+    x = yg.tensor(value, requires_grad=True)
+    yg.linalg.det(x).backward()
+    cofactors = np.array([[-2.0, -2.0, 2.0], [1.0, 1.0, -1.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(x.grad.numpy(), cofactors, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's var with ddof >= N
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
+@pytest.mark.parametrize("dim", [None, 1])
+@pytest.mark.parametrize("correction", [3, 4, 6])
+def test_var_with_no_degrees_of_freedom_matches_torch(
+    dim: int | None, correction: int
+) -> None:
+    """2 / (N - correction) is +-inf or negative: PyTorch's values, nan included."""
+    torch = pytest.importorskip("torch")
+    value = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]])
+    x = yg.tensor(value, requires_grad=True)
+    t = torch.tensor(value, requires_grad=True)
+    out = yg.var(x, dim, correction=correction)
+    ref = torch.var(t, dim, correction=correction)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), RTOL)
+    out.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), RTOL)
