@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from yamlgrad.runtime.formulas import (
+    bmm,
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_max,
@@ -19,28 +20,42 @@ from yamlgrad.runtime.formulas import (
     copysign_tensor_self_backward,
     cos,
     cosh,
+    cumprod_backward,
+    cumsum_backward,
+    diagonal_backward,
     div_floor,
     div_trunc,
     evenly_distribute_backward,
     exp,
     expand,
+    flip,
     isfinite,
     isnan,
+    linalg_det_backward,
+    linalg_vector_norm_backward,
+    log_softmax_backward_data,
     logical_and,
     logical_or,
     logit_backward,
+    logsumexp_backward,
     matmul_backward_other,
     matmul_backward_self,
     maybe_multiply,
     mean_backward,
     mm_mat1_backward,
     mm_mat2_backward,
+    mv,
+    outer,
     permute_backwards,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    prod_backward,
+    prod_dim_backward,
     reshape,
+    restore_reduced_dims,
     rsqrt,
+    scale_grad_by_count,
     select_backward,
     select_of,
     sign,
@@ -48,15 +63,22 @@ from yamlgrad.runtime.formulas import (
     sinh,
     slice_backward,
     slice_of,
+    softmax_backward_data,
     split_backward,
     stack_tensors_backward,
+    std_backward,
     sum_backward,
     sum_to,
+    take_diagonal,
     threshold_backward,
     to_dtype,
+    trace_backward,
     transpose,
+    tril,
+    triu,
     unbind_backward,
     value_selecting_reduction_backward,
+    var_backward,
     where,
     xlogy,
     zeros_like,
@@ -150,8 +172,28 @@ __all__ = [
     "MaxBackward1",
     "MinBackward0",
     "MinBackward1",
+    "ProdBackward0",
+    "ProdBackward1",
+    "VarBackward0",
+    "StdBackward0",
+    "LinalgVectorNormBackward0",
+    "AmaxBackward0",
+    "AminBackward0",
+    "LogsumexpBackward0",
+    "CumsumBackward0",
+    "CumprodBackward0",
+    "SoftmaxBackward0",
+    "LogSoftmaxBackward0",
     "MmBackward0",
     "MatmulBackward0",
+    "DotBackward0",
+    "MvBackward0",
+    "BmmBackward0",
+    "AddmmBackward0",
+    "BaddbmmBackward0",
+    "TraceBackward0",
+    "LinalgInvBackward0",
+    "LinalgDetBackward0",
     "TBackward0",
     "TransposeBackward0",
     "PermuteBackward0",
@@ -166,6 +208,12 @@ __all__ = [
     "SplitBackward0",
     "UnbindBackward0",
     "ToCopyBackward0",
+    "FlipBackward0",
+    "TrilBackward0",
+    "TriuBackward0",
+    "DiagonalBackward0",
+    "DiagEmbedBackward0",
+    "DiagonalBackwardBackward0",
 ]
 
 
@@ -2795,6 +2843,468 @@ class MinBackward1(Node):
             self._raw_saved_self.reset_data()
 
 
+class ProdBackward0(Node):
+    """Backward of `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = prod_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class ProdBackward1(Node):
+    """Backward of `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: prod_dim_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_keepdim: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            dim = self._saved_dim
+            keepdim = self._saved_keepdim
+            grad_inputs[0] = prod_dim_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class VarBackward0(Node):
+    """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_correction",
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_correction: Any = None
+        self._saved_dim: Any = None
+        self._saved_keepdim: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            dim = self._saved_dim
+            correction = self._saved_correction
+            keepdim = self._saved_keepdim
+            grad_inputs[0] = var_backward(grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class StdBackward0(Node):
+    """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
+
+    self: std_backward(result, grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_correction",
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_correction: Any = None
+        self._saved_dim: Any = None
+        self._saved_keepdim: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            self_ = self._raw_saved_self.unpack(self, raw)
+            dim = self._saved_dim
+            correction = self._saved_correction
+            keepdim = self._saved_keepdim
+            grad_inputs[0] = std_backward(result, grad, self_, dim, correction, keepdim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class LinalgVectorNormBackward0(Node):
+    """Backward of `linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_saved_ord",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_keepdim: Any = None
+        self._saved_ord: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            ord = self._saved_ord
+            result = self._raw_saved_result.unpack(self, raw)
+            dim = self._saved_dim
+            keepdim = self._saved_keepdim
+            grad_inputs[0] = linalg_vector_norm_backward(
+                grad, self_, ord, result, dim, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AmaxBackward0(Node):
+    """Backward of `amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_keepdim: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            keepdim = self._saved_keepdim
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim) == self_,
+                dim,
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AminBackward0(Node):
+    """Backward of `amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
+
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_keepdim: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            keepdim = self._saved_keepdim
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim) == self_,
+                dim,
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class LogsumexpBackward0(Node):
+    """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
+
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_keepdim: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            result = self._raw_saved_result.unpack(self, raw)
+            dim = self._saved_dim
+            keepdim = self._saved_keepdim
+            grad_inputs[0] = logsumexp_backward(grad, self_, result, dim, keepdim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class CumsumBackward0(Node):
+    """Backward of `cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumsum_backward(to_dtype(grad, self.dtype), dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_self_scalar_type: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_scalar_type = self._saved_self_scalar_type
+            dim = self._saved_dim
+            grad_inputs[0] = cumsum_backward(to_dtype(grad, self_scalar_type), dim)
+        return grad_inputs
+
+
+class CumprodBackward0(Node):
+    """Backward of `cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: cumprod_backward(to_dtype(grad, self.dtype), self, dim, result)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_saved_self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_result: Any = None
+        self._raw_saved_self: Any = None
+        self._saved_self_scalar_type: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_scalar_type = self._saved_self_scalar_type
+            self_ = self._raw_saved_self.unpack(self, raw)
+            dim = self._saved_dim
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = cumprod_backward(
+                to_dtype(grad, self_scalar_type), self_, dim, result
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class SoftmaxBackward0(Node):
+    """Backward of `_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+
+    self: softmax_backward_data(grad, result, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            dim = self._saved_dim
+            grad_inputs[0] = softmax_backward_data(grad, result, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of `_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
+
+    self: log_softmax_backward_data(grad, result, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            dim = self._saved_dim
+            grad_inputs[0] = log_softmax_backward_data(grad, result, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
 class MmBackward0(Node):
     """Backward of `mm(Tensor self, Tensor mat2) -> Tensor`.
 
@@ -2869,6 +3379,297 @@ class MatmulBackward0(Node):
             self._raw_saved_other.reset_data()
         if self._raw_saved_self is not None:
             self._raw_saved_self.reset_data()
+
+
+class DotBackward0(Node):
+    """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
+
+    self: grad * tensor
+    tensor: grad * self
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_raw_saved_tensor",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+        self._raw_saved_tensor: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            tensor = self._raw_saved_tensor.unpack(self, raw)
+            grad_inputs[0] = grad * tensor
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[1] = grad * self_
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_tensor is not None:
+            self._raw_saved_tensor.reset_data()
+
+
+class MvBackward0(Node):
+    """Backward of `mv(Tensor self, Tensor vec) -> Tensor`.
+
+    self: outer(grad, vec)
+    vec: mv(self.T, grad)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_raw_saved_vec",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+        self._raw_saved_vec: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            vec = self._raw_saved_vec.unpack(self, raw)
+            grad_inputs[0] = outer(grad, vec)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[1] = mv(self_.T, grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_vec is not None:
+            self._raw_saved_vec.reset_data()
+
+
+class BmmBackward0(Node):
+    """Backward of `bmm(Tensor self, Tensor mat2) -> Tensor`.
+
+    self: bmm(grad, transpose(mat2, 1, 2))
+    mat2: bmm(transpose(self, 1, 2), grad)
+    """
+
+    __slots__ = (
+        "_raw_saved_mat2",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_mat2: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            mat2 = self._raw_saved_mat2.unpack(self, raw)
+            grad_inputs[0] = bmm(grad, transpose(mat2, 1, 2))
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[1] = bmm(transpose(self_, 1, 2), grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_mat2 is not None:
+            self._raw_saved_mat2.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class AddmmBackward0(Node):
+    """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    mat1: maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
+    mat2: maybe_multiply(mm_mat2_backward(grad, mat1), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_beta",
+        "_raw_saved_mat1",
+        "_raw_saved_mat2",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_alpha: Any = None
+        self._saved_beta: Any = None
+        self._raw_saved_mat1: Any = None
+        self._raw_saved_mat2: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            beta = self._saved_beta
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            alpha = self._saved_alpha
+            mat2 = self._raw_saved_mat2.unpack(self, raw)
+            grad_inputs[1] = maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
+        if self.task_should_compute_output(2):
+            alpha = self._saved_alpha
+            mat1 = self._raw_saved_mat1.unpack(self, raw)
+            grad_inputs[2] = maybe_multiply(mm_mat2_backward(grad, mat1), alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_mat1 is not None:
+            self._raw_saved_mat1.reset_data()
+        if self._raw_saved_mat2 is not None:
+            self._raw_saved_mat2.reset_data()
+
+
+class BaddbmmBackward0(Node):
+    """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    batch1: maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
+    batch2: maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_raw_saved_batch1",
+        "_raw_saved_batch2",
+        "_saved_beta",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_alpha: Any = None
+        self._raw_saved_batch1: Any = None
+        self._raw_saved_batch2: Any = None
+        self._saved_beta: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            beta = self._saved_beta
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            alpha = self._saved_alpha
+            batch2 = self._raw_saved_batch2.unpack(self, raw)
+            grad_inputs[1] = maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
+        if self.task_should_compute_output(2):
+            alpha = self._saved_alpha
+            batch1 = self._raw_saved_batch1.unpack(self, raw)
+            grad_inputs[2] = maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_batch1 is not None:
+            self._raw_saved_batch1.reset_data()
+        if self._raw_saved_batch2 is not None:
+            self._raw_saved_batch2.reset_data()
+
+
+class TraceBackward0(Node):
+    """Backward of `trace(Tensor self) -> Tensor`.
+
+    self: trace_backward(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = trace_backward(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class LinalgInvBackward0(Node):
+    """Backward of `linalg_inv(Tensor A) -> Tensor`.
+
+    A: -(transpose(result, -1, -2) @ (grad @ transpose(result, -1, -2)))
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            grad_inputs[0] = -(
+                transpose(result, -1, -2) @ (grad @ transpose(result, -1, -2))
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class LinalgDetBackward0(Node):
+    """Backward of `linalg_det(Tensor A) -> Tensor`.
+
+    A: linalg_det_backward(grad, result, A)
+    """
+
+    __slots__ = (
+        "_raw_saved_A",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_A: Any = None
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            A = self._raw_saved_A.unpack(self, raw)
+            grad_inputs[0] = linalg_det_backward(grad, result, A)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_A is not None:
+            self._raw_saved_A.reset_data()
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
 
 
 class TBackward0(Node):
@@ -3249,4 +4050,169 @@ class ToCopyBackward0(Node):
         if self.task_should_compute_output(0):
             self_scalar_type = self._saved_self_scalar_type
             grad_inputs[0] = to_dtype(grad, self_scalar_type)
+        return grad_inputs
+
+
+class FlipBackward0(Node):
+    """Backward of `flip(Tensor self, int[] dims) -> Tensor`.
+
+    self: flip(grad, dims)
+    """
+
+    __slots__ = ("_saved_dims",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dims: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dims = self._saved_dims
+            grad_inputs[0] = flip(grad, dims)
+        return grad_inputs
+
+
+class TrilBackward0(Node):
+    """Backward of `tril(Tensor self, SymInt diagonal=0) -> Tensor`.
+
+    self: tril(grad, diagonal)
+    """
+
+    __slots__ = ("_saved_diagonal",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_diagonal: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            diagonal = self._saved_diagonal
+            grad_inputs[0] = tril(grad, diagonal)
+        return grad_inputs
+
+
+class TriuBackward0(Node):
+    """Backward of `triu(Tensor self, SymInt diagonal=0) -> Tensor`.
+
+    self: triu(grad, diagonal)
+    """
+
+    __slots__ = ("_saved_diagonal",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_diagonal: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            diagonal = self._saved_diagonal
+            grad_inputs[0] = triu(grad, diagonal)
+        return grad_inputs
+
+
+class DiagonalBackward0(Node):
+    """Backward of `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`.
+
+    self: diagonal_backward(grad, self.shape, offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "_saved_dim1",
+        "_saved_dim2",
+        "_saved_offset",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim1: Any = None
+        self._saved_dim2: Any = None
+        self._saved_offset: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            offset = self._saved_offset
+            dim1 = self._saved_dim1
+            dim2 = self._saved_dim2
+            grad_inputs[0] = diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
+        return grad_inputs
+
+
+class DiagEmbedBackward0(Node):
+    """Backward of `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`.
+
+    self: take_diagonal(grad, offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "_saved_dim1",
+        "_saved_dim2",
+        "_saved_offset",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim1: Any = None
+        self._saved_dim2: Any = None
+        self._saved_offset: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            offset = self._saved_offset
+            dim1 = self._saved_dim1
+            dim2 = self._saved_dim2
+            grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+
+class DiagonalBackwardBackward0(Node):
+    """Backward of `diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor`.
+
+    grad_output: take_diagonal(grad, offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "_saved_dim1",
+        "_saved_dim2",
+        "_saved_offset",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim1: Any = None
+        self._saved_dim2: Any = None
+        self._saved_offset: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            offset = self._saved_offset
+            dim1 = self._saved_dim1
+            dim2 = self._saved_dim2
+            grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
         return grad_inputs

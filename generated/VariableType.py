@@ -130,8 +130,28 @@ from .Functions import (
     MaxBackward1,
     MinBackward0,
     MinBackward1,
+    ProdBackward0,
+    ProdBackward1,
+    VarBackward0,
+    StdBackward0,
+    LinalgVectorNormBackward0,
+    AmaxBackward0,
+    AminBackward0,
+    LogsumexpBackward0,
+    CumsumBackward0,
+    CumprodBackward0,
+    SoftmaxBackward0,
+    LogSoftmaxBackward0,
     MmBackward0,
     MatmulBackward0,
+    DotBackward0,
+    MvBackward0,
+    BmmBackward0,
+    AddmmBackward0,
+    BaddbmmBackward0,
+    TraceBackward0,
+    LinalgInvBackward0,
+    LinalgDetBackward0,
     TBackward0,
     TransposeBackward0,
     PermuteBackward0,
@@ -146,6 +166,12 @@ from .Functions import (
     SplitBackward0,
     UnbindBackward0,
     ToCopyBackward0,
+    FlipBackward0,
+    TrilBackward0,
+    TriuBackward0,
+    DiagonalBackward0,
+    DiagEmbedBackward0,
+    DiagonalBackwardBackward0,
 )
 
 __all__ = [
@@ -220,8 +246,35 @@ __all__ = [
     "mean",
     "max",
     "min",
+    "prod",
+    "var",
+    "std",
+    "linalg_vector_norm",
+    "norm",
+    "amax",
+    "amin",
+    "logsumexp",
+    "cumsum",
+    "cumprod",
+    "_softmax",
+    "_log_softmax",
+    "softmax",
+    "log_softmax",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
     "mm",
     "matmul",
+    "dot",
+    "mv",
+    "bmm",
+    "outer",
+    "addmm",
+    "baddbmm",
+    "trace",
+    "linalg_inv",
+    "linalg_det",
     "t",
     "transpose",
     "permute",
@@ -234,6 +287,13 @@ __all__ = [
     "chunk",
     "unbind",
     "_to_copy",
+    "flip",
+    "tril",
+    "triu",
+    "diagonal",
+    "diag_embed",
+    "linalg_diagonal",
+    "diag",
 ]
 
 
@@ -2350,6 +2410,527 @@ def min_default(
     return result
 
 
+def prod_default(
+    self: Any,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+
+    forward: np.prod(self, dtype=dtype)
+    """
+    self_data = tensor_arg(self, "prod", "self", 1)
+    dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ProdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.prod(self_data, dtype=dtype))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def prod_dim_int(
+    self: Any,
+    dim: Any,
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+
+    forward: np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype)
+    """
+    self_data = tensor_arg(self, "prod", "self", 1)
+    dim = int_arg(dim, "prod", "dim", 2)
+    keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
+    dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ProdBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(
+        np.prod(
+            self_data,
+            axis=kernels.reduce_dims((dim,), self_data.ndim),
+            keepdims=keepdim,
+            dtype=dtype,
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def var_correction(
+    self: Any,
+    dim: Any = None,
+    *,
+    correction: Any = None,
+    keepdim: Any = False,
+) -> Tensor:
+    """`var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+
+    forward: var(self, dim, correction, keepdim)
+    """
+    self_data = tensor_arg(self, "var", "self", 1)
+    dim = optional_int_list_arg(dim, "var", "dim", 2)
+    correction = optional_scalar_arg(correction, "var", "correction", 3)
+    keepdim = bool_arg(keepdim, "var", "keepdim", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = VarBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_correction = correction
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.var(self_data, dim, correction, keepdim))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def std_correction(
+    self: Any,
+    dim: Any = None,
+    *,
+    correction: Any = None,
+    keepdim: Any = False,
+) -> Tensor:
+    """`std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+
+    forward: std(self, dim, correction, keepdim)
+    """
+    self_data = tensor_arg(self, "std", "self", 1)
+    dim = optional_int_list_arg(dim, "std", "dim", 2)
+    correction = optional_scalar_arg(correction, "std", "correction", 3)
+    keepdim = bool_arg(keepdim, "std", "keepdim", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = StdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_correction = correction
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.std(self_data, dim, correction, keepdim))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_vector_norm(
+    self: Any,
+    ord: Any = 2,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+
+    forward: vector_norm(self if dtype is None else cast(self, dtype), ord, dim, keepdim)
+    """
+    self_data = tensor_arg(self, "linalg_vector_norm", "self", 1)
+    ord = scalar_arg(ord, "linalg_vector_norm", "ord", 2)
+    dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3)
+    keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
+    dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgVectorNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_ord = ord
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(
+        kernels.vector_norm(
+            self_data if dtype is None else kernels.cast(self_data, dtype),
+            ord,
+            dim,
+            keepdim,
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def norm_Scalar(
+    self: Any,
+    p: Any = 2,
+) -> Tensor:
+    """`norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+
+    composite: linalg_vector_norm(self, p)
+    """
+    return linalg_vector_norm(self, p)
+
+
+def norm_ScalarOpt_dim(
+    self: Any,
+    p: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Tensor:
+    """`norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+
+    composite: linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+    """
+    return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+
+
+def amax(
+    self: Any,
+    dim: Any = (),
+    keepdim: Any = False,
+) -> Tensor:
+    """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+
+    forward: np.amax(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
+    """
+    self_data = tensor_arg(self, "amax", "self", 1)
+    dim = int_list_arg(dim, "amax", "dim", 2)
+    keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(
+        np.amax(
+            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def amin(
+    self: Any,
+    dim: Any = (),
+    keepdim: Any = False,
+) -> Tensor:
+    """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
+
+    forward: np.amin(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
+    """
+    self_data = tensor_arg(self, "amin", "self", 1)
+    dim = int_list_arg(dim, "amin", "dim", 2)
+    keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(
+        np.amin(
+            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def logsumexp(
+    self: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Tensor:
+    """`logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`
+
+    forward: logsumexp(self, dim, keepdim)
+    """
+    self_data = tensor_arg(self, "logsumexp", "self", 1)
+    dim = int_list_arg(dim, "logsumexp", "dim", 2)
+    keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LogsumexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.logsumexp(self_data, dim, keepdim))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def cumsum(
+    self: Any,
+    dim: Any,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+
+    forward: cumsum(self, dim, dtype)
+    """
+    self_data = tensor_arg(self, "cumsum", "self", 1)
+    dim = int_arg(dim, "cumsum", "dim", 2)
+    dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CumsumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = dtype_of(self_data)
+    result = Tensor._make(kernels.cumsum(self_data, dim, dtype))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def cumprod(
+    self: Any,
+    dim: Any,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
+
+    forward: cumprod(self, dim, dtype)
+    """
+    self_data = tensor_arg(self, "cumprod", "self", 1)
+    dim = int_arg(dim, "cumprod", "dim", 2)
+    dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CumprodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_scalar_type = dtype_of(self_data)
+    result = Tensor._make(kernels.cumprod(self_data, dim, dtype))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _softmax(
+    self: Any,
+    dim: Any,
+    half_to_float: Any,
+) -> Tensor:
+    """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+
+    forward: softmax(self, dim)
+    """
+    self_data = tensor_arg(self, "_softmax", "self", 1)
+    dim = int_arg(dim, "_softmax", "dim", 2)
+    half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    result = Tensor._make(kernels.softmax(self_data, dim))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def _log_softmax(
+    self: Any,
+    dim: Any,
+    half_to_float: Any,
+) -> Tensor:
+    """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+
+    forward: log_softmax(self, dim)
+    """
+    self_data = tensor_arg(self, "_log_softmax", "self", 1)
+    dim = int_arg(dim, "_log_softmax", "dim", 2)
+    half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LogSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    result = Tensor._make(kernels.log_softmax(self_data, dim))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def softmax_int(
+    self: Any,
+    dim: Any,
+    dtype: Any = None,
+) -> Tensor:
+    """`softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+
+    composite: _softmax(self if dtype is None else _to_copy(self, dtype=dtype), dim, False)
+    """
+    return _softmax(self if dtype is None else _to_copy(self, dtype=dtype), dim, False)
+
+
+def log_softmax_int(
+    self: Any,
+    dim: Any,
+    dtype: Any = None,
+) -> Tensor:
+    """`log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
+
+    composite: _log_softmax(self if dtype is None else _to_copy(self, dtype=dtype), dim, False)
+    """
+    return _log_softmax(
+        self if dtype is None else _to_copy(self, dtype=dtype), dim, False
+    )
+
+
+def argmax(
+    self: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+) -> Tensor:
+    """`argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+
+    forward: argmax(self, dim, keepdim)
+    """
+    self_data = tensor_arg(self, "argmax", "self", 1)
+    dim = optional_int_arg(dim, "argmax", "dim", 2)
+    keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
+    result = Tensor._make(kernels.argmax(self_data, dim, keepdim))
+    return result
+
+
+def argmin(
+    self: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+) -> Tensor:
+    """`argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`
+
+    forward: argmin(self, dim, keepdim)
+    """
+    self_data = tensor_arg(self, "argmin", "self", 1)
+    dim = optional_int_arg(dim, "argmin", "dim", 2)
+    keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
+    result = Tensor._make(kernels.argmin(self_data, dim, keepdim))
+    return result
+
+
+def all_default(
+    self: Any,
+) -> Tensor:
+    """`all(Tensor self) -> Tensor`
+
+    forward: np.all(self)
+    """
+    self_data = tensor_arg(self, "all", "self", 1)
+    result = Tensor._make(np.all(self_data))
+    return result
+
+
+def all_dim(
+    self: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Tensor:
+    """`all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+
+    forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
+    """
+    self_data = tensor_arg(self, "all", "self", 1)
+    dim = int_arg(dim, "all", "dim", 2)
+    keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    result = Tensor._make(
+        np.all(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
+    )
+    return result
+
+
+def all_dims(
+    self: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+) -> Tensor:
+    """`all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+
+    forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
+    """
+    self_data = tensor_arg(self, "all", "self", 1)
+    dim = optional_int_list_arg(dim, "all", "dim", 2)
+    keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    result = Tensor._make(
+        np.all(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
+    )
+    return result
+
+
+def any_default(
+    self: Any,
+) -> Tensor:
+    """`any(Tensor self) -> Tensor`
+
+    forward: np.any(self)
+    """
+    self_data = tensor_arg(self, "any", "self", 1)
+    result = Tensor._make(np.any(self_data))
+    return result
+
+
+def any_dim(
+    self: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Tensor:
+    """`any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+
+    forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
+    """
+    self_data = tensor_arg(self, "any", "self", 1)
+    dim = int_arg(dim, "any", "dim", 2)
+    keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    result = Tensor._make(
+        np.any(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
+    )
+    return result
+
+
+def any_dims(
+    self: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+) -> Tensor:
+    """`any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+
+    forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
+    """
+    self_data = tensor_arg(self, "any", "self", 1)
+    dim = optional_int_list_arg(dim, "any", "dim", 2)
+    keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    result = Tensor._make(
+        np.any(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
+    )
+    return result
+
+
 def mm(
     self: Any,
     mat2: Any,
@@ -2395,6 +2976,215 @@ def matmul(
     result = Tensor._make(np.matmul(self_data, other_data))
     if grad_fn is not None:
         set_history(result, grad_fn)
+    return result
+
+
+def dot(
+    self: Any,
+    tensor: Any,
+) -> Tensor:
+    """`dot(Tensor self, Tensor tensor) -> Tensor`
+
+    forward: np.dot(self, tensor)
+    """
+    self_data = tensor_arg(self, "dot", "self", 1)
+    tensor_data = tensor_arg(tensor, "dot", "tensor", 2)
+    grad_fn = None
+    if compute_requires_grad(self, tensor):
+        grad_fn = DotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_tensor = SavedVariable(tensor, False)
+    result = Tensor._make(np.dot(self_data, tensor_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def mv(
+    self: Any,
+    vec: Any,
+) -> Tensor:
+    """`mv(Tensor self, Tensor vec) -> Tensor`
+
+    forward: np.matmul(self, vec)
+    """
+    self_data = tensor_arg(self, "mv", "self", 1)
+    vec_data = tensor_arg(vec, "mv", "vec", 2)
+    grad_fn = None
+    if compute_requires_grad(self, vec):
+        grad_fn = MvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_vec = SavedVariable(vec, False)
+    result = Tensor._make(np.matmul(self_data, vec_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def bmm(
+    self: Any,
+    mat2: Any,
+) -> Tensor:
+    """`bmm(Tensor self, Tensor mat2) -> Tensor`
+
+    forward: np.matmul(self, mat2)
+    """
+    self_data = tensor_arg(self, "bmm", "self", 1)
+    mat2_data = tensor_arg(mat2, "bmm", "mat2", 2)
+    grad_fn = None
+    if compute_requires_grad(self, mat2):
+        grad_fn = BmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat2))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.matmul(self_data, mat2_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def outer(
+    self: Any,
+    vec2: Any,
+) -> Tensor:
+    """`outer(Tensor self, Tensor vec2) -> Tensor`
+
+    composite: mul(reshape(self, [-1, 1]), vec2)
+    """
+    return mul(reshape(self, [-1, 1]), vec2)
+
+
+def addmm(
+    self: Any,
+    mat1: Any,
+    mat2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addmm(self, mat1, mat2, beta, alpha)
+    """
+    self_data = tensor_arg(self, "addmm", "self", 1)
+    mat1_data = tensor_arg(mat1, "addmm", "mat1", 2)
+    mat2_data = tensor_arg(mat2, "addmm", "mat2", 3)
+    beta = scalar_arg(beta, "addmm", "beta", 4)
+    alpha = scalar_arg(alpha, "addmm", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, mat1, mat2):
+        grad_fn = AddmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat1, mat2))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_mat1 = SavedVariable(mat1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
+    result = Tensor._make(kernels.addmm(self_data, mat1_data, mat2_data, beta, alpha))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def baddbmm(
+    self: Any,
+    batch1: Any,
+    batch2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addmm(self, batch1, batch2, beta, alpha)
+    """
+    self_data = tensor_arg(self, "baddbmm", "self", 1)
+    batch1_data = tensor_arg(batch1, "baddbmm", "batch1", 2)
+    batch2_data = tensor_arg(batch2, "baddbmm", "batch2", 3)
+    beta = scalar_arg(beta, "baddbmm", "beta", 4)
+    alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, batch1, batch2):
+        grad_fn = BaddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn._saved_alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
+        grad_fn._saved_beta = beta
+    result = Tensor._make(
+        kernels.addmm(self_data, batch1_data, batch2_data, beta, alpha)
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def trace(
+    self: Any,
+) -> Tensor:
+    """`trace(Tensor self) -> Tensor`
+
+    forward: trace(self)
+    """
+    self_data = tensor_arg(self, "trace", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TraceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.trace(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def linalg_inv(
+    A: Any,
+) -> Tensor:
+    """`linalg_inv(Tensor A) -> Tensor`
+
+    forward: np.linalg.inv(A)
+    """
+    A_data = tensor_arg(A, "linalg_inv", "A", 1)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgInvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+    result = Tensor._make(np.linalg.inv(A_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_det(
+    A: Any,
+) -> Tensor:
+    """`linalg_det(Tensor A) -> Tensor`
+
+    forward: np.linalg.det(A)
+    """
+    A_data = tensor_arg(A, "linalg_det", "A", 1)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgDetBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._raw_saved_A = SavedVariable(A, False)
+    result = Tensor._make(np.linalg.det(A_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2764,6 +3554,184 @@ def _to_copy(
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
+
+
+def flip_default(
+    self: Any,
+    dims: Any,
+) -> Tensor:
+    """`flip(Tensor self, int[] dims) -> Tensor`
+
+    forward: np.flip(self, dims)
+    """
+    self_data = tensor_arg(self, "flip", "self", 1)
+    dims = int_list_arg(dims, "flip", "dims", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FlipBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dims = dims
+    result = Tensor._make(np.flip(self_data, dims))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def tril(
+    self: Any,
+    diagonal: Any = 0,
+) -> Tensor:
+    """`tril(Tensor self, SymInt diagonal=0) -> Tensor`
+
+    forward: np.tril(self, diagonal)
+    """
+    self_data = tensor_arg(self, "tril", "self", 1)
+    diagonal = int_arg(diagonal, "tril", "diagonal", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TrilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_diagonal = diagonal
+    result = Tensor._make(np.tril(self_data, diagonal))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def triu(
+    self: Any,
+    diagonal: Any = 0,
+) -> Tensor:
+    """`triu(Tensor self, SymInt diagonal=0) -> Tensor`
+
+    forward: np.triu(self, diagonal)
+    """
+    self_data = tensor_arg(self, "triu", "self", 1)
+    diagonal = int_arg(diagonal, "triu", "diagonal", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TriuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_diagonal = diagonal
+    result = Tensor._make(np.triu(self_data, diagonal))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def diagonal(
+    self: Any,
+    offset: Any = 0,
+    dim1: Any = 0,
+    dim2: Any = 1,
+) -> Tensor:
+    """`diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
+
+    forward: np.diagonal(self, offset, dim1, dim2)
+    """
+    self_data = tensor_arg(self, "diagonal", "self", 1)
+    offset = int_arg(offset, "diagonal", "offset", 2)
+    dim1 = int_arg(dim1, "diagonal", "dim1", 3)
+    dim2 = int_arg(dim2, "diagonal", "dim2", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = DiagonalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(np.diagonal(self_data, offset, dim1, dim2))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def diag_embed(
+    self: Any,
+    offset: Any = 0,
+    dim1: Any = -2,
+    dim2: Any = -1,
+) -> Tensor:
+    """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`
+
+    forward: diag_embed(self, offset, dim1, dim2)
+    """
+    self_data = tensor_arg(self, "diag_embed", "self", 1)
+    offset = int_arg(offset, "diag_embed", "offset", 2)
+    dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
+    dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = DiagEmbedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+    result = Tensor._make(kernels.diag_embed(self_data, offset, dim1, dim2))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def diagonal_backward(
+    grad_output: Any,
+    input_sizes: Any,
+    offset: Any,
+    dim1: Any,
+    dim2: Any,
+) -> Tensor:
+    """`diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor`
+
+    forward: diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
+    """
+    grad_output_data = tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
+    input_sizes = int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
+    offset = int_arg(offset, "diagonal_backward", "offset", 3)
+    dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
+    dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
+    grad_fn = None
+    if compute_requires_grad(grad_output):
+        grad_fn = DiagonalBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+    result = Tensor._make(
+        kernels.diagonal_backward(grad_output_data, input_sizes, offset, dim1, dim2)
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def linalg_diagonal(
+    A: Any,
+    *,
+    offset: Any = 0,
+    dim1: Any = -2,
+    dim2: Any = -1,
+) -> Tensor:
+    """`linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)`
+
+    composite: diagonal(A, offset, dim1, dim2)
+    """
+    return diagonal(A, offset, dim1, dim2)
+
+
+def diag(
+    self: Any,
+    diagonal: Any = 0,
+) -> Tensor:
+    """`diag(Tensor self, int diagonal=0) -> Tensor`
+
+    composite: diag_embed(self, diagonal) if self.ndim == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+    """
+    return (
+        diag_embed(self, diagonal)
+        if self.ndim == 1
+        else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+    )
 
 
 _RSUB_OVERLOADS = (
@@ -3218,6 +4186,174 @@ def min(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("min", _MIN_OVERLOADS, args, kwargs)
 
 
+_PROD_OVERLOADS = (
+    Overload(
+        prod_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+    Overload(
+        prod_dim_int,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+            Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
+        ),
+    ),
+)
+
+
+def prod(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    """
+    return dispatch("prod", _PROD_OVERLOADS, args, kwargs)
+
+
+_VAR_OVERLOADS = (
+    Overload(
+        var_correction,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
+            Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def var(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    """
+    return dispatch("var", _VAR_OVERLOADS, args, kwargs)
+
+
+_STD_OVERLOADS = (
+    Overload(
+        std_correction,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
+            Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def std(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    """
+    return dispatch("std", _STD_OVERLOADS, args, kwargs)
+
+
+_NORM_OVERLOADS = (
+    Overload(
+        norm_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("p", "Scalar", False, 2, False, "Scalar p=2"),
+        ),
+    ),
+    Overload(
+        norm_ScalarOpt_dim,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("p", "Scalar", True, REQUIRED, False, "Scalar? p"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[1] dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def norm(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
+    `norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+    """
+    return dispatch("norm", _NORM_OVERLOADS, args, kwargs)
+
+
+_ALL_OVERLOADS = (
+    Overload(
+        all_default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+    ),
+    Overload(
+        all_dim,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+    Overload(
+        all_dims,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int[]", True, None, False, "int[]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def all(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `all(Tensor self) -> Tensor`
+    `all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+    `all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+    """
+    return dispatch("all", _ALL_OVERLOADS, args, kwargs)
+
+
+_ANY_OVERLOADS = (
+    Overload(
+        any_default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+    ),
+    Overload(
+        any_dim,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+    Overload(
+        any_dims,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int[]", True, None, False, "int[]? dim=None"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def any(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `any(Tensor self) -> Tensor`
+    `any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
+    `any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
+    """
+    return dispatch("any", _ANY_OVERLOADS, args, kwargs)
+
+
 _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
@@ -3295,6 +4431,25 @@ def expand(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("expand", _EXPAND_OVERLOADS, args, kwargs)
 
 
+_FLIP_OVERLOADS = (
+    Overload(
+        flip_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dims", "int[]", False, REQUIRED, False, "int[] dims"),
+        ),
+    ),
+)
+
+
+def flip(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `flip(Tensor self, int[] dims) -> Tensor`
+    """
+    return dispatch("flip", _FLIP_OVERLOADS, args, kwargs)
+
+
 add = add_Tensor
 
 sub = sub_Tensor
@@ -3316,6 +4471,10 @@ le = le_Tensor
 gt = gt_Tensor
 
 ge = ge_Tensor
+
+softmax = softmax_int
+
+log_softmax = log_softmax_int
 
 transpose = transpose_int
 
@@ -3397,8 +4556,30 @@ METHODS = {
     "mean": mean,
     "max": max,
     "min": min,
+    "prod": prod,
+    "var": var,
+    "std": std,
+    "norm": norm,
+    "amax": amax,
+    "amin": amin,
+    "logsumexp": logsumexp,
+    "cumsum": cumsum,
+    "cumprod": cumprod,
+    "softmax": softmax,
+    "log_softmax": log_softmax,
+    "argmax": argmax,
+    "argmin": argmin,
+    "all": all,
+    "any": any,
     "mm": mm,
     "matmul": matmul,
+    "dot": dot,
+    "mv": mv,
+    "bmm": bmm,
+    "outer": outer,
+    "addmm": addmm,
+    "baddbmm": baddbmm,
+    "trace": trace,
     "t": t,
     "transpose": transpose,
     "permute": permute,
@@ -3409,6 +4590,12 @@ METHODS = {
     "split": split,
     "chunk": chunk,
     "unbind": unbind,
+    "flip": flip,
+    "tril": tril,
+    "triu": triu,
+    "diagonal": diagonal,
+    "diag_embed": diag_embed,
+    "diag": diag,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -3650,11 +4837,98 @@ OVERLOADS = {
         "dim": min_dim,
         "default": min_default,
     },
+    "prod": {
+        "default": prod_default,
+        "dim_int": prod_dim_int,
+    },
+    "var": {
+        "correction": var_correction,
+    },
+    "std": {
+        "correction": std_correction,
+    },
+    "linalg_vector_norm": {
+        "default": linalg_vector_norm,
+    },
+    "norm": {
+        "Scalar": norm_Scalar,
+        "ScalarOpt_dim": norm_ScalarOpt_dim,
+    },
+    "amax": {
+        "default": amax,
+    },
+    "amin": {
+        "default": amin,
+    },
+    "logsumexp": {
+        "default": logsumexp,
+    },
+    "cumsum": {
+        "default": cumsum,
+    },
+    "cumprod": {
+        "default": cumprod,
+    },
+    "_softmax": {
+        "default": _softmax,
+    },
+    "_log_softmax": {
+        "default": _log_softmax,
+    },
+    "softmax": {
+        "int": softmax_int,
+    },
+    "log_softmax": {
+        "int": log_softmax_int,
+    },
+    "argmax": {
+        "default": argmax,
+    },
+    "argmin": {
+        "default": argmin,
+    },
+    "all": {
+        "default": all_default,
+        "dim": all_dim,
+        "dims": all_dims,
+    },
+    "any": {
+        "default": any_default,
+        "dim": any_dim,
+        "dims": any_dims,
+    },
     "mm": {
         "default": mm,
     },
     "matmul": {
         "default": matmul,
+    },
+    "dot": {
+        "default": dot,
+    },
+    "mv": {
+        "default": mv,
+    },
+    "bmm": {
+        "default": bmm,
+    },
+    "outer": {
+        "default": outer,
+    },
+    "addmm": {
+        "default": addmm,
+    },
+    "baddbmm": {
+        "default": baddbmm,
+    },
+    "trace": {
+        "default": trace,
+    },
+    "linalg_inv": {
+        "default": linalg_inv,
+    },
+    "linalg_det": {
+        "default": linalg_det,
     },
     "t": {
         "default": t,
@@ -3703,5 +4977,29 @@ OVERLOADS = {
     },
     "_to_copy": {
         "default": _to_copy,
+    },
+    "flip": {
+        "default": flip_default,
+    },
+    "tril": {
+        "default": tril,
+    },
+    "triu": {
+        "default": triu,
+    },
+    "diagonal": {
+        "default": diagonal,
+    },
+    "diag_embed": {
+        "default": diag_embed,
+    },
+    "diagonal_backward": {
+        "default": diagonal_backward,
+    },
+    "linalg_diagonal": {
+        "default": linalg_diagonal,
+    },
+    "diag": {
+        "default": diag,
     },
 }

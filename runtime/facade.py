@@ -61,6 +61,7 @@ __all__ = [
     "Tensor",
     "Size",
     "autograd",
+    "linalg",
     "ops",
     "dtype",
     "float16",
@@ -272,3 +273,14 @@ ops = SimpleNamespace(
     **{name: SimpleNamespace(**group) for name, group in VariableType.OVERLOADS.items()}
 )
 
+
+# -- yg.linalg ---------------------------------------------------------------------
+
+linalg = SimpleNamespace(
+    vector_norm=VariableType.linalg_vector_norm,
+    inv=VariableType.linalg_inv,
+    det=VariableType.linalg_det,
+    diagonal=VariableType.linalg_diagonal,
+)
+"""`torch.linalg`'s spelling: `yg.linalg.vector_norm(x, 2, dim=1)` is the
+`linalg_vector_norm` op (LinalgVectorNormBackward0), `yg.linalg.inv`, `yg.linalg.det`."""

@@ -72,6 +72,28 @@ __all__ = [
     "clamp_backward_max",
     "copysign_tensor_self_backward",
     "logit_backward",
+    "prod_backward",
+    "prod_dim_backward",
+    "var_backward",
+    "std_backward",
+    "linalg_vector_norm_backward",
+    "restore_reduced_dims",
+    "scale_grad_by_count",
+    "logsumexp_backward",
+    "flip",
+    "cumsum_backward",
+    "cumprod_backward",
+    "softmax_backward_data",
+    "log_softmax_backward_data",
+    "outer",
+    "mv",
+    "bmm",
+    "trace_backward",
+    "take_diagonal",
+    "diagonal_backward",
+    "tril",
+    "triu",
+    "linalg_det_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -348,7 +370,12 @@ def slice_of(x: Any, dim: int, start: int | None, end: int | None, step: int) ->
 
 
 def slice_backward(
-    grad: Any, sizes: tuple[int, ...], dim: int, start: int | None, end: int | None, step: int
+    grad: Any,
+    sizes: tuple[int, ...],
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
 ) -> Any:
     """Zeros of the input's shape with `grad` in the slice (an op of its own, so
     that it can be differentiated again)."""
@@ -372,7 +399,9 @@ def select_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: int) -> 
     return kernels.select_backward_kernel(grad, sizes, dim, index)
 
 
-def cat_tensors_backward(grad: Any, sizes: list[tuple[int, ...]], dim: int) -> list[Any]:
+def cat_tensors_backward(
+    grad: Any, sizes: list[tuple[int, ...]], dim: int
+) -> list[Any]:
     """Split the gradient of `cat` back into one piece per input."""
     dim = _wrap_dim(dim, len(grad.shape))
     pieces, start = [], 0
@@ -383,7 +412,9 @@ def cat_tensors_backward(grad: Any, sizes: list[tuple[int, ...]], dim: int) -> l
     return pieces
 
 
-def stack_tensors_backward(grad: Any, dim: int, sizes: list[tuple[int, ...]]) -> list[Any]:
+def stack_tensors_backward(
+    grad: Any, dim: int, sizes: list[tuple[int, ...]]
+) -> list[Any]:
     """Unbind the gradient of `stack` into one piece per input."""
     dim = _wrap_dim(dim, len(grad.shape))
     return [select_of(grad, dim, i) for i in range(len(sizes))]
@@ -404,6 +435,8 @@ def unbind_backward(grads: list[Any], dim: int) -> Any:
     if isinstance(grads[0], Tensor):
         return ops.stack(list(grads), dim)
     return np.stack(grads, axis=dim)
+
+
 # -- masks: piecewise-constant functions of the inputs, never part of a graph ----------
 
 
@@ -501,3 +534,329 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
     with np.errstate(divide="ignore", invalid="ignore"):
         value = grad / (self * (1 - self))
     return where(logical_and(self >= low, self <= high), value, outside)
+
+
+# -- reductions ------------------------------------------------------------------------
+#
+# Note [Masks are constants]: a mask (`x == 0`, `|x| == norm`) only selects where a
+# gradient goes; it has no derivative. On the Tensor side it is built from the
+# data as a plain Tensor with no history, which is what PyTorch's bool results are.
+
+
+def _constant(x: Any, like: Any) -> Any:
+    """An ndarray as a constant operand next to `like` (a Tensor or an ndarray)."""
+    return Tensor._make(np.asarray(x)) if isinstance(like, Tensor) else np.asarray(x)
+
+
+def _data(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _abs(x: Any) -> Any:
+    return ops.abs(x) if isinstance(x, Tensor) else np.abs(x)
+
+
+def _dims(dim: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
+    """Reduced dims, wrapped; None and [] mean every dim (a 0-d tensor has none)."""
+    if dim is None or (not isinstance(dim, int) and not dim) or ndim == 0:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else dim
+    return tuple(sorted({d % ndim for d in dims}))
+
+
+def _sum_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
+    """Sum over `dims` (wrapped; () sums nothing), keeping them as size 1."""
+    if not dims:
+        return x
+    if isinstance(x, Tensor):
+        return ops.sum(x, dims, True)
+    return np.sum(x, axis=dims, keepdims=True)
+
+
+def _mean_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.mean(x, dims, True) if dims else x
+    return np.mean(x, axis=dims, keepdims=True)
+
+
+def _cumprod(x: Any, dim: int) -> Any:
+    return ops.cumprod(x, dim) if isinstance(x, Tensor) else np.cumprod(x, axis=dim)
+
+
+def _cumsum(x: Any, dim: int) -> Any:
+    return ops.cumsum(x, dim) if isinstance(x, Tensor) else np.cumsum(x, axis=dim)
+
+
+def _prod_last(x: Any) -> Any:
+    return ops.prod(x, -1) if isinstance(x, Tensor) else np.prod(x, axis=-1)
+
+
+def _without_each(x: Any) -> tuple[Any, Any]:
+    """x (..., n) as rows (..., n, n) where row k is x with x_k replaced by 1, and
+    the (n, n) mask j >= k. Everything after it is products of the inputs and
+    nothing is divided, so zeros need no special case (the O(n^2) route that
+    PyTorch's cumprod_backward takes under create_graph)."""
+    n = x.shape[-1]
+    shape = tuple(x.shape)[:-1]
+    rows = expand(reshape(x, shape + (1, n)), shape + (n, n))
+    eye = _constant(np.eye(n, dtype=bool), x)
+    return where(eye, 1.0, rows), _constant(np.triu(np.ones((n, n), dtype=bool)), x)
+
+
+def _product_of_others(x: Any, dim: int) -> Any:
+    """For every element along `dim`, the product of the other elements: exact
+    where x has zeros (PyTorch's prod_safe_zeros_backward)."""
+    if isinstance(x, Tensor):
+        rows, _ = _without_each(transpose(x, dim, -1))
+        return transpose(_prod_last(rows), dim, -1)
+    n = x.shape[dim]
+    ones = np.ones_like(np.take(x, [0], axis=dim))
+    before = np.concatenate([ones, np.take(x, range(n - 1), axis=dim)], axis=dim)
+    after = np.concatenate([ones, np.flip(np.take(x, range(1, n), axis=dim), dim)], dim)
+    return np.cumprod(before, axis=dim) * np.flip(np.cumprod(after, axis=dim), dim)
+
+
+def prod_backward(grad: Any, self: Any, result: Any) -> Any:
+    """d prod(self): result / self, or the product of the others where self has zeros."""
+    if self.ndim == 0:
+        return grad
+    if not np.any(_data(self) == 0):
+        return grad * (result / self)
+    others = _product_of_others(reshape(self, (-1,)), 0)
+    return grad * reshape(others, tuple(self.shape))
+
+
+def prod_dim_backward(
+    grad: Any, self: Any, result: Any, dim: int, keepdim: bool
+) -> Any:
+    """d prod(self, dim): as prod_backward, per slice along `dim`."""
+    if self.ndim == 0:
+        return grad
+    dim = dim % self.ndim
+    if not keepdim:
+        grad = reshape(grad, _keepdim_shape(tuple(self.shape), (dim,)))
+        result = reshape(result, _keepdim_shape(tuple(self.shape), (dim,)))
+    if not np.any(_data(self) == 0):
+        return grad * (result / self)
+    return grad * _product_of_others(self, dim)
+
+
+def var_backward(
+    grad: Any,
+    self: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+) -> Any:
+    """2 / (N - correction) * grad * (self - mean), N the reduced element count."""
+    correction = 1 if correction is None else correction
+    sizes = tuple(self.shape)
+    dims = _dims(dim, len(sizes))
+    dof = math.prod(sizes[d] for d in dims) - correction
+    if dim is None or not sizes:
+        if dof <= 0:
+            # 2 / 0: inf where self differs from the mean, nan (inf * 0) where not.
+            same = _data(self) == _data(_mean_keepdim(self, dims))
+            return grad * _constant(np.where(same, math.nan, math.inf), self)
+        return (2.0 / dof) * grad * (self - _mean_keepdim(self, dims))
+    if not keepdim and len(sizes) > 1:
+        grad = reshape(grad, _keepdim_shape(sizes, dims))
+    with np.errstate(divide="ignore"):
+        factor = float(np.divide(2.0, dof))  # +-inf when dof is 0, as in PyTorch
+    return factor * grad * (self - _mean_keepdim(self, dims))
+
+
+def std_backward(
+    result: Any,
+    grad: Any,
+    self: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+) -> Any:
+    """var_backward of grad / (2 std), with 0 where std is 0 (no nan)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad_var = where(result == 0, 0.0, grad / (result * 2))
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def linalg_vector_norm_backward(
+    grad: Any,
+    self: Any,
+    ord: float,
+    result: Any,
+    dim: tuple[int, ...] | None,
+    keepdim: bool,
+) -> Any:
+    """PyTorch's norm_backward: one case per ord; 0 where the norm is 0."""
+    p = float(ord)
+    norm = result
+    if not keepdim and self.ndim != 0:
+        kept = _keepdim_shape(tuple(self.shape), dim)
+        grad = reshape(grad, kept)
+        norm = reshape(norm, kept)
+    if p == 0.0:
+        return zeros_like(self)
+    if p == 1.0:
+        return sign(self) * grad
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 2.0:
+            return grad * where(norm == 0, 0.0, self / norm)
+        if math.isinf(p):
+            self_abs = _data(np.abs(_data(self)))
+            hit = (self_abs == _data(norm)) | np.isnan(self_abs)
+            mask = _constant(hit, self)
+            count = _sum_keepdim(mask, _dims(dim, self.ndim))
+            return sign(self) * ((grad / count) * mask)
+        if p < 1.0:
+            powered = where(self == 0, 0.0, _abs(self) ** (p - 1))
+            return sign(self) * powered * grad * norm ** (1 - p)
+        scale = where(norm == 0, 0.0, grad / norm ** (p - 1))
+        if p < 2.0:
+            return sign(self) * _abs(self) ** (p - 1) * scale
+        return self * _abs(self) ** (p - 2) * scale
+
+
+def restore_reduced_dims(output: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
+    """Put back the dims a reduction removed, as size 1 (so `output` broadcasts)."""
+    if keepdim or not dim:
+        return output
+    total = output.ndim + len(dim)
+    reduced = {d % total for d in dim}
+    sizes = iter(tuple(output.shape))
+    shape = tuple(1 if i in reduced else next(sizes) for i in range(total))
+    return reshape(output, shape)
+
+
+def scale_grad_by_count(grad: Any, mask: Any, dim: tuple[int, ...]) -> Any:
+    """grad split evenly among the positions in `mask` (ties in amax/amin)."""
+    mask = _constant(_data(mask), grad) if isinstance(grad, Tensor) else _data(mask)
+    count = _sum_keepdim(mask, _dims(dim, mask.ndim))
+    return (grad / count) * mask
+
+
+def logsumexp_backward(
+    grad: Any, self: Any, result: Any, dim: tuple[int, ...], keepdim: bool
+) -> Any:
+    """grad * exp(self - logsumexp(self)): softmax weights along `dim`."""
+    if not keepdim and self.ndim != 0:
+        kept = _keepdim_shape(tuple(self.shape), dim)
+        grad = reshape(grad, kept)
+        result = reshape(result, kept)
+    return grad * exp(self - result)
+
+
+def flip(x: Any, dims: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.flip(x, dims)
+    return np.flip(x, tuple(dims)) if np.ndim(x) else x
+
+
+def _reversed_cumsum(x: Any, dim: int) -> Any:
+    """sum over j >= i along `dim`: flip, cumsum, flip."""
+    return flip(_cumsum(flip(x, (dim,)), dim), (dim,))
+
+
+def cumsum_backward(grad: Any, dim: int) -> Any:
+    if grad.ndim == 0 or grad.shape[dim] == 1:
+        return grad
+    return _reversed_cumsum(grad, dim)
+
+
+def cumprod_backward(grad: Any, self: Any, dim: int, result: Any) -> Any:
+    """d cumprod: reversed_cumsum(grad * result) / self, or, where self has zeros,
+    sum over j >= k of grad_j * prod_{i <= j, i != k} self_i."""
+    if self.ndim == 0 or self.shape[dim] == 1:
+        return grad
+    if not np.any(_data(self) == 0):
+        return _reversed_cumsum(result * grad, dim) / self
+    rows, upper = _without_each(transpose(self, dim, -1))
+    moved_grad = transpose(grad, dim, -1)
+    n = self.shape[dim]
+    weighted = _cumprod(rows, -1) * reshape(
+        moved_grad, tuple(moved_grad.shape)[:-1] + (1, n)
+    )
+    picked = where(upper, weighted, 0.0)
+    summed = reshape(_sum_keepdim(picked, (picked.ndim - 1,)), tuple(moved_grad.shape))
+    return transpose(summed, dim, -1)
+
+
+def softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
+    """_softmax's backward: output * (grad - sum(grad * output, dim))."""
+    dims = _dims(dim, output.ndim)
+    return output * (grad - _sum_keepdim(grad * output, dims))
+
+
+def log_softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
+    """_log_softmax's backward: grad - exp(output) * sum(grad, dim)."""
+    return grad - exp(output) * _sum_keepdim(grad, _dims(dim, output.ndim))
+
+
+# -- linear algebra ----------------------------------------------------------------------
+
+
+def outer(a: Any, b: Any) -> Any:
+    return ops.outer(a, b) if _any_tensor(a, b) else np.outer(a, b)
+
+
+def mv(matrix: Any, vector: Any) -> Any:
+    return ops.mv(matrix, vector) if _any_tensor(matrix, vector) else matrix @ vector
+
+
+def bmm(a: Any, b: Any) -> Any:
+    return ops.bmm(a, b) if _any_tensor(a, b) else np.matmul(a, b)
+
+
+def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
+    """grad on the main diagonal of a matrix of `sizes`, zeros elsewhere."""
+    return grad * _constant(np.eye(*sizes, dtype=_data(grad).dtype), grad)
+
+
+def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:
+    """`x.diagonal(offset, dim1, dim2)` (named so as not to hide `diagonal` args)."""
+    if isinstance(x, Tensor):
+        return ops.diagonal(x, offset, dim1, dim2)
+    return np.diagonal(x, offset, dim1, dim2)
+
+
+def diagonal_backward(
+    grad: Any, sizes: tuple[int, ...], offset: int, dim1: int, dim2: int
+) -> Any:
+    """Undo `diagonal`: zeros of `sizes` with `grad` on that diagonal."""
+    if isinstance(grad, Tensor):
+        return ops.diagonal_backward(grad, sizes, offset, dim1, dim2)
+    return kernels.diagonal_backward(grad, sizes, offset, dim1, dim2)
+
+
+def tril(x: Any, diagonal: int) -> Any:
+    return ops.tril(x, diagonal) if isinstance(x, Tensor) else np.tril(x, diagonal)
+
+
+def triu(x: Any, diagonal: int) -> Any:
+    return ops.triu(x, diagonal) if isinstance(x, Tensor) else np.triu(x, diagonal)
+
+
+def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
+    """d det(A)/dA without inverting A, exact for a singular A: with A = U S Vh,
+    det(U) det(Vh) * U diag(product of the other singular values) Vh."""
+    U, S, Vh = np.linalg.svd(A)
+    sign = np.linalg.det(U) * np.linalg.det(Vh)
+    others = _product_of_others(S, -1) * sign[..., None]
+    return np.matmul(U * others[..., None, :], Vh)
+
+
+def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
+    """d det(A) = det(A) * A^{-T}, scaled by grad per matrix; for a singular A
+    (first order only) the cofactor matrix from an SVD, as PyTorch does."""
+    if not isinstance(A, Tensor):
+        try:
+            inverse = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            scale = np.reshape(grad, tuple(det.shape) + (1, 1))
+            return scale * _cofactors_by_svd(A)
+        scale = np.reshape(grad * det, tuple(det.shape) + (1, 1))
+        return scale * np.swapaxes(inverse, -1, -2)
+    # TODO: a singular A under create_graph raises (PyTorch differentiates its
+    # SVD route); that needs a linalg_svd op, whose return is a tuple.
+    scale = reshape(grad * det, tuple(det.shape) + (1, 1))
+    return scale * transpose(ops.linalg_inv(A), -1, -2)

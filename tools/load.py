@@ -49,7 +49,7 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"dispatch", "METHODS", "OVERLOADS", "annotations"}
     | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
     | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
-    | {"set_history_outputs", "tuple", "list", "any", "all", "len", "range"}
+    | {"set_history_outputs", "tuple", "list"}
     | {"promote_operands"}
 )
 

@@ -1,0 +1,187 @@
+"""Reduction and linear-algebra cases that random samples cannot reach, vs torch.
+
+derivatives.yaml draws sample values from intervals, so it never places an exact
+zero (prod, cumprod) or an exact tie (amax, amin). These cases are written out here:
+values, gradients and double backward against torch in float64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+
+RTOL = 1e-10
+ATOL = 1e-12
+
+
+def _compare(
+    fn: Callable[[ModuleType, Any], Any], value: np.ndarray, *, seed: int = 0
+) -> None:
+    """fn(lib, x) in both libraries: forward, first and second order gradients."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(seed)
+    x = yg.tensor(value, requires_grad=True)
+    t = torch.tensor(value, requires_grad=True)
+    out, ref = fn(yg, x), fn(torch, t)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), RTOL, ATOL)
+    assert type(out.grad_fn).__name__ == type(ref.grad_fn).__name__
+    cotangent = rng.standard_normal(tuple(ref.shape))
+    direction = rng.standard_normal(value.shape)
+    (g,) = yg.autograd.grad(out, [x], yg.tensor(cotangent), create_graph=True)
+    (r,) = torch.autograd.grad(ref, [t], torch.tensor(cotangent), create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), r.detach().numpy(), RTOL, ATOL)
+    assert g.requires_grad == r.requires_grad
+    if r.requires_grad:  # amax's gradient is linear in the cotangent alone: no
+        (gg,) = yg.autograd.grad((g * yg.tensor(direction)).sum(), [x])
+        (rr,) = torch.autograd.grad((r * torch.tensor(direction)).sum(), [t])
+        want = rr.detach().numpy(force=True)  # force: torch may give a ZeroTensor
+        np.testing.assert_allclose(gg.numpy(), want, 1e-9, 1e-11)
+    # And the first-order route (ndarrays, no create_graph).
+    x = yg.tensor(value, requires_grad=True)
+    t = torch.tensor(value, requires_grad=True)
+    fn(yg, x).backward(yg.tensor(cotangent))
+    fn(torch, t).backward(torch.tensor(cotangent))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), RTOL, ATOL)
+
+
+ONE_ZERO = np.array([[1.5, 0.0, -0.5], [2.0, -1.25, 0.75]])
+TWO_ZEROS = np.array([[1.5, 0.0, -0.5], [0.0, -1.25, 0.75]])
+ZERO_IN_A_ROW = np.array([[1.5, 0.0, -0.5, 2.0], [0.5, -1.25, 0.75, 1.0]])
+
+
+@pytest.mark.parametrize("value", [ONE_ZERO, TWO_ZEROS], ids=["one", "two"])
+def test_prod_at_zeros_matches_torch(value: np.ndarray) -> None:
+    """One zero: its gradient is the product of the others; two: all zero."""
+    _compare(lambda lib, x: lib.prod(x), value)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("value", [ONE_ZERO, TWO_ZEROS], ids=["one", "two"])
+def test_prod_dim_at_zeros_matches_torch(
+    value: np.ndarray, dim: int, keepdim: bool
+) -> None:
+    _compare(lambda lib, x: lib.prod(x, dim, keepdim=keepdim), value)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize(
+    "value", [ONE_ZERO, TWO_ZEROS, ZERO_IN_A_ROW], ids=["one", "two", "row"]
+)
+def test_cumprod_at_zeros_matches_torch(value: np.ndarray, dim: int) -> None:
+    _compare(lambda lib, x: lib.cumprod(x, dim), value)
+
+
+def test_prod_gradient_at_one_zero_is_the_product_of_the_others() -> None:
+    x = yg.tensor([2.0, 0.0, 3.0, -1.5], dtype=yg.float64, requires_grad=True)
+    out = yg.prod(x)
+    assert type(out.grad_fn).__name__ == "ProdBackward0"
+    out.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, -9.0, 0.0, 0.0])
+
+
+TIES = np.array([[1.0, 2.0, 2.0], [0.5, 0.5, -1.0], [3.0, 3.0, 3.0]])
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+@pytest.mark.parametrize("dim", [(), (1,), (0, 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_amax_amin_split_ties_evenly_as_torch(
+    name: str, dim: tuple[int, ...], keepdim: bool
+) -> None:
+    _compare(lambda lib, x: getattr(lib, name)(x, dim, keepdim), TIES)
+
+
+def test_amax_tie_gradient_is_shared() -> None:
+    x = yg.tensor([1.0, 3.0, 3.0, 3.0], dtype=yg.float64, requires_grad=True)
+    yg.amax(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 1 / 3, 1 / 3, 1 / 3])
+
+
+def test_vector_norm_inf_with_ties_matches_torch() -> None:
+    value = np.array([[1.0, -2.0, 2.0], [0.5, -0.5, 0.25]])
+    _compare(lambda lib, x: lib.linalg.vector_norm(x, float("inf"), 1), value)
+
+
+# -- yg.linalg and diag -------------------------------------------------------------
+
+
+def test_linalg_namespace_spells_torch_linalg() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    for name in ("vector_norm", "inv", "det", "diagonal"):
+        out = getattr(yg.linalg, name)(yg.tensor(a, requires_grad=True))
+        ref = getattr(torch.linalg, name)(torch.tensor(a, requires_grad=True))
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), RTOL)
+    out = yg.linalg.vector_norm(yg.tensor(a, requires_grad=True), 1, dim=[1])
+    assert type(out.grad_fn).__name__ == "LinalgVectorNormBackward0"
+
+
+def test_diag_of_a_matrix_matches_torch_except_the_node_name() -> None:
+    """PyTorch's diag(matrix) records DiagonalBackward0_copy (from diagonal_copy),
+    a `_copy` node the generator does not make; yamlgrad records DiagonalBackward0."""
+    torch = pytest.importorskip("torch")
+    value = np.arange(12.0).reshape(3, 4) / 7
+    for offset in (0, 1, -1):
+        x = yg.tensor(value, requires_grad=True)
+        t = torch.tensor(value, requires_grad=True)
+        out, ref = yg.diag(x, offset), torch.diag(t, offset)
+        assert type(out.grad_fn).__name__ == "DiagonalBackward0"
+        assert type(ref.grad_fn).__name__ == "DiagonalBackward0_copy"
+        np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+        cotangent = np.linspace(-1.0, 1.0, ref.shape[0])
+        out.backward(yg.tensor(cotangent))
+        ref.backward(torch.tensor(cotangent))
+        np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_whole_tensor_max_and_min_share_ties_as_torch(name: str) -> None:
+    """max(Tensor)/min(Tensor): MaxBackward1/MinBackward1 (max.dim comes first), the
+    gradient split evenly among ties."""
+    torch = pytest.importorskip("torch")
+    value = np.array([[1.0, 3.0, 3.0], [-1.0, 0.0, -1.0]])
+    x = yg.tensor(value, requires_grad=True)
+    t = torch.tensor(value, requires_grad=True)
+    out, ref = getattr(yg, name)(x), getattr(torch, name)(t)
+    assert type(out.grad_fn).__name__ == type(ref.grad_fn).__name__
+    assert out.grad_fn.name() == f"{name.title()}Backward1"
+    out.backward()
+    ref.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix() -> None:
+    """First order only: the SVD route, no inverse (np.linalg.inv would raise)."""
+    value = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]])
+    x = yg.tensor(value, requires_grad=True)
+    yg.linalg.det(x).backward()
+    cofactors = np.array([[-2.0, -2.0, 2.0], [1.0, 1.0, -1.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(x.grad.numpy(), cofactors, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's var with ddof >= N
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
+@pytest.mark.parametrize("dim", [None, 1])
+@pytest.mark.parametrize("correction", [3, 4, 6])
+def test_var_with_no_degrees_of_freedom_matches_torch(
+    dim: int | None, correction: int
+) -> None:
+    """2 / (N - correction) is +-inf or negative: PyTorch's values, nan included."""
+    torch = pytest.importorskip("torch")
+    value = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]])
+    x = yg.tensor(value, requires_grad=True)
+    t = torch.tensor(value, requires_grad=True)
+    out = yg.var(x, dim, correction=correction)
+    ref = torch.var(t, dim, correction=correction)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), RTOL)
+    out.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), RTOL)
