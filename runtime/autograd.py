@@ -29,7 +29,19 @@ from yamlgrad.runtime.node import Edge
 from yamlgrad.runtime.tensor import Size, Tensor
 from yamlgrad.runtime.variable_type_utils import gradient_edge
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled"]
+from yamlgrad.runtime import function  # noqa: E402 - `yg.autograd.function`
+from yamlgrad.runtime.function import Function, once_differentiable  # noqa: E402
+
+__all__ = [
+    "backward",
+    "grad",
+    "Function",
+    "function",
+    "once_differentiable",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+]
 
 TensorOrTensors = Tensor | Sequence[Tensor]
 
@@ -191,3 +203,12 @@ def grad(
             continue
         result.append(_to_tensor(g))
     return tuple(result)
+
+
+from yamlgrad.runtime.gradcheck import (  # noqa: E402 - uses grad() above
+    GradcheckError,
+    gradcheck,
+    gradgradcheck,
+)
+
+__all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]

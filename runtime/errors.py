@@ -144,3 +144,6 @@ ERR_RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=Fa
 ERR_POST_ACCUMULATE_NON_LEAF = (
     "post accumulate grad hooks cannot be registered on non-leaf tensors"
 )
+ERR_LEAF_INPLACE = (
+    "a leaf Variable that requires grad is being used in an in-place operation."
+)

@@ -124,8 +124,10 @@ def call_tensor_pre_hooks(
     node: Node, inputs: list[Grad | None], raw: bool
 ) -> list[Grad | None]:
     """The tensor hooks of a node's outputs (a leaf's own hooks for AccumulateGrad)."""
-    variable = getattr(node, "variable", None)
-    if variable is not None:  # AccumulateGrad: the leaf's hooks, read lazily
+    from yamlgrad.runtime.accumulate_grad import AccumulateGrad
+
+    if type(node) is AccumulateGrad:  # the leaf's own hooks, read lazily
+        variable = node.variable
         if variable._hooks:
             inputs = list(inputs)
             inputs[0] = _run_tensor_hooks(variable._hooks, None, inputs[0], raw)
