@@ -211,4 +211,11 @@ from yamlgrad.runtime.gradcheck import (  # noqa: E402 - uses grad() above
     gradgradcheck,
 )
 
+from yamlgrad.runtime import graph  # noqa: E402 - `yg.autograd.graph`
+from yamlgrad.runtime.anomaly_mode import (  # noqa: E402
+    detect_anomaly,
+    set_detect_anomaly,
+)
+
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ += ["detect_anomaly", "set_detect_anomaly", "graph"]

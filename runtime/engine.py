@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import formulas, hooks
+from yamlgrad.runtime import anomaly_mode, formulas, hooks
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.node import Edge, Grad, Node, task_state
@@ -209,6 +209,33 @@ def _is_accumulate_grad(node: Node) -> bool:
     return isinstance(node, AccumulateGrad)
 
 
+def _call_function(fn: Node, inputs: list[Grad | None], raw: bool) -> list[Grad | None]:
+    """PyTorch's call_function: node pre-hooks, the node, checks, post-hooks."""
+    if fn._hooks is not None:
+        inputs = hooks.call_pre_hooks(fn, inputs, raw)
+    outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
+    if fn._hooks is not None:
+        outputs = hooks.call_post_hooks(fn, outputs, inputs, raw)
+    return outputs
+
+
+def _call_with_anomaly_checks(
+    fn: Node, inputs: list[Grad | None], raw: bool
+) -> list[Grad | None]:
+    try:
+        outputs = _call_function(fn, inputs, raw)
+    except Exception:
+        anomaly_mode.warn_failed_node(fn.name(), fn._metadata)
+        raise
+    if anomaly_mode.state.check_nan:
+        for i, g in enumerate(outputs):
+            data = g if raw or g is None else g._data
+            if data is not None and np.isnan(data).any():
+                anomaly_mode.warn_failed_node(fn.name(), fn._metadata)
+                raise RuntimeError(anomaly_mode.nan_message(fn.name(), i))
+    return outputs
+
+
 class _GraphTask:
     """The state of one backward pass (PyTorch's GraphTask), and its loop."""
 
@@ -253,11 +280,10 @@ class _GraphTask:
                     self.captured[index] = inputs[input_nr]
                 if fn not in needed:
                     continue
-            if fn._hooks is not None:
-                inputs = hooks.call_pre_hooks(fn, inputs, raw)
-            outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
-            if fn._hooks is not None:
-                outputs = hooks.call_post_hooks(fn, outputs, inputs, raw)
+            if anomaly_mode.state.enabled:
+                outputs = _call_with_anomaly_checks(fn, inputs, raw)
+            else:
+                outputs = _call_function(fn, inputs, raw)
             if not keep_graph:
                 fn.release_variables()
             for edge, grad in zip(fn._next_edges, outputs):

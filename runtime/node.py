@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from yamlgrad.runtime import anomaly_mode
 from yamlgrad.runtime.hooks import HookDict, NodeHooks, RemovableHandle, add_hook
 
 if TYPE_CHECKING:
@@ -76,6 +77,9 @@ class Node:
         self._seq = next(_sequence_nr)
         self._metadata: dict | None = None
         self._hooks: NodeHooks | None = None
+        if anomaly_mode.state.enabled:
+            self._metadata = {}
+            anomaly_mode.record_forward_stack(self._metadata)
 
     # -- the graph ---------------------------------------------------------------
 

@@ -14,6 +14,8 @@ A Python number passed where a Tensor goes (`x * 2`) is saved as the number itse
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE, modified_by_inplace
@@ -23,6 +25,26 @@ if TYPE_CHECKING:
     from yamlgrad.runtime.node import Node
 
 _FREED = object()
+
+
+class _HookState(threading.local):
+    """The (pack, unpack) pairs of the enclosing saved_tensors_hooks blocks."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[Callable[[Tensor], Any], Callable[[Any], Tensor]]] = []
+
+
+hook_state = _HookState()
+
+
+class _Packed:
+    """What a pack hook returned, with the unpack hook that undoes it."""
+
+    __slots__ = ("value", "unpack_hook")
+
+    def __init__(self, value: Any, unpack_hook: Callable[[Any], Tensor]) -> None:
+        self.value = value
+        self.unpack_hook = unpack_hook
 
 
 class SavedVariable:
@@ -37,11 +59,16 @@ class SavedVariable:
             self._saved_version = 0
             return
         self._data = value._data
+        if hook_state.stack:  # saved_tensors_hooks: keep what pack returns instead
+            pack_hook, unpack_hook = hook_state.stack[-1]
+            self._data = _Packed(pack_hook(value), unpack_hook)
         self._output_nr = value.output_nr
         self._version_counter = value.version_counter
         self._saved_version = self._version_counter.value
         # A leaf output has no grad_fn to close a cycle through; keep it whole.
         self._tensor = None if is_output and value.grad_fn is not None else value
+        if type(self._data) is _Packed:
+            self._tensor = None  # what pack returned is all that is kept
 
     def unpack(self, grad_fn: Node | None = None, raw: bool = False) -> Any:
         """The saved value; `grad_fn` is the node that owns it."""
@@ -51,6 +78,9 @@ class SavedVariable:
         counter = self._version_counter
         if counter is None:  # a Python number
             return data
+        if type(data) is _Packed:
+            tensor = data.unpack_hook(data.value)
+            return tensor._data if raw else tensor
         if counter.value != self._saved_version:
             raise RuntimeError(self._modified_message(grad_fn))
         if raw:
