@@ -214,6 +214,11 @@ __all__ = [
     "DiagonalBackward0",
     "DiagEmbedBackward0",
     "DiagonalBackwardBackward0",
+    "FillBackward0",
+    "FillBackward1",
+    "FillBackward2",
+    "FillBackward3",
+    "ZeroBackward0",
 ]
 
 
@@ -4215,4 +4220,119 @@ class DiagonalBackwardBackward0(Node):
             dim1 = self._saved_dim1
             dim2 = self._saved_dim2
             grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+
+class FillBackward0(Node):
+    """Backward of `fill.Scalar(Tensor self, Scalar value) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class FillBackward1(Node):
+    """Backward of `fill.Tensor(Tensor self, Tensor value) -> Tensor`.
+
+    self: zeros_like(grad)
+    value: sum_to(grad, value.shape)
+    """
+
+    __slots__ = ("_saved_value_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_value_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            value_sym_sizes = self._saved_value_sym_sizes
+            grad_inputs[1] = sum_to(grad, value_sym_sizes)
+        return grad_inputs
+
+
+class FillBackward2(Node):
+    """Backward of `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class FillBackward3(Node):
+    """Backward of `fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    value: sum_to(grad, value.shape)
+    """
+
+    __slots__ = ("_saved_value_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_value_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            value_sym_sizes = self._saved_value_sym_sizes
+            grad_inputs[1] = sum_to(grad, value_sym_sizes)
+        return grad_inputs
+
+
+class ZeroBackward0(Node):
+    """Backward of `zero_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
         return grad_inputs

@@ -21,11 +21,13 @@ from yamlgrad.runtime.tensor import Tensor
 from yamlgrad.runtime.variable_type_utils import (
     args_sizes_of,
     bool_arg,
+    check_inplace,
     collect_next_edges,
     compute_requires_grad,
     dtype_of,
     int_arg,
     int_list_arg,
+    make_view,
     optional_float_arg,
     optional_int_arg,
     optional_int_list_arg,
@@ -33,7 +35,9 @@ from yamlgrad.runtime.variable_type_utils import (
     optional_scalar_type_arg,
     optional_str_arg,
     optional_tensor_arg,
+    original_value,
     promote_operands,
+    rebase_history,
     return_type,
     scalar_arg,
     set_history,
@@ -41,6 +45,7 @@ from yamlgrad.runtime.variable_type_utils import (
     sizes_of,
     tensor_arg,
     tensor_list_arg,
+    write_inplace,
 )
 
 from .Functions import (
@@ -172,6 +177,11 @@ from .Functions import (
     DiagonalBackward0,
     DiagEmbedBackward0,
     DiagonalBackwardBackward0,
+    FillBackward0,
+    FillBackward1,
+    FillBackward2,
+    FillBackward3,
+    ZeroBackward0,
 )
 
 __all__ = [
@@ -294,6 +304,9 @@ __all__ = [
     "diag_embed",
     "linalg_diagonal",
     "diag",
+    "relu_",
+    "fill",
+    "zero_",
 ]
 
 
@@ -3201,6 +3214,7 @@ def t(
         grad_fn = TBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
     result = Tensor._make(kernels.transpose_2d(self_data))
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3225,6 +3239,7 @@ def transpose_int(
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
     result = Tensor._make(np.swapaxes(self_data, dim0, dim1))
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3246,6 +3261,7 @@ def permute_default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
     result = Tensor._make(np.transpose(self_data, dims))
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3267,6 +3283,7 @@ def view_default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(np.reshape(self_data, kernels.view_shape(self_data, size)))
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3304,6 +3321,7 @@ def expand_default(
     result = Tensor._make(
         np.broadcast_to(self_data, kernels.expand_shape(self_data.shape, size))
     )
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3373,6 +3391,7 @@ def select_int(
         grad_fn._saved_index = index
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(kernels.select_kernel(self_data, dim, index))
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3432,6 +3451,7 @@ def slice_Tensor(
         grad_fn._saved_start = start
         grad_fn._saved_step = step
     result = Tensor._make(kernels.slice_kernel(self_data, dim, start, end, step))
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3496,6 +3516,8 @@ def split_Tensor(
         Tensor._make(value)
         for value in kernels.split_kernel(self_data, split_size, dim)
     ]
+    for output in outputs:
+        make_view(output, self)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -3529,6 +3551,8 @@ def unbind_int(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     outputs = [Tensor._make(value) for value in kernels.unbind_kernel(self_data, dim)]
+    for output in outputs:
+        make_view(output, self)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -3642,6 +3666,7 @@ def diagonal(
         grad_fn._saved_offset = offset
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(np.diagonal(self_data, offset, dim1, dim2))
+    make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3732,6 +3757,603 @@ def diag(
         if self.ndim == 1
         else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
     )
+
+
+def add__Tensor(
+    self: Any,
+    other: Any,
+    *,
+    alpha: Any = 1,
+) -> Tensor:
+    """`add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
+    """
+    self_data = tensor_arg(self, "add_", "self", 1)
+    other_data = tensor_arg(other, "add_", "other", 2)
+    alpha = scalar_arg(alpha, "add_", "alpha", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = AddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn._saved_alpha = alpha
+    write_inplace(
+        self,
+        (
+            np.add(self_data, other_data)
+            if alpha == 1
+            else np.add(self_data, np.multiply(other_data, alpha))
+        ),
+    )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def sub__Tensor(
+    self: Any,
+    other: Any,
+    *,
+    alpha: Any = 1,
+) -> Tensor:
+    """`sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
+    """
+    self_data = tensor_arg(self, "sub_", "self", 1)
+    other_data = tensor_arg(other, "sub_", "other", 2)
+    alpha = scalar_arg(alpha, "sub_", "alpha", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = SubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn._saved_alpha = alpha
+    write_inplace(
+        self,
+        (
+            np.subtract(self_data, other_data)
+            if alpha == 1
+            else np.subtract(self_data, np.multiply(other_data, alpha))
+        ),
+    )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def mul__Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: np.multiply(self, other)
+    """
+    self_data = tensor_arg(self, "mul_", "self", 1)
+    other_data = tensor_arg(other, "mul_", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = MulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.multiply(self_data, other_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def div__Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: np.true_divide(self, other)
+    """
+    self_data = tensor_arg(self, "div_", "self", 1)
+    other_data = tensor_arg(other, "div_", "other", 2)
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = DivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.true_divide(self_data, other_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def pow__Scalar(
+    self: Any,
+    exponent: Any,
+) -> Tensor:
+    """`pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
+
+    forward: np.power(self, exponent)
+    """
+    self_data = tensor_arg(self, "pow_", "self", 1)
+    exponent = scalar_arg(exponent, "pow_", "exponent", 2)
+    self_data, exponent = promote_operands(self_data, exponent)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = PowBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_exponent = exponent
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.power(self_data, exponent))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def pow__Tensor(
+    self: Any,
+    exponent: Any,
+) -> Tensor:
+    """`pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
+
+    forward: np.power(self, exponent)
+    """
+    self_data = tensor_arg(self, "pow_", "self", 1)
+    exponent_data = tensor_arg(exponent, "pow_", "exponent", 2)
+    self_data, exponent_data = promote_operands(self_data, exponent_data)
+    grad_fn = None
+    if compute_requires_grad(self, exponent):
+        check_inplace(self)
+        grad_fn = PowBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.power(self_data, exponent_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def neg_(
+    self: Any,
+) -> Tensor:
+    """`neg_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.negative(self)
+    """
+    self_data = tensor_arg(self, "neg_", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = NegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.negative(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def reciprocal_(
+    self: Any,
+) -> Tensor:
+    """`reciprocal_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.reciprocal(self)
+    """
+    self_data = tensor_arg(self, "reciprocal_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ReciprocalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.reciprocal(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def exp_(
+    self: Any,
+) -> Tensor:
+    """`exp_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.exp(self)
+    """
+    self_data = tensor_arg(self, "exp_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.exp(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def log_(
+    self: Any,
+) -> Tensor:
+    """`log_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.log(self)
+    """
+    self_data = tensor_arg(self, "log_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = LogBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.log(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def sin_(
+    self: Any,
+) -> Tensor:
+    """`sin_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.sin(self)
+    """
+    self_data = tensor_arg(self, "sin_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.sin(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def cos_(
+    self: Any,
+) -> Tensor:
+    """`cos_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.cos(self)
+    """
+    self_data = tensor_arg(self, "cos_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = CosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.cos(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def tanh_(
+    self: Any,
+) -> Tensor:
+    """`tanh_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.tanh(self)
+    """
+    self_data = tensor_arg(self, "tanh_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = TanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.tanh(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def sigmoid_(
+    self: Any,
+) -> Tensor:
+    """`sigmoid_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: sigmoid(self)
+    """
+    self_data = tensor_arg(self, "sigmoid_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, kernels.sigmoid(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def relu_(
+    self: Any,
+) -> Tensor:
+    """`relu_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: relu(self)
+    """
+    self_data = tensor_arg(self, "relu_", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, kernels.relu(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def sqrt_(
+    self: Any,
+) -> Tensor:
+    """`sqrt_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.sqrt(self)
+    """
+    self_data = tensor_arg(self, "sqrt_", "self", 1)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.sqrt(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def abs_(
+    self: Any,
+) -> Tensor:
+    """`abs_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.abs(self)
+    """
+    self_data = tensor_arg(self, "abs_", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = AbsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.abs(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def clamp_(
+    self: Any,
+    min: Any = None,
+    max: Any = None,
+) -> Tensor:
+    """`clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`
+
+    forward: clamp(self, min, max)
+    """
+    self_data = tensor_arg(self, "clamp_", "self", 1)
+    min = optional_scalar_arg(min, "clamp_", "min", 2)
+    max = optional_scalar_arg(max, "clamp_", "max", 3)
+    self_data, min, max = promote_operands(self_data, min, max)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_max = max
+        grad_fn._saved_min = min
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.clamp(self_data, min, max))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def clamp_min_(
+    self: Any,
+    min: Any,
+) -> Tensor:
+    """`clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`
+
+    forward: clamp(self, min, None)
+    """
+    self_data = tensor_arg(self, "clamp_min_", "self", 1)
+    min = scalar_arg(min, "clamp_min_", "min", 2)
+    self_data, min = promote_operands(self_data, min)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ClampMinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_min = min
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.clamp(self_data, min, None))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def clamp_max_(
+    self: Any,
+    max: Any,
+) -> Tensor:
+    """`clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`
+
+    forward: clamp(self, None, max)
+    """
+    self_data = tensor_arg(self, "clamp_max_", "self", 1)
+    max = scalar_arg(max, "clamp_max_", "max", 2)
+    self_data, max = promote_operands(self_data, max)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ClampMaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_max = max
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.clamp(self_data, None, max))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def fill_Scalar(
+    self: Any,
+    value: Any,
+) -> Tensor:
+    """`fill.Scalar(Tensor self, Scalar value) -> Tensor`
+
+    forward: np.full_like(self, value)
+    """
+    self_data = tensor_arg(self, "fill", "self", 1)
+    value = scalar_arg(value, "fill", "value", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.full_like(self_data, value))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def fill_Tensor(
+    self: Any,
+    value: Any,
+) -> Tensor:
+    """`fill.Tensor(Tensor self, Tensor value) -> Tensor`
+
+    forward: np.full_like(self, value)
+    """
+    self_data = tensor_arg(self, "fill", "self", 1)
+    value_data = tensor_arg(value, "fill", "value", 2)
+    grad_fn = None
+    if compute_requires_grad(self, value):
+        grad_fn = FillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn._saved_value_sym_sizes = sizes_of(value_data)
+    result = Tensor._make(np.full_like(self_data, value_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def fill__Scalar(
+    self: Any,
+    value: Any,
+) -> Tensor:
+    """`fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
+
+    forward: np.full_like(self, value)
+    """
+    self_data = tensor_arg(self, "fill_", "self", 1)
+    value = scalar_arg(value, "fill_", "value", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = FillBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.full_like(self_data, value))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def fill__Tensor(
+    self: Any,
+    value: Any,
+) -> Tensor:
+    """`fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
+
+    forward: np.full_like(self, value)
+    """
+    self_data = tensor_arg(self, "fill_", "self", 1)
+    value_data = tensor_arg(value, "fill_", "value", 2)
+    grad_fn = None
+    if compute_requires_grad(self, value):
+        check_inplace(self)
+        grad_fn = FillBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn._saved_value_sym_sizes = sizes_of(value_data)
+    write_inplace(self, np.full_like(self_data, value_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def zero_(
+    self: Any,
+) -> Tensor:
+    """`zero_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.zeros_like(self)
+    """
+    self_data = tensor_arg(self, "zero_", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ZeroBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.zeros_like(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
 
 
 _RSUB_OVERLOADS = (
@@ -4450,6 +5072,87 @@ def flip(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("flip", _FLIP_OVERLOADS, args, kwargs)
 
 
+_POW__OVERLOADS = (
+    Overload(
+        pow__Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
+        ),
+    ),
+    Overload(
+        pow__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
+        ),
+    ),
+)
+
+
+def pow_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
+    `pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
+    """
+    return dispatch("pow_", _POW__OVERLOADS, args, kwargs)
+
+
+_FILL_OVERLOADS = (
+    Overload(
+        fill_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+    Overload(
+        fill_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
+        ),
+    ),
+)
+
+
+def fill(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `fill.Scalar(Tensor self, Scalar value) -> Tensor`
+    `fill.Tensor(Tensor self, Tensor value) -> Tensor`
+    """
+    return dispatch("fill", _FILL_OVERLOADS, args, kwargs)
+
+
+_FILL__OVERLOADS = (
+    Overload(
+        fill__Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+    Overload(
+        fill__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
+        ),
+    ),
+)
+
+
+def fill_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
+    `fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
+    """
+    return dispatch("fill_", _FILL__OVERLOADS, args, kwargs)
+
+
 add = add_Tensor
 
 sub = sub_Tensor
@@ -4483,6 +5186,14 @@ select = select_int
 split = split_Tensor
 
 unbind = unbind_int
+
+add_ = add__Tensor
+
+sub_ = sub__Tensor
+
+mul_ = mul__Tensor
+
+div_ = div__Tensor
 
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {
@@ -4596,6 +5307,27 @@ METHODS = {
     "diagonal": diagonal,
     "diag_embed": diag_embed,
     "diag": diag,
+    "add_": add_,
+    "sub_": sub_,
+    "mul_": mul_,
+    "div_": div_,
+    "pow_": pow_,
+    "neg_": neg_,
+    "reciprocal_": reciprocal_,
+    "exp_": exp_,
+    "log_": log_,
+    "sin_": sin_,
+    "cos_": cos_,
+    "tanh_": tanh_,
+    "sigmoid_": sigmoid_,
+    "relu_": relu_,
+    "sqrt_": sqrt_,
+    "abs_": abs_,
+    "clamp_": clamp_,
+    "clamp_min_": clamp_min_,
+    "clamp_max_": clamp_max_,
+    "fill_": fill_,
+    "zero_": zero_,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -5001,5 +5733,74 @@ OVERLOADS = {
     },
     "diag": {
         "default": diag,
+    },
+    "add_": {
+        "Tensor": add__Tensor,
+    },
+    "sub_": {
+        "Tensor": sub__Tensor,
+    },
+    "mul_": {
+        "Tensor": mul__Tensor,
+    },
+    "div_": {
+        "Tensor": div__Tensor,
+    },
+    "pow_": {
+        "Scalar": pow__Scalar,
+        "Tensor": pow__Tensor,
+    },
+    "neg_": {
+        "default": neg_,
+    },
+    "reciprocal_": {
+        "default": reciprocal_,
+    },
+    "exp_": {
+        "default": exp_,
+    },
+    "log_": {
+        "default": log_,
+    },
+    "sin_": {
+        "default": sin_,
+    },
+    "cos_": {
+        "default": cos_,
+    },
+    "tanh_": {
+        "default": tanh_,
+    },
+    "sigmoid_": {
+        "default": sigmoid_,
+    },
+    "relu_": {
+        "default": relu_,
+    },
+    "sqrt_": {
+        "default": sqrt_,
+    },
+    "abs_": {
+        "default": abs_,
+    },
+    "clamp_": {
+        "default": clamp_,
+    },
+    "clamp_min_": {
+        "default": clamp_min_,
+    },
+    "clamp_max_": {
+        "default": clamp_max_,
+    },
+    "fill": {
+        "Scalar": fill_Scalar,
+        "Tensor": fill_Tensor,
+    },
+    "fill_": {
+        "Scalar": fill__Scalar,
+        "Tensor": fill__Tensor,
+    },
+    "zero_": {
+        "default": zero_,
     },
 }

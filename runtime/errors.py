@@ -147,3 +147,17 @@ ERR_POST_ACCUMULATE_NON_LEAF = (
 ERR_LEAF_INPLACE = (
     "a leaf Variable that requires grad is being used in an in-place operation."
 )
+ERR_VIEW_OF_LEAF_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place "
+    "operation."
+)
+ERR_INPLACE_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to "
+    "a single memory location. Please clone() the tensor before performing the "
+    "operation."
+)
+ERR_INPLACE_VIEW_UNSUPPORTED = (
+    "an in-place operation on a view of a tensor that requires grad is not "
+    "supported yet (PyTorch rewrites the base's history with CopySlices); apply it "
+    "to the base tensor, or clone() the view first"
+)

@@ -86,6 +86,7 @@ class Tensor:
         "_retains_grad",
         "_hooks",
         "_post_accumulate_hooks",
+        "_base",
         "__weakref__",
     )
 
@@ -100,6 +101,7 @@ class Tensor:
         self._retains_grad = False
         self._hooks: dict | None = None
         self._post_accumulate_hooks: dict | None = None
+        self._base: Tensor | None = None
         if requires_grad:
             self.requires_grad = True
 
@@ -117,6 +119,7 @@ class Tensor:
         t._retains_grad = False
         t._hooks = None
         t._post_accumulate_hooks = None
+        t._base = None
         return t
 
     # -- autograd metadata -------------------------------------------------------
@@ -219,6 +222,11 @@ class Tensor:
         if self._post_accumulate_hooks is None:
             self._post_accumulate_hooks = hooks.HookDict()
         return hooks.add_hook(self._post_accumulate_hooks, hook)
+
+    @property
+    def is_view(self) -> bool:
+        """Whether this tensor is a view of another (`_base`), sharing its memory."""
+        return self._base is not None
 
     def detach(self) -> Tensor:
         """A tensor on the same data and version counter, outside the graph."""

@@ -17,7 +17,13 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.accumulate_grad import grad_accumulator
-from yamlgrad.runtime.errors import argument_type
+from yamlgrad.runtime.errors import (
+    ERR_INPLACE_OVERLAP,
+    ERR_INPLACE_VIEW_UNSUPPORTED,
+    ERR_LEAF_INPLACE,
+    ERR_VIEW_OF_LEAF_INPLACE,
+    argument_type,
+)
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.node import INVALID_EDGE, Edge, Node
 from yamlgrad.runtime.tensor import Tensor
@@ -266,3 +272,72 @@ def set_history_outputs(outputs: list[Tensor], grad_fn: Node) -> None:
             out.output_nr = index
             out.grad_fn = grad_fn
             out._requires_grad = True
+
+
+def make_view(view: Tensor, base: Tensor) -> None:
+    """Mark a view op's result as a view of `base` when numpy returned a view:
+    it shares the base's version counter, so an in-place change through either is
+    seen by every saved value (PyTorch's views share one)."""
+    if not isinstance(base, Tensor) or not np.may_share_memory(view._data, base._data):
+        return
+    root = base._base if base._base is not None else base
+    view._base = root
+    view._version_counter = root.version_counter
+
+
+def check_inplace(self: Tensor) -> None:
+    """PyTorch's check_inplace, when an input of an in-place op requires grad."""
+    if self.grad_fn is None and self._requires_grad:
+        raise RuntimeError(ERR_LEAF_INPLACE)
+    base = self._base
+    if base is not None:
+        if base.grad_fn is None and base._requires_grad:
+            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+        # TODO: CopySlices (rewrite the base's history); until then refuse rather
+        # than give the base a wrong gradient.
+        raise RuntimeError(ERR_INPLACE_VIEW_UNSUPPORTED)
+
+
+def original_value(self: Tensor) -> Tensor:
+    """`self` before an in-place op changes it, for formulas that read it: a copy
+    recorded as an op (PyTorch's `original_self = self.clone()`)."""
+    from yamlgrad.runtime import formulas
+
+    return formulas.ops._to_copy(self)
+
+
+def write_inplace(self: Tensor, value: Any) -> None:
+    """Write an in-place op's result into `self` and bump its version."""
+    data = self._data
+    try:
+        np.copyto(data, value, casting="same_kind")
+    except TypeError:
+        result = dtypes.from_numpy(np.result_type(value))
+        raise RuntimeError(
+            f"result type {_type_word(result)} can't be cast to the desired output "
+            f"type {_type_word(dtypes.from_numpy(data.dtype))}"
+        ) from None
+    except ValueError as e:
+        if not data.flags.writeable:
+            raise RuntimeError(ERR_INPLACE_OVERLAP) from None
+        raise RuntimeError(
+            f"output with shape {list(data.shape)} doesn't match the broadcast shape "
+            f"{list(np.shape(value))}"
+        ) from e
+    self.version_counter.bump()
+
+
+def _type_word(dtype: dtypes.dtype) -> str:
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "int64": "Long",
+        "bool": "Bool",
+    }.get(dtype.name, dtype.name.capitalize())
+
+
+def rebase_history(self: Tensor, grad_fn: Node) -> None:
+    """An in-place op's node becomes `self`'s grad_fn (its old one is an edge)."""
+    self.output_nr = grad_fn.add_input_metadata(self)
+    self.grad_fn = grad_fn
+    self._requires_grad = True

@@ -83,7 +83,15 @@ def call(
     tensors: dict[str, yg.Tensor],
 ) -> Any:
     """The generated function of this overload on the sample's arguments."""
-    return wrapper(info)(**build_args(kwargs, tensors, yg.tensor))
+    return wrapper(info)(**inplace_safe(info, build_args(kwargs, tensors, yg.tensor)))
+
+
+def inplace_safe(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str, Any]:
+    """An in-place op may not write into a leaf that requires grad: give it
+    `self * 1` (a non-leaf whose gradient still reaches the leaf), in any library."""
+    if info.inplace and getattr(args.get("self"), "requires_grad", False):
+        args = {**args, "self": args["self"] * 1}
+    return args
 
 
 def float_outputs(result: Any) -> list[Any]:

@@ -26,6 +26,7 @@ from conftest import (
     INFOS,
     build_args,
     float_outputs,
+    inplace_safe,
     op_id,
     sample_inputs,
     slot_array,
@@ -96,7 +97,7 @@ def _overload(info: DifferentiabilityInfo) -> str:
 
 def call_torch(torch: ModuleType, info: DifferentiabilityInfo, values: dict) -> Any:
     """The PyTorch call that reaches exactly this overload, as a user writes it."""
-    args, kwargs = _split_arguments(info, values)
+    args, kwargs = _split_arguments(info, inplace_safe(info, values))
     name = info.func.name
     if info.python_binding and hasattr(torch, name):
         return getattr(torch, name)(*args, **kwargs)
@@ -123,7 +124,7 @@ def call_yamlgrad(
     """The yamlgrad call a user would write (function, else method, else ops)."""
     routes = yamlgrad_routes(info)
     fn = routes[route] if route is not None else next(iter(routes.values()))
-    args, kwargs = _split_arguments(info, values)
+    args, kwargs = _split_arguments(info, inplace_safe(info, values))
     return fn(*args, **kwargs)
 
 

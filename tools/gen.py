@@ -59,7 +59,7 @@ def render(yaml_name: str, infos: tuple[DifferentiabilityInfo, ...]) -> dict[str
         autoescape=False,
     )
     env.filters["pyrepr"] = repr
-    nodes = tuple(i for i in infos if i.op is not None)
+    nodes = tuple(i for i in infos if i.op is not None and not i.reuses_node)
     formula_helpers = helper_names(RUNTIME_DIR / "formulas.py")
     formulas = [d.formula for i in nodes for d in i.derivatives]
     utils = set(WRAPPER_UTILS)
@@ -69,6 +69,12 @@ def render(yaml_name: str, infos: tuple[DifferentiabilityInfo, ...]) -> dict[str
             utils.update(u for u in ATTRIBUTE_UTILS if s.expr.startswith(u + "("))
         if info.type_promotion != "none":
             utils.add("promote_operands")
+        if info.inplace:
+            utils.update({"check_inplace", "write_inplace", "rebase_history"})
+        if info.saves_original_self:
+            utils.add("original_value")
+        if info.is_view:
+            utils.add("make_view")
         if info.output_kind != "single":
             utils.add("set_history_outputs")
         if info.return_names:

@@ -50,7 +50,8 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
     | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
     | {"set_history_outputs", "tuple", "list"}
-    | {"promote_operands"}
+    | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
+    | {"original_value", "make_view", "original_self"}
 )
 
 
@@ -77,7 +78,10 @@ def load_derivatives(
             raise GenError(
                 Location(display, line), "(entry)", "an entry must be a mapping"
             )
-        info = _load_entry(entry, display, formula_helpers, kernel_helpers, counter)
+        if _reuses_functional(entry):
+            info = _load_inplace(entry, display, infos)
+        else:
+            info = _load_entry(entry, display, formula_helpers, kernel_helpers, counter)
         key = f"{info.func.name}.{info.func.overload}"
         if key in seen:
             message = (
@@ -102,6 +106,83 @@ def _name_wrappers(
             name = f"{info.func.name}_default"
         named.append(dataclasses.replace(info, wrapper_name=name))
     return tuple(named)
+
+
+INPLACE_ONLY_KEYS = frozenset(
+    {"name", "samples", "domain", "variants", "type_promotion"}
+)
+
+
+def _reuses_functional(entry: YamlMap) -> bool:
+    """An in-place entry with nothing but a schema (and samples)."""
+    name = entry.get("name")
+    if not isinstance(name, str):
+        return False
+    head = name.partition("(")[0].partition(".")[0]
+    return head.endswith("_") and set(entry) <= INPLACE_ONLY_KEYS
+
+
+def _load_inplace(
+    entry: YamlMap, display: str, infos: list[DifferentiabilityInfo]
+) -> DifferentiabilityInfo:
+    """`mul_.Tensor`: the functional entry with the same signature, in place."""
+    loc = Location(display, entry.lines.get("name", entry.line))
+    try:
+        func = FunctionSchema.parse(entry["name"])
+    except SchemaError as e:
+        raise GenError(loc, entry["name"], str(e)) from None
+    op_text = str(func)
+    self_arg = func.arguments[0] if func.arguments else None
+    if self_arg is None or self_arg.name != "self" or self_arg.type.annotation != "a!":
+        message = "an in-place op takes `Tensor(a!) self` first and returns it"
+        raise GenError(loc, op_text, message)
+    key = func.signature_key()
+    matches = [i for i in infos if not i.inplace and i.func.signature_key() == key]
+    if not matches:
+        message = (
+            "an in-place entry without formulas needs a functional entry above it with "
+            f"the same signature ({func.name.rstrip('_')}(...))"
+        )
+        raise GenError(loc, op_text, message)
+    functional = matches[0]
+    if functional.composite is not None or functional.output_kind != "single":
+        raise GenError(
+            loc, op_text, "its functional entry must have a forward and one output"
+        )
+    # The functional's samples where `self` already has the result's shape.
+    samples = tuple(x for x in functional.samples if _fits_inplace(x))
+    if not samples and "samples" not in entry:
+        message = "none of the functional entry's samples fit in place: give 'samples'"
+        raise GenError(loc, op_text, message)
+    if "samples" in entry:
+        samples = _load_samples(entry, loc, op_text, func, {}, display)
+    variants = _load_variants(entry, loc, op_text, True, default="method")
+    return dataclasses.replace(
+        functional,
+        func=func,
+        inplace=True,
+        reuses_node=functional.op is not None,
+        method="method" in variants,
+        function="function" in variants,
+        python_binding=True,
+        samples=samples,
+        loc=loc,
+    )
+
+
+def _fits_inplace(sample: Sample) -> bool:
+    """Whether every tensor argument broadcasts into `self`'s shape."""
+    shapes = {a.name: a.shape for a in sample.args if a.shape is not None}
+    target = shapes.get("self")
+    if target is None:
+        return False
+    for shape in shapes.values():
+        if len(shape) > len(target):
+            return False
+        tail = target[len(target) - len(shape) :]
+        if any(s not in (1, t) for s, t in zip(shape, tail)):
+            return False
+    return True
 
 
 def _check_composite(
@@ -257,7 +338,10 @@ def _load_entry(
 
     first = func.arguments[0] if func.arguments else None
     has_self = first is not None and first.name == "self" and first.is_tensor
-    variants = _load_variants(entry, loc("variants"), op_text, has_self)
+    inplace = has_self and first.type.annotation == "a!" and func.name.endswith("_")
+    variants = _load_variants(
+        entry, loc("variants"), op_text, has_self, default="method" if inplace else None
+    )
     python_binding = entry.get("python_binding", True)
     if not isinstance(python_binding, bool):
         raise GenError(
@@ -284,6 +368,7 @@ def _load_entry(
         loc=loc("name"),
         type_promotion=promotion,
         promotion_operands=operands,
+        inplace=inplace,
     )
 
 
@@ -345,8 +430,12 @@ def _load_type_promotion(
     return kind, tuple(operands)
 
 
-def _load_variants(entry: YamlMap, loc: Location, op: str, has_self: bool) -> set[str]:
-    text = entry.get("variants", "function, method" if has_self else "function")
+def _load_variants(
+    entry: YamlMap, loc: Location, op: str, has_self: bool, default: str | None = None
+) -> set[str]:
+    if default is None:
+        default = "function, method" if has_self else "function"
+    text = entry.get("variants", default)
     if not isinstance(text, str):
         raise GenError(loc, op, "'variants' must be a string like 'function, method'")
     variants = {v.strip() for v in text.split(",")}

@@ -187,6 +187,22 @@ class FunctionSchema:
             raise SchemaError(f"schema does not round-trip: {text!r} -> {schema}")
         return schema
 
+    def signature_key(self) -> tuple[object, ...]:
+        """The schema without overload name, in-place `_`, annotations and return
+        names: an in-place entry finds its functional entry by it."""
+        args = tuple(
+            (
+                a.name,
+                a.type.base,
+                a.type.is_list,
+                a.type.size,
+                a.type.optional,
+                a.default,
+            )
+            for a in self.arguments
+        )
+        return (self.name.rstrip("_"), args)
+
     @property
     def cpp_name(self) -> str:
         """The overload's own name, as PyTorch's C++ API spells it: `sum_dim_IntList`."""
@@ -397,6 +413,11 @@ class DifferentiabilityInfo:
     python_binding: bool  # reachable as yamlgrad.<name>; False: only yamlgrad.ops
     samples: tuple[Sample, ...]
     loc: Location
+    # An in-place variant (`mul_.Tensor`): writes its result into `self`. With
+    # `reuses_node` it has no formulas of its own and records the node of the
+    # functional entry with its signature (PyTorch's match_differentiability_info).
+    inplace: bool = False
+    reuses_node: bool = False
     # PyTorch's element-wise type promotion: "none", "default" (the operands'
     # common dtype) or "int_to_float" (and an integer result becomes float32).
     type_promotion: str = "none"
@@ -411,6 +432,19 @@ class DifferentiabilityInfo:
         """The inputs with a next edge, in schema order (PyTorch's next_edges)."""
         names = {n for d in self.derivatives for n in d.var_names}
         return tuple(a for a in self.func.arguments if a.name in names)
+
+    @property
+    def is_view(self) -> bool:
+        """The output aliases `self` (`Tensor(a)` on the return): a numpy view."""
+        annotation = self.func.returns[0].type.annotation
+        return annotation is not None and not annotation.endswith("!")
+
+    @property
+    def saves_original_self(self) -> bool:
+        """An in-place op whose formulas read `self` saves a copy made beforehand."""
+        return self.inplace and any(
+            s.name == "self" and s.is_tensor for s in self.all_saved
+        )
 
     @property
     def promotion_locals(self) -> str:
