@@ -18,7 +18,7 @@ import numpy as np
 
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
-from yamlgrad.runtime import autograd, dtypes, formulas, indexing
+from yamlgrad.runtime import autograd, copy_slices, dtypes, formulas, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
     double,
@@ -257,6 +257,7 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
+    Tensor.__setitem__ = copy_slices.setitem  # type: ignore[method-assign]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]
     for name, target in (
         ("float", dtypes.float32),

@@ -26,7 +26,7 @@ def _is_int(item: Any) -> bool:
     )
 
 
-def _expand_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
+def expand_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
     for item in items:
         if not (
             item is None or item is Ellipsis or isinstance(item, slice) or _is_int(item)
@@ -47,7 +47,7 @@ def _expand_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
 def getitem(self: Tensor, key: Any) -> Tensor:
     """`Tensor.__getitem__` for ints, slices, None and `...`."""
     ops = formulas.ops
-    items = _expand_ellipsis(key if isinstance(key, tuple) else (key,), self.ndim)
+    items = expand_ellipsis(key if isinstance(key, tuple) else (key,), self.ndim)
     out, dim = self, 0
     for item in items:
         if item is None:

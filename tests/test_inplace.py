@@ -149,3 +149,55 @@ def test_inplace_dtype_and_overlap_errors(lib: ModuleType) -> None:
         match="more than one element of the written-to tensor refers to a single memory location",
     ):
         expanded.add_(1)
+
+
+@LIBS
+def test_setitem_records_copy_slices(lib: ModuleType) -> None:
+    x = lib.zeros(3, 4)
+    y = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    x[1] = y * 3
+    assert type(x.grad_fn).__name__ == "CopySlices" and x._version == 1
+    weights = lib.tensor(np.arange(12.0).reshape(3, 4))
+    (x * weights).sum().backward()
+    assert y.grad.tolist() == [12.0, 15.0, 18.0, 21.0]
+
+
+@LIBS
+def test_setitem_stops_the_gradient_of_the_overwritten_region(lib: ModuleType) -> None:
+    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = a * 1
+    b[:, 0] = 0.0
+    b[1:, ...] = lib.tensor([7.0, 8.0]) * 1
+    (b * b).sum().backward()
+    assert a.grad.tolist() == [[0.0, 4.0], [0.0, 0.0]]
+
+
+@LIBS
+def test_setitem_without_autograd_writes_any_index(lib: ModuleType) -> None:
+    x = lib.zeros(4)
+    x[lib.tensor([True, False, True, False])] = 5.0
+    x[1:3] = lib.tensor([1.0, 2.0])
+    assert x.tolist() == [5.0, 1.0, 2.0, 0.0] and x._version == 2
+
+
+@LIBS
+def test_setitem_on_a_leaf_that_requires_grad_is_refused(lib: ModuleType) -> None:
+    x = lib.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        x[0] = 1.0
+    with lib.no_grad():
+        x[0] = 1.0
+    assert x.tolist() == [1.0, 0.0]
+
+
+def test_setitem_is_differentiable_twice() -> None:
+    def f(base: yg.Tensor, value: yg.Tensor) -> yg.Tensor:
+        out = base * base
+        out[0, 1:] = value.exp()
+        return out * base
+
+    rng = np.random.default_rng(0)
+    base = yg.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    value = yg.tensor(rng.standard_normal(2), requires_grad=True)
+    assert yg.autograd.gradcheck(f, (base, value))
+    assert yg.autograd.gradgradcheck(f, (base, value))
