@@ -323,6 +323,9 @@ class Tensor:
         return int(self.item())
 
     __hash__ = object.__hash__
+    # numpy defers to the Tensor's reflected operators (`array * x` is
+    # `x.__rmul__(array)`) instead of making an object array of Tensors.
+    __array_ufunc__ = None
 
     def __repr__(self) -> str:
         return format_tensor(self)
