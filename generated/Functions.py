@@ -4347,13 +4347,13 @@ class IndexBackward0(Node):
     """
 
     __slots__ = (
-        "_raw_saved_indices",
+        "_saved_indices",
         "_saved_self_sym_sizes",
     )
 
     def __init__(self) -> None:
         super().__init__()
-        self._raw_saved_indices: Any = None
+        self._saved_indices: Any = None
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -4363,13 +4363,9 @@ class IndexBackward0(Node):
             return grad_inputs
         if self.task_should_compute_output(0):
             self_sym_sizes = self._saved_self_sym_sizes
-            indices = [v.unpack(self, raw) for v in self._raw_saved_indices]
+            indices = self._saved_indices
             grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
         return grad_inputs
-
-    def release_variables(self) -> None:
-        for saved in self._raw_saved_indices or ():
-            saved.reset_data()
 
 
 class IndexSelectBackward0(Node):

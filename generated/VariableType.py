@@ -3945,7 +3945,7 @@ def index_Tensor(
     if compute_requires_grad(self):
         grad_fn = IndexBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_indices = [SavedVariable(t, False) for t in indices]
+        grad_fn._saved_indices = indices
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     result = Tensor._make(kernels.index_tensor(self_data, indices))
     if grad_fn is not None:

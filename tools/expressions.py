@@ -335,9 +335,8 @@ def check_formula(
     named_grads = {f"grad_{r.name}": i for i, r in enumerate(schema.returns) if r.name}
     list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
     tensors = {a.name for a in schema.arguments if a.is_tensor} | set(outputs)
-    lists = {
-        a.name for a in schema.arguments if a.type.base == "Tensor" and a.type.is_list
-    }
+    # Tensor[] arguments; a Tensor?[] (indices) is a plain value, saved as is.
+    lists = {a.name for a in schema.arguments if a.is_tensor_list}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
             raise ExpressionError(
