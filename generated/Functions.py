@@ -17,6 +17,7 @@ from yamlgrad.runtime.formulas import (
     clamp_backward,
     clamp_backward_max,
     clamp_backward_min,
+    constant_pad_nd_backward,
     copysign_tensor_self_backward,
     cos,
     cosh,
@@ -29,6 +30,10 @@ from yamlgrad.runtime.formulas import (
     exp,
     expand,
     flip,
+    gather,
+    gather_backward,
+    index_backward,
+    index_select_backward,
     isfinite,
     isnan,
     linalg_det_backward,
@@ -38,6 +43,9 @@ from yamlgrad.runtime.formulas import (
     logical_or,
     logit_backward,
     logsumexp_backward,
+    masked_fill,
+    masked_fill_backward,
+    masked_select_backward,
     matmul_backward_other,
     matmul_backward_self,
     maybe_multiply,
@@ -52,10 +60,13 @@ from yamlgrad.runtime.formulas import (
     pow_backward_self,
     prod_backward,
     prod_dim_backward,
+    repeat_backward,
     reshape,
     restore_reduced_dims,
+    roll_backward,
     rsqrt,
     scale_grad_by_count,
+    scatter_fill,
     select_backward,
     select_of,
     sign,
@@ -65,6 +76,7 @@ from yamlgrad.runtime.formulas import (
     slice_of,
     softmax_backward_data,
     split_backward,
+    squeeze_dim,
     stack_tensors_backward,
     std_backward,
     sum_backward,
@@ -77,6 +89,7 @@ from yamlgrad.runtime.formulas import (
     tril,
     triu,
     unbind_backward,
+    unsqueeze_to,
     value_selecting_reduction_backward,
     var_backward,
     where,
@@ -214,6 +227,23 @@ __all__ = [
     "DiagonalBackward0",
     "DiagEmbedBackward0",
     "DiagonalBackwardBackward0",
+    "SqueezeBackward0",
+    "SqueezeBackward1",
+    "SqueezeBackward2",
+    "UnsqueezeBackward0",
+    "IndexBackward0",
+    "IndexSelectBackward0",
+    "GatherBackward0",
+    "ScatterBackward0",
+    "ScatterBackward1",
+    "ScatterAddBackward0",
+    "MaskedFillBackward0",
+    "MaskedFillBackward1",
+    "MaskedSelectBackward0",
+    "RollBackward0",
+    "RepeatBackward0",
+    "CloneBackward0",
+    "ConstantPadNdBackward0",
     "FillBackward0",
     "FillBackward1",
     "FillBackward2",
@@ -4220,6 +4250,490 @@ class DiagonalBackwardBackward0(Node):
             dim1 = self._saved_dim1
             dim2 = self._saved_dim2
             grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+
+class SqueezeBackward0(Node):
+    """Backward of `squeeze(Tensor(a) self) -> Tensor(a)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward1(Node):
+    """Backward of `squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward2(Node):
+    """Backward of `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class UnsqueezeBackward0(Node):
+    """Backward of `unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`.
+
+    self: squeeze_dim(grad, dim)
+    """
+
+    __slots__ = ("_saved_dim",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            grad_inputs[0] = squeeze_dim(grad, dim)
+        return grad_inputs
+
+
+class IndexBackward0(Node):
+    """Backward of `index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`.
+
+    self: index_backward(grad, self.shape, indices)
+    """
+
+    __slots__ = (
+        "_saved_indices",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_indices: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            indices = self._saved_indices
+            grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
+        return grad_inputs
+
+
+class IndexSelectBackward0(Node):
+    """Backward of `index_select(Tensor self, int dim, Tensor index) -> Tensor`.
+
+    self: index_select_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_index: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            dim = self._saved_dim
+            index = self._raw_saved_index.unpack(self, raw)
+            grad_inputs[0] = index_select_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_index is not None:
+            self._raw_saved_index.reset_data()
+
+
+class GatherBackward0(Node):
+    """Backward of `gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
+
+    self: gather_backward(grad, self.shape, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_index: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            dim = self._saved_dim
+            index = self._raw_saved_index.unpack(self, raw)
+            grad_inputs[0] = gather_backward(grad, self_sym_sizes, dim, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_index is not None:
+            self._raw_saved_index.reset_data()
+
+
+class ScatterBackward0(Node):
+    """Backward of `scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+
+    self: scatter_fill(grad, dim, index, 0)
+    src: gather(grad, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_index: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            index = self._raw_saved_index.unpack(self, raw)
+            grad_inputs[0] = scatter_fill(grad, dim, index, 0)
+        if self.task_should_compute_output(1):
+            dim = self._saved_dim
+            index = self._raw_saved_index.unpack(self, raw)
+            grad_inputs[1] = gather(grad, dim, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_index is not None:
+            self._raw_saved_index.reset_data()
+
+
+class ScatterBackward1(Node):
+    """Backward of `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+
+    self: scatter_fill(grad, dim, index, 0)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_index: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            dim = self._saved_dim
+            index = self._raw_saved_index.unpack(self, raw)
+            grad_inputs[0] = scatter_fill(grad, dim, index, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_index is not None:
+            self._raw_saved_index.reset_data()
+
+
+class ScatterAddBackward0(Node):
+    """Backward of `scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`.
+
+    self: grad
+    src: gather(grad, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._raw_saved_index: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        if self.task_should_compute_output(1):
+            dim = self._saved_dim
+            index = self._raw_saved_index.unpack(self, raw)
+            grad_inputs[1] = gather(grad, dim, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_index is not None:
+            self._raw_saved_index.reset_data()
+
+
+class MaskedFillBackward0(Node):
+    """Backward of `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`.
+
+    self: masked_fill(grad, mask, 0)
+    """
+
+    __slots__ = ("_raw_saved_mask",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_mask: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            mask = self._raw_saved_mask.unpack(self, raw)
+            grad_inputs[0] = masked_fill(grad, mask, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_mask is not None:
+            self._raw_saved_mask.reset_data()
+
+
+class MaskedFillBackward1(Node):
+    """Backward of `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`.
+
+    self: masked_fill(grad, mask, 0)
+    value: masked_fill_backward(grad, mask)
+    """
+
+    __slots__ = ("_raw_saved_mask",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_mask: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            mask = self._raw_saved_mask.unpack(self, raw)
+            grad_inputs[0] = masked_fill(grad, mask, 0)
+        if self.task_should_compute_output(1):
+            mask = self._raw_saved_mask.unpack(self, raw)
+            grad_inputs[1] = masked_fill_backward(grad, mask)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_mask is not None:
+            self._raw_saved_mask.reset_data()
+
+
+class MaskedSelectBackward0(Node):
+    """Backward of `masked_select(Tensor self, Tensor mask) -> Tensor`.
+
+    self: masked_select_backward(grad, self.shape, mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_mask",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_mask: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            mask = self._raw_saved_mask.unpack(self, raw)
+            grad_inputs[0] = masked_select_backward(grad, self_sym_sizes, mask)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_mask is not None:
+            self._raw_saved_mask.reset_data()
+
+
+class RollBackward0(Node):
+    """Backward of `roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`.
+
+    self: roll_backward(grad, shifts, dims)
+    """
+
+    __slots__ = (
+        "_saved_dims",
+        "_saved_shifts",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dims: Any = None
+        self._saved_shifts: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            shifts = self._saved_shifts
+            dims = self._saved_dims
+            grad_inputs[0] = roll_backward(grad, shifts, dims)
+        return grad_inputs
+
+
+class RepeatBackward0(Node):
+    """Backward of `repeat(Tensor self, SymInt[] repeats) -> Tensor`.
+
+    self: repeat_backward(grad, repeats, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_repeats",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_repeats: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            repeats = self._saved_repeats
+            grad_inputs[0] = repeat_backward(grad, repeats, self_sym_sizes)
+        return grad_inputs
+
+
+class CloneBackward0(Node):
+    """Backward of `clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class ConstantPadNdBackward0(Node):
+    """Backward of `constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`.
+
+    self: constant_pad_nd_backward(grad, pad)
+    """
+
+    __slots__ = ("_saved_pad",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_pad: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            pad = self._saved_pad
+            grad_inputs[0] = constant_pad_nd_backward(grad, pad)
         return grad_inputs
 
 

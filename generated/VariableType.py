@@ -28,9 +28,11 @@ from yamlgrad.runtime.variable_type_utils import (
     int_arg,
     int_list_arg,
     make_view,
+    memory_format_arg,
     optional_float_arg,
     optional_int_arg,
     optional_int_list_arg,
+    optional_memory_format_arg,
     optional_scalar_arg,
     optional_scalar_type_arg,
     optional_str_arg,
@@ -43,8 +45,10 @@ from yamlgrad.runtime.variable_type_utils import (
     set_history,
     set_history_outputs,
     sizes_of,
+    str_arg,
     tensor_arg,
     tensor_list_arg,
+    tensor_optional_list_arg,
     write_inplace,
 )
 
@@ -177,6 +181,23 @@ from .Functions import (
     DiagonalBackward0,
     DiagEmbedBackward0,
     DiagonalBackwardBackward0,
+    SqueezeBackward0,
+    SqueezeBackward1,
+    SqueezeBackward2,
+    UnsqueezeBackward0,
+    IndexBackward0,
+    IndexSelectBackward0,
+    GatherBackward0,
+    ScatterBackward0,
+    ScatterBackward1,
+    ScatterAddBackward0,
+    MaskedFillBackward0,
+    MaskedFillBackward1,
+    MaskedSelectBackward0,
+    RollBackward0,
+    RepeatBackward0,
+    CloneBackward0,
+    ConstantPadNdBackward0,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -304,6 +325,30 @@ __all__ = [
     "diag_embed",
     "linalg_diagonal",
     "diag",
+    "flatten",
+    "unflatten",
+    "movedim",
+    "expand_as",
+    "broadcast_to",
+    "squeeze",
+    "unsqueeze",
+    "index_select",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "masked_fill",
+    "masked_select",
+    "take_along_dim",
+    "hstack",
+    "vstack",
+    "narrow",
+    "roll",
+    "repeat",
+    "repeat_interleave",
+    "tile",
+    "clone",
+    "constant_pad_nd",
+    "pad",
     "relu_",
     "fill",
     "zero_",
@@ -3759,6 +3804,640 @@ def diag(
     )
 
 
+def flatten_using_ints(
+    self: Any,
+    start_dim: Any = 0,
+    end_dim: Any = -1,
+) -> Tensor:
+    """`flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
+
+    composite: view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+    """
+    return view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+
+
+def unflatten_int(
+    self: Any,
+    dim: Any,
+    sizes: Any,
+) -> Tensor:
+    """`unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`
+
+    composite: view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+    """
+    return view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+
+
+def movedim_intlist(
+    self: Any,
+    source: Any,
+    destination: Any,
+) -> Tensor:
+    """`movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
+
+    composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    """
+    return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+
+
+def movedim_int(
+    self: Any,
+    source: Any,
+    destination: Any,
+) -> Tensor:
+    """`movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
+
+    composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    """
+    return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+
+
+def expand_as(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`
+
+    composite: expand(self, other.shape)
+    """
+    return expand(self, other.shape)
+
+
+def broadcast_to_default(
+    self: Any,
+    size: Any,
+) -> Tensor:
+    """`broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
+
+    composite: expand(self, size)
+    """
+    return expand(self, size)
+
+
+def squeeze_default(
+    self: Any,
+) -> Tensor:
+    """`squeeze(Tensor(a) self) -> Tensor(a)`
+
+    forward: squeeze_dims(self, None)
+    """
+    self_data = tensor_arg(self, "squeeze", "self", 1)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.squeeze_dims(self_data, None))
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def squeeze_dim(
+    self: Any,
+    dim: Any,
+) -> Tensor:
+    """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
+
+    forward: squeeze_dims(self, dim)
+    """
+    self_data = tensor_arg(self, "squeeze", "self", 1)
+    dim = int_arg(dim, "squeeze", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def squeeze_dims(
+    self: Any,
+    dim: Any,
+) -> Tensor:
+    """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
+
+    forward: squeeze_dims(self, dim)
+    """
+    self_data = tensor_arg(self, "squeeze", "self", 1)
+    dim = int_list_arg(dim, "squeeze", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def unsqueeze(
+    self: Any,
+    dim: Any,
+) -> Tensor:
+    """`unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
+
+    forward: np.expand_dims(self, dim)
+    """
+    self_data = tensor_arg(self, "unsqueeze", "self", 1)
+    dim = int_arg(dim, "unsqueeze", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsqueezeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+    result = Tensor._make(np.expand_dims(self_data, dim))
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def index_Tensor(
+    self: Any,
+    indices: Any,
+) -> Tensor:
+    """`index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
+
+    forward: index_tensor(self, indices)
+    """
+    self_data = tensor_arg(self, "index", "self", 1)
+    indices = tensor_optional_list_arg(indices, "index", "indices", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = IndexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_indices = indices
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.index_tensor(self_data, indices))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def index_select(
+    self: Any,
+    dim: Any,
+    index: Any,
+) -> Tensor:
+    """`index_select(Tensor self, int dim, Tensor index) -> Tensor`
+
+    forward: index_select(self, dim, index)
+    """
+    self_data = tensor_arg(self, "index_select", "self", 1)
+    dim = int_arg(dim, "index_select", "dim", 2)
+    index_data = tensor_arg(index, "index_select", "index", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = IndexSelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.index_select(self_data, dim, index_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def gather(
+    self: Any,
+    dim: Any,
+    index: Any,
+    *,
+    sparse_grad: Any = False,
+) -> Tensor:
+    """`gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
+
+    forward: gather(self, dim, index)
+    """
+    self_data = tensor_arg(self, "gather", "self", 1)
+    dim = int_arg(dim, "gather", "dim", 2)
+    index_data = tensor_arg(index, "gather", "index", 3)
+    sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = GatherBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.gather(self_data, dim, index_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def scatter_src(
+    self: Any,
+    dim: Any,
+    index: Any,
+    src: Any,
+) -> Tensor:
+    """`scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+
+    forward: scatter(self, dim, index, src)
+    """
+    self_data = tensor_arg(self, "scatter", "self", 1)
+    dim = int_arg(dim, "scatter", "dim", 2)
+    index_data = tensor_arg(index, "scatter", "index", 3)
+    src_data = tensor_arg(src, "scatter", "src", 4)
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = ScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+    result = Tensor._make(kernels.scatter(self_data, dim, index_data, src_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def scatter_value(
+    self: Any,
+    dim: Any,
+    index: Any,
+    value: Any,
+) -> Tensor:
+    """`scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+
+    forward: scatter(self, dim, index, value)
+    """
+    self_data = tensor_arg(self, "scatter", "self", 1)
+    dim = int_arg(dim, "scatter", "dim", 2)
+    index_data = tensor_arg(index, "scatter", "index", 3)
+    value = scalar_arg(value, "scatter", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ScatterBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+    result = Tensor._make(kernels.scatter(self_data, dim, index_data, value))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def scatter_add(
+    self: Any,
+    dim: Any,
+    index: Any,
+    src: Any,
+) -> Tensor:
+    """`scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+
+    forward: scatter_add(self, dim, index, src)
+    """
+    self_data = tensor_arg(self, "scatter_add", "self", 1)
+    dim = int_arg(dim, "scatter_add", "dim", 2)
+    index_data = tensor_arg(index, "scatter_add", "index", 3)
+    src_data = tensor_arg(src, "scatter_add", "src", 4)
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = ScatterAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+    result = Tensor._make(kernels.scatter_add(self_data, dim, index_data, src_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def masked_fill_Scalar(
+    self: Any,
+    mask: Any,
+    value: Any,
+) -> Tensor:
+    """`masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
+
+    forward: masked_fill(self, mask, value)
+    """
+    self_data = tensor_arg(self, "masked_fill", "self", 1)
+    mask_data = tensor_arg(mask, "masked_fill", "mask", 2)
+    value = scalar_arg(value, "masked_fill", "value", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaskedFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    result = Tensor._make(kernels.masked_fill(self_data, mask_data, value))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def masked_fill_Tensor(
+    self: Any,
+    mask: Any,
+    value: Any,
+) -> Tensor:
+    """`masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
+
+    forward: masked_fill(self, mask, value)
+    """
+    self_data = tensor_arg(self, "masked_fill", "self", 1)
+    mask_data = tensor_arg(mask, "masked_fill", "mask", 2)
+    value_data = tensor_arg(value, "masked_fill", "value", 3)
+    grad_fn = None
+    if compute_requires_grad(self, value):
+        grad_fn = MaskedFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    result = Tensor._make(kernels.masked_fill(self_data, mask_data, value_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def masked_select(
+    self: Any,
+    mask: Any,
+) -> Tensor:
+    """`masked_select(Tensor self, Tensor mask) -> Tensor`
+
+    forward: masked_select(self, mask)
+    """
+    self_data = tensor_arg(self, "masked_select", "self", 1)
+    mask_data = tensor_arg(mask, "masked_select", "mask", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaskedSelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.masked_select(self_data, mask_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def take_along_dim(
+    self: Any,
+    indices: Any,
+    dim: Any = None,
+) -> Tensor:
+    """`take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor`
+
+    composite: gather(view(self, [-1]), 0, view(indices, [-1])) if dim is None else gather(self, dim, indices)
+    """
+    return (
+        gather(view(self, [-1]), 0, view(indices, [-1]))
+        if dim is None
+        else gather(self, dim, indices)
+    )
+
+
+def hstack(
+    tensors: Any,
+) -> Tensor:
+    """`hstack(Tensor[] tensors) -> Tensor`
+
+    composite: cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    """
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(
+    tensors: Any,
+) -> Tensor:
+    """`vstack(Tensor[] tensors) -> Tensor`
+
+    composite: cat(tensors, 0)
+    """
+    return cat(tensors, 0)
+
+
+def narrow(
+    self: Any,
+    dim: Any,
+    start: Any,
+    length: Any,
+) -> Tensor:
+    """`narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
+
+    composite: slice_Tensor(self, dim, kernels.narrow_start(self.shape, dim, start), kernels.narrow_start(self.shape, dim, start) + length, 1)
+    """
+    return slice_Tensor(
+        self,
+        dim,
+        kernels.narrow_start(self.shape, dim, start),
+        kernels.narrow_start(self.shape, dim, start) + length,
+        1,
+    )
+
+
+def roll(
+    self: Any,
+    shifts: Any,
+    dims: Any = (),
+) -> Tensor:
+    """`roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
+
+    forward: roll(self, shifts, dims)
+    """
+    self_data = tensor_arg(self, "roll", "self", 1)
+    shifts = int_list_arg(shifts, "roll", "shifts", 2)
+    dims = int_list_arg(dims, "roll", "dims", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RollBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dims = dims
+        grad_fn._saved_shifts = shifts
+    result = Tensor._make(kernels.roll(self_data, shifts, dims))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def repeat_default(
+    self: Any,
+    repeats: Any,
+) -> Tensor:
+    """`repeat(Tensor self, SymInt[] repeats) -> Tensor`
+
+    forward: repeat(self, repeats)
+    """
+    self_data = tensor_arg(self, "repeat", "self", 1)
+    repeats = int_list_arg(repeats, "repeat", "repeats", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RepeatBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_repeats = repeats
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.repeat(self_data, repeats))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def repeat_interleave_Tensor(
+    repeats: Any,
+    *,
+    output_size: Any = None,
+) -> Tensor:
+    """`repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
+
+    forward: np.repeat(np.arange(repeats.shape[0]), repeats)
+    """
+    repeats_data = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
+    output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
+    result = Tensor._make(np.repeat(np.arange(repeats_data.shape[0]), repeats_data))
+    return result
+
+
+def repeat_interleave_self_Tensor(
+    self: Any,
+    repeats: Any,
+    dim: Any = None,
+    *,
+    output_size: Any = None,
+) -> Tensor:
+    """`repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+
+    composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(repeats))
+    """
+    return index_select(
+        view(self, [-1]) if dim is None else self,
+        0 if dim is None else dim,
+        repeat_interleave_Tensor(repeats),
+    )
+
+
+def repeat_interleave_self_int(
+    self: Any,
+    repeats: Any,
+    dim: Any = None,
+    *,
+    output_size: Any = None,
+) -> Tensor:
+    """`repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+
+    composite: view(clone(expand(unsqueeze(flatten(self), 1), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1), kernels.interleave_sizes(self.shape, repeats, dim)[0])), kernels.interleave_sizes(self.shape, repeats, dim)[1])
+    """
+    return (
+        view(
+            clone(
+                expand(
+                    unsqueeze(flatten(self), 1),
+                    kernels.interleave_sizes(
+                        kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+                    )[0],
+                )
+            ),
+            kernels.interleave_sizes(
+                kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+            )[1],
+        )
+        if dim is None
+        else view(
+            clone(
+                expand(
+                    unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1),
+                    kernels.interleave_sizes(self.shape, repeats, dim)[0],
+                )
+            ),
+            kernels.interleave_sizes(self.shape, repeats, dim)[1],
+        )
+    )
+
+
+def tile_default(
+    self: Any,
+    dims: Any,
+) -> Tensor:
+    """`tile(Tensor self, SymInt[] dims) -> Tensor`
+
+    composite: repeat(self, kernels.tile_repeats(self.ndim, dims))
+    """
+    return repeat(self, kernels.tile_repeats(self.ndim, dims))
+
+
+def clone(
+    self: Any,
+    *,
+    memory_format: Any = None,
+) -> Tensor:
+    """`clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
+
+    forward: np.array(self, copy=True)
+    """
+    self_data = tensor_arg(self, "clone", "self", 1)
+    memory_format = optional_memory_format_arg(
+        memory_format, "clone", "memory_format", 2
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CloneBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = Tensor._make(np.array(self_data, copy=True))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def contiguous(
+    self: Any,
+    *,
+    memory_format: Any = 0,
+) -> Tensor:
+    """`contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
+
+    composite: self
+    """
+    return self
+
+
+def constant_pad_nd(
+    self: Any,
+    pad: Any,
+    value: Any = 0,
+) -> Tensor:
+    """`constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
+
+    forward: constant_pad_nd(self, pad, value)
+    """
+    self_data = tensor_arg(self, "constant_pad_nd", "self", 1)
+    pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
+    value = scalar_arg(value, "constant_pad_nd", "value", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ConstantPadNdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_pad = pad
+    result = Tensor._make(kernels.constant_pad_nd(self_data, pad, value))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def pad(
+    self: Any,
+    pad: Any,
+    mode: Any = "constant",
+    value: Any = None,
+) -> Tensor:
+    """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
+
+    composite: constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+    """
+    return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+
+
 def add__Tensor(
     self: Any,
     other: Any,
@@ -5072,6 +5751,223 @@ def flip(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("flip", _FLIP_OVERLOADS, args, kwargs)
 
 
+_MOVEDIM_OVERLOADS = (
+    Overload(
+        movedim_intlist,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("source", "int[]", False, REQUIRED, False, "int[] source"),
+            Param("destination", "int[]", False, REQUIRED, False, "int[] destination"),
+        ),
+    ),
+    Overload(
+        movedim_int,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("source", "int", False, REQUIRED, False, "int source"),
+            Param("destination", "int", False, REQUIRED, False, "int destination"),
+        ),
+    ),
+)
+
+
+def movedim(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
+    `movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
+    """
+    return dispatch("movedim", _MOVEDIM_OVERLOADS, args, kwargs)
+
+
+_BROADCAST_TO_OVERLOADS = (
+    Overload(
+        broadcast_to_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
+        ),
+    ),
+)
+
+
+def broadcast_to(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
+    """
+    return dispatch("broadcast_to", _BROADCAST_TO_OVERLOADS, args, kwargs)
+
+
+_SQUEEZE_OVERLOADS = (
+    Overload(
+        squeeze_default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),),
+    ),
+    Overload(
+        squeeze_dim,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+        ),
+    ),
+    Overload(
+        squeeze_dims,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
+        ),
+    ),
+)
+
+
+def squeeze(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `squeeze(Tensor(a) self) -> Tensor(a)`
+    `squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
+    `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
+    """
+    return dispatch("squeeze", _SQUEEZE_OVERLOADS, args, kwargs)
+
+
+_SCATTER_OVERLOADS = (
+    Overload(
+        scatter_src,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("src", "Tensor", False, REQUIRED, False, "Tensor src"),
+        ),
+    ),
+    Overload(
+        scatter_value,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+)
+
+
+def scatter(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
+    `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+    """
+    return dispatch("scatter", _SCATTER_OVERLOADS, args, kwargs)
+
+
+_MASKED_FILL_OVERLOADS = (
+    Overload(
+        masked_fill_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+    Overload(
+        masked_fill_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
+            Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
+        ),
+    ),
+)
+
+
+def masked_fill(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
+    `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
+    """
+    return dispatch("masked_fill", _MASKED_FILL_OVERLOADS, args, kwargs)
+
+
+_REPEAT_OVERLOADS = (
+    Overload(
+        repeat_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("repeats", "int[]", False, REQUIRED, False, "SymInt[] repeats"),
+        ),
+    ),
+)
+
+
+def repeat(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `repeat(Tensor self, SymInt[] repeats) -> Tensor`
+    """
+    return dispatch("repeat", _REPEAT_OVERLOADS, args, kwargs)
+
+
+_REPEAT_INTERLEAVE_OVERLOADS = (
+    Overload(
+        repeat_interleave_Tensor,
+        (
+            Param("repeats", "Tensor", False, REQUIRED, False, "Tensor repeats"),
+            Param("output_size", "int", True, None, True, "SymInt? output_size=None"),
+        ),
+    ),
+    Overload(
+        repeat_interleave_self_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("repeats", "Tensor", False, REQUIRED, False, "Tensor repeats"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("output_size", "int", True, None, True, "SymInt? output_size=None"),
+        ),
+    ),
+    Overload(
+        repeat_interleave_self_int,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("repeats", "int", False, REQUIRED, False, "SymInt repeats"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+            Param("output_size", "int", True, None, True, "SymInt? output_size=None"),
+        ),
+    ),
+)
+
+
+def repeat_interleave(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
+    `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+    `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+    """
+    return dispatch("repeat_interleave", _REPEAT_INTERLEAVE_OVERLOADS, args, kwargs)
+
+
+_TILE_OVERLOADS = (
+    Overload(
+        tile_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("dims", "int[]", False, REQUIRED, False, "SymInt[] dims"),
+        ),
+    ),
+)
+
+
+def tile(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `tile(Tensor self, SymInt[] dims) -> Tensor`
+    """
+    return dispatch("tile", _TILE_OVERLOADS, args, kwargs)
+
+
 _POW__OVERLOADS = (
     Overload(
         pow__Scalar,
@@ -5186,6 +6082,10 @@ select = select_int
 split = split_Tensor
 
 unbind = unbind_int
+
+flatten = flatten_using_ints
+
+unflatten = unflatten_int
 
 add_ = add__Tensor
 
@@ -5307,6 +6207,28 @@ METHODS = {
     "diagonal": diagonal,
     "diag_embed": diag_embed,
     "diag": diag,
+    "flatten": flatten,
+    "unflatten": unflatten,
+    "movedim": movedim,
+    "expand_as": expand_as,
+    "broadcast_to": broadcast_to,
+    "squeeze": squeeze,
+    "unsqueeze": unsqueeze,
+    "index_select": index_select,
+    "gather": gather,
+    "scatter": scatter,
+    "scatter_add": scatter_add,
+    "masked_fill": masked_fill,
+    "masked_select": masked_select,
+    "take_along_dim": take_along_dim,
+    "narrow": narrow,
+    "roll": roll,
+    "repeat": repeat,
+    "repeat_interleave": repeat_interleave,
+    "tile": tile,
+    "clone": clone,
+    "contiguous": contiguous,
+    "constant_pad_nd": constant_pad_nd,
     "add_": add_,
     "sub_": sub_,
     "mul_": mul_,
@@ -5733,6 +6655,91 @@ OVERLOADS = {
     },
     "diag": {
         "default": diag,
+    },
+    "flatten": {
+        "using_ints": flatten_using_ints,
+    },
+    "unflatten": {
+        "int": unflatten_int,
+    },
+    "movedim": {
+        "intlist": movedim_intlist,
+        "int": movedim_int,
+    },
+    "expand_as": {
+        "default": expand_as,
+    },
+    "broadcast_to": {
+        "default": broadcast_to_default,
+    },
+    "squeeze": {
+        "default": squeeze_default,
+        "dim": squeeze_dim,
+        "dims": squeeze_dims,
+    },
+    "unsqueeze": {
+        "default": unsqueeze,
+    },
+    "index": {
+        "Tensor": index_Tensor,
+    },
+    "index_select": {
+        "default": index_select,
+    },
+    "gather": {
+        "default": gather,
+    },
+    "scatter": {
+        "src": scatter_src,
+        "value": scatter_value,
+    },
+    "scatter_add": {
+        "default": scatter_add,
+    },
+    "masked_fill": {
+        "Scalar": masked_fill_Scalar,
+        "Tensor": masked_fill_Tensor,
+    },
+    "masked_select": {
+        "default": masked_select,
+    },
+    "take_along_dim": {
+        "default": take_along_dim,
+    },
+    "hstack": {
+        "default": hstack,
+    },
+    "vstack": {
+        "default": vstack,
+    },
+    "narrow": {
+        "default": narrow,
+    },
+    "roll": {
+        "default": roll,
+    },
+    "repeat": {
+        "default": repeat_default,
+    },
+    "repeat_interleave": {
+        "Tensor": repeat_interleave_Tensor,
+        "self_Tensor": repeat_interleave_self_Tensor,
+        "self_int": repeat_interleave_self_int,
+    },
+    "tile": {
+        "default": tile_default,
+    },
+    "clone": {
+        "default": clone,
+    },
+    "contiguous": {
+        "default": contiguous,
+    },
+    "constant_pad_nd": {
+        "default": constant_pad_nd,
+    },
+    "pad": {
+        "default": pad,
     },
     "add_": {
         "Tensor": add__Tensor,

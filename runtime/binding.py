@@ -69,6 +69,12 @@ def _matches(param: Param, value: Any, strict: bool) -> bool:
         return isinstance(value, (tuple, list)) and all(
             isinstance(v, Tensor) for v in value
         )
+    if kind == "Tensor?[]":
+        return isinstance(value, (tuple, list)) and all(
+            v is None or isinstance(v, Tensor) for v in value
+        )
+    if kind == "MemoryFormat":
+        return isinstance(value, int) and not isinstance(value, bool)
     if kind == "float":
         return isinstance(value, _NUMBERS) and not isinstance(value, bool)
     if kind == "bool":

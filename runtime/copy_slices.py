@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import grad_mode, indexing
+from yamlgrad.runtime import grad_mode
 from yamlgrad.runtime.node import Grad, Node
 from yamlgrad.runtime.tensor import Tensor
 from yamlgrad.runtime.variable_type_utils import (
@@ -23,6 +23,19 @@ from yamlgrad.runtime.variable_type_utils import (
     collect_next_edges,
     rebase_history,
 )
+
+ERR_ADVANCED_SETITEM = (
+    "assigning through a tensor, list or mask index is only supported without "
+    "autograd yet (under no_grad, or when nothing requires grad)"
+)
+
+
+def _is_basic(item: Any) -> bool:
+    if item is None or item is Ellipsis or isinstance(item, slice):
+        return True
+    return isinstance(item, (int, np.integer)) and not isinstance(
+        item, (bool, np.bool_)
+    )
 
 
 class CopySlices(Node):
@@ -65,7 +78,8 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     node = None
     if record:
         items = key if isinstance(key, tuple) else (key,)
-        indexing.expand_ellipsis(items, self.ndim)  # basic indices only
+        if not all(_is_basic(item) for item in items):
+            raise IndexError(ERR_ADVANCED_SETITEM)
         check_inplace(self)
         mask = np.ones(self._data.shape, dtype=bool)
         mask[key] = False

@@ -62,6 +62,7 @@ __all__ = [
     "Size",
     "autograd",
     "linalg",
+    "nn",
     "ops",
     "dtype",
     "float16",
@@ -290,3 +291,10 @@ linalg = SimpleNamespace(
 )
 """`torch.linalg`'s spelling: `yg.linalg.vector_norm(x, 2, dim=1)` is the
 `linalg_vector_norm` op (LinalgVectorNormBackward0), `yg.linalg.inv`, `yg.linalg.det`."""
+
+
+# -- yg.nn.functional --------------------------------------------------------------
+
+nn = SimpleNamespace(functional=SimpleNamespace(pad=VariableType.pad))
+"""`torch.nn.functional`'s spelling for what yamlgrad has: `yg.nn.functional.pad(x,
+(1, 1))` is constant padding (ConstantPadNdBackward0), as in PyTorch."""

@@ -94,6 +94,19 @@ __all__ = [
     "tril",
     "triu",
     "linalg_det_backward",
+    "squeeze_dim",
+    "unsqueeze_to",
+    "index_select_backward",
+    "gather",
+    "gather_backward",
+    "scatter_fill",
+    "masked_fill",
+    "masked_fill_backward",
+    "masked_select_backward",
+    "roll_backward",
+    "repeat_backward",
+    "constant_pad_nd_backward",
+    "index_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -860,3 +873,141 @@ def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
     # SVD route); that needs a linalg_svd op, whose return is a tuple.
     scale = reshape(grad * det, tuple(det.shape) + (1, 1))
     return scale * transpose(ops.linalg_inv(A), -1, -2)
+
+
+# -- shape and indexing ------------------------------------------------------------------
+
+
+def _as_tensor(x: Any) -> Any:
+    """An ndarray (an index, a mask) as a Tensor outside any graph; a Tensor as is."""
+    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
+
+
+def squeeze_dim(x: Any, dim: int) -> Any:
+    """`x.squeeze(dim)`: unsqueeze's backward."""
+    if isinstance(x, Tensor):
+        return ops.squeeze_dim(x, dim)
+    return kernels.squeeze_dims(x, dim)
+
+
+def unsqueeze_to(grad: Any, sizes: tuple[int, ...]) -> Any:
+    """Undo a squeeze: put back the size-1 dims of `sizes`."""
+    return reshape(grad, tuple(sizes))
+
+
+def _zeros(sizes: tuple[int, ...], like: Any) -> Any:
+    """Zeros of `sizes` in the dtype and mode of `like` (never part of a graph)."""
+    return _constant_like(like, np.zeros(sizes, dtype=_data(like).dtype))
+
+
+def gather(x: Any, dim: int, index: Any) -> Any:
+    """`x.gather(dim, index)` (recorded as GatherBackward0 on a Tensor)."""
+    if isinstance(x, Tensor):
+        return ops.gather(x, dim, _as_tensor(index))
+    return kernels.gather(x, dim, _data(index))
+
+
+def gather_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: Any) -> Any:
+    """Zeros of `sizes` with `grad` added at `index` along `dim`: scatter_add."""
+    zeros = _zeros(tuple(sizes), grad)
+    if isinstance(grad, Tensor):
+        return ops.scatter_add(zeros, dim, _as_tensor(index), grad)
+    return kernels.scatter_add(zeros, dim, _data(index), grad)
+
+
+def scatter_fill(x: Any, dim: int, index: Any, value: float) -> Any:
+    """`x.scatter(dim, index, value)`: x with `value` at the scattered positions."""
+    if isinstance(x, Tensor):
+        return ops.scatter_value(x, dim, _as_tensor(index), value)
+    return kernels.scatter(x, dim, _data(index), value)
+
+
+def masked_fill(x: Any, mask: Any, value: float) -> Any:
+    """`x.masked_fill(mask, value)`."""
+    if isinstance(x, Tensor):
+        return ops.masked_fill_Scalar(x, _as_tensor(mask), value)
+    return kernels.masked_fill(x, _data(mask), value)
+
+
+def masked_fill_backward(grad: Any, mask: Any) -> Any:
+    """The gradient of masked_fill's Tensor value: the sum of grad under the mask."""
+    if isinstance(grad, Tensor):
+        return ops.sum(ops.where(_as_tensor(mask), grad, 0.0))
+    return np.sum(np.where(_data(mask), grad, 0.0))
+
+
+def _positions(sizes: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+    """The flat positions, in a tensor of `sizes`, of the entries `key` selects."""
+    return np.arange(math.prod(sizes), dtype=np.int64).reshape(sizes)[key]
+
+
+def _put_at(grad: Any, sizes: tuple[int, ...], positions: np.ndarray) -> Any:
+    """Zeros of `sizes` with `grad` added at the flat `positions` (repeats add up),
+    recorded as a scatter_add on a Tensor so that it can be differentiated again."""
+    flat_grad = reshape(grad, (-1,))
+    zeros = _zeros((math.prod(sizes),), grad)
+    flat_positions = positions.reshape(-1)
+    if isinstance(grad, Tensor):
+        summed = ops.scatter_add(zeros, 0, _as_tensor(flat_positions), flat_grad)
+    else:
+        summed = kernels.scatter_add(zeros, 0, flat_positions, flat_grad)
+    return reshape(summed, sizes)
+
+
+def index_backward(grad: Any, sizes: tuple[int, ...], indices: list[Any]) -> Any:
+    """index.Tensor's backward: zeros of `sizes` with `grad` put at the indexed
+    positions, accumulating where an index repeats (index_put with accumulate)."""
+    sizes = tuple(sizes)
+    key = tuple(slice(None) if i is None else np.asarray(_data(i)) for i in indices)
+    return _put_at(grad, sizes, _positions(sizes, key))
+
+
+def index_select_backward(
+    grad: Any, sizes: tuple[int, ...], dim: int, index: Any
+) -> Any:
+    """Zeros of `sizes` with `grad` added at `index` along `dim` (index_add)."""
+    sizes = tuple(sizes)
+    if not sizes:
+        return sum_to(grad, ())
+    dim = _wrap_dim(dim, len(sizes))
+    key = (slice(None),) * dim + (np.asarray(_data(index)).reshape(-1),)
+    return _put_at(grad, sizes, _positions(sizes, key))
+
+
+def masked_select_backward(grad: Any, sizes: tuple[int, ...], mask: Any) -> Any:
+    """Zeros of the broadcast shape with `grad` where the mask is True (the engine
+    then sums a broadcast input's gradient back to its shape)."""
+    mask = np.asarray(_data(mask))
+    shape = kernels.broadcast_shape(tuple(sizes), mask.shape)
+    positions = np.flatnonzero(np.broadcast_to(mask, shape))
+    return _put_at(grad, shape, positions)
+
+
+def roll_backward(grad: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
+    """Roll back by the negated shifts."""
+    back = tuple(-s for s in shifts)
+    if isinstance(grad, Tensor):
+        return ops.roll(grad, back, dims)
+    return kernels.roll(grad, back, dims)
+
+
+def repeat_backward(grad: Any, repeats: tuple[int, ...], sizes: tuple[int, ...]) -> Any:
+    """Sum the tiles: view grad as (r0, s0, r1, s1, ...) and sum over the r's."""
+    repeats = tuple(repeats)
+    padded = (1,) * (len(repeats) - len(sizes)) + tuple(sizes)
+    split = tuple(n for pair in zip(repeats, padded) for n in pair)
+    tiles = tuple(range(0, 2 * len(repeats), 2))
+    x = reshape(grad, split)
+    if isinstance(x, Tensor):
+        x = ops.sum(x, tiles, False) if tiles else x
+    else:
+        x = np.sum(x, axis=tiles)
+    return reshape(x, tuple(sizes))
+
+
+def constant_pad_nd_backward(grad: Any, pad: tuple[int, ...]) -> Any:
+    """Crop the padding off again: constant_pad_nd with the negated pads."""
+    back = tuple(-p for p in pad)
+    if isinstance(grad, Tensor):
+        return ops.constant_pad_nd(grad, back, 0)
+    return kernels.constant_pad_nd(grad, back, 0)

@@ -49,6 +49,26 @@ __all__ = [
     "addmm",
     "diag_embed",
     "diagonal_backward",
+    "flatten_shape",
+    "unflatten_shape",
+    "movedim_dims",
+    "squeeze_dims",
+    "index_select",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "masked_fill",
+    "masked_select",
+    "roll",
+    "repeat",
+    "tile_repeats",
+    "interleave_sizes",
+    "constant_pad_nd",
+    "constant_pad_value",
+    "index_tensor",
+    "narrow_start",
+    "interleave_dim",
+    "broadcast_shape",
 ]
 
 
@@ -465,3 +485,288 @@ def trace(x: Any) -> Any:
             f"trace: expected a matrix, but got tensor with dim {np.ndim(x)}"
         )
     return np.trace(x)
+
+
+# -- shape and indexing ------------------------------------------------------------------
+
+
+def flatten_shape(
+    shape: tuple[int, ...], start_dim: int, end_dim: int
+) -> tuple[int, ...]:
+    """The shape `flatten(start_dim, end_dim)` views to (a 0-d tensor becomes (1,))."""
+    if not shape:
+        return (1,)
+    start = _dim(start_dim, len(shape), "flatten")
+    end = _dim(end_dim, len(shape), "flatten")
+    if start > end:
+        raise RuntimeError(
+            "flatten() has invalid args: start_dim cannot come after end_dim"
+        )
+    return (
+        tuple(shape[:start])
+        + (math.prod(shape[start : end + 1]),)
+        + tuple(shape[end + 1 :])
+    )
+
+
+def unflatten_shape(
+    shape: tuple[int, ...], dim: int, sizes: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The shape `unflatten(dim, sizes)` views to (one -1 in `sizes` is inferred)."""
+    dim = _dim(dim, len(shape), "unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    sizes = tuple(sizes)
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes = tuple(shape[dim] // known if s == -1 else s for s in sizes)
+    if math.prod(sizes) != shape[dim]:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+            f"of dim {dim} ({shape[dim]}) in the input tensor"
+        )
+    return tuple(shape[:dim]) + sizes + tuple(shape[dim + 1 :])
+
+
+def movedim_dims(
+    ndim: int, source: int | tuple[int, ...], destination: int | tuple[int, ...]
+) -> tuple[int, ...]:
+    """The permutation `movedim(source, destination)` applies."""
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            "movedim: Invalid source or destination dims: source "
+            f"({list(src)} dims) should contain the same number of dims as "
+            f"destination ({list(dst)} dims)"
+        )
+    src = tuple(_dim(d, ndim, "movedim") for d in src)
+    dst = tuple(_dim(d, ndim, "movedim") for d in dst)
+    order = [d for d in range(ndim) if d not in src]
+    perm = [-1] * max(ndim, 0)
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(order)
+    return tuple(p if p != -1 else next(rest) for p in perm)
+
+
+def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
+    """`squeeze`: drop the given dims (every dim for None) that have size 1."""
+    shape = np.shape(x)
+    if dims is None:
+        return np.reshape(x, tuple(s for s in shape if s != 1))
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    wrapped = {_dim(d, len(shape), "squeeze") for d in dims}
+    return np.reshape(
+        x, tuple(s for i, s in enumerate(shape) if not (i in wrapped and s == 1))
+    )
+
+
+def index_select(x: Any, dim: int, index: Any) -> Any:
+    """The entries at `index` (a 0-d or 1-d integer tensor) along `dim`."""
+    index = np.asarray(index)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if np.ndim(x) == 0:
+        if index.size != 1:
+            raise IndexError(
+                "index_select(): Index to scalar can have only 1 value, got "
+                f"{index.size} value(s)"
+            )
+        return np.array(x, copy=True)
+    return np.take(x, index.reshape(-1), axis=_dim(dim, np.ndim(x), "index_select"))
+
+
+def _scatter_positions(index: Any, dim: int) -> tuple[Any, ...]:
+    """For gather and scatter: the position in the indexed tensor of each entry of
+    `index` (its own coordinates, with `index` itself along `dim`)."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _as_1d(x: Any) -> Any:
+    """A 0-d array as a view of shape (1,); others as they are."""
+    x = np.asarray(x)
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _index_arg(index: Any, op: str) -> Any:
+    index = _as_1d(index)
+    if index.dtype != np.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    return index
+
+
+def _src_part(src: Any, index: Any) -> Any:
+    """The leading part of `src` that `index` covers (a number is used as is)."""
+    if not np.ndim(src):
+        return src
+    return _as_1d(src)[tuple(slice(0, n) for n in index.shape)]
+
+
+def gather(x: Any, dim: int, index: Any) -> Any:
+    """out[i][j] = x[index[i][j]][j] for dim 0 (index may be smaller than x)."""
+    x = np.asarray(x)
+    positions = _scatter_positions(
+        _index_arg(index, "gather"), _dim(dim, x.ndim, "gather")
+    )
+    return np.reshape(_as_1d(x)[positions], np.shape(index))
+
+
+def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
+    """A copy of `x` with `src` (a tensor or a number) written at `index` along `dim`."""
+    out = np.array(x, copy=True)
+    index = _index_arg(index, "scatter")
+    positions = _scatter_positions(index, _dim(dim, out.ndim, "scatter"))
+    _as_1d(out)[positions] = _src_part(src, index)
+    return out
+
+
+def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
+    """A copy of `x` with `src` added at `index` along `dim` (duplicates add up)."""
+    out = np.array(x, copy=True)
+    index = _index_arg(index, "scatter_add")
+    positions = _scatter_positions(index, _dim(dim, out.ndim, "scatter_add"))
+    np.add.at(_as_1d(out), positions, _src_part(src, index))
+    return out
+
+
+def masked_fill(x: Any, mask: Any, value: Any) -> Any:
+    """`x` with `value` where `mask` is True, in x's dtype (mask broadcasts to x)."""
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{mask.dtype}"
+        )
+    x = np.asarray(x)
+    out = np.where(mask, np.asarray(value).astype(x.dtype), x)
+    return out.astype(x.dtype, copy=False)
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape the given shapes broadcast to."""
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def masked_select(x: Any, mask: Any) -> Any:
+    """The entries of `x` where `mask` is True, as a 1-d tensor (both broadcast)."""
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            f"masked_select: expected BoolTensor for mask, but got {mask.dtype}"
+        )
+    shape = broadcast_shape(np.shape(x), mask.shape)
+    return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
+
+
+def roll(x: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
+    """`x` rolled by `shifts` along `dims`; with no dims, rolled as a flat tensor."""
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(
+                f"`shifts` required to be of size 1 when `dims` is empty, got {len(shifts)}"
+            )
+        return np.roll(x, shifts[0])
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
+    return np.roll(x, shifts, tuple(_dim(d, np.ndim(x), "roll") for d in dims))
+
+
+def repeat(x: Any, repeats: tuple[int, ...]) -> Any:
+    """`x` tiled `repeats` times per dim (leading new dims when there are more)."""
+    if len(repeats) < np.ndim(x):
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of "
+            "dimensions of tensor"
+        )
+    return np.tile(x, repeats)
+
+
+def tile_repeats(ndim: int, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """`tile`'s dims as `repeat` takes them: padded with leading 1s to ndim."""
+    dims = tuple(dims)
+    return (1,) * (ndim - len(dims)) + dims
+
+
+def interleave_sizes(
+    shape: tuple[int, ...], repeats: int, dim: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """repeat_interleave by an int along `dim` (wrapped): the shape after
+    unsqueeze(dim + 1) and expand, and the result's shape."""
+    dim = _dim(dim, len(shape), "repeat_interleave")
+    shape = tuple(shape)
+    expanded = shape[: dim + 1] + (repeats,) + shape[dim + 1 :]
+    return expanded, shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :]
+
+
+def constant_pad_nd(x: Any, pad: tuple[int, ...], value: Any) -> Any:
+    """`x` padded with `value` (last dim first, a (before, after) pair per dim);
+    negative pads crop."""
+    x = np.asarray(x)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise RuntimeError(
+            "Length of pad must be even but instead it equals " f"{len(pad)}"
+            if len(pad) % 2
+            else "Length of pad should be no more than twice the number of dimensions "
+            f"of the input. Pad length is {len(pad)} while the input has {x.ndim} "
+            "dimensions."
+        )
+    pairs = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    crop = tuple(
+        slice(max(-before, 0), size - max(-after, 0))
+        for (before, after), size in zip(pairs, x.shape)
+    )
+    widths = [(max(before, 0), max(after, 0)) for before, after in pairs]
+    return np.pad(x[crop], widths, constant_values=np.asarray(value).astype(x.dtype))
+
+
+def constant_pad_value(mode: str, value: float | None) -> float:
+    """`pad`'s fill value; only mode="constant" is supported."""
+    if mode != "constant":
+        raise NotImplementedError(
+            f"pad: mode {mode!r} is not supported (only 'constant')"
+        )
+    return 0 if value is None else value
+
+
+def _index_key(indices: list[Any]) -> tuple[Any, ...]:
+    """index.Tensor's indices as a numpy key: None is a full slice."""
+    key = []
+    for i in indices:
+        if i is None:
+            key.append(slice(None))
+            continue
+        i = np.asarray(i)
+        if i.dtype.kind not in "biu":
+            raise IndexError(
+                "tensors used as indices must be long, int, byte or bool tensors"
+            )
+        key.append(i)
+    return tuple(key)
+
+
+def index_tensor(x: Any, indices: list[Any]) -> Any:
+    """`x[indices]` for index.Tensor: integer and bool tensors, None for `:`."""
+    x = np.asarray(x)
+    if len(indices) > max(x.ndim, 1) and not all(
+        np.asarray(i).dtype == np.bool_ for i in indices if i is not None
+    ):
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    return np.array(x[_index_key(indices)], copy=True)
+
+
+def narrow_start(shape: tuple[int, ...], dim: int, start: int) -> int:
+    """`narrow`'s start, wrapped once when negative."""
+    size = shape[_dim(dim, len(shape), "narrow")]
+    return start + size if start < 0 else start
+
+
+def interleave_dim(dim: int, ndim: int) -> int:
+    """repeat_interleave's dim, wrapped."""
+    return _dim(dim, ndim, "repeat_interleave")

@@ -48,6 +48,20 @@ def tensor_list_arg(value: Any, op: str, name: str, position: int) -> list[Any]:
     return [tensor_arg(v, op, name, position) for v in value]
 
 
+def tensor_optional_list_arg(
+    value: Any, op: str, name: str, position: int
+) -> list[Any]:
+    """A `Tensor?[]` argument (index.Tensor's indices): a list or tuple of Tensors
+    or None, as ndarrays or None. They are never differentiated."""
+    if not isinstance(value, (list, tuple)):
+        expected = "tuple of Tensors"
+        raise TypeError(argument_type(op, name, position, expected, value))
+    return [
+        None if v is None else np.asarray(tensor_arg(v, op, name, position))
+        for v in value
+    ]
+
+
 def optional_tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
     return None if value is None else tensor_arg(value, op, name, position)
 
@@ -107,6 +121,14 @@ def scalar_type_arg(value: Any, op: str, name: str, position: int) -> np.dtype:
         raise TypeError(argument_type(op, name, position, "dtype", value)) from None
 
 
+def memory_format_arg(value: Any, op: str, name: str, position: int) -> int:
+    """`MemoryFormat`: yamlgrad's tensors are always contiguous; only PyTorch's
+    contiguous_format (0) is accepted."""
+    if value == 0 and not isinstance(value, bool):
+        return 0
+    raise TypeError(argument_type(op, name, position, "memory_format", value))
+
+
 def optional(convert: Any) -> Any:
     """`T?`: None passes through, anything else is converted as `T`."""
 
@@ -123,6 +145,7 @@ optional_float_arg = optional(float_arg)
 optional_scalar_type_arg = optional(scalar_type_arg)
 optional_bool_arg = optional(bool_arg)
 optional_str_arg = optional(str_arg)
+optional_memory_format_arg = optional(memory_format_arg)
 
 
 def sizes_of(value: Any) -> tuple[int, ...]:

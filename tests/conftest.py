@@ -44,7 +44,9 @@ def sample_inputs(
             slots.append(name)
         elif isinstance(value, list):
             slots += [
-                f"{name}[{i}]" for i, v in enumerate(value) if v.dtype.kind == "f"
+                f"{name}[{i}]"
+                for i, v in enumerate(value)
+                if v is not None and v.dtype.kind == "f"
             ]
     return kwargs, slots
 
@@ -67,7 +69,7 @@ def build_args(
         if isinstance(value, list):
             slots = [f"{name}[{i}]" for i in range(len(value))]
             args[name] = [
-                leaves[slot] if slot in leaves else make(v)
+                leaves[slot] if slot in leaves else None if v is None else make(v)
                 for slot, v in zip(slots, value)
             ]
         elif isinstance(value, np.ndarray):

@@ -407,6 +407,8 @@ HAND_WRITTEN_SCHEMAS = (
     "-> (Tensor values, Tensor indices)",
     "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
     "rand() -> Tensor",
+    "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+    "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
 )
 
 
@@ -855,6 +857,39 @@ GOLDEN_NODE_NAMES = (
     ("diagonal_backward", "DiagonalBackwardBackward0"),
     ("linalg_diagonal", None),
     ("diag", None),
+    ("flatten_using_ints", None),
+    ("unflatten_int", None),
+    ("movedim_intlist", None),
+    ("movedim_int", None),
+    ("expand_as", None),
+    ("broadcast_to", None),
+    ("squeeze", "SqueezeBackward0"),
+    ("squeeze_dim", "SqueezeBackward1"),
+    ("squeeze_dims", "SqueezeBackward2"),
+    ("unsqueeze", "UnsqueezeBackward0"),
+    ("index_Tensor", "IndexBackward0"),
+    ("index_select", "IndexSelectBackward0"),
+    ("gather", "GatherBackward0"),
+    ("scatter_src", "ScatterBackward0"),
+    ("scatter_value", "ScatterBackward1"),
+    ("scatter_add", "ScatterAddBackward0"),
+    ("masked_fill_Scalar", "MaskedFillBackward0"),
+    ("masked_fill_Tensor", "MaskedFillBackward1"),
+    ("masked_select", "MaskedSelectBackward0"),
+    ("take_along_dim", None),
+    ("hstack", None),
+    ("vstack", None),
+    ("narrow", None),
+    ("roll", "RollBackward0"),
+    ("repeat", "RepeatBackward0"),
+    ("repeat_interleave_Tensor", None),
+    ("repeat_interleave_self_Tensor", None),
+    ("repeat_interleave_self_int", None),
+    ("tile", None),
+    ("clone", "CloneBackward0"),
+    ("contiguous", None),
+    ("constant_pad_nd", "ConstantPadNdBackward0"),
+    ("pad", None),
     ("add__Tensor", "AddBackward0"),
     ("sub__Tensor", "SubBackward0"),
     ("mul__Tensor", "MulBackward0"),
@@ -1008,3 +1043,79 @@ def test_import_yamlgrad_loads_no_generator_dependency(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+# -- Tensor?[] arguments -------------------------------------------------------------
+
+INDEX_YAML = """\
+- name: pick.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+  forward: index_tensor(self, indices)
+  self: index_backward(grad, self.shape, indices)
+  samples:
+    - {self: [3, 2], indices: [null, [1, 1, 0]]}
+    - {self: [2], indices: [[true, false]]}
+"""
+
+
+def test_optional_tensor_list_parses_as_a_non_differentiable_argument() -> None:
+    schema = FunctionSchema.parse("pick(Tensor self, Tensor?[] indices) -> Tensor")
+    indices = schema.arguments[1]
+    assert str(indices.type) == "Tensor?[]"
+    assert indices.type.is_list and indices.type.elem_optional
+    assert not indices.is_tensor and not indices.is_tensor_list
+    assert indices.binding_kind == "Tensor?[]"
+    assert indices.converter == "tensor_optional_list_arg"
+    with pytest.raises(SchemaError, match="only Tensor"):
+        FunctionSchema.parse("f(Tensor self, int?[] xs) -> Tensor")
+
+
+def test_optional_tensor_list_is_saved_by_value_and_passed_as_arrays(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(INDEX_YAML)
+    (info,) = load_derivatives(path)
+    assert [d.var_names for d in info.derivatives] == [("self",)]
+    assert [s.attr for s in info.all_saved] == [
+        "_saved_indices",
+        "_saved_self_sym_sizes",
+    ]
+    first, second = (
+        s.materialize(np.random.default_rng(0), np.float64) for s in info.samples
+    )
+    assert first["indices"][0] is None
+    assert first["indices"][1].dtype == np.int64
+    assert second["indices"][0].dtype == np.bool_
+    generate(path, tmp_path / "out", check=False)
+    variable_type = (tmp_path / "out" / "VariableType.py").read_text()
+    wrapper = wrapper_def(variable_type, "pick_Tensor")
+    assert (
+        'indices = tensor_optional_list_arg(indices, "pick", "indices", 2)' in wrapper
+    )
+    assert "grad_fn._saved_indices = indices" in wrapper
+    assert "collect_next_edges(self)" in wrapper
+
+
+def test_a_sample_can_give_an_index_tensor_by_value(tmp_path: Path) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(
+        "- name: take(Tensor self, int dim, Tensor index) -> Tensor\n"
+        "  forward: gather(self, dim, index)\n"
+        "  self: gather_backward(grad, self.shape, dim, index)\n"
+        "  index: non_differentiable\n"
+        "  samples:\n"
+        "    - {self: [3], dim: 0, index: {values: [2, 2, 0], dtype: int64}}\n"
+    )
+    (info,) = load_derivatives(path)
+    kwargs = info.samples[0].materialize(np.random.default_rng(0), np.float64)
+    np.testing.assert_array_equal(kwargs["index"], [2, 2, 0])
+    assert kwargs["index"].dtype == np.int64
+
+
+def test_the_index_op_binds_tensors_lists_and_none() -> None:
+    x = yg.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    out = yg.ops.index.Tensor(x, [None, yg.tensor(np.array([1, 1]))])
+    assert out.grad_fn.name() == "IndexBackward0"
+    assert len(out.grad_fn.next_functions) == 1
+    with pytest.raises(TypeError, match="must be tuple of Tensors"):
+        yg.ops.index.Tensor(x, yg.tensor(np.array([1])))

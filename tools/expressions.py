@@ -244,17 +244,26 @@ def _callable_ok(func: ast.expr, helpers: frozenset[str]) -> bool:
     return False
 
 
-def check_composite(text: str, schema: FunctionSchema, op_names: frozenset[str]) -> str:
-    """Check a composite's body: calls to public op names over the arguments."""
+def check_composite(
+    text: str,
+    schema: FunctionSchema,
+    op_names: frozenset[str],
+    kernel_helpers: frozenset[str] = frozenset(),
+) -> str:
+    """Check a composite's body: calls to op names over the arguments, and to the
+    kernel helpers for shape arithmetic (called as `kernels.<name>`, on plain
+    values: `flatten_shape(self.shape, start_dim, end_dim)`)."""
     what = "composite"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
     args = {a.name for a in schema.arguments}
+    helpers = kernel_helpers - op_names - args
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
             raise ExpressionError(f"{what} reads '.{node.attr}': {text!r}")
         if isinstance(node, ast.Call) and not (
-            isinstance(node.func, ast.Name) and node.func.id in op_names
+            isinstance(node.func, ast.Name)
+            and (node.func.id in op_names or node.func.id in helpers)
         ):
             callee = ast.unparse(node.func)
             raise ExpressionError(
@@ -264,8 +273,18 @@ def check_composite(text: str, schema: FunctionSchema, op_names: frozenset[str])
             isinstance(node, ast.Name)
             and node.id not in args
             and node.id not in op_names
+            and node.id not in helpers
         ):
             raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in helpers
+        ):
+            node.func = ast.Attribute(
+                ast.Name("kernels", ast.Load()), node.func.id, ast.Load()
+            )
     return _unparse(tree)
 
 
@@ -316,9 +335,8 @@ def check_formula(
     named_grads = {f"grad_{r.name}": i for i, r in enumerate(schema.returns) if r.name}
     list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
     tensors = {a.name for a in schema.arguments if a.is_tensor} | set(outputs)
-    lists = {
-        a.name for a in schema.arguments if a.type.base == "Tensor" and a.type.is_list
-    }
+    # Tensor[] arguments; a Tensor?[] (indices) is a plain value, saved as is.
+    lists = {a.name for a in schema.arguments if a.is_tensor_list}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
             raise ExpressionError(

@@ -90,8 +90,12 @@ def load_derivatives(
             raise GenError(info.loc, str(info.func), message)
         seen[key] = info.loc.line
         infos.append(info)
-    op_names = frozenset(i.func.name for i in infos if i.python_binding)
-    infos = [_check_composite(info, op_names) for info in infos]
+    # A composite calls public names (`view`) or, for an overload without one,
+    # its wrapper (`slice_Tensor`).
+    op_names = frozenset(i.func.name for i in infos if i.python_binding) | frozenset(
+        i.func.cpp_name for i in infos if i.func.overload
+    )
+    infos = [_check_composite(info, op_names, kernel_helpers) for info in infos]
     return _name_wrappers(tuple(infos))
 
 
@@ -186,12 +190,19 @@ def _fits_inplace(sample: Sample) -> bool:
 
 
 def _check_composite(
-    info: DifferentiabilityInfo, op_names: frozenset[str]
+    info: DifferentiabilityInfo,
+    op_names: frozenset[str],
+    kernel_helpers: frozenset[str],
 ) -> DifferentiabilityInfo:
     if info.composite is None:
         return info
     try:
-        body = check_composite(info.composite, info.func, op_names - {info.func.name})
+        body = check_composite(
+            info.composite,
+            info.func,
+            op_names - {info.func.name, info.func.cpp_name},
+            kernel_helpers,
+        )
     except ExpressionError as e:
         raise GenError(info.loc, str(info.func), str(e)) from None
     return dataclasses.replace(info, composite=body)
@@ -225,7 +236,7 @@ def _load_entry(
         raise GenError(loc("name"), op_text, message)
 
     for a in func.arguments:
-        if a.type.is_list and a.binding_kind not in ("int[]", "Tensor[]"):
+        if a.type.is_list and a.binding_kind not in ("int[]", "Tensor[]", "Tensor?[]"):
             message = f"argument type {str(a.type)!r} is not supported yet"
             raise GenError(loc("name"), op_text, message)
         # A wrapper's parameter hides the module-level name it calls (set_history,
@@ -491,6 +502,17 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+def _nested_shape(values: Any) -> list[int] | None:
+    """The shape of nested lists of numbers ([[0, 1], [2, 0]] -> [2, 2]); None
+    when they are ragged."""
+    if not isinstance(values, list):
+        return [] if isinstance(values, (int, float)) else None
+    shapes = [_nested_shape(v) for v in values]
+    if any(s is None or s != shapes[0] for s in shapes):
+        return None
+    return [len(values)] + (shapes[0] if shapes else [])
+
+
 def _is_shape(value: Any) -> bool:
     return isinstance(value, list) and all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
@@ -546,15 +568,38 @@ def _load_samples(
                     )
                 )
                 continue
+            if a.binding_kind == "Tensor?[]":
+                if not isinstance(value, list) or not value:
+                    message = (
+                        f"sample for {a.name!r} must be a list of index tensors "
+                        f"(nested lists of ints or bools) or nulls: {value!r}"
+                    )
+                    raise GenError(item_loc, op, message)
+                sample_args.append(
+                    SampleArg(
+                        name=a.name,
+                        shape=None,
+                        value=None,
+                        dtype=None,
+                        domain=DEFAULT_DOMAIN,
+                        index_list=_freeze(value),
+                    )
+                )
+                continue
+            values = None
             if a.is_tensor and isinstance(value, dict):
                 shape, dtype = value.get("shape"), value.get("dtype")
-                if set(value) - {"shape", "dtype"} or dtype not in (
-                    None,
-                    "bool",
-                    "int64",
+                values = value.get("values")
+                if values is not None:
+                    shape = _nested_shape(values)
+                if (
+                    set(value) - {"shape", "dtype", "values"}
+                    or dtype not in (None, "bool", "int64")
+                    or (values is not None and "shape" in value)
                 ):
                     message = (
-                        f"tensor sample for {a.name!r} takes shape and dtype: {value!r}"
+                        f"tensor sample for {a.name!r} takes shape (or values) and "
+                        f"dtype: {value!r}"
                     )
                     raise GenError(item_loc, op, message)
             elif a.is_tensor and isinstance(value, list):
@@ -568,6 +613,7 @@ def _load_samples(
                     value=None if shape is not None else _freeze(value),
                     dtype=dtype,
                     domain=domains.get(a.name, DEFAULT_DOMAIN),
+                    values=_freeze(values),
                 )
             )
         samples.append(Sample(tuple(sample_args), item_loc))

@@ -17,6 +17,7 @@ from typing import Any
 # The base types of the signature grammar that yamlgrad's runtime binds.
 BASE_TYPES = frozenset(
     {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType"}
+    | {"MemoryFormat"}
 )
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -27,7 +28,7 @@ _DEFAULT_RE = re.compile(
     r"^(True|False|None|-?\d+(\.\d+)?(e-?\d+)?|\[(-?\d+(, -?\d+)*)?\]|\"[A-Za-z0-9_]*\")$"
 )
 _TYPE_RE = re.compile(
-    r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?" r"(?P<suffix>(\[\d*\])?\??)$"
+    r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?" r"(?P<suffix>\??(\[\d*\])?\??)$"
 )
 
 
@@ -58,13 +59,15 @@ class SchemaError(ValueError):
 
 @dataclass(frozen=True)
 class Type:
-    """`Tensor`, `Tensor(a!)`, `int[1]?`, `Scalar?`, `SymInt[]`: a parsed type."""
+    """`Tensor`, `Tensor(a!)`, `int[1]?`, `Scalar?`, `SymInt[]`, `Tensor?[]`: a parsed
+    type."""
 
     base: str
     annotation: str | None  # "a", "a!", "a -> *"; only on Tensor
     is_list: bool
     size: int | None  # the N of `int[N]`
     optional: bool
+    elem_optional: bool = False  # `Tensor?[]`: a list whose items may be None
 
     @staticmethod
     def parse(text: str) -> Type:
@@ -80,6 +83,9 @@ class Type:
             if _ANNOTATION_RE.match(annotation) is None:
                 raise SchemaError(f"bad alias annotation {annotation!r} in {text!r}")
         is_list = "[" in suffix
+        elem_optional = is_list and suffix.startswith("?")
+        if elem_optional and base != "Tensor":
+            raise SchemaError(f"only Tensor?[] has optional items: {text!r}")
         size_text = suffix[suffix.index("[") + 1 : suffix.index("]")] if is_list else ""
         return Type(
             base=base,
@@ -87,6 +93,7 @@ class Type:
             is_list=is_list,
             size=int(size_text) if size_text else None,
             optional=suffix.endswith("?"),
+            elem_optional=elem_optional,
         )
 
     @property
@@ -98,6 +105,8 @@ class Type:
         text = self.base
         if self.annotation is not None:
             text += f"({self.annotation})"
+        if self.elem_optional:
+            text += "?"
         if self.is_list:
             text += f"[{'' if self.size is None else self.size}]"
         if self.optional:
@@ -118,7 +127,13 @@ class Argument:
 
     @property
     def is_tensor_list(self) -> bool:
-        return self.type.base == "Tensor" and self.type.is_list
+        """A `Tensor[]`: one gradient edge per tensor. (A `Tensor?[]` of indices is
+        not differentiable: it is passed and saved as a list of ndarrays.)"""
+        return (
+            self.type.base == "Tensor"
+            and self.type.is_list
+            and not self.type.elem_optional
+        )
 
     @property
     def splat(self) -> str:
@@ -129,13 +144,18 @@ class Argument:
     def binding_kind(self) -> str:
         """How Python values bind to it: runtime/binding.py's `Param.kind`."""
         base = "int" if self.type.base == "SymInt" else self.type.base
+        if self.type.elem_optional:
+            base += "?"
         return f"{base}[]" if self.type.is_list else base
 
     @property
     def converter(self) -> str:
         """The runtime/variable_type_utils.py function that checks and unpacks it."""
-        kind = self.binding_kind.replace("[]", "_list").replace(
-            "ScalarType", "scalar_type"
+        kind = (
+            self.binding_kind.replace("[]", "_list")
+            .replace("?", "_optional")
+            .replace("ScalarType", "scalar_type")
+            .replace("MemoryFormat", "memory_format")
         )
         name = f"{kind.lower()}_arg"
         return f"optional_{name}" if self.type.optional else name
@@ -360,19 +380,32 @@ class SampleArg:
     dtype: str | None  # None: the floating dtype under test; "bool" or "int64"
     domain: tuple[tuple[float, float], ...]  # intervals to draw tensor values from
     shapes: tuple[tuple[int, ...], ...] | None = None  # for a Tensor[]: one per tensor
+    # Given values instead of random ones: an index tensor's entries (`values`),
+    # or a Tensor?[]'s index tensors (nested tuples, None for `:`).
+    values: Any = None
+    index_list: tuple[Any, ...] | None = None
 
     def draw(self, rng: Any, dtype: Any, shape: tuple[int, ...]) -> Any:
         """Random values of `shape` for this argument, inside its domain."""
         import numpy as np
 
+        if self.values is not None:
+            return np.array(self.values, dtype=self.dtype or dtype)
         if self.dtype == "bool":
-            return rng.random(shape) < 0.5
+            return np.asarray(rng.random(shape) < 0.5)
         if self.dtype == "int64":
-            return rng.integers(0, 5, shape)
+            return np.asarray(rng.integers(0, 5, shape))
         which = rng.integers(0, len(self.domain), shape)
         lows = np.array([lo for lo, _ in self.domain])[which]
         highs = np.array([hi for _, hi in self.domain])[which]
         return np.asarray(lows + (highs - lows) * rng.random(shape), dtype=dtype)
+
+
+def _index_dtype(values: Any) -> str:
+    """bool for a mask given as true/false, int64 otherwise."""
+    while isinstance(values, tuple) and values:
+        values = values[0]
+    return "bool" if isinstance(values, bool) else "int64"
 
 
 @dataclass(frozen=True)
@@ -388,7 +421,12 @@ class Sample:
 
         kwargs: dict[str, object] = {}
         for a in self.args:
-            if a.shapes is not None:
+            if a.index_list is not None:
+                kwargs[a.name] = [
+                    None if i is None else np.array(i, dtype=_index_dtype(i))
+                    for i in a.index_list
+                ]
+            elif a.shapes is not None:
                 kwargs[a.name] = [a.draw(rng, dtype, shape) for shape in a.shapes]
             elif a.shape is None:
                 kwargs[a.name] = a.value
