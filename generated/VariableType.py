@@ -365,8 +365,12 @@ def add_Tensor(
 
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
-    self_data = tensor_arg(self, "add", "self", 1)
-    other_data = tensor_arg(other, "add", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "add", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "add", "other", 2)
+    )
     alpha = scalar_arg(alpha, "add", "alpha", 3)
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
@@ -393,7 +397,9 @@ def add_Scalar(
 
     forward: np.add(self, other * alpha)
     """
-    self_data = tensor_arg(self, "add", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "add", "self", 1)
+    )
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
     self_data, other = promote_operands(self_data, other)
@@ -417,8 +423,12 @@ def sub_Tensor(
 
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
-    self_data = tensor_arg(self, "sub", "self", 1)
-    other_data = tensor_arg(other, "sub", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sub", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "sub", "other", 2)
+    )
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
@@ -445,7 +455,9 @@ def sub_Scalar(
 
     forward: np.subtract(self, other * alpha)
     """
-    self_data = tensor_arg(self, "sub", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sub", "self", 1)
+    )
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
     self_data, other = promote_operands(self_data, other)
@@ -469,8 +481,12 @@ def rsub_Tensor(
 
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
-    self_data = tensor_arg(self, "rsub", "self", 1)
-    other_data = tensor_arg(other, "rsub", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "rsub", "other", 2)
+    )
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
@@ -497,7 +513,9 @@ def rsub_Scalar(
 
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
-    self_data = tensor_arg(self, "rsub", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "self", 1)
+    )
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
     self_data, other = promote_operands(self_data, other)
@@ -524,8 +542,12 @@ def mul_Tensor(
 
     forward: np.multiply(self, other)
     """
-    self_data = tensor_arg(self, "mul", "self", 1)
-    other_data = tensor_arg(other, "mul", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "mul", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -549,7 +571,9 @@ def mul_Scalar(
 
     forward: np.multiply(self, other)
     """
-    self_data = tensor_arg(self, "mul", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
+    )
     other = scalar_arg(other, "mul", "other", 2)
     self_data, other = promote_operands(self_data, other)
     grad_fn = None
@@ -571,8 +595,12 @@ def div_Tensor(
 
     forward: np.true_divide(self, other)
     """
-    self_data = tensor_arg(self, "div", "self", 1)
-    other_data = tensor_arg(other, "div", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -596,7 +624,9 @@ def div_Scalar(
 
     forward: np.true_divide(self, other)
     """
-    self_data = tensor_arg(self, "div", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+    )
     other = scalar_arg(other, "div", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
@@ -620,8 +650,12 @@ def div_Tensor_mode(
 
     forward: divide(self, other, rounding_mode)
     """
-    self_data = tensor_arg(self, "div", "self", 1)
-    other_data = tensor_arg(other, "div", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
+    )
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
@@ -649,7 +683,9 @@ def div_Scalar_mode(
 
     forward: divide(self, other, rounding_mode)
     """
-    self_data = tensor_arg(self, "div", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+    )
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     self_data, other = promote_operands(self_data, other)
@@ -685,9 +721,17 @@ def where_self(
 
     forward: np.where(condition, self, other)
     """
-    condition_data = tensor_arg(condition, "where", "condition", 1)
-    self_data = tensor_arg(self, "where", "self", 2)
-    other_data = tensor_arg(other, "where", "other", 3)
+    condition_data = (
+        condition._data
+        if type(condition) is Tensor
+        else tensor_arg(condition, "where", "condition", 1)
+    )
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "where", "self", 2)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "where", "other", 3)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -709,8 +753,14 @@ def maximum(
 
     forward: np.maximum(self, other)
     """
-    self_data = tensor_arg(self, "maximum", "self", 1)
-    other_data = tensor_arg(other, "maximum", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "maximum", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "maximum", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -734,8 +784,12 @@ def fmax(
 
     forward: np.fmax(self, other)
     """
-    self_data = tensor_arg(self, "fmax", "self", 1)
-    other_data = tensor_arg(other, "fmax", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fmax", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "fmax", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -759,8 +813,14 @@ def minimum(
 
     forward: np.minimum(self, other)
     """
-    self_data = tensor_arg(self, "minimum", "self", 1)
-    other_data = tensor_arg(other, "minimum", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "minimum", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "minimum", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -784,8 +844,12 @@ def fmin(
 
     forward: np.fmin(self, other)
     """
-    self_data = tensor_arg(self, "fmin", "self", 1)
-    other_data = tensor_arg(other, "fmin", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fmin", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "fmin", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -809,8 +873,12 @@ def atan2(
 
     forward: np.arctan2(self, other)
     """
-    self_data = tensor_arg(self, "atan2", "self", 1)
-    other_data = tensor_arg(other, "atan2", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "atan2", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "atan2", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -834,8 +902,12 @@ def hypot(
 
     forward: np.hypot(self, other)
     """
-    self_data = tensor_arg(self, "hypot", "self", 1)
-    other_data = tensor_arg(other, "hypot", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "hypot", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "hypot", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -860,8 +932,14 @@ def copysign_Tensor(
 
     forward: np.copysign(self, other)
     """
-    self_data = tensor_arg(self, "copysign", "self", 1)
-    other_data = tensor_arg(other, "copysign", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "copysign", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -884,7 +962,9 @@ def copysign_Scalar(
 
     forward: np.copysign(self, other)
     """
-    self_data = tensor_arg(self, "copysign", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
+    )
     other = scalar_arg(other, "copysign", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
@@ -907,7 +987,9 @@ def remainder_Scalar(
 
     forward: np.remainder(self, other)
     """
-    self_data = tensor_arg(self, "remainder", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
+    )
     other = scalar_arg(other, "remainder", "other", 2)
     self_data, other = promote_operands(self_data, other)
     grad_fn = None
@@ -928,8 +1010,14 @@ def remainder_Tensor(
 
     forward: np.remainder(self, other)
     """
-    self_data = tensor_arg(self, "remainder", "self", 1)
-    other_data = tensor_arg(other, "remainder", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "remainder", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -953,7 +1041,9 @@ def fmod_Scalar(
 
     forward: np.fmod(self, other)
     """
-    self_data = tensor_arg(self, "fmod", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
+    )
     other = scalar_arg(other, "fmod", "other", 2)
     self_data, other = promote_operands(self_data, other)
     grad_fn = None
@@ -974,8 +1064,12 @@ def fmod_Tensor(
 
     forward: np.fmod(self, other)
     """
-    self_data = tensor_arg(self, "fmod", "self", 1)
-    other_data = tensor_arg(other, "fmod", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "fmod", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -999,8 +1093,12 @@ def xlogy_Tensor(
 
     forward: xlogy(self, other)
     """
-    self_data = tensor_arg(self, "xlogy", "self", 1)
-    other_data = tensor_arg(other, "xlogy", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1025,7 +1123,9 @@ def xlogy_Scalar_Self(
     forward: xlogy(self, other)
     """
     self = scalar_arg(self, "xlogy", "self", 1)
-    other_data = tensor_arg(other, "xlogy", "other", 2)
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
+    )
     self, other_data = promote_operands(self, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1047,7 +1147,9 @@ def xlogy_Scalar_Other(
 
     forward: xlogy(self, other)
     """
-    self_data = tensor_arg(self, "xlogy", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
+    )
     other = scalar_arg(other, "xlogy", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
@@ -1071,8 +1173,10 @@ def lerp_Scalar(
 
     forward: lerp(self, end, weight)
     """
-    self_data = tensor_arg(self, "lerp", "self", 1)
-    end_data = tensor_arg(end, "lerp", "end", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "self", 1)
+    )
+    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
     self_data, end_data, weight = promote_operands(self_data, end_data, weight)
     grad_fn = None
@@ -1095,9 +1199,15 @@ def lerp_Tensor(
 
     forward: lerp(self, end, weight)
     """
-    self_data = tensor_arg(self, "lerp", "self", 1)
-    end_data = tensor_arg(end, "lerp", "end", 2)
-    weight_data = tensor_arg(weight, "lerp", "weight", 3)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "self", 1)
+    )
+    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
+    weight_data = (
+        weight._data
+        if type(weight) is Tensor
+        else tensor_arg(weight, "lerp", "weight", 3)
+    )
     self_data, end_data, weight_data = promote_operands(
         self_data, end_data, weight_data
     )
@@ -1128,9 +1238,19 @@ def addcmul(
 
     forward: np.add(self, value * tensor1 * tensor2)
     """
-    self_data = tensor_arg(self, "addcmul", "self", 1)
-    tensor1_data = tensor_arg(tensor1, "addcmul", "tensor1", 2)
-    tensor2_data = tensor_arg(tensor2, "addcmul", "tensor2", 3)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "addcmul", "self", 1)
+    )
+    tensor1_data = (
+        tensor1._data
+        if type(tensor1) is Tensor
+        else tensor_arg(tensor1, "addcmul", "tensor1", 2)
+    )
+    tensor2_data = (
+        tensor2._data
+        if type(tensor2) is Tensor
+        else tensor_arg(tensor2, "addcmul", "tensor2", 3)
+    )
     value = scalar_arg(value, "addcmul", "value", 4)
     self_data, tensor1_data, tensor2_data = promote_operands(
         self_data, tensor1_data, tensor2_data
@@ -1161,9 +1281,19 @@ def addcdiv(
 
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
-    self_data = tensor_arg(self, "addcdiv", "self", 1)
-    tensor1_data = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
-    tensor2_data = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv", "self", 1)
+    )
+    tensor1_data = (
+        tensor1._data
+        if type(tensor1) is Tensor
+        else tensor_arg(tensor1, "addcdiv", "tensor1", 2)
+    )
+    tensor2_data = (
+        tensor2._data
+        if type(tensor2) is Tensor
+        else tensor_arg(tensor2, "addcdiv", "tensor2", 3)
+    )
     value = scalar_arg(value, "addcdiv", "value", 4)
     self_data, tensor1_data, tensor2_data = promote_operands(
         self_data, tensor1_data, tensor2_data
@@ -1194,7 +1324,9 @@ def clamp_Tensor(
 
     forward: clamp(self, min, max)
     """
-    self_data = tensor_arg(self, "clamp", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "self", 1)
+    )
     min_data = optional_tensor_arg(min, "clamp", "min", 2)
     max_data = optional_tensor_arg(max, "clamp", "max", 3)
     self_data, min_data, max_data = promote_operands(self_data, min_data, max_data)
@@ -1235,7 +1367,9 @@ def clamp_default(
 
     forward: clamp(self, min, max)
     """
-    self_data = tensor_arg(self, "clamp", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "self", 1)
+    )
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
     self_data, min, max = promote_operands(self_data, min, max)
@@ -1260,7 +1394,9 @@ def clamp_min_default(
 
     forward: clamp(self, min, None)
     """
-    self_data = tensor_arg(self, "clamp_min", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
+    )
     min = scalar_arg(min, "clamp_min", "min", 2)
     self_data, min = promote_operands(self_data, min)
     grad_fn = None
@@ -1283,8 +1419,12 @@ def clamp_min_Tensor(
 
     forward: clamp(self, min, None)
     """
-    self_data = tensor_arg(self, "clamp_min", "self", 1)
-    min_data = tensor_arg(min, "clamp_min", "min", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
+    )
+    min_data = (
+        min._data if type(min) is Tensor else tensor_arg(min, "clamp_min", "min", 2)
+    )
     self_data, min_data = promote_operands(self_data, min_data)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -1308,7 +1448,9 @@ def clamp_max_default(
 
     forward: clamp(self, None, max)
     """
-    self_data = tensor_arg(self, "clamp_max", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
+    )
     max = scalar_arg(max, "clamp_max", "max", 2)
     self_data, max = promote_operands(self_data, max)
     grad_fn = None
@@ -1331,8 +1473,12 @@ def clamp_max_Tensor(
 
     forward: clamp(self, None, max)
     """
-    self_data = tensor_arg(self, "clamp_max", "self", 1)
-    max_data = tensor_arg(max, "clamp_max", "max", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
+    )
+    max_data = (
+        max._data if type(max) is Tensor else tensor_arg(max, "clamp_max", "max", 2)
+    )
     self_data, max_data = promote_operands(self_data, max_data)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -1358,7 +1504,11 @@ def nan_to_num(
 
     forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
     """
-    self_data = tensor_arg(self, "nan_to_num", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "nan_to_num", "self", 1)
+    )
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
@@ -1385,8 +1535,12 @@ def eq_Tensor(
 
     forward: np.equal(self, other)
     """
-    self_data = tensor_arg(self, "eq", "self", 1)
-    other_data = tensor_arg(other, "eq", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "eq", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.equal(self_data, other_data))
     return result
@@ -1400,8 +1554,12 @@ def ne_Tensor(
 
     forward: np.not_equal(self, other)
     """
-    self_data = tensor_arg(self, "ne", "self", 1)
-    other_data = tensor_arg(other, "ne", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "ne", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.not_equal(self_data, other_data))
     return result
@@ -1415,8 +1573,12 @@ def lt_Tensor(
 
     forward: np.less(self, other)
     """
-    self_data = tensor_arg(self, "lt", "self", 1)
-    other_data = tensor_arg(other, "lt", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "lt", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.less(self_data, other_data))
     return result
@@ -1430,8 +1592,12 @@ def le_Tensor(
 
     forward: np.less_equal(self, other)
     """
-    self_data = tensor_arg(self, "le", "self", 1)
-    other_data = tensor_arg(other, "le", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "le", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.less_equal(self_data, other_data))
     return result
@@ -1445,8 +1611,12 @@ def gt_Tensor(
 
     forward: np.greater(self, other)
     """
-    self_data = tensor_arg(self, "gt", "self", 1)
-    other_data = tensor_arg(other, "gt", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "gt", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.greater(self_data, other_data))
     return result
@@ -1460,8 +1630,12 @@ def ge_Tensor(
 
     forward: np.greater_equal(self, other)
     """
-    self_data = tensor_arg(self, "ge", "self", 1)
-    other_data = tensor_arg(other, "ge", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "ge", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.greater_equal(self_data, other_data))
     return result
@@ -1475,7 +1649,9 @@ def pow_Tensor_Scalar(
 
     forward: np.power(self, exponent)
     """
-    self_data = tensor_arg(self, "pow", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
+    )
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
     self_data, exponent = promote_operands(self_data, exponent)
     grad_fn = None
@@ -1498,8 +1674,14 @@ def pow_Tensor_Tensor(
 
     forward: np.power(self, exponent)
     """
-    self_data = tensor_arg(self, "pow", "self", 1)
-    exponent_data = tensor_arg(exponent, "pow", "exponent", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
+    )
+    exponent_data = (
+        exponent._data
+        if type(exponent) is Tensor
+        else tensor_arg(exponent, "pow", "exponent", 2)
+    )
     self_data, exponent_data = promote_operands(self_data, exponent_data)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -1525,7 +1707,11 @@ def pow_Scalar(
     forward: np.power(self, exponent)
     """
     self = scalar_arg(self, "pow", "self", 1)
-    exponent_data = tensor_arg(exponent, "pow", "exponent", 2)
+    exponent_data = (
+        exponent._data
+        if type(exponent) is Tensor
+        else tensor_arg(exponent, "pow", "exponent", 2)
+    )
     self, exponent_data = promote_operands(self, exponent_data)
     grad_fn = None
     if compute_requires_grad(exponent):
@@ -1547,7 +1733,9 @@ def neg(
 
     forward: np.negative(self)
     """
-    self_data = tensor_arg(self, "neg", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "neg", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
@@ -1565,7 +1753,11 @@ def reciprocal(
 
     forward: np.reciprocal(self)
     """
-    self_data = tensor_arg(self, "reciprocal", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "reciprocal", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1585,7 +1777,9 @@ def exp(
 
     forward: np.exp(self)
     """
-    self_data = tensor_arg(self, "exp", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "exp", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1605,7 +1799,9 @@ def log(
 
     forward: np.log(self)
     """
-    self_data = tensor_arg(self, "log", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1625,7 +1821,9 @@ def sin(
 
     forward: np.sin(self)
     """
-    self_data = tensor_arg(self, "sin", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sin", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1645,7 +1843,9 @@ def cos(
 
     forward: np.cos(self)
     """
-    self_data = tensor_arg(self, "cos", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "cos", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1665,7 +1865,9 @@ def tanh(
 
     forward: np.tanh(self)
     """
-    self_data = tensor_arg(self, "tanh", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "tanh", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1685,7 +1887,9 @@ def sigmoid(
 
     forward: sigmoid(self)
     """
-    self_data = tensor_arg(self, "sigmoid", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1705,7 +1909,9 @@ def relu(
 
     forward: relu(self)
     """
-    self_data = tensor_arg(self, "relu", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "relu", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReluBackward0()
@@ -1724,7 +1930,9 @@ def sqrt(
 
     forward: np.sqrt(self)
     """
-    self_data = tensor_arg(self, "sqrt", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1744,7 +1952,9 @@ def abs(
 
     forward: np.abs(self)
     """
-    self_data = tensor_arg(self, "abs", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "abs", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
@@ -1763,7 +1973,9 @@ def sign(
 
     forward: np.sign(self)
     """
-    self_data = tensor_arg(self, "sign", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sign", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
@@ -1781,7 +1993,9 @@ def exp2(
 
     forward: np.exp2(self)
     """
-    self_data = tensor_arg(self, "exp2", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "exp2", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1801,7 +2015,9 @@ def expm1(
 
     forward: np.expm1(self)
     """
-    self_data = tensor_arg(self, "expm1", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "expm1", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1821,7 +2037,9 @@ def log2(
 
     forward: np.log2(self)
     """
-    self_data = tensor_arg(self, "log2", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log2", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1841,7 +2059,9 @@ def log10(
 
     forward: np.log10(self)
     """
-    self_data = tensor_arg(self, "log10", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log10", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1861,7 +2081,9 @@ def log1p(
 
     forward: np.log1p(self)
     """
-    self_data = tensor_arg(self, "log1p", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log1p", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1881,7 +2103,9 @@ def rsqrt(
 
     forward: np.reciprocal(np.sqrt(self))
     """
-    self_data = tensor_arg(self, "rsqrt", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1911,7 +2135,9 @@ def tan(
 
     forward: np.tan(self)
     """
-    self_data = tensor_arg(self, "tan", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "tan", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1931,7 +2157,9 @@ def asin(
 
     forward: np.arcsin(self)
     """
-    self_data = tensor_arg(self, "asin", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "asin", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1951,7 +2179,9 @@ def acos(
 
     forward: np.arccos(self)
     """
-    self_data = tensor_arg(self, "acos", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "acos", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1971,7 +2201,9 @@ def atan(
 
     forward: np.arctan(self)
     """
-    self_data = tensor_arg(self, "atan", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "atan", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1991,7 +2223,9 @@ def sinh(
 
     forward: np.sinh(self)
     """
-    self_data = tensor_arg(self, "sinh", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sinh", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2011,7 +2245,9 @@ def cosh(
 
     forward: np.cosh(self)
     """
-    self_data = tensor_arg(self, "cosh", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "cosh", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2031,7 +2267,9 @@ def asinh(
 
     forward: np.arcsinh(self)
     """
-    self_data = tensor_arg(self, "asinh", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "asinh", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2051,7 +2289,9 @@ def acosh(
 
     forward: np.arccosh(self)
     """
-    self_data = tensor_arg(self, "acosh", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "acosh", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2071,7 +2311,9 @@ def atanh(
 
     forward: np.arctanh(self)
     """
-    self_data = tensor_arg(self, "atanh", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "atanh", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2092,7 +2334,9 @@ def logit(
 
     forward: logit(self, eps)
     """
-    self_data = tensor_arg(self, "logit", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "logit", "self", 1)
+    )
     eps = optional_float_arg(eps, "logit", "eps", 2)
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2114,7 +2358,9 @@ def erf(
 
     forward: erf(self)
     """
-    self_data = tensor_arg(self, "erf", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "erf", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2134,7 +2380,9 @@ def erfc(
 
     forward: erfc(self)
     """
-    self_data = tensor_arg(self, "erfc", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "erfc", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2154,7 +2402,9 @@ def floor(
 
     forward: np.floor(self)
     """
-    self_data = tensor_arg(self, "floor", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "floor", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
@@ -2172,7 +2422,9 @@ def ceil(
 
     forward: np.ceil(self)
     """
-    self_data = tensor_arg(self, "ceil", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "ceil", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
@@ -2190,7 +2442,9 @@ def round_default(
 
     forward: np.round(self)
     """
-    self_data = tensor_arg(self, "round", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
@@ -2210,7 +2464,9 @@ def round_decimals(
 
     forward: np.round(self, decimals)
     """
-    self_data = tensor_arg(self, "round", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
+    )
     decimals = int_arg(decimals, "round", "decimals", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2229,7 +2485,9 @@ def trunc(
 
     forward: np.trunc(self)
     """
-    self_data = tensor_arg(self, "trunc", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "trunc", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
@@ -2247,7 +2505,9 @@ def frac(
 
     forward: self - np.trunc(self)
     """
-    self_data = tensor_arg(self, "frac", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "frac", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
@@ -2267,7 +2527,9 @@ def sum_default(
 
     forward: np.sum(self, dtype=dtype)
     """
-    self_data = tensor_arg(self, "sum", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
+    )
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2291,7 +2553,9 @@ def sum_dim_IntList(
 
     forward: np.sum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
-    self_data = tensor_arg(self, "sum", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
+    )
     dim = optional_int_list_arg(dim, "sum", "dim", 2)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
@@ -2324,7 +2588,9 @@ def mean_default(
 
     forward: np.mean(self, dtype=dtype)
     """
-    self_data = tensor_arg(self, "mean", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mean", "self", 1)
+    )
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2348,7 +2614,9 @@ def mean_dim(
 
     forward: np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
-    self_data = tensor_arg(self, "mean", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mean", "self", 1)
+    )
     dim = optional_int_list_arg(dim, "mean", "dim", 2)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
@@ -2381,7 +2649,9 @@ def max_dim(
 
     forward: max_dim(self, dim, keepdim)
     """
-    self_data = tensor_arg(self, "max", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
+    )
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
     grad_fn = None
@@ -2407,7 +2677,9 @@ def max_default(
 
     forward: np.max(self)
     """
-    self_data = tensor_arg(self, "max", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward1()
@@ -2429,7 +2701,9 @@ def min_dim(
 
     forward: min_dim(self, dim, keepdim)
     """
-    self_data = tensor_arg(self, "min", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
+    )
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
     grad_fn = None
@@ -2455,7 +2729,9 @@ def min_default(
 
     forward: np.min(self)
     """
-    self_data = tensor_arg(self, "min", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward1()
@@ -2477,7 +2753,9 @@ def prod_default(
 
     forward: np.prod(self, dtype=dtype)
     """
-    self_data = tensor_arg(self, "prod", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "prod", "self", 1)
+    )
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2502,7 +2780,9 @@ def prod_dim_int(
 
     forward: np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype)
     """
-    self_data = tensor_arg(self, "prod", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "prod", "self", 1)
+    )
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
@@ -2538,7 +2818,9 @@ def var_correction(
 
     forward: var(self, dim, correction, keepdim)
     """
-    self_data = tensor_arg(self, "var", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "var", "self", 1)
+    )
     dim = optional_int_list_arg(dim, "var", "dim", 2)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
@@ -2567,7 +2849,9 @@ def std_correction(
 
     forward: std(self, dim, correction, keepdim)
     """
-    self_data = tensor_arg(self, "std", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "std", "self", 1)
+    )
     dim = optional_int_list_arg(dim, "std", "dim", 2)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
@@ -2598,7 +2882,11 @@ def linalg_vector_norm(
 
     forward: vector_norm(self if dtype is None else cast(self, dtype), ord, dim, keepdim)
     """
-    self_data = tensor_arg(self, "linalg_vector_norm", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "linalg_vector_norm", "self", 1)
+    )
     ord = scalar_arg(ord, "linalg_vector_norm", "ord", 2)
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3)
     keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
@@ -2658,7 +2946,9 @@ def amax(
 
     forward: np.amax(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
     """
-    self_data = tensor_arg(self, "amax", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "amax", "self", 1)
+    )
     dim = int_list_arg(dim, "amax", "dim", 2)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
     grad_fn = None
@@ -2688,7 +2978,9 @@ def amin(
 
     forward: np.amin(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
     """
-    self_data = tensor_arg(self, "amin", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "amin", "self", 1)
+    )
     dim = int_list_arg(dim, "amin", "dim", 2)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
     grad_fn = None
@@ -2718,7 +3010,9 @@ def logsumexp(
 
     forward: logsumexp(self, dim, keepdim)
     """
-    self_data = tensor_arg(self, "logsumexp", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "logsumexp", "self", 1)
+    )
     dim = int_list_arg(dim, "logsumexp", "dim", 2)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
     grad_fn = None
@@ -2745,7 +3039,9 @@ def cumsum(
 
     forward: cumsum(self, dim, dtype)
     """
-    self_data = tensor_arg(self, "cumsum", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "self", 1)
+    )
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
     grad_fn = None
@@ -2770,7 +3066,9 @@ def cumprod(
 
     forward: cumprod(self, dim, dtype)
     """
-    self_data = tensor_arg(self, "cumprod", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "self", 1)
+    )
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
     grad_fn = None
@@ -2796,7 +3094,9 @@ def _softmax(
 
     forward: softmax(self, dim)
     """
-    self_data = tensor_arg(self, "_softmax", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "self", 1)
+    )
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
     grad_fn = None
@@ -2820,7 +3120,11 @@ def _log_softmax(
 
     forward: log_softmax(self, dim)
     """
-    self_data = tensor_arg(self, "_log_softmax", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "_log_softmax", "self", 1)
+    )
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
     grad_fn = None
@@ -2870,7 +3174,9 @@ def argmax(
 
     forward: argmax(self, dim, keepdim)
     """
-    self_data = tensor_arg(self, "argmax", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "argmax", "self", 1)
+    )
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
     result = Tensor._make(kernels.argmax(self_data, dim, keepdim))
@@ -2886,7 +3192,9 @@ def argmin(
 
     forward: argmin(self, dim, keepdim)
     """
-    self_data = tensor_arg(self, "argmin", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "argmin", "self", 1)
+    )
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
     result = Tensor._make(kernels.argmin(self_data, dim, keepdim))
@@ -2900,7 +3208,9 @@ def all_default(
 
     forward: np.all(self)
     """
-    self_data = tensor_arg(self, "all", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+    )
     result = Tensor._make(np.all(self_data))
     return result
 
@@ -2914,7 +3224,9 @@ def all_dim(
 
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
-    self_data = tensor_arg(self, "all", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+    )
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
     result = Tensor._make(
@@ -2932,7 +3244,9 @@ def all_dims(
 
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
-    self_data = tensor_arg(self, "all", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+    )
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
     result = Tensor._make(
@@ -2948,7 +3262,9 @@ def any_default(
 
     forward: np.any(self)
     """
-    self_data = tensor_arg(self, "any", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+    )
     result = Tensor._make(np.any(self_data))
     return result
 
@@ -2962,7 +3278,9 @@ def any_dim(
 
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
-    self_data = tensor_arg(self, "any", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+    )
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
     result = Tensor._make(
@@ -2980,7 +3298,9 @@ def any_dims(
 
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
-    self_data = tensor_arg(self, "any", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+    )
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
     result = Tensor._make(
@@ -2997,8 +3317,12 @@ def mm(
 
     forward: np.matmul(self, mat2)
     """
-    self_data = tensor_arg(self, "mm", "self", 1)
-    mat2_data = tensor_arg(mat2, "mm", "mat2", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mm", "self", 1)
+    )
+    mat2_data = (
+        mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "mm", "mat2", 2)
+    )
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = MmBackward0()
@@ -3021,8 +3345,14 @@ def matmul(
 
     forward: np.matmul(self, other)
     """
-    self_data = tensor_arg(self, "matmul", "self", 1)
-    other_data = tensor_arg(other, "matmul", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "matmul", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "matmul", "other", 2)
+    )
     grad_fn = None
     if compute_requires_grad(self, other):
         grad_fn = MatmulBackward0()
@@ -3045,8 +3375,14 @@ def dot(
 
     forward: np.dot(self, tensor)
     """
-    self_data = tensor_arg(self, "dot", "self", 1)
-    tensor_data = tensor_arg(tensor, "dot", "tensor", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "dot", "self", 1)
+    )
+    tensor_data = (
+        tensor._data
+        if type(tensor) is Tensor
+        else tensor_arg(tensor, "dot", "tensor", 2)
+    )
     grad_fn = None
     if compute_requires_grad(self, tensor):
         grad_fn = DotBackward0()
@@ -3069,8 +3405,10 @@ def mv(
 
     forward: np.matmul(self, vec)
     """
-    self_data = tensor_arg(self, "mv", "self", 1)
-    vec_data = tensor_arg(vec, "mv", "vec", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mv", "self", 1)
+    )
+    vec_data = vec._data if type(vec) is Tensor else tensor_arg(vec, "mv", "vec", 2)
     grad_fn = None
     if compute_requires_grad(self, vec):
         grad_fn = MvBackward0()
@@ -3093,8 +3431,12 @@ def bmm(
 
     forward: np.matmul(self, mat2)
     """
-    self_data = tensor_arg(self, "bmm", "self", 1)
-    mat2_data = tensor_arg(mat2, "bmm", "mat2", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "bmm", "self", 1)
+    )
+    mat2_data = (
+        mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "bmm", "mat2", 2)
+    )
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = BmmBackward0()
@@ -3132,9 +3474,15 @@ def addmm(
 
     forward: addmm(self, mat1, mat2, beta, alpha)
     """
-    self_data = tensor_arg(self, "addmm", "self", 1)
-    mat1_data = tensor_arg(mat1, "addmm", "mat1", 2)
-    mat2_data = tensor_arg(mat2, "addmm", "mat2", 3)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "addmm", "self", 1)
+    )
+    mat1_data = (
+        mat1._data if type(mat1) is Tensor else tensor_arg(mat1, "addmm", "mat1", 2)
+    )
+    mat2_data = (
+        mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "addmm", "mat2", 3)
+    )
     beta = scalar_arg(beta, "addmm", "beta", 4)
     alpha = scalar_arg(alpha, "addmm", "alpha", 5)
     grad_fn = None
@@ -3165,9 +3513,19 @@ def baddbmm(
 
     forward: addmm(self, batch1, batch2, beta, alpha)
     """
-    self_data = tensor_arg(self, "baddbmm", "self", 1)
-    batch1_data = tensor_arg(batch1, "baddbmm", "batch1", 2)
-    batch2_data = tensor_arg(batch2, "baddbmm", "batch2", 3)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "self", 1)
+    )
+    batch1_data = (
+        batch1._data
+        if type(batch1) is Tensor
+        else tensor_arg(batch1, "baddbmm", "batch1", 2)
+    )
+    batch2_data = (
+        batch2._data
+        if type(batch2) is Tensor
+        else tensor_arg(batch2, "baddbmm", "batch2", 3)
+    )
     beta = scalar_arg(beta, "baddbmm", "beta", 4)
     alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
     grad_fn = None
@@ -3195,7 +3553,9 @@ def trace(
 
     forward: trace(self)
     """
-    self_data = tensor_arg(self, "trace", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "trace", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TraceBackward0()
@@ -3214,7 +3574,7 @@ def linalg_inv(
 
     forward: np.linalg.inv(A)
     """
-    A_data = tensor_arg(A, "linalg_inv", "A", 1)
+    A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_inv", "A", 1)
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgInvBackward0()
@@ -3233,7 +3593,7 @@ def linalg_det(
 
     forward: np.linalg.det(A)
     """
-    A_data = tensor_arg(A, "linalg_det", "A", 1)
+    A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_det", "A", 1)
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
@@ -3253,7 +3613,7 @@ def t(
 
     forward: transpose_2d(self)
     """
-    self_data = tensor_arg(self, "t", "self", 1)
+    self_data = self._data if type(self) is Tensor else tensor_arg(self, "t", "self", 1)
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TBackward0()
@@ -3274,7 +3634,9 @@ def transpose_int(
 
     forward: np.swapaxes(self, dim0, dim1)
     """
-    self_data = tensor_arg(self, "transpose", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "transpose", "self", 1)
+    )
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
     grad_fn = None
@@ -3298,7 +3660,9 @@ def permute_default(
 
     forward: np.transpose(self, dims)
     """
-    self_data = tensor_arg(self, "permute", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "permute", "self", 1)
+    )
     dims = int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3320,7 +3684,9 @@ def view_default(
 
     forward: np.reshape(self, view_shape(self, size))
     """
-    self_data = tensor_arg(self, "view", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "view", "self", 1)
+    )
     size = int_list_arg(size, "view", "size", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3355,7 +3721,9 @@ def expand_default(
 
     forward: np.broadcast_to(self, expand_shape(self.shape, size))
     """
-    self_data = tensor_arg(self, "expand", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "expand", "self", 1)
+    )
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
     grad_fn = None
@@ -3425,7 +3793,9 @@ def select_int(
 
     forward: select_kernel(self, dim, index)
     """
-    self_data = tensor_arg(self, "select", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "select", "self", 1)
+    )
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
     grad_fn = None
@@ -3452,7 +3822,11 @@ def select_backward(
 
     forward: select_backward_kernel(grad_output, input_sizes, dim, index)
     """
-    grad_output_data = tensor_arg(grad_output, "select_backward", "grad_output", 1)
+    grad_output_data = (
+        grad_output._data
+        if type(grad_output) is Tensor
+        else tensor_arg(grad_output, "select_backward", "grad_output", 1)
+    )
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
     dim = int_arg(dim, "select_backward", "dim", 3)
     index = int_arg(index, "select_backward", "index", 4)
@@ -3481,7 +3855,9 @@ def slice_Tensor(
 
     forward: slice_kernel(self, dim, start, end, step)
     """
-    self_data = tensor_arg(self, "slice", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "slice", "self", 1)
+    )
     dim = int_arg(dim, "slice", "dim", 2)
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
@@ -3514,7 +3890,11 @@ def slice_backward(
 
     forward: slice_backward_kernel(grad_output, input_sizes, dim, start, end, step)
     """
-    grad_output_data = tensor_arg(grad_output, "slice_backward", "grad_output", 1)
+    grad_output_data = (
+        grad_output._data
+        if type(grad_output) is Tensor
+        else tensor_arg(grad_output, "slice_backward", "grad_output", 1)
+    )
     input_sizes = int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
     dim = int_arg(dim, "slice_backward", "dim", 3)
     start = int_arg(start, "slice_backward", "start", 4)
@@ -3547,7 +3927,9 @@ def split_Tensor(
 
     forward: split_kernel(self, split_size, dim)
     """
-    self_data = tensor_arg(self, "split", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "split", "self", 1)
+    )
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
     grad_fn = None
@@ -3588,7 +3970,9 @@ def unbind_int(
 
     forward: unbind_kernel(self, dim)
     """
-    self_data = tensor_arg(self, "unbind", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "unbind", "self", 1)
+    )
     dim = int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3612,7 +3996,9 @@ def _to_copy(
 
     forward: cast(self, dtype)
     """
-    self_data = tensor_arg(self, "_to_copy", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "_to_copy", "self", 1)
+    )
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3633,7 +4019,9 @@ def flip_default(
 
     forward: np.flip(self, dims)
     """
-    self_data = tensor_arg(self, "flip", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "flip", "self", 1)
+    )
     dims = int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3654,7 +4042,9 @@ def tril(
 
     forward: np.tril(self, diagonal)
     """
-    self_data = tensor_arg(self, "tril", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "tril", "self", 1)
+    )
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3675,7 +4065,9 @@ def triu(
 
     forward: np.triu(self, diagonal)
     """
-    self_data = tensor_arg(self, "triu", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "triu", "self", 1)
+    )
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3698,7 +4090,9 @@ def diagonal(
 
     forward: np.diagonal(self, offset, dim1, dim2)
     """
-    self_data = tensor_arg(self, "diagonal", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "self", 1)
+    )
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
     dim2 = int_arg(dim2, "diagonal", "dim2", 4)
@@ -3727,7 +4121,11 @@ def diag_embed(
 
     forward: diag_embed(self, offset, dim1, dim2)
     """
-    self_data = tensor_arg(self, "diag_embed", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "diag_embed", "self", 1)
+    )
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
     dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
@@ -3755,7 +4153,11 @@ def diagonal_backward(
 
     forward: diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
     """
-    grad_output_data = tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
+    grad_output_data = (
+        grad_output._data
+        if type(grad_output) is Tensor
+        else tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
+    )
     input_sizes = int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
     offset = int_arg(offset, "diagonal_backward", "offset", 3)
     dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
@@ -3881,7 +4283,9 @@ def squeeze_default(
 
     forward: squeeze_dims(self, None)
     """
-    self_data = tensor_arg(self, "squeeze", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward0()
@@ -3902,7 +4306,9 @@ def squeeze_dim(
 
     forward: squeeze_dims(self, dim)
     """
-    self_data = tensor_arg(self, "squeeze", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+    )
     dim = int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3924,7 +4330,9 @@ def squeeze_dims(
 
     forward: squeeze_dims(self, dim)
     """
-    self_data = tensor_arg(self, "squeeze", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+    )
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3946,7 +4354,9 @@ def unsqueeze(
 
     forward: np.expand_dims(self, dim)
     """
-    self_data = tensor_arg(self, "unsqueeze", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "unsqueeze", "self", 1)
+    )
     dim = int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3968,7 +4378,9 @@ def index_Tensor(
 
     forward: index_tensor(self, indices)
     """
-    self_data = tensor_arg(self, "index", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "index", "self", 1)
+    )
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3991,9 +4403,17 @@ def index_select(
 
     forward: index_select(self, dim, index)
     """
-    self_data = tensor_arg(self, "index_select", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "index_select", "self", 1)
+    )
     dim = int_arg(dim, "index_select", "dim", 2)
-    index_data = tensor_arg(index, "index_select", "index", 3)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "index_select", "index", 3)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexSelectBackward0()
@@ -4018,9 +4438,15 @@ def gather(
 
     forward: gather(self, dim, index)
     """
-    self_data = tensor_arg(self, "gather", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "gather", "self", 1)
+    )
     dim = int_arg(dim, "gather", "dim", 2)
-    index_data = tensor_arg(index, "gather", "index", 3)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "gather", "index", 3)
+    )
     sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4045,10 +4471,18 @@ def scatter_src(
 
     forward: scatter(self, dim, index, src)
     """
-    self_data = tensor_arg(self, "scatter", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
+    )
     dim = int_arg(dim, "scatter", "dim", 2)
-    index_data = tensor_arg(index, "scatter", "index", 3)
-    src_data = tensor_arg(src, "scatter", "src", 4)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "scatter", "index", 3)
+    )
+    src_data = (
+        src._data if type(src) is Tensor else tensor_arg(src, "scatter", "src", 4)
+    )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterBackward0()
@@ -4072,9 +4506,15 @@ def scatter_value(
 
     forward: scatter(self, dim, index, value)
     """
-    self_data = tensor_arg(self, "scatter", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
+    )
     dim = int_arg(dim, "scatter", "dim", 2)
-    index_data = tensor_arg(index, "scatter", "index", 3)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "scatter", "index", 3)
+    )
     value = scalar_arg(value, "scatter", "value", 4)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4098,10 +4538,20 @@ def scatter_add(
 
     forward: scatter_add(self, dim, index, src)
     """
-    self_data = tensor_arg(self, "scatter_add", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "scatter_add", "self", 1)
+    )
     dim = int_arg(dim, "scatter_add", "dim", 2)
-    index_data = tensor_arg(index, "scatter_add", "index", 3)
-    src_data = tensor_arg(src, "scatter_add", "src", 4)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "scatter_add", "index", 3)
+    )
+    src_data = (
+        src._data if type(src) is Tensor else tensor_arg(src, "scatter_add", "src", 4)
+    )
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterAddBackward0()
@@ -4124,8 +4574,16 @@ def masked_fill_Scalar(
 
     forward: masked_fill(self, mask, value)
     """
-    self_data = tensor_arg(self, "masked_fill", "self", 1)
-    mask_data = tensor_arg(mask, "masked_fill", "mask", 2)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "masked_fill", "self", 1)
+    )
+    mask_data = (
+        mask._data
+        if type(mask) is Tensor
+        else tensor_arg(mask, "masked_fill", "mask", 2)
+    )
     value = scalar_arg(value, "masked_fill", "value", 3)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4147,9 +4605,21 @@ def masked_fill_Tensor(
 
     forward: masked_fill(self, mask, value)
     """
-    self_data = tensor_arg(self, "masked_fill", "self", 1)
-    mask_data = tensor_arg(mask, "masked_fill", "mask", 2)
-    value_data = tensor_arg(value, "masked_fill", "value", 3)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "masked_fill", "self", 1)
+    )
+    mask_data = (
+        mask._data
+        if type(mask) is Tensor
+        else tensor_arg(mask, "masked_fill", "mask", 2)
+    )
+    value_data = (
+        value._data
+        if type(value) is Tensor
+        else tensor_arg(value, "masked_fill", "value", 3)
+    )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = MaskedFillBackward1()
@@ -4170,8 +4640,16 @@ def masked_select(
 
     forward: masked_select(self, mask)
     """
-    self_data = tensor_arg(self, "masked_select", "self", 1)
-    mask_data = tensor_arg(mask, "masked_select", "mask", 2)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "masked_select", "self", 1)
+    )
+    mask_data = (
+        mask._data
+        if type(mask) is Tensor
+        else tensor_arg(mask, "masked_select", "mask", 2)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedSelectBackward0()
@@ -4248,7 +4726,9 @@ def roll(
 
     forward: roll(self, shifts, dims)
     """
-    self_data = tensor_arg(self, "roll", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "roll", "self", 1)
+    )
     shifts = int_list_arg(shifts, "roll", "shifts", 2)
     dims = int_list_arg(dims, "roll", "dims", 3)
     grad_fn = None
@@ -4271,7 +4751,9 @@ def repeat_default(
 
     forward: repeat(self, repeats)
     """
-    self_data = tensor_arg(self, "repeat", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "repeat", "self", 1)
+    )
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4294,7 +4776,11 @@ def repeat_interleave_Tensor(
 
     forward: np.repeat(np.arange(repeats.shape[0]), repeats)
     """
-    repeats_data = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
+    repeats_data = (
+        repeats._data
+        if type(repeats) is Tensor
+        else tensor_arg(repeats, "repeat_interleave", "repeats", 1)
+    )
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
     result = Tensor._make(np.repeat(np.arange(repeats_data.shape[0]), repeats_data))
     return result
@@ -4376,7 +4862,9 @@ def clone(
 
     forward: np.array(self, copy=True)
     """
-    self_data = tensor_arg(self, "clone", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clone", "self", 1)
+    )
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
     )
@@ -4411,7 +4899,11 @@ def constant_pad_nd(
 
     forward: constant_pad_nd(self, pad, value)
     """
-    self_data = tensor_arg(self, "constant_pad_nd", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "constant_pad_nd", "self", 1)
+    )
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
     grad_fn = None
@@ -4448,8 +4940,12 @@ def add__Tensor(
 
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
-    self_data = tensor_arg(self, "add_", "self", 1)
-    other_data = tensor_arg(other, "add_", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "add_", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "add_", "other", 2)
+    )
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
@@ -4482,8 +4978,12 @@ def sub__Tensor(
 
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
-    self_data = tensor_arg(self, "sub_", "self", 1)
-    other_data = tensor_arg(other, "sub_", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sub_", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "sub_", "other", 2)
+    )
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
@@ -4514,8 +5014,12 @@ def mul__Tensor(
 
     forward: np.multiply(self, other)
     """
-    self_data = tensor_arg(self, "mul_", "self", 1)
-    other_data = tensor_arg(other, "mul_", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mul_", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "mul_", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -4541,8 +5045,12 @@ def div__Tensor(
 
     forward: np.true_divide(self, other)
     """
-    self_data = tensor_arg(self, "div_", "self", 1)
-    other_data = tensor_arg(other, "div_", "other", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "div_", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
+    )
     self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -4568,7 +5076,9 @@ def pow__Scalar(
 
     forward: np.power(self, exponent)
     """
-    self_data = tensor_arg(self, "pow_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
+    )
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
     self_data, exponent = promote_operands(self_data, exponent)
     grad_fn = None
@@ -4593,8 +5103,14 @@ def pow__Tensor(
 
     forward: np.power(self, exponent)
     """
-    self_data = tensor_arg(self, "pow_", "self", 1)
-    exponent_data = tensor_arg(exponent, "pow_", "exponent", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
+    )
+    exponent_data = (
+        exponent._data
+        if type(exponent) is Tensor
+        else tensor_arg(exponent, "pow_", "exponent", 2)
+    )
     self_data, exponent_data = promote_operands(self_data, exponent_data)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -4620,7 +5136,9 @@ def neg_(
 
     forward: np.negative(self)
     """
-    self_data = tensor_arg(self, "neg_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "neg_", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -4640,7 +5158,11 @@ def reciprocal_(
 
     forward: np.reciprocal(self)
     """
-    self_data = tensor_arg(self, "reciprocal_", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "reciprocal_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4662,7 +5184,9 @@ def exp_(
 
     forward: np.exp(self)
     """
-    self_data = tensor_arg(self, "exp_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "exp_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4684,7 +5208,9 @@ def log_(
 
     forward: np.log(self)
     """
-    self_data = tensor_arg(self, "log_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4706,7 +5232,9 @@ def sin_(
 
     forward: np.sin(self)
     """
-    self_data = tensor_arg(self, "sin_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sin_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4728,7 +5256,9 @@ def cos_(
 
     forward: np.cos(self)
     """
-    self_data = tensor_arg(self, "cos_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "cos_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4750,7 +5280,9 @@ def tanh_(
 
     forward: np.tanh(self)
     """
-    self_data = tensor_arg(self, "tanh_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4772,7 +5304,9 @@ def sigmoid_(
 
     forward: sigmoid(self)
     """
-    self_data = tensor_arg(self, "sigmoid_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4794,7 +5328,9 @@ def relu_(
 
     forward: relu(self)
     """
-    self_data = tensor_arg(self, "relu_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "relu_", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -4815,7 +5351,9 @@ def sqrt_(
 
     forward: np.sqrt(self)
     """
-    self_data = tensor_arg(self, "sqrt_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "self", 1)
+    )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4837,7 +5375,9 @@ def abs_(
 
     forward: np.abs(self)
     """
-    self_data = tensor_arg(self, "abs_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "abs_", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -4860,7 +5400,9 @@ def clamp_(
 
     forward: clamp(self, min, max)
     """
-    self_data = tensor_arg(self, "clamp_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp_", "self", 1)
+    )
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
     self_data, min, max = promote_operands(self_data, min, max)
@@ -4887,7 +5429,11 @@ def clamp_min_(
 
     forward: clamp(self, min, None)
     """
-    self_data = tensor_arg(self, "clamp_min_", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_min_", "self", 1)
+    )
     min = scalar_arg(min, "clamp_min_", "min", 2)
     self_data, min = promote_operands(self_data, min)
     grad_fn = None
@@ -4912,7 +5458,11 @@ def clamp_max_(
 
     forward: clamp(self, None, max)
     """
-    self_data = tensor_arg(self, "clamp_max_", "self", 1)
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_max_", "self", 1)
+    )
     max = scalar_arg(max, "clamp_max_", "max", 2)
     self_data, max = promote_operands(self_data, max)
     grad_fn = None
@@ -4937,7 +5487,9 @@ def fill_Scalar(
 
     forward: np.full_like(self, value)
     """
-    self_data = tensor_arg(self, "fill", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fill", "self", 1)
+    )
     value = scalar_arg(value, "fill", "value", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -4957,8 +5509,12 @@ def fill_Tensor(
 
     forward: np.full_like(self, value)
     """
-    self_data = tensor_arg(self, "fill", "self", 1)
-    value_data = tensor_arg(value, "fill", "value", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fill", "self", 1)
+    )
+    value_data = (
+        value._data if type(value) is Tensor else tensor_arg(value, "fill", "value", 2)
+    )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
@@ -4978,7 +5534,9 @@ def fill__Scalar(
 
     forward: np.full_like(self, value)
     """
-    self_data = tensor_arg(self, "fill_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "self", 1)
+    )
     value = scalar_arg(value, "fill_", "value", 2)
     grad_fn = None
     if compute_requires_grad(self):
@@ -5000,8 +5558,12 @@ def fill__Tensor(
 
     forward: np.full_like(self, value)
     """
-    self_data = tensor_arg(self, "fill_", "self", 1)
-    value_data = tensor_arg(value, "fill_", "value", 2)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "self", 1)
+    )
+    value_data = (
+        value._data if type(value) is Tensor else tensor_arg(value, "fill_", "value", 2)
+    )
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -5022,7 +5584,9 @@ def zero_(
 
     forward: np.zeros_like(self)
     """
-    self_data = tensor_arg(self, "zero_", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "zero_", "self", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import anomaly_mode, formulas, hooks
+from yamlgrad.runtime.accumulate_grad import AccumulateGrad
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.node import Edge, Grad, Node, task_state
@@ -204,8 +205,6 @@ def _cast_to_root(edge: Edge, grad: Grad, raw: bool) -> Grad:
 
 
 def _is_accumulate_grad(node: Node) -> bool:
-    from yamlgrad.runtime.accumulate_grad import AccumulateGrad
-
     return isinstance(node, AccumulateGrad)
 
 
@@ -274,7 +273,8 @@ class _GraphTask:
             fn = heapq.heappop(ready)[2]
             inputs = buffers.pop(fn)
             # Tensor hooks run even on a node that only captures (autograd.grad).
-            inputs = hooks.call_tensor_pre_hooks(fn, inputs, raw)
+            if fn._hooks is not None or type(fn) is AccumulateGrad:
+                inputs = hooks.call_tensor_pre_hooks(fn, inputs, raw)
             if needed is not None:
                 for input_nr, index in self.captures.get(fn, ()):
                     self.captured[index] = inputs[input_nr]

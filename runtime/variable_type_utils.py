@@ -236,10 +236,23 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> list[Any]:
     which numpy treats as weak). `int_to_float`: an integer or bool result type
     becomes float32, as PyTorch's true division and float-only ops do."""
     first = values[0]
-    if not int_to_float and all(
-        type(v) is np.ndarray and v.dtype == first.dtype and v.ndim for v in values
-    ):
-        return list(values)  # the common case: one dtype, nothing to do
+    if type(first) is np.ndarray and first.ndim and first.dtype.kind == "f":
+        # The common case, decided without result_type: a dimensioned float tensor
+        # with Python numbers (weak) and tensors of its own dtype keeps its dtype.
+        dtype = first.dtype
+        for v in values:
+            kind = type(v)
+            if not (
+                kind is float
+                or kind is int
+                or kind is bool
+                or v is None
+                or kind is np.ndarray
+                and v.dtype == dtype
+            ):
+                break
+        else:
+            return list(values)
     dtype = result_type(*values)
     if int_to_float and dtype.kind in "biu":
         dtype = _FLOAT32
@@ -269,9 +282,17 @@ def gradient_edge(t: Tensor) -> Edge:
 
 
 def collect_next_edges(*args: Any) -> tuple[Edge, ...]:
-    return tuple(
-        gradient_edge(a) if isinstance(a, Tensor) else INVALID_EDGE for a in args
-    )
+    edges = []
+    for a in args:
+        if not isinstance(a, Tensor):
+            edges.append(INVALID_EDGE)
+        elif a.grad_fn is not None:
+            edges.append(Edge(a.grad_fn, a.output_nr))
+        elif a._requires_grad:
+            edges.append(Edge(grad_accumulator(a), 0))
+        else:
+            edges.append(INVALID_EDGE)
+    return tuple(edges)
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:
