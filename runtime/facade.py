@@ -6,7 +6,7 @@
 This is the one runtime module that imports generated/: it re-exports the generated
 ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor methods and operators (as
 PyTorch's `_tensor.py` and `python_variable_methods.cpp` do), binds the Tensor side
-of the formula helpers, and adds the factories.
+of the formula helpers, and re-exports the factories (runtime/factories.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
-from yamlgrad.runtime import autograd, dtypes, formulas, indexing
+from yamlgrad.runtime import autograd, dtypes, factories, formulas, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
     double,
@@ -35,6 +35,7 @@ from yamlgrad.runtime.dtypes import (
     short,
     uint8,
 )
+from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
 from yamlgrad.runtime.grad_mode import (
     enable_grad,
     is_grad_enabled,
@@ -45,19 +46,9 @@ from yamlgrad.runtime.tensor import Size, Tensor
 
 formulas.bind_ops(VariableType)
 
-_FACTORY_EXPORTS = [
-    "tensor",
-    "as_tensor",
-    "from_numpy",
-    "zeros",
-    "ones",
-    "zeros_like",
-    "ones_like",
-]
-
 __all__ = [
     *VariableType.__all__,
-    *_FACTORY_EXPORTS,
+    *factories.__all__,
     "Tensor",
     "Size",
     "autograd",
@@ -81,101 +72,6 @@ __all__ = [
     "set_grad_enabled",
     "is_grad_enabled",
 ]
-
-
-# -- factories ---------------------------------------------------------------------
-
-
-def _default_dtype(data: Any, array: np.ndarray) -> np.dtype:
-    """PyTorch's inference: Python floats -> float32; numpy keeps its own dtype."""
-    if isinstance(data, (np.ndarray, np.generic)):
-        return array.dtype
-    if array.dtype == np.float64:
-        return dtypes.DEFAULT_FLOAT.np
-    return array.dtype
-
-
-def tensor(
-    data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    """A new tensor holding a copy of `data` (a number, nested lists, or an ndarray).
-
-    >>> yg.tensor([1.0, 2.0], requires_grad=True)
-    tensor([1., 2.], requires_grad=True)
-    """
-    if isinstance(data, Tensor):
-        data = data._data
-    array = np.array(data, copy=True)
-    np_dtype = (
-        dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
-    )
-    out = Tensor._make(array.astype(np_dtype, copy=False))
-    if requires_grad:
-        out.requires_grad = True
-    return out
-
-
-def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
-    """Like `tensor`, but shares memory with an ndarray or Tensor when it can."""
-    if isinstance(data, Tensor) and (
-        dtype is None or data._data.dtype == dtypes.to_numpy(dtype)
-    ):
-        return data
-    if isinstance(data, np.ndarray) and (
-        dtype is None or data.dtype == dtypes.to_numpy(dtype)
-    ):
-        return Tensor._make(data)
-    return tensor(data, dtype=dtype)
-
-
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with `array`."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    dtypes.from_numpy(array.dtype)
-    return Tensor._make(array)
-
-
-def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        return tuple(size[0])
-    return tuple(size)
-
-
-def _filled(
-    fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool
-) -> Tensor:
-    np_dtype = dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT.np
-    out = Tensor._make(np.full(size, fill, dtype=np_dtype))
-    if requires_grad:
-        out.requires_grad = True
-    return out
-
-
-def zeros(
-    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    """A tensor of zeros: `yg.zeros(2, 3)` or `yg.zeros((2, 3))`."""
-    return _filled(0, _size(size), dtype, requires_grad)
-
-
-def ones(
-    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    """A tensor of ones: `yg.ones(2, 3)` or `yg.ones((2, 3))`."""
-    return _filled(1, _size(size), dtype, requires_grad)
-
-
-def zeros_like(
-    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    return _filled(0, t._data.shape, dtype or t.dtype, requires_grad)
-
-
-def ones_like(
-    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    return _filled(1, t._data.shape, dtype or t.dtype, requires_grad)
 
 
 # -- Tensor methods and operators ----------------------------------------------------
