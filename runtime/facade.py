@@ -42,6 +42,7 @@ from yamlgrad.runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from yamlgrad.runtime.matmul import matmul
 from yamlgrad.runtime.tensor import Size, Tensor
 
 formulas.bind_ops(VariableType)
@@ -49,6 +50,7 @@ formulas.bind_ops(VariableType)
 __all__ = [
     *VariableType.__all__,
     *factories.__all__,
+    "matmul",
     "Tensor",
     "Size",
     "autograd",
@@ -98,7 +100,7 @@ def _rpow(self: Tensor, other: Any) -> Tensor:
 
 
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
-    return VariableType.matmul(other, self)
+    return matmul(other, self)
 
 
 def _rmod(self: Tensor, other: Any) -> Tensor:
@@ -108,6 +110,21 @@ def _rmod(self: Tensor, other: Any) -> Tensor:
     is NotImplemented); here the gradient w.r.t. x is -grad * floor(2 / x).
     """
     return VariableType.remainder(other, self)
+
+
+def _rfloordiv(self: Tensor, other: Any) -> Tensor:
+    """`7 // x`: floor_divide with the number wrapped as its first operand."""
+    return VariableType.floor_divide(other, self)
+
+
+def _invert(self: Tensor) -> Tensor:
+    """`~x`: bitwise_not, for bool and integer tensors only (as PyTorch)."""
+    if self._data.dtype.kind not in "biu":
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type "
+            "tensors"
+        )
+    return VariableType.bitwise_not(self)
 
 
 def _transposed(self: Tensor) -> Tensor:
@@ -128,8 +145,17 @@ _OPERATORS = {
     "__rmod__": _rmod,
     "__pow__": VariableType.pow,
     "__rpow__": _rpow,
-    "__matmul__": VariableType.matmul,
+    "__matmul__": matmul,
     "__rmatmul__": _rmatmul,
+    "__floordiv__": VariableType.floor_divide,
+    "__rfloordiv__": _rfloordiv,
+    "__and__": VariableType.bitwise_and,
+    "__rand__": VariableType.bitwise_and,
+    "__or__": VariableType.bitwise_or,
+    "__ror__": VariableType.bitwise_or,
+    "__xor__": VariableType.bitwise_xor,
+    "__rxor__": VariableType.bitwise_xor,
+    "__invert__": _invert,
     "__neg__": VariableType.neg,
     "__abs__": VariableType.abs,
     "__eq__": VariableType.eq,
@@ -147,6 +173,7 @@ def _install_tensor_methods() -> None:
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
+    Tensor.matmul = matmul  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]
     for name, target in (

@@ -49,6 +49,7 @@ __all__ = [
     "addmm",
     "diag_embed",
     "diagonal_backward",
+    "einsum",
 ]
 
 
@@ -465,3 +466,9 @@ def trace(x: Any) -> Any:
             f"trace: expected a matrix, but got tensor with dim {np.ndim(x)}"
         )
     return np.trace(x)
+
+
+def einsum(equation: str, tensors: list[Any]) -> Any:
+    """`torch.einsum(equation, tensors)`: numpy's einsum over the list of operands
+    (spaces in the equation are ignored, as PyTorch ignores them)."""
+    return np.asarray(np.einsum(equation.replace(" ", ""), *tensors))
