@@ -161,6 +161,7 @@ from .Functions import (
     TraceBackward0,
     LinalgInvBackward0,
     LinalgDetBackward0,
+    EinsumBackward0,
     TBackward0,
     TransposeBackward0,
     PermuteBackward0,
@@ -236,6 +237,18 @@ __all__ = [
     "le",
     "gt",
     "ge",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "logical_not",
+    "logical_xor",
+    "logical_and",
+    "logical_or",
+    "bitwise_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "floor_divide",
     "pow",
     "neg",
     "reciprocal",
@@ -296,7 +309,6 @@ __all__ = [
     "all",
     "any",
     "mm",
-    "matmul",
     "dot",
     "mv",
     "bmm",
@@ -306,6 +318,7 @@ __all__ = [
     "trace",
     "linalg_inv",
     "linalg_det",
+    "einsum",
     "t",
     "transpose",
     "permute",
@@ -1638,6 +1651,416 @@ def ge_Tensor(
     )
     self_data, other_data = promote_operands(self_data, other_data)
     result = Tensor._make(np.greater_equal(self_data, other_data))
+    return result
+
+
+def eq_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`eq.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.equal(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
+    )
+    other = scalar_arg(other, "eq", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.equal(self_data, other))
+    return result
+
+
+def ne_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`ne.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.not_equal(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
+    )
+    other = scalar_arg(other, "ne", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.not_equal(self_data, other))
+    return result
+
+
+def lt_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`lt.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.less(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
+    )
+    other = scalar_arg(other, "lt", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.less(self_data, other))
+    return result
+
+
+def le_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`le.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.less_equal(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
+    )
+    other = scalar_arg(other, "le", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.less_equal(self_data, other))
+    return result
+
+
+def gt_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`gt.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.greater(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
+    )
+    other = scalar_arg(other, "gt", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.greater(self_data, other))
+    return result
+
+
+def ge_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`ge.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.greater_equal(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
+    )
+    other = scalar_arg(other, "ge", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.greater_equal(self_data, other))
+    return result
+
+
+def isnan(
+    self: Any,
+) -> Tensor:
+    """`isnan(Tensor self) -> Tensor`
+
+    forward: np.isnan(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "isnan", "self", 1)
+    )
+    result = Tensor._make(np.isnan(self_data))
+    return result
+
+
+def isinf(
+    self: Any,
+) -> Tensor:
+    """`isinf(Tensor self) -> Tensor`
+
+    forward: np.isinf(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "isinf", "self", 1)
+    )
+    result = Tensor._make(np.isinf(self_data))
+    return result
+
+
+def isfinite(
+    self: Any,
+) -> Tensor:
+    """`isfinite(Tensor self) -> Tensor`
+
+    forward: np.isfinite(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "self", 1)
+    )
+    result = Tensor._make(np.isfinite(self_data))
+    return result
+
+
+def logical_not(
+    self: Any,
+) -> Tensor:
+    """`logical_not(Tensor self) -> Tensor`
+
+    forward: np.logical_not(self)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "logical_not", "self", 1)
+    )
+    result = Tensor._make(np.logical_not(self_data))
+    return result
+
+
+def logical_xor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`logical_xor(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.logical_xor(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "logical_xor", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "logical_xor", "other", 2)
+    )
+    result = Tensor._make(np.logical_xor(self_data, other_data))
+    return result
+
+
+def logical_and(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`logical_and(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.logical_and(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "logical_and", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "logical_and", "other", 2)
+    )
+    result = Tensor._make(np.logical_and(self_data, other_data))
+    return result
+
+
+def logical_or(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`logical_or(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.logical_or(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "logical_or", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "logical_or", "other", 2)
+    )
+    result = Tensor._make(np.logical_or(self_data, other_data))
+    return result
+
+
+def bitwise_not(
+    self: Any,
+) -> Tensor:
+    """`bitwise_not(Tensor self) -> Tensor`
+
+    forward: np.invert(self)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "bitwise_not", "self", 1)
+    )
+    result = Tensor._make(np.invert(self_data))
+    return result
+
+
+def bitwise_and_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.bitwise_and(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "bitwise_and", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "bitwise_and", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data)
+    result = Tensor._make(np.bitwise_and(self_data, other_data))
+    return result
+
+
+def bitwise_and_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.bitwise_and(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "bitwise_and", "self", 1)
+    )
+    other = scalar_arg(other, "bitwise_and", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.bitwise_and(self_data, other))
+    return result
+
+
+def bitwise_or_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.bitwise_or(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "bitwise_or", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "bitwise_or", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data)
+    result = Tensor._make(np.bitwise_or(self_data, other_data))
+    return result
+
+
+def bitwise_or_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.bitwise_or(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "bitwise_or", "self", 1)
+    )
+    other = scalar_arg(other, "bitwise_or", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.bitwise_or(self_data, other))
+    return result
+
+
+def bitwise_xor_Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.bitwise_xor(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "bitwise_xor", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "bitwise_xor", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data)
+    result = Tensor._make(np.bitwise_xor(self_data, other_data))
+    return result
+
+
+def bitwise_xor_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.bitwise_xor(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "bitwise_xor", "self", 1)
+    )
+    other = scalar_arg(other, "bitwise_xor", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.bitwise_xor(self_data, other))
+    return result
+
+
+def floor_divide_default(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`floor_divide(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.floor_divide(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "floor_divide", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "floor_divide", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data)
+    result = Tensor._make(np.floor_divide(self_data, other_data))
+    return result
+
+
+def floor_divide_Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+
+    forward: np.floor_divide(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "floor_divide", "self", 1)
+    )
+    other = scalar_arg(other, "floor_divide", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    result = Tensor._make(np.floor_divide(self_data, other))
     return result
 
 
@@ -3603,6 +4026,31 @@ def linalg_det(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def einsum(
+    equation: Any,
+    tensors: Any,
+    *,
+    path: Any = None,
+) -> Tensor:
+    """`einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
+
+    forward: einsum(equation, tensors)
+    """
+    equation = str_arg(equation, "einsum", "equation", 1)
+    tensors_data = tensor_list_arg(tensors, "einsum", "tensors", 2)
+    path = optional_int_list_arg(path, "einsum", "path", 3)
+    grad_fn = None
+    if compute_requires_grad(*tensors):
+        grad_fn = EinsumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn._saved_equation = equation
+        grad_fn._raw_saved_tensors = [SavedVariable(t, False) for t in tensors]
+    result = Tensor._make(kernels.einsum(equation, tensors_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5884,6 +6332,276 @@ def clamp_max(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("clamp_max", _CLAMP_MAX_OVERLOADS, args, kwargs)
 
 
+_EQ_OVERLOADS = (
+    Overload(
+        eq_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        eq_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def eq(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `eq.Tensor(Tensor self, Tensor other) -> Tensor`
+    `eq.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("eq", _EQ_OVERLOADS, args, kwargs)
+
+
+_NE_OVERLOADS = (
+    Overload(
+        ne_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        ne_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def ne(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `ne.Tensor(Tensor self, Tensor other) -> Tensor`
+    `ne.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("ne", _NE_OVERLOADS, args, kwargs)
+
+
+_LT_OVERLOADS = (
+    Overload(
+        lt_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        lt_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def lt(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `lt.Tensor(Tensor self, Tensor other) -> Tensor`
+    `lt.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("lt", _LT_OVERLOADS, args, kwargs)
+
+
+_LE_OVERLOADS = (
+    Overload(
+        le_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        le_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def le(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `le.Tensor(Tensor self, Tensor other) -> Tensor`
+    `le.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("le", _LE_OVERLOADS, args, kwargs)
+
+
+_GT_OVERLOADS = (
+    Overload(
+        gt_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        gt_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def gt(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `gt.Tensor(Tensor self, Tensor other) -> Tensor`
+    `gt.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("gt", _GT_OVERLOADS, args, kwargs)
+
+
+_GE_OVERLOADS = (
+    Overload(
+        ge_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        ge_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def ge(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `ge.Tensor(Tensor self, Tensor other) -> Tensor`
+    `ge.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("ge", _GE_OVERLOADS, args, kwargs)
+
+
+_BITWISE_AND_OVERLOADS = (
+    Overload(
+        bitwise_and_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        bitwise_and_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def bitwise_and(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
+    `bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("bitwise_and", _BITWISE_AND_OVERLOADS, args, kwargs)
+
+
+_BITWISE_OR_OVERLOADS = (
+    Overload(
+        bitwise_or_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        bitwise_or_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def bitwise_or(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
+    `bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("bitwise_or", _BITWISE_OR_OVERLOADS, args, kwargs)
+
+
+_BITWISE_XOR_OVERLOADS = (
+    Overload(
+        bitwise_xor_Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        bitwise_xor_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def bitwise_xor(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
+    `bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("bitwise_xor", _BITWISE_XOR_OVERLOADS, args, kwargs)
+
+
+_FLOOR_DIVIDE_OVERLOADS = (
+    Overload(
+        floor_divide_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        floor_divide_Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def floor_divide(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `floor_divide(Tensor self, Tensor other) -> Tensor`
+    `floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+    """
+    return dispatch("floor_divide", _FLOOR_DIVIDE_OVERLOADS, args, kwargs)
+
+
 _POW_OVERLOADS = (
     Overload(
         pow_Tensor_Scalar,
@@ -6623,18 +7341,6 @@ true_divide = true_divide_Tensor
 
 where = where_self
 
-eq = eq_Tensor
-
-ne = ne_Tensor
-
-lt = lt_Tensor
-
-le = le_Tensor
-
-gt = gt_Tensor
-
-ge = ge_Tensor
-
 softmax = softmax_int
 
 log_softmax = log_softmax_int
@@ -6690,6 +7396,18 @@ METHODS = {
     "le": le,
     "gt": gt,
     "ge": ge,
+    "isnan": isnan,
+    "isinf": isinf,
+    "isfinite": isfinite,
+    "logical_not": logical_not,
+    "logical_xor": logical_xor,
+    "logical_and": logical_and,
+    "logical_or": logical_or,
+    "bitwise_not": bitwise_not,
+    "bitwise_and": bitwise_and,
+    "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor,
+    "floor_divide": floor_divide,
     "pow": pow,
     "neg": neg,
     "reciprocal": reciprocal,
@@ -6747,7 +7465,6 @@ METHODS = {
     "all": all,
     "any": any,
     "mm": mm,
-    "matmul": matmul,
     "dot": dot,
     "mv": mv,
     "bmm": bmm,
@@ -6909,21 +7626,67 @@ OVERLOADS = {
     },
     "eq": {
         "Tensor": eq_Tensor,
+        "Scalar": eq_Scalar,
     },
     "ne": {
         "Tensor": ne_Tensor,
+        "Scalar": ne_Scalar,
     },
     "lt": {
         "Tensor": lt_Tensor,
+        "Scalar": lt_Scalar,
     },
     "le": {
         "Tensor": le_Tensor,
+        "Scalar": le_Scalar,
     },
     "gt": {
         "Tensor": gt_Tensor,
+        "Scalar": gt_Scalar,
     },
     "ge": {
         "Tensor": ge_Tensor,
+        "Scalar": ge_Scalar,
+    },
+    "isnan": {
+        "default": isnan,
+    },
+    "isinf": {
+        "default": isinf,
+    },
+    "isfinite": {
+        "default": isfinite,
+    },
+    "logical_not": {
+        "default": logical_not,
+    },
+    "logical_xor": {
+        "default": logical_xor,
+    },
+    "logical_and": {
+        "default": logical_and,
+    },
+    "logical_or": {
+        "default": logical_or,
+    },
+    "bitwise_not": {
+        "default": bitwise_not,
+    },
+    "bitwise_and": {
+        "Tensor": bitwise_and_Tensor,
+        "Scalar": bitwise_and_Scalar,
+    },
+    "bitwise_or": {
+        "Tensor": bitwise_or_Tensor,
+        "Scalar": bitwise_or_Scalar,
+    },
+    "bitwise_xor": {
+        "Tensor": bitwise_xor_Tensor,
+        "Scalar": bitwise_xor_Scalar,
+    },
+    "floor_divide": {
+        "default": floor_divide_default,
+        "Scalar": floor_divide_Scalar,
     },
     "pow": {
         "Tensor_Scalar": pow_Tensor_Scalar,
@@ -7147,6 +7910,9 @@ OVERLOADS = {
     },
     "linalg_det": {
         "default": linalg_det,
+    },
+    "einsum": {
+        "default": einsum,
     },
     "t": {
         "default": t,

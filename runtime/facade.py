@@ -6,7 +6,7 @@
 This is the one runtime module that imports generated/: it re-exports the generated
 ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor methods and operators (as
 PyTorch's `_tensor.py` and `python_variable_methods.cpp` do), binds the Tensor side
-of the formula helpers, and adds the factories.
+of the formula helpers, and re-exports the factories (runtime/factories.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ import numpy as np
 
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
-from yamlgrad.runtime import autograd, copy_slices, dtypes, formulas, indexing
+from yamlgrad.runtime import (
+    autograd,
+    copy_slices,
+    dtypes,
+    factories,
+    formulas,
+    indexing,
+)
 from yamlgrad.runtime.dtypes import (
     bool_,
     double,
@@ -35,29 +42,22 @@ from yamlgrad.runtime.dtypes import (
     short,
     uint8,
 )
+from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
 from yamlgrad.runtime.grad_mode import (
     enable_grad,
     is_grad_enabled,
     no_grad,
     set_grad_enabled,
 )
+from yamlgrad.runtime.matmul import matmul
 from yamlgrad.runtime.tensor import Size, Tensor
 
 formulas.bind_ops(VariableType)
 
-_FACTORY_EXPORTS = [
-    "tensor",
-    "as_tensor",
-    "from_numpy",
-    "zeros",
-    "ones",
-    "zeros_like",
-    "ones_like",
-]
-
 __all__ = [
     *VariableType.__all__,
-    *_FACTORY_EXPORTS,
+    *factories.__all__,
+    "matmul",
     "Tensor",
     "Size",
     "autograd",
@@ -84,101 +84,6 @@ __all__ = [
 ]
 
 
-# -- factories ---------------------------------------------------------------------
-
-
-def _default_dtype(data: Any, array: np.ndarray) -> np.dtype:
-    """PyTorch's inference: Python floats -> float32; numpy keeps its own dtype."""
-    if isinstance(data, (np.ndarray, np.generic)):
-        return array.dtype
-    if array.dtype == np.float64:
-        return dtypes.DEFAULT_FLOAT.np
-    return array.dtype
-
-
-def tensor(
-    data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    """A new tensor holding a copy of `data` (a number, nested lists, or an ndarray).
-
-    >>> yg.tensor([1.0, 2.0], requires_grad=True)
-    tensor([1., 2.], requires_grad=True)
-    """
-    if isinstance(data, Tensor):
-        data = data._data
-    array = np.array(data, copy=True)
-    np_dtype = (
-        dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
-    )
-    out = Tensor._make(array.astype(np_dtype, copy=False))
-    if requires_grad:
-        out.requires_grad = True
-    return out
-
-
-def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
-    """Like `tensor`, but shares memory with an ndarray or Tensor when it can."""
-    if isinstance(data, Tensor) and (
-        dtype is None or data._data.dtype == dtypes.to_numpy(dtype)
-    ):
-        return data
-    if isinstance(data, np.ndarray) and (
-        dtype is None or data.dtype == dtypes.to_numpy(dtype)
-    ):
-        return Tensor._make(data)
-    return tensor(data, dtype=dtype)
-
-
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with `array`."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    dtypes.from_numpy(array.dtype)
-    return Tensor._make(array)
-
-
-def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        return tuple(size[0])
-    return tuple(size)
-
-
-def _filled(
-    fill: Any, size: tuple[int, ...], dtype: Any, requires_grad: bool
-) -> Tensor:
-    np_dtype = dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT.np
-    out = Tensor._make(np.full(size, fill, dtype=np_dtype))
-    if requires_grad:
-        out.requires_grad = True
-    return out
-
-
-def zeros(
-    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    """A tensor of zeros: `yg.zeros(2, 3)` or `yg.zeros((2, 3))`."""
-    return _filled(0, _size(size), dtype, requires_grad)
-
-
-def ones(
-    *size: Any, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    """A tensor of ones: `yg.ones(2, 3)` or `yg.ones((2, 3))`."""
-    return _filled(1, _size(size), dtype, requires_grad)
-
-
-def zeros_like(
-    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    return _filled(0, t._data.shape, dtype or t.dtype, requires_grad)
-
-
-def ones_like(
-    t: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
-) -> Tensor:
-    return _filled(1, t._data.shape, dtype or t.dtype, requires_grad)
-
-
 # -- Tensor methods and operators ----------------------------------------------------
 
 
@@ -203,7 +108,7 @@ def _rpow(self: Tensor, other: Any) -> Tensor:
 
 
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
-    return VariableType.matmul(other, self)
+    return matmul(other, self)
 
 
 def _rmod(self: Tensor, other: Any) -> Tensor:
@@ -213,6 +118,21 @@ def _rmod(self: Tensor, other: Any) -> Tensor:
     is NotImplemented); here the gradient w.r.t. x is -grad * floor(2 / x).
     """
     return VariableType.remainder(other, self)
+
+
+def _rfloordiv(self: Tensor, other: Any) -> Tensor:
+    """`7 // x`: floor_divide with the number wrapped as its first operand."""
+    return VariableType.floor_divide(other, self)
+
+
+def _invert(self: Tensor) -> Tensor:
+    """`~x`: bitwise_not, for bool and integer tensors only (as PyTorch)."""
+    if self._data.dtype.kind not in "biu":
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type "
+            "tensors"
+        )
+    return VariableType.bitwise_not(self)
 
 
 def _transposed(self: Tensor) -> Tensor:
@@ -233,8 +153,17 @@ _OPERATORS = {
     "__rmod__": _rmod,
     "__pow__": VariableType.pow,
     "__rpow__": _rpow,
-    "__matmul__": VariableType.matmul,
+    "__matmul__": matmul,
     "__rmatmul__": _rmatmul,
+    "__floordiv__": VariableType.floor_divide,
+    "__rfloordiv__": _rfloordiv,
+    "__and__": VariableType.bitwise_and,
+    "__rand__": VariableType.bitwise_and,
+    "__or__": VariableType.bitwise_or,
+    "__ror__": VariableType.bitwise_or,
+    "__xor__": VariableType.bitwise_xor,
+    "__rxor__": VariableType.bitwise_xor,
+    "__invert__": _invert,
     "__neg__": VariableType.neg,
     "__abs__": VariableType.abs,
     "__iadd__": VariableType.add_,
@@ -257,6 +186,7 @@ def _install_tensor_methods() -> None:
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
+    Tensor.matmul = matmul  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = copy_slices.setitem  # type: ignore[method-assign]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]

@@ -1,0 +1,563 @@
+"""Tensor factories: `yg.tensor`, `yg.zeros`, `yg.arange`, `yg.randn`, ... (torch's).
+
+Signatures, defaults and dtype inference are PyTorch's: a size is varargs or one
+tuple (`zeros(2, 3)` or `zeros((2, 3))`); Python floats make float32 tensors and
+ints int64; `arange` is int64 when every bound is an int and float32 otherwise;
+`full` takes the dtype of its fill value; `requires_grad=True` on an integer
+dtype raises PyTorch's error. A factory's result is a leaf.
+
+Random numbers come from a numpy `Generator` (PCG64), not from PyTorch's Mersenne
+Twister, so values differ from torch's; what matches is the contract: the same
+seed gives the same numbers, `manual_seed` resets the default generator, and a
+`Generator` object passed as `generator=` draws from its own stream.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime import dtypes
+from yamlgrad.runtime.tensor import Tensor
+
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "eye",
+    "arange",
+    "linspace",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "manual_seed",
+    "initial_seed",
+    "seed",
+    "Generator",
+    "default_generator",
+]
+
+# PyTorch's default CPU seed (`default_rng_seed_val`), so a fresh process repeats.
+_DEFAULT_SEED = 67280421310721
+
+
+# -- generators ----------------------------------------------------------------------
+
+
+class Generator:
+    """A random number stream with a seed, as `torch.Generator`.
+
+    >>> g = yg.Generator().manual_seed(0)
+    >>> yg.rand(2, generator=g)
+    """
+
+    __slots__ = ("_seed", "_rng")
+
+    def __init__(self, device: str = "cpu") -> None:
+        if str(device) != "cpu":
+            raise RuntimeError(f"yamlgrad has no device {device!r}; only 'cpu'")
+        self._seed = _DEFAULT_SEED
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the stream from `seed`; returns the generator itself."""
+        seed = operator.index(seed)
+        self._seed = seed
+        # PCG64 needs a non-negative seed; torch accepts negative ones and wraps.
+        self._rng = np.random.Generator(np.random.PCG64(seed % 2**64))
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def seed(self) -> int:
+        """Seed from fresh OS entropy; returns the new seed."""
+        new_seed = int(np.random.SeedSequence().entropy) % 2**64
+        self.manual_seed(new_seed)
+        return new_seed
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def __repr__(self) -> str:
+        return "<yamlgrad.Generator>"
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Reseed the default generator, as `torch.manual_seed`; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    return (generator if generator is not None else default_generator)._rng
+
+
+# -- helpers -------------------------------------------------------------------------
+
+
+def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
+    """A new leaf around `array`; requires_grad refuses integer dtypes (Tensor's)."""
+    out = Tensor._make(array)
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def _size(size: tuple[Any, ...], keyword: Any = None) -> tuple[int, ...]:
+    """`(2, 3)` from `zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])` or `size=`."""
+    if keyword is not None:
+        if size:
+            raise TypeError("size given both positionally and as size=")
+        size = (keyword,)
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    try:
+        shape = tuple(operator.index(s) for s in size)
+    except TypeError:
+        raise TypeError(f"size must be a sequence of ints, got {size!r}") from None
+    if any(s < 0 for s in shape):
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(shape)}: "
+            f"{list(shape)}"
+        )
+    return shape
+
+
+def _np_dtype(dtype: Any, default: dtypes.dtype = dtypes.DEFAULT_FLOAT) -> np.dtype:
+    return dtypes.to_numpy(dtype) if dtype is not None else default.np
+
+
+def _scalar_dtype(value: Any) -> dtypes.dtype:
+    """The dtype PyTorch gives a tensor made from one Python number."""
+    if isinstance(value, (bool, np.bool_)):
+        return dtypes.bool_
+    if isinstance(value, (int, np.integer)):
+        return dtypes.int64
+    return dtypes.DEFAULT_FLOAT
+
+
+# PyTorch's C++ scalar type names, as its "not implemented for" errors print them.
+_CPP_TYPE_NAMES = {
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def _floating(np_dtype: np.dtype, name: str) -> None:
+    """PyTorch's error for a floating-only kernel called on an integer dtype."""
+    if np_dtype.kind != "f":
+        type_name = _CPP_TYPE_NAMES[dtypes.from_numpy(np_dtype).name]
+        raise NotImplementedError(f"\"{name}\" not implemented for '{type_name}'")
+
+
+# -- from data -------------------------------------------------------------------------
+
+
+def _default_dtype(data: Any, array: np.ndarray) -> np.dtype:
+    """PyTorch's inference: Python floats -> float32; numpy keeps its own dtype."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        return array.dtype
+    if array.dtype == np.float64:
+        return dtypes.DEFAULT_FLOAT.np
+    return array.dtype
+
+
+def tensor(
+    data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
+    """A new tensor holding a copy of `data` (a number, nested lists, or an ndarray).
+
+    >>> yg.tensor([1.0, 2.0], requires_grad=True)
+    tensor([1., 2.], requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        data = data._data
+    array = np.array(data, copy=True)
+    np_dtype = (
+        dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
+    )
+    return _leaf(array.astype(np_dtype, copy=False), requires_grad)
+
+
+def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
+    """Like `tensor`, but shares memory with an ndarray or Tensor when it can."""
+    if isinstance(data, Tensor) and (
+        dtype is None or data._data.dtype == dtypes.to_numpy(dtype)
+    ):
+        return data
+    if isinstance(data, np.ndarray) and (
+        dtype is None or data.dtype == dtypes.to_numpy(dtype)
+    ):
+        return Tensor._make(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `array`: writes to either show in the other."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtypes.from_numpy(array.dtype)
+    return Tensor._make(array)
+
+
+# -- filled --------------------------------------------------------------------------
+
+
+def zeros(
+    *size: Any,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:
+    """A tensor of zeros: `yg.zeros(2, 3)` or `yg.zeros((2, 3))` (float32)."""
+    shape = _size(size, _size_keyword(kwargs))
+    return _leaf(np.zeros(shape, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def ones(
+    *size: Any,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:
+    """A tensor of ones: `yg.ones(2, 3)` or `yg.ones((2, 3))` (float32)."""
+    shape = _size(size, _size_keyword(kwargs))
+    return _leaf(np.ones(shape, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def empty(
+    *size: Any,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:
+    """An uninitialized tensor, as `torch.empty`: read it only after writing it."""
+    shape = _size(size, _size_keyword(kwargs))
+    return _leaf(np.empty(shape, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def _size_keyword(kwargs: dict[str, Any]) -> Any:
+    """The `size=` keyword, which torch accepts in place of the varargs."""
+    unknown = set(kwargs) - {"size"}
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
+    return kwargs.get("size")
+
+
+def full(
+    size: Sequence[int],
+    fill_value: Any,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of `fill_value`, dtype from the value: `yg.full((2, 3), 7)` is int64."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    np_dtype = _np_dtype(dtype, _scalar_dtype(fill_value))
+    return _leaf(np.full(_size((size,)), fill_value, dtype=np_dtype), requires_grad)
+
+
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The n x m identity (m defaults to n)."""
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    if n < 0 or m < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m)}")
+    return _leaf(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, Tensor):
+        return value._data.dtype.kind in "iub"
+    return isinstance(value, (int, np.integer, bool, np.bool_))
+
+
+def _number(value: Any) -> float | int:
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """`[start, end)` by `step`: `arange(5)`, `arange(1, 4)`, `arange(0, 1, 0.25)`.
+
+    int64 when start, end and step are all ints; float32 when one is a float.
+    """
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        all_ints = all(_is_int(v) for v in (start, end, step))
+        dtype = dtypes.int64 if all_ints else dtypes.DEFAULT_FLOAT
+    start, end, step = _number(start), _number(end), _number(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    # PyTorch: size = ceil((end - start) / step), values start + i * step, both
+    # computed in double before the cast.
+    length = math.ceil((float(end) - float(start)) / float(step))
+    np_dtype = dtypes.to_numpy(dtype)
+    if np_dtype.kind in "iu" and all(_is_int(v) for v in (start, end, step)):
+        values = start + step * np.arange(length, dtype=np.int64)
+    else:
+        values = float(start) + float(step) * np.arange(length, dtype=np.float64)
+    return _leaf(values.astype(np_dtype), requires_grad)
+
+
+def linspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """`steps` evenly spaced values from start to end inclusive (float32 default).
+
+    As PyTorch: the first half counts up from start, the second down from end.
+    """
+    steps = operator.index(steps)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    start, end = float(_number(start)), float(_number(end))
+    np_dtype = _np_dtype(dtype)
+    i = np.arange(steps, dtype=np.float64)
+    if steps == 1:
+        values = np.full(1, start)
+    else:
+        step = (end - start) / (steps - 1)
+        halfway = steps // 2
+        values = np.where(i < halfway, start + step * i, end - step * (steps - 1 - i))
+    if np_dtype.kind in "iu":
+        values = np.trunc(values)
+    return _leaf(values.astype(np_dtype), requires_grad)
+
+
+# -- *_like ------------------------------------------------------------------------------
+
+
+def _like_dtype(input: Tensor, dtype: dtypes.dtype | None) -> np.dtype:
+    return dtypes.to_numpy(dtype) if dtype is not None else input._data.dtype
+
+
+def zeros_like(
+    input: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
+    """Zeros with `input`'s shape (and dtype, unless given)."""
+    return _leaf(np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad)
+
+
+def ones_like(
+    input: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
+    """Ones with `input`'s shape (and dtype, unless given)."""
+    return _leaf(np.ones(input.shape, _like_dtype(input, dtype)), requires_grad)
+
+
+def empty_like(
+    input: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+) -> Tensor:
+    """An uninitialized tensor with `input`'s shape (and dtype, unless given)."""
+    return _leaf(np.empty(input.shape, _like_dtype(input, dtype)), requires_grad)
+
+
+def full_like(
+    input: Tensor,
+    fill_value: Any,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """`fill_value` with `input`'s shape and dtype (not the value's, unlike full)."""
+    array = np.full(input.shape, fill_value, _like_dtype(input, dtype))
+    return _leaf(array, requires_grad)
+
+
+# -- random --------------------------------------------------------------------------
+
+
+def _uniform(
+    rng: np.random.Generator, shape: tuple[int, ...], np_dtype: np.dtype
+) -> np.ndarray:
+    _floating(np_dtype, "check_uniform_bounds")
+    draw_dtype = np_dtype if np_dtype.itemsize >= 4 else np.dtype(np.float32)
+    return rng.random(shape, dtype=draw_dtype).astype(np_dtype, copy=False)
+
+
+def _normal(
+    rng: np.random.Generator, shape: tuple[int, ...], np_dtype: np.dtype
+) -> np.ndarray:
+    _floating(np_dtype, "normal_kernel_cpu")
+    draw_dtype = np_dtype if np_dtype.itemsize >= 4 else np.dtype(np.float32)
+    return rng.standard_normal(shape, dtype=draw_dtype).astype(np_dtype, copy=False)
+
+
+def rand(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:
+    """Uniform samples from [0, 1): `yg.rand(2, 3)`."""
+    shape = _size(size, _size_keyword(kwargs))
+    array = _uniform(_rng(generator), shape, _np_dtype(dtype))
+    return _leaf(array, requires_grad)
+
+
+def randn(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:
+    """Standard normal samples: `yg.randn(2, 3)`."""
+    shape = _size(size, _size_keyword(kwargs))
+    array = _normal(_rng(generator), shape, _np_dtype(dtype))
+    return _leaf(array, requires_grad)
+
+
+def rand_like(
+    input: Tensor,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    generator: Generator | None = None,
+) -> Tensor:
+    """`rand` with `input`'s shape and dtype."""
+    array = _uniform(_rng(generator), input.shape, _like_dtype(input, dtype))
+    return _leaf(array, requires_grad)
+
+
+def randn_like(
+    input: Tensor,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    generator: Generator | None = None,
+) -> Tensor:
+    """`randn` with `input`'s shape and dtype."""
+    array = _normal(_rng(generator), input.shape, _like_dtype(input, dtype))
+    return _leaf(array, requires_grad)
+
+
+def _randint_array(
+    rng: np.random.Generator,
+    low: int,
+    high: int,
+    shape: tuple[int, ...],
+    np_dtype: np.dtype,
+) -> np.ndarray:
+    low, high = operator.index(low), operator.index(high)
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} "
+            f">= to={high}"
+        )
+    return rng.integers(low, high, shape, dtype=np.int64).astype(np_dtype)
+
+
+def randint(
+    *args: Any,
+    generator: Generator | None = None,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:
+    """Integers uniform in [low, high): `randint(high, size)` or
+    `randint(low, high, size)`; int64 unless a dtype is given.
+
+    >>> yg.randint(3, 10, (2, 2))
+    """
+    names = ("low", "high", "size") if len(args) != 2 else ("high", "size")
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in ("low", "high", "size") or key in bound:
+            raise TypeError(f"randint() got an unexpected keyword argument {key!r}")
+        bound[key] = value
+    if "high" not in bound or "size" not in bound:
+        raise TypeError("randint() missing required arguments 'high' and 'size'")
+    shape = _size((bound["size"],))
+    np_dtype = _np_dtype(dtype, dtypes.int64)
+    array = _randint_array(
+        _rng(generator), bound.get("low", 0), bound["high"], shape, np_dtype
+    )
+    return _leaf(array, requires_grad)
+
+
+def randint_like(
+    input: Tensor,
+    low: int = 0,
+    high: int | None = None,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    generator: Generator | None = None,
+) -> Tensor:
+    """`randint_like(x, high)` or `randint_like(x, low, high)`: x's shape and dtype."""
+    if high is None:
+        low, high = 0, low
+    np_dtype = _like_dtype(input, dtype)
+    array = _randint_array(_rng(generator), low, high, input.shape, np_dtype)
+    return _leaf(array, requires_grad)
+
+
+def randperm(
+    n: int,
+    *,
+    generator: Generator | None = None,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless a dtype is given)."""
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got {n}")
+    np_dtype = _np_dtype(dtype, dtypes.int64)
+    array = _rng(generator).permutation(n).astype(np_dtype)
+    return _leaf(array, requires_grad)
