@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import kernels
+from yamlgrad.runtime import composites, kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
@@ -5131,9 +5131,9 @@ def hstack(
 ) -> Tensor:
     """`hstack(Tensor[] tensors) -> Tensor`
 
-    composite: cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    composite: cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
     """
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    return cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
 
 
 def vstack(
@@ -5141,9 +5141,9 @@ def vstack(
 ) -> Tensor:
     """`vstack(Tensor[] tensors) -> Tensor`
 
-    composite: cat(tensors, 0)
+    composite: cat(composites.atleast_2d_each(tensors), 0)
     """
-    return cat(tensors, 0)
+    return cat(composites.atleast_2d_each(tensors), 0)
 
 
 def narrow(

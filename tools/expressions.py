@@ -249,6 +249,7 @@ def check_composite(
     schema: FunctionSchema,
     op_names: frozenset[str],
     kernel_helpers: frozenset[str] = frozenset(),
+    composite_helpers: frozenset[str] = frozenset(),
 ) -> str:
     """Check a composite's body: calls to op names over the arguments, and to the
     kernel helpers for shape arithmetic (called as `kernels.<name>`, on plain
@@ -257,7 +258,8 @@ def check_composite(
     tree = _parse(text, what)
     _check_shape(tree, text, what)
     args = {a.name for a in schema.arguments}
-    helpers = kernel_helpers - op_names - args
+    tensor_helpers = composite_helpers - op_names - args
+    helpers = (kernel_helpers - op_names - args) | tensor_helpers
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
             raise ExpressionError(f"{what} reads '.{node.attr}': {text!r}")
@@ -282,8 +284,9 @@ def check_composite(
             and isinstance(node.func, ast.Name)
             and node.func.id in helpers
         ):
+            module = "composites" if node.func.id in tensor_helpers else "kernels"
             node.func = ast.Attribute(
-                ast.Name("kernels", ast.Load()), node.func.id, ast.Load()
+                ast.Name(module, ast.Load()), node.func.id, ast.Load()
             )
     return _unparse(tree)
 

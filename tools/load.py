@@ -45,7 +45,8 @@ ENTRY_KEYS = frozenset(
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # Module-level names of the generated VariableType.py; no op may take one.
 GENERATED_MODULE_NAMES = frozenset(
-    {"np", "kernels", "Any", "Tensor", "SavedVariable", "REQUIRED", "Overload", "Param"}
+    {"np", "kernels", "composites", "Any", "Tensor", "SavedVariable", "REQUIRED"}
+    | {"Overload", "Param"}
     | {"dispatch", "METHODS", "OVERLOADS", "annotations"}
     | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
     | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
@@ -95,7 +96,13 @@ def load_derivatives(
     op_names = frozenset(i.func.name for i in infos if i.python_binding) | frozenset(
         i.func.cpp_name for i in infos if i.func.overload
     )
-    infos = [_check_composite(info, op_names, kernel_helpers) for info in infos]
+    composite_helpers = helper_names(RUNTIME_DIR / "composites.py")
+    infos = [
+        _check_composite(
+            info, op_names, kernel_helpers | composite_helpers, composite_helpers
+        )
+        for info in infos
+    ]
     return _name_wrappers(tuple(infos))
 
 
@@ -193,6 +200,7 @@ def _check_composite(
     info: DifferentiabilityInfo,
     op_names: frozenset[str],
     kernel_helpers: frozenset[str],
+    composite_helpers: frozenset[str],
 ) -> DifferentiabilityInfo:
     if info.composite is None:
         return info
@@ -202,6 +210,7 @@ def _check_composite(
             info.func,
             op_names - {info.func.name, info.func.cpp_name},
             kernel_helpers,
+            composite_helpers,
         )
     except ExpressionError as e:
         raise GenError(info.loc, str(info.func), str(e)) from None
