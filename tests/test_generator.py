@@ -31,7 +31,7 @@ from yamlgrad.tools.model import FunctionSchema, GenError, SavedAttribute, Schem
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REAL_YAML = REPO_ROOT / "derivatives.yaml"
 COMMITTED = REPO_ROOT / "generated"
-GENERATED_FILES = ("Functions.py", "VariableType.py", "__init__.py")
+GENERATED_FILES = ("Functions.py", "OPS.md", "VariableType.py", "__init__.py")
 SENTINELS = {
     "Functions.py": b"# sentinel: Functions.py\n",
     "VariableType.py": b"# sentinel: VariableType.py\n",
@@ -1142,3 +1142,15 @@ def test_the_index_op_binds_tensors_lists_and_none() -> None:
     assert len(out.grad_fn.next_functions) == 1
     with pytest.raises(TypeError, match="must be tuple of Tensors"):
         yg.ops.index.Tensor(x, yg.tensor(np.array([1])))
+
+
+def test_the_op_table_lists_every_entry_with_its_node() -> None:
+    """generated/OPS.md is written by the generator from the same model."""
+    table = (COMMITTED / "OPS.md").read_text(encoding="utf-8")
+    infos = load_derivatives(REAL_YAML)
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(infos)
+    for row, info in zip(rows, infos):
+        assert row.startswith(f"| `{info.func}` |")
+        if info.op is not None:
+            assert f"| {info.op}" in row

@@ -21,7 +21,11 @@ from yamlgrad.tools.model import DifferentiabilityInfo, python_bindings
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
-TEMPLATES = {"Functions.py": "Functions.py.j2", "VariableType.py": "VariableType.py.j2"}
+TEMPLATES = {
+    "Functions.py": "Functions.py.j2",
+    "VariableType.py": "VariableType.py.j2",
+    "OPS.md": "OPS.md.j2",  # the op table, so the docs cannot drift from the YAML
+}
 INIT_FILE = "__init__.py"
 
 # What every generated wrapper may call from runtime/variable_type_utils.py.
@@ -91,6 +95,7 @@ def render(yaml_name: str, infos: tuple[DifferentiabilityInfo, ...]) -> dict[str
         "overloads": list(overloads.items()),
     }
     files = {}
+    context["yaml_name"] = yaml_name
     for out_name, template in TEMPLATES.items():
         context["header"] = header(yaml_name, template)
         files[out_name] = env.get_template(template).render(context)
@@ -117,7 +122,10 @@ def build(yaml_path: Path, display: str | None = None) -> dict[str, str]:
     display = display or yaml_path.name
     infos = load_derivatives(yaml_path, display)
     rendered = render(display, infos)
-    return {name: format_code(text, name) for name, text in rendered.items()}
+    return {
+        name: format_code(text, name) if name.endswith(".py") else text
+        for name, text in rendered.items()
+    }
 
 
 def write_atomically(files: dict[str, str], out_dir: Path) -> list[str]:
