@@ -1,0 +1,151 @@
+"""Every public name is a YAML op, or is listed here with why it is not.
+
+A differentiable op added by hand (not through derivatives.yaml) fails this test
+until it gets an entry or a reason below. Also: non-contiguous inputs give the same
+values and gradients as contiguous ones, for every entry's samples.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+from conftest import (
+    DIFFERENTIABLE,
+    call,
+    float_outputs,
+    op_id,
+    sample_inputs,
+    slot_array,
+)
+from yamlgrad.generated import VariableType
+from yamlgrad.tools.model import DifferentiabilityInfo
+
+FACTORY = "a factory: makes a leaf, records nothing"
+NOT_FROM_YAML = {
+    **{
+        name: FACTORY
+        for name in (
+            "tensor",
+            "as_tensor",
+            "from_numpy",
+            "zeros",
+            "ones",
+            "full",
+            "empty",
+            "eye",
+            "arange",
+            "linspace",
+            "zeros_like",
+            "ones_like",
+            "full_like",
+            "empty_like",
+            "rand",
+            "randn",
+            "randint",
+            "randperm",
+            "rand_like",
+            "randn_like",
+            "randint_like",
+        )
+    },
+    **{
+        name: "random state, not an op"
+        for name in (
+            "Generator",
+            "default_generator",
+            "manual_seed",
+            "seed",
+            "initial_seed",
+        )
+    },
+    **{
+        name: "a dtype"
+        for name in (
+            "dtype",
+            "float16",
+            "float32",
+            "float64",
+            "half",
+            "float",
+            "double",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "int",
+            "long",
+            "short",
+            "uint8",
+            "bool",
+        )
+    },
+    **{
+        name: "grad mode, not an op"
+        for name in ("no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled")
+    },
+    "Tensor": "the tensor type",
+    "Size": "a shape",
+    "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
+    "ops": "a namespace of the YAML's own overloads",
+    "linalg": "a namespace of YAML ops under torch.linalg's names",
+    "nn": "a namespace: nn.functional.pad is the YAML's pad",
+    "matmul": (
+        "composite, as PyTorch's: runtime/matmul.py dispatches to the YAML's dot, mv, "
+        "mm and (for other ranks) its matmul entry"
+    ),
+}
+
+
+def test_every_public_name_is_a_yaml_op_or_explained() -> None:
+    unexplained = sorted(
+        set(yg.__all__) - set(VariableType.__all__) - set(NOT_FROM_YAML)
+    )
+    assert unexplained == []
+    stale = sorted(set(NOT_FROM_YAML) - set(yg.__all__))
+    assert stale == []
+
+
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    return np.array(array, order="C", copy=True)
+
+
+def _non_contiguous(array: np.ndarray) -> np.ndarray:
+    """The same values in memory that is not C-contiguous (every other element)."""
+    if array.ndim == 0:
+        return array
+    spread = np.zeros(array.shape[:-1] + (array.shape[-1] * 2,), dtype=array.dtype)
+    view = spread[..., ::2]
+    view[...] = array
+    assert array.size <= 1 or not view.flags.c_contiguous
+    return view
+
+
+@pytest.mark.parametrize("info", DIFFERENTIABLE, ids=op_id)
+def test_non_contiguous_inputs_give_the_same_values_and_gradients(
+    info: DifferentiabilityInfo,
+) -> None:
+    rng = np.random.default_rng(3)
+    for sample in info.samples:
+        kwargs, slots = sample_inputs(info, sample, rng, np.float64)
+        results = []
+        for layout in (_contiguous, _non_contiguous):
+            leaves = {
+                s: yg.from_numpy(layout(slot_array(kwargs, s).copy())).requires_grad_()
+                for s in slots
+            }
+            outputs = float_outputs(call(info, kwargs, leaves))
+            seeds = [yg.tensor(np.ones(o.shape, dtype=np.float64)) for o in outputs]
+            yg.autograd.backward(outputs, seeds)
+            results.append(
+                (
+                    [o.detach().numpy().copy() for o in outputs],
+                    [leaves[s].grad.numpy().copy() for s in slots],
+                )
+            )
+        (values, grads), (values_nc, grads_nc) = results
+        for a, b in zip(values + grads, values_nc + grads_nc):
+            np.testing.assert_allclose(
+                a, b, rtol=1e-12, atol=1e-14, err_msg=str(sample.loc)
+            )
