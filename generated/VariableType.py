@@ -5378,6 +5378,19 @@ def pad(
     return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
 
 
+def tensordot(
+    self: Any,
+    other: Any,
+    dims_self: Any,
+    dims_other: Any,
+) -> Tensor:
+    """`tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`
+
+    composite: composites.tensordot_via_mm(self, other, dims_self, dims_other)
+    """
+    return composites.tensordot_via_mm(self, other, dims_self, dims_other)
+
+
 def add__Tensor(
     self: Any,
     other: Any,
@@ -8070,6 +8083,9 @@ OVERLOADS = {
     },
     "pad": {
         "default": pad,
+    },
+    "tensordot": {
+        "default": tensordot,
     },
     "add_": {
         "Tensor": add__Tensor,

@@ -14,7 +14,7 @@ from typing import Any
 from yamlgrad.runtime import formulas
 from yamlgrad.runtime.tensor import Tensor
 
-__all__ = ["atleast_1d_each", "atleast_2d_each"]
+__all__ = ["atleast_1d_each", "atleast_2d_each", "tensordot_via_mm"]
 
 
 def atleast_1d_each(tensors: list[Tensor]) -> list[Any]:
@@ -32,3 +32,37 @@ def atleast_2d_each(tensors: list[Tensor]) -> list[Any]:
             t = formulas.ops.unsqueeze(t, 0)
         out.append(t)
     return out
+
+
+def tensordot_via_mm(
+    self: Tensor, other: Tensor, dims_self: tuple[int, ...], dims_other: tuple[int, ...]
+) -> Any:
+    """Contract `dims_self` of `self` with `dims_other` of `other`, as PyTorch's
+    tensordot does: permute and flatten both into matrices, `mm`, then view the
+    result back (ViewBackward0 over MmBackward0)."""
+    ops = formulas.ops
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("both dimension lists should have same length")
+    dims_a = [d % max(self.ndim, 1) for d in dims_self]
+    dims_b = [d % max(other.ndim, 1) for d in dims_other]
+    for da, db in zip(dims_a, dims_b):
+        if self.shape[da] != other.shape[db]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size "
+                f"{self.shape[da]} in dim {da} and second has size {other.shape[db]} "
+                f"in dim {db}"
+            )
+    free_a = [d for d in range(self.ndim) if d not in dims_a]
+    free_b = [d for d in range(other.ndim) if d not in dims_b]
+    size = 1
+    for d in dims_a:
+        size *= self.shape[d]
+    out_shape = tuple(self.shape[d] for d in free_a) + tuple(
+        other.shape[d] for d in free_b
+    )
+    rows = 1
+    for d in free_a:
+        rows *= self.shape[d]
+    a = ops.reshape(ops.permute(self, free_a + dims_a), (rows, size))
+    b = ops.reshape(ops.permute(other, dims_b + free_b), (size, -1))
+    return ops.reshape(ops.mm(a, b), out_shape)

@@ -58,6 +58,7 @@ __all__ = [
     *VariableType.__all__,
     *factories.__all__,
     "matmul",
+    "tensordot",
     "Tensor",
     "Size",
     "autograd",
@@ -92,6 +93,21 @@ def _to(self: Tensor, dtype: dtypes.dtype) -> Tensor:
     if self._data.dtype == dtypes.to_numpy(dtype):
         return self
     return VariableType._to_copy(self, dtype=dtype)
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """`torch.tensordot`: contract the last `dims` dims of `a` with the first of
+    `b`, or the dims given as `([dims of a], [dims of b])`."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a = list(range(a.ndim - dims, a.ndim))
+        dims_b = list(range(dims))
+    else:
+        first, second = dims
+        dims_a = [first] if isinstance(first, int) else list(first)
+        dims_b = [second] if isinstance(second, int) else list(second)
+    return VariableType.tensordot(a, b, dims_a, dims_b)
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:

@@ -913,6 +913,7 @@ GOLDEN_NODE_NAMES = (
     ("contiguous", None),
     ("constant_pad_nd", "ConstantPadNdBackward0"),
     ("pad", None),
+    ("tensordot", None),
     ("add__Tensor", "AddBackward0"),
     ("sub__Tensor", "SubBackward0"),
     ("mul__Tensor", "MulBackward0"),

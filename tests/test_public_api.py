@@ -91,6 +91,10 @@ NOT_FROM_YAML = {
     "ops": "a namespace of the YAML's own overloads",
     "linalg": "a namespace of YAML ops under torch.linalg's names",
     "nn": "a namespace: nn.functional.pad is the YAML's pad",
+    "tensordot": (
+        "torch.tensordot's Python signature (dims=2 or a pair of lists) over the "
+        "YAML's tensordot entry"
+    ),
     "matmul": (
         "composite, as PyTorch's: runtime/matmul.py dispatches to the YAML's dot, mv, "
         "mm and (for other ranks) its matmul entry"
@@ -149,3 +153,29 @@ def test_non_contiguous_inputs_give_the_same_values_and_gradients(
             np.testing.assert_allclose(
                 a, b, rtol=1e-12, atol=1e-14, err_msg=str(sample.loc)
             )
+
+
+@pytest.mark.parametrize(
+    "dims, a_shape, b_shape",
+    [
+        (2, (3, 4, 5), (4, 5, 2)),
+        (([1, 2], [0, 1]), (3, 4, 5), (4, 5, 2)),
+        (([0], [1]), (3, 4), (2, 3)),
+        (0, (2, 3), (4,)),
+    ],
+    ids=["2", "pairs", "one-pair", "0"],
+)
+def test_tensordot_matches_torch(dims: object, a_shape: tuple, b_shape: tuple) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    a0, b0 = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    a, b = yg.tensor(a0, requires_grad=True), yg.tensor(b0, requires_grad=True)
+    ta, tb = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    out, ref = yg.tensordot(a, b, dims), torch.tensordot(ta, tb, dims)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
+    cotangent = rng.standard_normal(tuple(ref.shape))
+    out.backward(yg.tensor(cotangent))
+    ref.backward(torch.tensor(cotangent))
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
