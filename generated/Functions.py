@@ -246,6 +246,7 @@ __all__ = [
     "RepeatBackward0",
     "CloneBackward0",
     "ConstantPadNdBackward0",
+    "UnsafeViewBackward0",
     "FillBackward0",
     "FillBackward1",
     "FillBackward2",
@@ -4768,6 +4769,29 @@ class ConstantPadNdBackward0(Node):
         if self.task_should_compute_output(0):
             pad = self._saved_pad
             grad_inputs[0] = constant_pad_nd_backward(grad, pad)
+        return grad_inputs
+
+
+class UnsafeViewBackward0(Node):
+    """Backward of `_unsafe_view(Tensor self, SymInt[] size) -> Tensor`.
+
+    self: reshape(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
 
 

@@ -199,6 +199,7 @@ from .Functions import (
     RepeatBackward0,
     CloneBackward0,
     ConstantPadNdBackward0,
+    UnsafeViewBackward0,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -5391,6 +5392,31 @@ def tensordot(
     return composites.tensordot_via_mm(self, other, dims_self, dims_other)
 
 
+def _unsafe_view(
+    self: Any,
+    size: Any,
+) -> Tensor:
+    """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`
+
+    forward: np.reshape(self, view_shape(self, size))
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "_unsafe_view", "self", 1)
+    )
+    size = int_list_arg(size, "_unsafe_view", "size", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsafeViewBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(np.reshape(self_data, kernels.view_shape(self_data, size)))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def add__Tensor(
     self: Any,
     other: Any,
@@ -8086,6 +8112,9 @@ OVERLOADS = {
     },
     "tensordot": {
         "default": tensordot,
+    },
+    "_unsafe_view": {
+        "default": _unsafe_view,
     },
     "add_": {
         "Tensor": add__Tensor,

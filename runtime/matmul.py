@@ -8,13 +8,13 @@ the cases whose node a yamlgrad op can name:
     2-D @ 1-D -> mv   (MvBackward0)
     2-D @ 2-D -> mm   (MmBackward0)
 
-Every other rank combination goes to the `matmul` entry of derivatives.yaml
-(MatmulBackward0, correct gradients and double backward for any broadcast batch
-shape). PyTorch records different nodes there: `1-D @ 2-D` is
-`unsqueeze(0).mm(...).squeeze_(0)` (SqueezeBackward4, an in-place op yamlgrad
-lacks), and batched shapes end in `_unsafe_view` (UnsafeViewBackward0) over an
-mm, mv or bmm. tests/test_torch_parity.py pins those differences with strict
-xfails.
+Batched shapes fold into mm/mv (N-D @ 1-D or 2-D) or broadcast into bmm, and
+view back with `_unsafe_view` (UnsafeViewBackward0), as PyTorch does. `1-D @ 2-D`
+goes to the `matmul` entry of derivatives.yaml (MatmulBackward0, correct gradients
+and double backward): PyTorch records `unsqueeze(0).mm(...).squeeze_(0)` there
+(SqueezeBackward4, an in-place view op yamlgrad lacks). For `2-D @ N-D` PyTorch
+transposes and clones first (CloneBackward0 on top). tests/test_torch_parity.py
+pins both differences with strict xfails.
 
 The YAML entry has `python_binding: false`, so this function owns the public name;
 the entry stays reachable as `yg.ops.matmul.default`.
@@ -50,4 +50,51 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return ops.mv(input, other)
     if dims == (2, 2):
         return ops.mm(input, other)
+    if dims[0] >= 3 and dims[1] in (1, 2):
+        return _folded(ops, input, other)
+    if dims[1] >= 3 or (dims[0] >= 3 and dims[1] >= 3):
+        return _batched(ops, input, other)
     return ops.OVERLOADS["matmul"]["default"](input, other)
+
+
+def _folded(ops: Any, input: Tensor, other: Tensor) -> Tensor:
+    """N-D @ 1-D or 2-D: fold the batch into rows, mm or mv, view back
+    (UnsafeViewBackward0 over MmBackward0/MvBackward0, as PyTorch)."""
+    batch = tuple(input.shape[:-1])
+    rows = ops.reshape(input, (-1, input.shape[-1]))
+    if other.ndim == 1:
+        return ops.OVERLOADS["_unsafe_view"]["default"](ops.mv(rows, other), batch)
+    out_shape = batch + (other.shape[-1],)
+    return ops.OVERLOADS["_unsafe_view"]["default"](ops.mm(rows, other), out_shape)
+
+
+def _batched(ops: Any, input: Tensor, other: Tensor) -> Tensor:
+    """Batched shapes: broadcast the batch dims, bmm on 3-D, view back
+    (UnsafeViewBackward0 over BmmBackward0)."""
+    a = ops.reshape(input, (1,) + tuple(input.shape)) if input.ndim == 1 else input
+    b = ops.reshape(other, tuple(other.shape) + (1,)) if other.ndim == 1 else other
+    batch = _broadcast_batch(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+    count = 1
+    for size in batch:
+        count *= size
+    a3 = ops.reshape(ops.expand(a, batch + (n, k)), (count, n, k))
+    b3 = ops.reshape(ops.expand(b, batch + (k, m)), (count, k, m))
+    out_shape = (
+        batch + ((n,) if input.ndim > 1 else ()) + ((m,) if other.ndim > 1 else ())
+    )
+    return ops.OVERLOADS["_unsafe_view"]["default"](ops.bmm(a3, b3), out_shape)
+
+
+def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {len(out)}"
+            )
+        out.append(max(x, y) if 1 in (x, y) else x)
+    return tuple(reversed(out))

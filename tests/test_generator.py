@@ -914,6 +914,7 @@ GOLDEN_NODE_NAMES = (
     ("constant_pad_nd", "ConstantPadNdBackward0"),
     ("pad", None),
     ("tensordot", None),
+    ("_unsafe_view", "UnsafeViewBackward0"),
     ("add__Tensor", "AddBackward0"),
     ("sub__Tensor", "SubBackward0"),
     ("mul__Tensor", "MulBackward0"),
