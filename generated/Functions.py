@@ -232,6 +232,9 @@ __all__ = [
     "SqueezeBackward0",
     "SqueezeBackward1",
     "SqueezeBackward2",
+    "SqueezeBackward3",
+    "SqueezeBackward4",
+    "SqueezeBackward5",
     "UnsqueezeBackward0",
     "IndexBackward0",
     "IndexSelectBackward0",
@@ -4336,6 +4339,75 @@ class SqueezeBackward1(Node):
 
 class SqueezeBackward2(Node):
     """Backward of `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward3(Node):
+    """Backward of `squeeze_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward4(Node):
+    """Backward of `squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`.
+
+    self: unsqueeze_to(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SqueezeBackward5(Node):
+    """Backward of `squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`.
 
     self: unsqueeze_to(grad, self.shape)
     """

@@ -185,6 +185,9 @@ from .Functions import (
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
+    SqueezeBackward3,
+    SqueezeBackward4,
+    SqueezeBackward5,
     UnsqueezeBackward0,
     IndexBackward0,
     IndexSelectBackward0,
@@ -4795,6 +4798,79 @@ def squeeze_dims(
     return result
 
 
+def squeeze__default(
+    self: Any,
+) -> Tensor:
+    """`squeeze_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: squeeze_dims(self, None)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SqueezeBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    write_inplace(self, kernels.squeeze_dims(self_data, None))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def squeeze__dim(
+    self: Any,
+    dim: Any,
+) -> Tensor:
+    """`squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`
+
+    forward: squeeze_dims(self, dim)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+    )
+    dim = int_arg(dim, "squeeze_", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SqueezeBackward4()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    write_inplace(self, kernels.squeeze_dims(self_data, dim))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def squeeze__dims(
+    self: Any,
+    dim: Any,
+) -> Tensor:
+    """`squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`
+
+    forward: squeeze_dims(self, dim)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+    )
+    dim = int_list_arg(dim, "squeeze_", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SqueezeBackward5()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    write_inplace(self, kernels.squeeze_dims(self_data, dim))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
 def unsqueeze(
     self: Any,
     dim: Any,
@@ -7152,6 +7228,38 @@ def squeeze(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("squeeze", _SQUEEZE_OVERLOADS, args, kwargs)
 
 
+_SQUEEZE__OVERLOADS = (
+    Overload(
+        squeeze__default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),),
+    ),
+    Overload(
+        squeeze__dim,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+        ),
+    ),
+    Overload(
+        squeeze__dims,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
+        ),
+    ),
+)
+
+
+def squeeze_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `squeeze_(Tensor(a!) self) -> Tensor(a!)`
+    `squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`
+    `squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`
+    """
+    return dispatch("squeeze_", _SQUEEZE__OVERLOADS, args, kwargs)
+
+
 _SCATTER_OVERLOADS = (
     Overload(
         scatter_src,
@@ -7533,6 +7641,7 @@ METHODS = {
     "expand_as": expand_as,
     "broadcast_to": broadcast_to,
     "squeeze": squeeze,
+    "squeeze_": squeeze_,
     "unsqueeze": unsqueeze,
     "index_select": index_select,
     "gather": gather,
@@ -8045,6 +8154,11 @@ OVERLOADS = {
         "default": squeeze_default,
         "dim": squeeze_dim,
         "dims": squeeze_dims,
+    },
+    "squeeze_": {
+        "default": squeeze__default,
+        "dim": squeeze__dim,
+        "dims": squeeze__dims,
     },
     "unsqueeze": {
         "default": unsqueeze,

@@ -10,11 +10,9 @@ the cases whose node a yamlgrad op can name:
 
 Batched shapes fold into mm/mv (N-D @ 1-D or 2-D) or broadcast into bmm, and
 view back with `_unsafe_view` (UnsafeViewBackward0), as PyTorch does. `1-D @ 2-D`
-goes to the `matmul` entry of derivatives.yaml (MatmulBackward0, correct gradients
-and double backward): PyTorch records `unsqueeze(0).mm(...).squeeze_(0)` there
-(SqueezeBackward4, an in-place view op yamlgrad lacks). For `2-D @ N-D` PyTorch
-transposes and clones first (CloneBackward0 on top). tests/test_torch_parity.py
-pins both differences with strict xfails.
+is `unsqueeze(0).mm(other).squeeze_(0)` (SqueezeBackward4). For `2-D @ N-D`
+PyTorch transposes and clones first (CloneBackward0 on top); yamlgrad broadcasts
+into bmm, which tests/test_torch_parity.py pins with a strict xfail.
 
 The YAML entry has `python_binding: false`, so this function owns the public name;
 the entry stays reachable as `yg.ops.matmul.default`.
@@ -50,6 +48,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return ops.mv(input, other)
     if dims == (2, 2):
         return ops.mm(input, other)
+    if dims == (1, 2):  # PyTorch: unsqueeze(0).mm(other).squeeze_(0)
+        return ops.squeeze_(ops.mm(ops.unsqueeze(input, 0), other), 0)
     if dims[0] >= 3 and dims[1] in (1, 2):
         return _folded(ops, input, other)
     if dims[1] >= 3 or (dims[0] >= 3 and dims[1] >= 3):

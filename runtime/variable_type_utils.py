@@ -353,6 +353,13 @@ def original_value(self: Tensor) -> Tensor:
 def write_inplace(self: Tensor, value: Any) -> None:
     """Write an in-place op's result into `self` and bump its version."""
     data = self._data
+    if np.shape(value) != data.shape and np.size(value) == data.size:
+        # A metadata-only op (squeeze_): `self` takes the new view of its memory.
+        if not np.may_share_memory(value, data):
+            value = np.reshape(data, np.shape(value))
+        self._data = value
+        self.version_counter.bump()
+        return
     try:
         np.copyto(data, value, casting="same_kind")
     except TypeError:
