@@ -10,9 +10,8 @@ the cases whose node a yamlgrad op can name:
 
 Batched shapes fold into mm/mv (N-D @ 1-D or 2-D) or broadcast into bmm, and
 view back with `_unsafe_view` (UnsafeViewBackward0), as PyTorch does. `1-D @ 2-D`
-is `unsqueeze(0).mm(other).squeeze_(0)` (SqueezeBackward4). For `2-D @ N-D`
-PyTorch transposes and clones first (CloneBackward0 on top); yamlgrad broadcasts
-into bmm, which tests/test_torch_parity.py pins with a strict xfail.
+is `unsqueeze(0).mm(other).squeeze_(0)` (SqueezeBackward4). `2-D @ N-D` is
+`(other.mT @ input.mT).mT`, folded into one mm, with PyTorch's clones.
 
 The YAML entry has `python_binding: false`, so this function owns the public name;
 the entry stays reachable as `yg.ops.matmul.default`.
@@ -50,6 +49,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return ops.mm(input, other)
     if dims == (1, 2):  # PyTorch: unsqueeze(0).mm(other).squeeze_(0)
         return ops.squeeze_(ops.mm(ops.unsqueeze(input, 0), other), 0)
+    if dims[0] == 2 and dims[1] >= 3:
+        return _transposed(ops, input, other)
     if dims[0] >= 3 and dims[1] in (1, 2):
         return _folded(ops, input, other)
     if dims[1] >= 3 or (dims[0] >= 3 and dims[1] >= 3):
@@ -66,6 +67,17 @@ def _folded(ops: Any, input: Tensor, other: Tensor) -> Tensor:
         return ops.OVERLOADS["_unsafe_view"]["default"](ops.mv(rows, other), batch)
     out_shape = batch + (other.shape[-1],)
     return ops.OVERLOADS["_unsafe_view"]["default"](ops.mm(rows, other), out_shape)
+
+
+def _transposed(ops: Any, input: Tensor, other: Tensor) -> Tensor:
+    """2-D @ N-D as PyTorch computes it: `(other.mT @ input.mT).mT`, the first
+    product folded into one mm (CloneBackward0 over TransposeBackward0 on top)."""
+    unsafe_view = ops.OVERLOADS["_unsafe_view"]["default"]
+    other_t = ops.clone(ops.transpose(other, -1, -2))
+    batch = tuple(other_t.shape[:-1])
+    rows = unsafe_view(other_t, (-1, other_t.shape[-1]))
+    product = unsafe_view(ops.mm(rows, ops.t(input)), batch + (input.shape[0],))
+    return ops.clone(ops.transpose(product, -1, -2))
 
 
 def _batched(ops: Any, input: Tensor, other: Tensor) -> Tensor:
