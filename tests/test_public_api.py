@@ -20,36 +20,12 @@ from conftest import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
+from yamlgrad.runtime import factories
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
 NOT_FROM_YAML = {
-    **{
-        name: FACTORY
-        for name in (
-            "tensor",
-            "as_tensor",
-            "from_numpy",
-            "zeros",
-            "ones",
-            "full",
-            "empty",
-            "eye",
-            "arange",
-            "linspace",
-            "zeros_like",
-            "ones_like",
-            "full_like",
-            "empty_like",
-            "rand",
-            "randn",
-            "randint",
-            "randperm",
-            "rand_like",
-            "randn_like",
-            "randint_like",
-        )
-    },
+    **{name: FACTORY for name in factories.__all__},
     **{
         name: "random state, not an op"
         for name in (
