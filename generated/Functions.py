@@ -26,7 +26,6 @@ from yamlgrad.runtime.formulas import (
     diagonal_backward,
     div_floor,
     div_trunc,
-    einsum_backward,
     evenly_distribute_backward,
     exp,
     expand,
@@ -208,7 +207,6 @@ __all__ = [
     "TraceBackward0",
     "LinalgInvBackward0",
     "LinalgDetBackward0",
-    "EinsumBackward0",
     "TBackward0",
     "TransposeBackward0",
     "PermuteBackward0",
@@ -3711,38 +3709,6 @@ class LinalgDetBackward0(Node):
             self._raw_saved_A.reset_data()
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-
-
-class EinsumBackward0(Node):
-    """Backward of `einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`.
-
-    tensors: einsum_backward(grad, equation, tensors)
-    """
-
-    __slots__ = (
-        "_saved_equation",
-        "_raw_saved_tensors",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_equation: Any = None
-        self._raw_saved_tensors: Any = None
-
-    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad_inputs: list[Grad | None] = [None] * len(self._next_edges)
-        grad = grads[0]
-        if grad is None:
-            return grad_inputs
-        if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
-            equation = self._saved_equation
-            tensors = [v.unpack(self, raw) for v in self._raw_saved_tensors]
-            grad_inputs = list(einsum_backward(grad, equation, tensors))
-        return grad_inputs
-
-    def release_variables(self) -> None:
-        for saved in self._raw_saved_tensors or ():
-            saved.reset_data()
 
 
 class TBackward0(Node):

@@ -161,7 +161,6 @@ from .Functions import (
     TraceBackward0,
     LinalgInvBackward0,
     LinalgDetBackward0,
-    EinsumBackward0,
     TBackward0,
     TransposeBackward0,
     PermuteBackward0,
@@ -4041,21 +4040,9 @@ def einsum(
 ) -> Tensor:
     """`einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
 
-    forward: einsum(equation, tensors)
+    composite: composites.einsum_via_ops(equation, tensors)
     """
-    equation = str_arg(equation, "einsum", "equation", 1)
-    tensors_data = tensor_list_arg(tensors, "einsum", "tensors", 2)
-    path = optional_int_list_arg(path, "einsum", "path", 3)
-    grad_fn = None
-    if compute_requires_grad(*tensors):
-        grad_fn = EinsumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
-        grad_fn._saved_equation = equation
-        grad_fn._raw_saved_tensors = [SavedVariable(t, False) for t in tensors]
-    result = Tensor._make(kernels.einsum(equation, tensors_data))
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    return result
+    return composites.einsum_via_ops(equation, tensors)
 
 
 def t(

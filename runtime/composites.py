@@ -14,7 +14,7 @@ from typing import Any
 from yamlgrad.runtime import formulas
 from yamlgrad.runtime.tensor import Tensor
 
-__all__ = ["atleast_1d_each", "atleast_2d_each", "tensordot_via_mm"]
+__all__ = ["atleast_1d_each", "atleast_2d_each", "tensordot_via_mm", "einsum_via_ops"]
 
 
 def atleast_1d_each(tensors: list[Tensor]) -> list[Any]:
@@ -66,3 +66,146 @@ def tensordot_via_mm(
     a = ops.reshape(ops.permute(self, free_a + dims_a), (rows, size))
     b = ops.reshape(ops.permute(other, dims_b + free_b), (size, -1))
     return ops.reshape(ops.mm(a, b), out_shape)
+
+
+def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]:
+    """Each operand's letters and the output's, with `...` spelled out."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(tensors):
+        raise RuntimeError(
+            "einsum(): more operands were provided than specified in the equation"
+        )
+    used = set(eq) - set(".,->")
+    spare = [
+        c
+        for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+        if c not in used
+    ]
+    widest = 0
+    for spec, t in zip(specs, tensors):
+        if "..." in spec:
+            widest = max(widest, t.ndim - len(spec.replace("...", "")))
+    ell = "".join(spare[:widest])
+    full = []
+    for spec, t in zip(specs, tensors):
+        if "..." in spec:
+            k = t.ndim - len(spec.replace("...", ""))
+            spec = spec.replace("...", ell[widest - k :] if k else "")
+        if len(spec) != t.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(spec)}) does "
+                f"not match the number of dimensions ({t.ndim}) for operand"
+            )
+        full.append(spec)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = {c: "".join(full).count(c) for c in set("".join(full))}
+        out = ell + "".join(
+            sorted(c for c, n in counts.items() if n == 1 and c not in ell)
+        )
+    return full, out
+
+
+def einsum_via_ops(equation: str, tensors: list[Tensor]) -> Any:
+    """`torch.einsum` as PyTorch computes it: operands permuted to one dim order
+    (output letters, then summed ones), letters of one operand summed early, pairs
+    contracted left to right with `bmm` (or multiplied when nothing is summed),
+    then viewed to the output. Every step is a recorded op."""
+    ops = formulas.ops
+    specs, out = _einsum_specs(equation, tensors)
+    summed = [c for c in dict.fromkeys("".join(specs)) if c not in out]
+    order = list(out) + summed
+    sizes: dict[str, int] = {}
+    aligned: list[tuple[Any, set[str]]] = []
+    for spec, t in zip(specs, tensors):
+        while len(set(spec)) != len(spec):  # a repeated letter: take the diagonal
+            c = next(c for c in spec if spec.count(c) > 1)
+            i = spec.index(c)
+            j = spec.index(c, i + 1)
+            t = ops.diagonal(t, 0, i, j)
+            spec = spec[:i] + spec[i + 1 : j] + spec[j + 1 :] + c
+        for c, size in zip(spec, t.shape):
+            sizes[c] = size
+        present = [c for c in order if c in spec]
+        t = ops.permute(t, [spec.index(c) for c in present])
+        shape = tuple(sizes[c] if c in spec else 1 for c in order)
+        if tuple(t.shape) != shape:
+            t = ops.reshape(t, shape)
+        aligned.append((t, set(spec)))
+    # A summed letter in one operand only is summed there first.
+    for k, (t, letters) in enumerate(aligned):
+        others = set().union(*(l for m, (_, l) in enumerate(aligned) if m != k))
+        alone = [order.index(c) for c in summed if c in letters and c not in others]
+        if alone and len(aligned) > 1:
+            t = ops.sum(t, alone, True)
+            letters = letters - {order[d] for d in alone}
+        aligned[k] = (t, letters)
+    result, letters = aligned[0]
+    if len(aligned) == 1:
+        dims = [order.index(c) for c in summed]
+        return ops.sum(result, dims, False) if dims else result
+    for k, (other, other_letters) in enumerate(aligned[1:], start=1):
+        later = set().union(set(), *(l for _, l in aligned[k + 1 :]))
+        pair = [
+            c for c in summed if c in letters and c in other_letters and c not in later
+        ]
+        if not pair:
+            result = ops.mul(result, other)
+        else:
+            result = _sumproduct_pair(
+                ops, result, other, order, letters, other_letters, pair
+            )
+        letters = (letters | other_letters) - set(pair)
+    out_shape = tuple(result.shape[: len(out)])
+    if tuple(result.shape) != out_shape:
+        result = ops.reshape(result, out_shape)
+    return result
+
+
+def _sumproduct_pair(
+    ops: Any,
+    a: Any,
+    b: Any,
+    order: list[str],
+    letters_a: set[str],
+    letters_b: set[str],
+    pair: list[str],
+) -> Any:
+    """Contract `pair` of two aligned operands with one bmm; summed dims stay as 1."""
+    dims = range(len(order))
+    summed = [order.index(c) for c in pair]
+    lo = [
+        d
+        for d in dims
+        if d not in summed and order[d] in letters_a and order[d] not in letters_b
+    ]
+    ro = [
+        d
+        for d in dims
+        if d not in summed and order[d] in letters_b and order[d] not in letters_a
+    ]
+    lro = [d for d in dims if d not in summed and d not in lo and d not in ro]
+    shape = [max(a.shape[d], b.shape[d]) for d in dims]
+
+    def size(ds: list[int]) -> int:
+        n = 1
+        for d in ds:
+            n *= shape[d]
+        return n
+
+    a3 = ops.reshape(
+        ops.permute(a, lro + lo + summed + ro), (size(lro), size(lo), size(summed))
+    )
+    b3 = ops.reshape(
+        ops.permute(b, lro + summed + ro + lo), (size(lro), size(summed), size(ro))
+    )
+    product = ops.bmm(a3, b3)
+    kept = lro + lo + ro
+    product = ops.reshape(product, tuple(shape[d] for d in kept) + (1,) * len(summed))
+    inverse = [0] * len(order)
+    for position, d in enumerate(kept + summed):
+        inverse[d] = position
+    return ops.permute(product, inverse)

@@ -109,7 +109,6 @@ __all__ = [
     "repeat_backward",
     "constant_pad_nd_backward",
     "index_backward",
-    "einsum_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -1014,64 +1013,3 @@ def constant_pad_nd_backward(grad: Any, pad: tuple[int, ...]) -> Any:
     if isinstance(grad, Tensor):
         return ops.constant_pad_nd(grad, back, 0)
     return kernels.constant_pad_nd(grad, back, 0)
-
-
-# -- einsum ----------------------------------------------------------------------------
-
-
-def _einsum_subscripts(equation: str, ndims: list[int]) -> tuple[list[str], str]:
-    """The explicit form of an einsum equation: one subscript string per operand
-    and the output's, with `...` spelled out as unused letters and an implicit
-    output (no `->`) made explicit (broadcast dims, then the letters seen once,
-    sorted), as numpy and PyTorch read it."""
-    equation = equation.replace(" ", "")
-    lhs, arrow, rhs = equation.partition("->")
-    inputs = lhs.split(",")
-    used = set(equation) - set(".,->")
-    free = [c for c in string.ascii_letters if c not in used]
-    widths = [n - (len(s) - 3) for s, n in zip(inputs, ndims) if "..." in s]
-    ellipsis = "".join(free[: max(widths, default=0)])
-    expanded = []
-    for s, n in zip(inputs, ndims):
-        if "..." in s:
-            width = n - (len(s) - 3)
-            s = s.replace("...", ellipsis[len(ellipsis) - width :])
-        expanded.append(s)
-    if arrow:
-        return expanded, rhs.replace("...", ellipsis)
-    counts = Counter("".join(expanded))
-    once = sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis)
-    return expanded, ellipsis + "".join(once)
-
-
-def _einsum(equation: str, operands: list[Any]) -> Any:
-    if _any_tensor(*operands):
-        return ops.einsum(equation, list(operands))
-    return np.einsum(equation, *operands)
-
-
-def einsum_backward(grad: Any, equation: str, tensors: list[Any]) -> list[Any]:
-    """The gradient of each einsum operand: an einsum of `grad` with the other
-    operands, back to the operand's subscripts. A letter that only that operand
-    has (summed over in the forward) comes back by broadcasting.
-
-    TODO: a letter repeated inside one operand (`ii->i`, a diagonal) raises."""
-    inputs, output = _einsum_subscripts(equation, [len(t.shape) for t in tensors])
-    grads = []
-    for k, (subscripts, operand) in enumerate(zip(inputs, tensors)):
-        if len(set(subscripts)) != len(subscripts):
-            raise NotImplementedError(
-                f"einsum backward with a repeated subscript in {subscripts!r}"
-            )
-        others = [(s, t) for j, (s, t) in enumerate(zip(inputs, tensors)) if j != k]
-        available = set(output).union(*(set(s) for s, _ in others))
-        target = "".join(c for c in subscripts if c in available)
-        spec = ",".join([output, *(s for s, _ in others)]) + "->" + target
-        g = _einsum(spec, [grad, *(t for _, t in others)])
-        if target != subscripts:
-            kept = tuple(
-                n if c in available else 1 for c, n in zip(subscripts, operand.shape)
-            )
-            g = expand(reshape(g, kept), tuple(operand.shape))
-        grads.append(g)
-    return grads

@@ -69,7 +69,6 @@ __all__ = [
     "narrow_start",
     "interleave_dim",
     "broadcast_shape",
-    "einsum",
 ]
 
 
@@ -771,9 +770,3 @@ def narrow_start(shape: tuple[int, ...], dim: int, start: int) -> int:
 def interleave_dim(dim: int, ndim: int) -> int:
     """repeat_interleave's dim, wrapped."""
     return _dim(dim, ndim, "repeat_interleave")
-
-
-def einsum(equation: str, tensors: list[Any]) -> Any:
-    """`torch.einsum(equation, tensors)`: numpy's einsum over the list of operands
-    (spaces in the equation are ignored, as PyTorch ignores them)."""
-    return np.asarray(np.einsum(equation.replace(" ", ""), *tensors))

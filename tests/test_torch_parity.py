@@ -53,11 +53,6 @@ MATMUL_NAME_REASON = (
     "PyTorch's matmul is composite (2D@2D records MmBackward0, 1D@1D DotBackward0, "
     "2D@1D MvBackward0, ...); yamlgrad's matmul entry records MatmulBackward0"
 )
-EINSUM_NAME_REASON = (
-    "PyTorch's einsum is composite (permute, view, bmm: ViewBackward0, "
-    "MulBackward0, ...); yamlgrad's einsum entry records EinsumBackward0"
-)
-
 
 # Node names that differ from PyTorch's because the generator cannot express the
 # op PyTorch routes through (a tuple return): op -> (yamlgrad's, PyTorch's). Pinned
@@ -69,7 +64,7 @@ KNOWN_NAME_DIFFERENCES = {
 
 def _name_param(info: DifferentiabilityInfo) -> Any:
     """The entry as a parameter; matmul's name differs from PyTorch's (known)."""
-    reasons = {"matmul": MATMUL_NAME_REASON, "einsum": EINSUM_NAME_REASON}
+    reasons = {"matmul": MATMUL_NAME_REASON}
     if info.func.name in reasons:
         # matmul: the YAML entry itself, reached as yg.ops.matmul.default (the
         # public yg.matmul dispatches by rank: see the shape table below).
