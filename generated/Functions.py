@@ -46,8 +46,6 @@ from yamlgrad.runtime.formulas import (
     masked_fill,
     masked_fill_backward,
     masked_select_backward,
-    matmul_backward_other,
-    matmul_backward_self,
     maybe_multiply,
     mean_backward,
     mm_mat1_backward,
@@ -198,7 +196,6 @@ __all__ = [
     "SoftmaxBackward0",
     "LogSoftmaxBackward0",
     "MmBackward0",
-    "MatmulBackward0",
     "DotBackward0",
     "MvBackward0",
     "BmmBackward0",
@@ -3377,45 +3374,6 @@ class MmBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_mat2 is not None:
             self._raw_saved_mat2.reset_data()
-        if self._raw_saved_self is not None:
-            self._raw_saved_self.reset_data()
-
-
-class MatmulBackward0(Node):
-    """Backward of `matmul(Tensor self, Tensor other) -> Tensor`.
-
-    self: matmul_backward_self(grad, self, other)
-    other: matmul_backward_other(grad, self, other)
-    """
-
-    __slots__ = (
-        "_raw_saved_other",
-        "_raw_saved_self",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
-
-    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad_inputs: list[Grad | None] = [None] * 2
-        grad = grads[0]
-        if grad is None:
-            return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
-            grad_inputs[0] = matmul_backward_self(grad, self_, other)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
-            grad_inputs[1] = matmul_backward_other(grad, self_, other)
-        return grad_inputs
-
-    def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
-            self._raw_saved_other.reset_data()
         if self._raw_saved_self is not None:
             self._raw_saved_self.reset_data()
 

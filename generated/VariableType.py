@@ -152,7 +152,6 @@ from .Functions import (
     SoftmaxBackward0,
     LogSoftmaxBackward0,
     MmBackward0,
-    MatmulBackward0,
     DotBackward0,
     MvBackward0,
     BmmBackward0,
@@ -312,6 +311,7 @@ __all__ = [
     "all",
     "any",
     "mm",
+    "matmul",
     "dot",
     "mv",
     "bmm",
@@ -3769,28 +3769,9 @@ def matmul(
 ) -> Tensor:
     """`matmul(Tensor self, Tensor other) -> Tensor`
 
-    forward: np.matmul(self, other)
+    composite: composites.matmul_by_rank(self, other)
     """
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "matmul", "self", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "matmul", "other", 2)
-    )
-    grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = MatmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.matmul(self_data, other_data))
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    return result
+    return composites.matmul_by_rank(self, other)
 
 
 def dot(
@@ -7599,6 +7580,7 @@ METHODS = {
     "all": all,
     "any": any,
     "mm": mm,
+    "matmul": matmul,
     "dot": dot,
     "mv": mv,
     "bmm": bmm,

@@ -12,9 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from yamlgrad.runtime import formulas
+from yamlgrad.runtime.matmul import matmul_by_rank
 from yamlgrad.runtime.tensor import Tensor
 
-__all__ = ["atleast_1d_each", "atleast_2d_each", "tensordot_via_mm", "einsum_via_ops"]
+__all__ = [
+    "atleast_1d_each",
+    "atleast_2d_each",
+    "tensordot_via_mm",
+    "einsum_via_ops",
+    "matmul_by_rank",
+]
 
 
 def atleast_1d_each(tensors: list[Tensor]) -> list[Any]:

@@ -49,7 +49,6 @@ from yamlgrad.runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from yamlgrad.runtime.matmul import matmul
 from yamlgrad.runtime.tensor import Size, Tensor
 
 formulas.bind_ops(VariableType)
@@ -57,7 +56,6 @@ formulas.bind_ops(VariableType)
 __all__ = [
     *VariableType.__all__,
     *factories.__all__,
-    "matmul",
     "tensordot",
     "Tensor",
     "Size",
@@ -124,7 +122,7 @@ def _rpow(self: Tensor, other: Any) -> Tensor:
 
 
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
-    return matmul(other, self)
+    return VariableType.matmul(other, self)
 
 
 def _rmod(self: Tensor, other: Any) -> Tensor:
@@ -169,7 +167,7 @@ _OPERATORS = {
     "__rmod__": _rmod,
     "__pow__": VariableType.pow,
     "__rpow__": _rpow,
-    "__matmul__": matmul,
+    "__matmul__": VariableType.matmul,
     "__rmatmul__": _rmatmul,
     "__floordiv__": VariableType.floor_divide,
     "__rfloordiv__": _rfloordiv,
@@ -202,7 +200,6 @@ def _install_tensor_methods() -> None:
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
-    Tensor.matmul = matmul  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = copy_slices.setitem  # type: ignore[method-assign]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]

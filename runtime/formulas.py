@@ -47,8 +47,6 @@ __all__ = [
     "to_dtype",
     "mm_mat1_backward",
     "mm_mat2_backward",
-    "matmul_backward_self",
-    "matmul_backward_other",
     "value_selecting_reduction_backward",
     "evenly_distribute_backward",
     "slice_of",
@@ -301,42 +299,6 @@ def mm_mat1_backward(grad: Any, mat2: Any) -> Any:
 
 def mm_mat2_backward(grad: Any, mat1: Any) -> Any:
     return mat1.T @ grad
-
-
-def _swap_last(x: Any) -> Any:
-    return transpose(x, -1, -2)
-
-
-def _unsqueeze_last(x: Any) -> Any:
-    return reshape(x, tuple(x.shape) + (1,))
-
-
-def _squeeze_last(x: Any) -> Any:
-    return reshape(x, tuple(x.shape)[:-1])
-
-
-def matmul_backward_self(grad: Any, self: Any, other: Any) -> Any:
-    """d(self @ other)/d(self) for every rank; the engine sums broadcast batch dims."""
-    if other.ndim == 1:
-        if self.ndim == 1:
-            return grad * other
-        return _unsqueeze_last(grad) * other
-    if self.ndim == 1:
-        return _squeeze_last(other @ _unsqueeze_last(grad))
-    return grad @ _swap_last(other)
-
-
-def matmul_backward_other(grad: Any, self: Any, other: Any) -> Any:
-    """d(self @ other)/d(other) for every rank; the engine sums broadcast batch dims."""
-    if self.ndim == 1:
-        if other.ndim == 1:
-            return grad * self
-        return _unsqueeze_last(self) * reshape(
-            grad, tuple(grad.shape)[:-1] + (1,) + tuple(grad.shape)[-1:]
-        )
-    if other.ndim == 1:
-        return _squeeze_last(_swap_last(self) @ _unsqueeze_last(grad))
-    return _swap_last(self) @ grad
 
 
 def _constant_like(reference: Any, array: np.ndarray) -> Any:

@@ -1,4 +1,4 @@
-"""`yg.matmul`, `Tensor.matmul` and `@`: PyTorch's composite matmul (at::matmul).
+"""matmul by rank: the body of derivatives.yaml's `matmul` composite (at::matmul).
 
 PyTorch has no backward node for matmul itself: `at::matmul` picks an op by the
 ranks of its operands and records that op's node. This module does the same for
@@ -13,8 +13,9 @@ view back with `_unsafe_view` (UnsafeViewBackward0), as PyTorch does. `1-D @ 2-D
 is `unsqueeze(0).mm(other).squeeze_(0)` (SqueezeBackward4). `2-D @ N-D` is
 `(other.mT @ input.mT).mT`, folded into one mm, with PyTorch's clones.
 
-The YAML entry has `python_binding: false`, so this function owns the public name;
-the entry stays reachable as `yg.ops.matmul.default`.
+derivatives.yaml's `matmul` entry is a composite calling this (through
+runtime/composites.py), so `yg.matmul`, `Tensor.matmul`, `@` and
+`yg.ops.matmul.default` all record what PyTorch records.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from yamlgrad.runtime import formulas
 from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.tensor import Tensor
 
-__all__ = ["matmul"]
+__all__ = ["matmul_by_rank"]
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+def matmul_by_rank(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product of two tensors, by their ranks, as `torch.matmul`.
 
     >>> yg.matmul(yg.ones(2, 3), yg.ones(3))  # mv: grad_fn=<MvBackward0>
@@ -55,7 +56,10 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return _folded(ops, input, other)
     if dims[1] >= 3 or (dims[0] >= 3 and dims[1] >= 3):
         return _batched(ops, input, other)
-    return ops.OVERLOADS["matmul"]["default"](input, other)
+    raise RuntimeError(
+        "both arguments to matmul need to be at least 1D, but they are "
+        f"{dims[0]}D and {dims[1]}D"
+    )
 
 
 def _folded(ops: Any, input: Tensor, other: Tensor) -> Tensor:

@@ -845,7 +845,7 @@ GOLDEN_NODE_NAMES = (
     ("any_dim", None),
     ("any_dims", None),
     ("mm", "MmBackward0"),
-    ("matmul", "MatmulBackward0"),
+    ("matmul", None),
     ("dot", "DotBackward0"),
     ("mv", "MvBackward0"),
     ("bmm", "BmmBackward0"),

@@ -71,10 +71,6 @@ NOT_FROM_YAML = {
         "torch.tensordot's Python signature (dims=2 or a pair of lists) over the "
         "YAML's tensordot entry"
     ),
-    "matmul": (
-        "composite, as PyTorch's: runtime/matmul.py dispatches to the YAML's dot, mv, "
-        "mm and (for other ranks) its matmul entry"
-    ),
 }
 
 

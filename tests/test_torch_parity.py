@@ -49,11 +49,6 @@ INDEX_REDUCTIONS = tuple(i for i in NON_DIFFERENTIABLE if i not in COMPARISON_EN
 # Every entry whose output has a grad_fn: the differentiable ones and the composites.
 RECORDED = tuple(i for i in INFOS if i.op is not None or i.composite is not None)
 
-MATMUL_NAME_REASON = (
-    "PyTorch's matmul is composite (2D@2D records MmBackward0, 1D@1D DotBackward0, "
-    "2D@1D MvBackward0, ...); yamlgrad's matmul entry records MatmulBackward0"
-)
-
 # Node names that differ from PyTorch's because the generator cannot express the
 # op PyTorch routes through (a tuple return): op -> (yamlgrad's, PyTorch's). Pinned
 # on both sides, so that either one changing is noticed.
@@ -63,15 +58,7 @@ KNOWN_NAME_DIFFERENCES = {
 
 
 def _name_param(info: DifferentiabilityInfo) -> Any:
-    """The entry as a parameter; matmul's name differs from PyTorch's (known)."""
-    reasons = {"matmul": MATMUL_NAME_REASON}
-    if info.func.name in reasons:
-        # matmul: the YAML entry itself, reached as yg.ops.matmul.default (the
-        # public yg.matmul dispatches by rank: see the shape table below).
-        marks = pytest.mark.xfail(
-            strict=True, raises=AssertionError, reason=reasons[info.func.name]
-        )
-        return pytest.param(info, id=op_id(info), marks=marks)
+    """The entry as a test parameter, named after its overload."""
     return pytest.param(info, id=op_id(info))
 
 
@@ -230,16 +217,6 @@ def test_grad_fn_name_matches_torch(info: DifferentiabilityInfo) -> None:
             assert (ours, theirs) == KNOWN_NAME_DIFFERENCES[info.func.name], sample.loc
         else:
             assert ours == theirs, sample.loc
-
-
-@pytest.mark.parametrize(
-    "info", [i for i in INFOS if i.func.name == "matmul"], ids=op_id
-)
-def test_matmul_records_matmul_backward(info: DifferentiabilityInfo) -> None:
-    """yamlgrad's current node for every matmul shape (PyTorch differs: see above)."""
-    for _, sample, _, case in _samples(info, seed=0):
-        out = call_yamlgrad(info, case.ours)
-        assert type(out.grad_fn).__name__ == "MatmulBackward0", sample.loc
 
 
 @pytest.mark.parametrize("info", RECORDED, ids=op_id)
