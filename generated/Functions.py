@@ -202,7 +202,7 @@ __all__ = [
     "AddmmBackward0",
     "BaddbmmBackward0",
     "TraceBackward0",
-    "LinalgInvBackward0",
+    "LinalgInvExBackward0",
     "LinalgDetBackward0",
     "TBackward0",
     "TransposeBackward0",
@@ -3606,17 +3606,17 @@ class TraceBackward0(Node):
         return grad_inputs
 
 
-class LinalgInvBackward0(Node):
-    """Backward of `linalg_inv(Tensor A) -> Tensor`.
+class LinalgInvExBackward0(Node):
+    """Backward of `linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`.
 
-    A: -(transpose(result, -1, -2) @ (grad @ transpose(result, -1, -2)))
+    A: -(transpose(inverse, -1, -2) @ (grad @ transpose(inverse, -1, -2)))
     """
 
-    __slots__ = ("_raw_saved_result",)
+    __slots__ = ("_raw_saved_inverse",)
 
     def __init__(self) -> None:
         super().__init__()
-        self._raw_saved_result: Any = None
+        self._raw_saved_inverse: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3624,15 +3624,15 @@ class LinalgInvBackward0(Node):
         if grad is None:
             return grad_inputs
         if self.task_should_compute_output(0):
-            result = self._raw_saved_result.unpack(self, raw)
+            inverse = self._raw_saved_inverse.unpack(self, raw)
             grad_inputs[0] = -(
-                transpose(result, -1, -2) @ (grad @ transpose(result, -1, -2))
+                transpose(inverse, -1, -2) @ (grad @ transpose(inverse, -1, -2))
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        if self._raw_saved_inverse is not None:
+            self._raw_saved_inverse.reset_data()
 
 
 class LinalgDetBackward0(Node):

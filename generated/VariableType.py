@@ -158,7 +158,7 @@ from .Functions import (
     AddmmBackward0,
     BaddbmmBackward0,
     TraceBackward0,
-    LinalgInvBackward0,
+    LinalgInvExBackward0,
     LinalgDetBackward0,
     TBackward0,
     TransposeBackward0,
@@ -319,6 +319,7 @@ __all__ = [
     "addmm",
     "baddbmm",
     "trace",
+    "linalg_inv_ex",
     "linalg_inv",
     "linalg_det",
     "einsum",
@@ -3974,23 +3975,38 @@ def trace(
     return result
 
 
+def linalg_inv_ex(
+    A: Any,
+    *,
+    check_errors: Any = False,
+) -> Any:
+    """`linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`
+
+    forward: linalg_inv_ex(A, check_errors)
+    """
+    A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_inv_ex", "A", 1)
+    check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgInvExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+    outputs = [
+        Tensor._make(value) for value in kernels.linalg_inv_ex(A_data, check_errors)
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+        grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
+    return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
+
+
 def linalg_inv(
     A: Any,
 ) -> Tensor:
     """`linalg_inv(Tensor A) -> Tensor`
 
-    forward: np.linalg.inv(A)
+    composite: linalg_inv_ex(A)[0]
     """
-    A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_inv", "A", 1)
-    grad_fn = None
-    if compute_requires_grad(A):
-        grad_fn = LinalgInvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
-    result = Tensor._make(np.linalg.inv(A_data))
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    return result
+    return linalg_inv_ex(A)[0]
 
 
 def linalg_det(
@@ -8021,6 +8037,9 @@ OVERLOADS = {
     },
     "trace": {
         "default": trace,
+    },
+    "linalg_inv_ex": {
+        "default": linalg_inv_ex,
     },
     "linalg_inv": {
         "default": linalg_inv,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "linalg_inv_ex",
     "reduce_dims",
     "expand_shape",
     "view_shape",
@@ -770,3 +771,16 @@ def narrow_start(shape: tuple[int, ...], dim: int, start: int) -> int:
 def interleave_dim(dim: int, ndim: int) -> int:
     """repeat_interleave's dim, wrapped."""
     return _dim(dim, ndim, "repeat_interleave")
+
+
+def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
+    """(inverse, info) as torch.linalg.inv_ex: info is 0 for each invertible matrix;
+    a singular one raises (numpy cannot go on), with PyTorch's message when asked."""
+    try:
+        inverse = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise RuntimeError(
+            "linalg.inv: The diagonal element 1 is zero, the inversion could not be "
+            "completed because the input matrix is singular."
+        ) from None
+    return inverse, np.zeros(np.shape(a)[:-2], dtype=np.int32)
