@@ -6146,6 +6146,77 @@ def zero_(
     return result
 
 
+def masked_fill__Scalar(
+    self: Any,
+    mask: Any,
+    value: Any,
+) -> Tensor:
+    """`masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
+
+    forward: masked_fill(self, mask, value)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "masked_fill_", "self", 1)
+    )
+    mask_data = (
+        mask._data
+        if type(mask) is Tensor
+        else tensor_arg(mask, "masked_fill_", "mask", 2)
+    )
+    value = scalar_arg(value, "masked_fill_", "value", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = MaskedFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    write_inplace(self, kernels.masked_fill(self_data, mask_data, value))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def masked_fill__Tensor(
+    self: Any,
+    mask: Any,
+    value: Any,
+) -> Tensor:
+    """`masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
+
+    forward: masked_fill(self, mask, value)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "masked_fill_", "self", 1)
+    )
+    mask_data = (
+        mask._data
+        if type(mask) is Tensor
+        else tensor_arg(mask, "masked_fill_", "mask", 2)
+    )
+    value_data = (
+        value._data
+        if type(value) is Tensor
+        else tensor_arg(value, "masked_fill_", "value", 3)
+    )
+    grad_fn = None
+    if compute_requires_grad(self, value):
+        check_inplace(self)
+        grad_fn = MaskedFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    write_inplace(self, kernels.masked_fill(self_data, mask_data, value_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
 _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
@@ -7462,6 +7533,35 @@ def fill_(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("fill_", _FILL__OVERLOADS, args, kwargs)
 
 
+_MASKED_FILL__OVERLOADS = (
+    Overload(
+        masked_fill__Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+    Overload(
+        masked_fill__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
+            Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
+        ),
+    ),
+)
+
+
+def masked_fill_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
+    `masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
+    """
+    return dispatch("masked_fill_", _MASKED_FILL__OVERLOADS, args, kwargs)
+
+
 add = add_Tensor
 
 sub = sub_Tensor
@@ -7664,6 +7764,7 @@ METHODS = {
     "clamp_max_": clamp_max_,
     "fill_": fill_,
     "zero_": zero_,
+    "masked_fill_": masked_fill_,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -8286,5 +8387,9 @@ OVERLOADS = {
     },
     "zero_": {
         "default": zero_,
+    },
+    "masked_fill_": {
+        "Scalar": masked_fill__Scalar,
+        "Tensor": masked_fill__Tensor,
     },
 }

@@ -944,6 +944,8 @@ GOLDEN_NODE_NAMES = (
     ("fill__Scalar", "FillBackward2"),
     ("fill__Tensor", "FillBackward3"),
     ("zero_", "ZeroBackward0"),
+    ("masked_fill__Scalar", "MaskedFillBackward0"),
+    ("masked_fill__Tensor", "MaskedFillBackward1"),
 )
 
 
