@@ -975,3 +975,9 @@ def constant_pad_nd_backward(grad: Any, pad: tuple[int, ...]) -> Any:
     if isinstance(grad, Tensor):
         return ops.constant_pad_nd(grad, back, 0)
     return kernels.constant_pad_nd(grad, back, 0)
+
+
+# -- nn: convolution, pooling, normalisation, embedding, dropout ------------------------
+
+
+# -- nn: activations, softmax, distances and losses --------------------------------------

@@ -784,3 +784,9 @@ def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
             "completed because the input matrix is singular."
         ) from None
     return inverse, np.zeros(np.shape(a)[:-2], dtype=np.int32)
+
+
+# -- nn: convolution, pooling, normalisation, embedding, dropout ------------------------
+
+
+# -- nn: activations, softmax, distances and losses --------------------------------------
