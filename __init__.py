@@ -40,3 +40,11 @@ except Exception as _error:  # noqa: BLE001
 
 else:
     __all__ = [*_facade_all, "bool", "float", "int"]
+    # `import yamlgrad.nn.functional as F` works as `import torch.nn.functional`:
+    # the public submodules live in runtime/ and are registered under their
+    # public names.
+    for _public, _module in (
+        ("nn", nn),  # noqa: F405
+        ("nn.functional", nn.functional),  # noqa: F405
+    ):
+        sys.modules[f"{__name__}.{_public}"] = _module

@@ -3,8 +3,8 @@
 (The generated ops are star-imported here, so inside this module `sum`, `max`,
 `min` and `abs` are yamlgrad ops, not the builtins.)
 
-This is the one runtime module that imports generated/: it re-exports the generated
-ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor methods and operators (as
+With runtime/nn/functional.py, this is a runtime module that imports generated/:
+it re-exports the generated ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor methods and operators (as
 PyTorch's `_tensor.py` and `python_variable_methods.cpp` do), binds the Tensor side
 of the formula helpers, and re-exports the factories (runtime/factories.py).
 """
@@ -20,6 +20,7 @@ from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import (
     autograd,
+    nn,
     copy_slices,
     dtypes,
     factories,
@@ -234,10 +235,3 @@ linalg = SimpleNamespace(
 )
 """`torch.linalg`'s spelling: `yg.linalg.vector_norm(x, 2, dim=1)` is the
 `linalg_vector_norm` op (LinalgVectorNormBackward0), `yg.linalg.inv`, `yg.linalg.det`."""
-
-
-# -- yg.nn.functional --------------------------------------------------------------
-
-nn = SimpleNamespace(functional=SimpleNamespace(pad=VariableType.pad))
-"""`torch.nn.functional`'s spelling for what yamlgrad has: `yg.nn.functional.pad(x,
-(1, 1))` is constant padding (ConstantPadNdBackward0), as in PyTorch."""
