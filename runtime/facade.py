@@ -4,9 +4,10 @@
 `min` and `abs` are yamlgrad ops, not the builtins.)
 
 With runtime/nn/functional.py, this is a runtime module that imports generated/:
-it re-exports the generated ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor methods and operators (as
-PyTorch's `_tensor.py` and `python_variable_methods.cpp` do), binds the Tensor side
-of the formula helpers, and re-exports the factories (runtime/factories.py).
+it re-exports the generated ops (`yg.exp`, `yg.pow`, ...), installs them as Tensor
+methods and operators (as PyTorch's `_tensor.py` and `python_variable_methods.cpp`
+do), binds the Tensor side of the formula helpers, and re-exports the factories
+(runtime/factories.py).
 """
 
 from __future__ import annotations
