@@ -4379,8 +4379,8 @@ def split_Tensor(
         Tensor._make(value)
         for value in kernels.split_kernel(self_data, split_size, dim)
     ]
-    for output in outputs:
-        make_view(output, self)
+    for i, output in enumerate(outputs):
+        make_view(output, self, "Split", i)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -4416,8 +4416,8 @@ def unbind_int(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     outputs = [Tensor._make(value) for value in kernels.unbind_kernel(self_data, dim)]
-    for output in outputs:
-        make_view(output, self)
+    for i, output in enumerate(outputs):
+        make_view(output, self, "Unbind", i)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -4524,7 +4524,7 @@ def diagonal(
 ) -> Tensor:
     """`diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
 
-    forward: np.diagonal(self, offset, dim1, dim2)
+    forward: diagonal_view(self, offset, dim1, dim2)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "self", 1)
@@ -4540,7 +4540,7 @@ def diagonal(
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(np.diagonal(self_data, offset, dim1, dim2))
+    result = Tensor._make(kernels.diagonal_view(self_data, offset, dim1, dim2))
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)

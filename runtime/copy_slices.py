@@ -1,103 +1,274 @@
-"""`x[key] = value`: assignment into part of a tensor, with PyTorch's CopySlices node.
+"""In-place changes through views: PyTorch's CopySlices, AsStridedBackward0, CopyBackwards.
 
-The data is written in place (numpy indexing) and the version bumped. When autograd
-is involved (`x` or `value` requires grad) the assignment is recorded as a node
-named CopySlices, as PyTorch names it, which becomes `x`'s grad_fn: the gradient
-flows to `x`'s old history everywhere except the assigned region, and the region's
-gradient flows to `value` (the engine sums it back to `value`'s shape if it was
-broadcast). Recorded assignment takes basic indices (ints, slices, None, `...`);
-without autograd any numpy index works.
+A view shares its base's memory (a numpy view) and version counter. When an op
+writes in place into a view of a tensor that is part of a graph, the base's
+history changes too, and PyTorch rewrites it (`rebase_history` on a view, in
+torch/csrc/autograd/variable.cpp):
+
+- the base's grad_fn becomes `CopySlices`, which holds the in-place op's node
+  (`fn`): the base's gradient passes unchanged outside the view's elements, and
+  the view's elements go through `fn`, whose other outputs flow to the op's other
+  inputs;
+- the view, and every other live view of the same base (they are stale: their
+  base changed under them), gets a fresh `AsStridedBackward0`, which scatters its
+  gradient back into the base's shape and flows into the base's new history.
+
+Where a view sits in its base is worked out from memory addresses
+(`view_index_map`): for each element of the view, the flat index of the base
+element at the same address. That covers every numpy view (slices with steps,
+transposes, diagonals, reshapes, views of views) without replaying the view ops.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import grad_mode
-from yamlgrad.runtime.node import Grad, Node
+from yamlgrad.runtime.accumulate_grad import grad_accumulator
+from yamlgrad.runtime.node import INVALID_EDGE, Edge, Grad, Node
 from yamlgrad.runtime.tensor import Tensor
-from yamlgrad.runtime.variable_type_utils import (
-    check_inplace,
-    collect_next_edges,
-    rebase_history,
-)
 
-ERR_ADVANCED_SETITEM = (
-    "assigning through a tensor, list or mask index is only supported without "
-    "autograd yet (under no_grad, or when nothing requires grad)"
-)
+# Compact a base's list of weak references to its views when it grows past this.
+_VIEWS_COMPACT_AT = 32
 
 
-def _is_basic(item: Any) -> bool:
-    if item is None or item is Ellipsis or isinstance(item, slice):
-        return True
-    return isinstance(item, (int, np.integer)) and not isinstance(
-        item, (bool, np.bool_)
-    )
+def _edge_of(t: Tensor) -> Edge:
+    """Where a gradient for `t` goes now (variable_type_utils.gradient_edge)."""
+    if t.grad_fn is not None:
+        return Edge(t.grad_fn, t.output_nr)
+    if t._requires_grad:
+        return Edge(grad_accumulator(t), 0)
+    return INVALID_EDGE
+
+
+def _byte_offsets(a: np.ndarray) -> np.ndarray:
+    """The byte offset of every element of `a` from its first element's address."""
+    offsets = np.zeros(a.shape, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[axis] = size
+        offsets = offsets + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
+    return offsets
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def view_index_map(view: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """For every element of `view`, the flat (C-order) index of `base`'s element
+    at the same address: the view's geometry inside its base."""
+    if view.size == 0:
+        return np.zeros(view.shape, dtype=np.int64)
+    itemsize = base.itemsize
+    view_offsets = _byte_offsets(view) + (_address(view) - _address(base))
+    if base.flags.c_contiguous:
+        index = view_offsets // itemsize
+        found = (view_offsets % itemsize == 0) & (index >= 0) & (index < base.size)
+    else:
+        base_offsets = _byte_offsets(base).ravel()
+        order = np.argsort(base_offsets, kind="stable")
+        sorted_offsets = base_offsets[order]
+        position = np.clip(
+            np.searchsorted(sorted_offsets, view_offsets), 0, base.size - 1
+        )
+        found = sorted_offsets[position] == view_offsets
+        index = order[position]
+    if not found.all():
+        raise RuntimeError(
+            "a view's elements do not all lie inside its base's memory, so an "
+            "in-place change through it cannot be recorded; clone() the view first"
+        )
+    return index.astype(np.int64, copy=False)
+
+
+def _gather(grad: Grad, index: np.ndarray, raw: bool) -> Grad:
+    """grad.flatten()[index] (shaped as `index`)."""
+    if raw:
+        return np.take(grad, index)
+    from yamlgrad.runtime.formulas import ops
+
+    flat = ops.reshape(grad, (-1,))
+    picked = ops.index_select(flat, 0, Tensor._make(index.ravel()))
+    return ops.reshape(picked, index.shape)
+
+
+def _scatter(
+    shape: tuple[int, ...], index: np.ndarray, values: Grad, like: Grad, raw: bool
+) -> Grad:
+    """A tensor of `shape`, zero except `values` added at the flat `index`es."""
+    if raw:
+        dtype = np.result_type(like.dtype, values.dtype)
+        out = np.zeros(int(np.prod(shape)), dtype=dtype)
+        np.add.at(out, index.ravel(), np.broadcast_to(values, index.shape).ravel())
+        return out.reshape(shape)
+    from yamlgrad.runtime.formulas import ops
+
+    dtype = np.result_type(like._data.dtype, values._data.dtype)
+    zeros = Tensor._make(np.zeros(int(np.prod(shape)), dtype=dtype))
+    flat_values = ops.reshape(ops.expand(values, index.shape), (-1,))
+    out = ops.scatter_add(zeros, 0, Tensor._make(index.ravel()), flat_values)
+    return ops.reshape(out, shape)
 
 
 class CopySlices(Node):
-    """Backward of `x[key] = value`: `x` keeps the gradient outside the region."""
+    """The base's grad_fn after an in-place op on one of its views.
 
-    __slots__ = ("key", "mask")
+    Output 0 is the base's previous history: the incoming gradient, with the
+    view's elements replaced by `fn`'s gradient for the view's old value. Outputs
+    1.. are `fn`'s gradients for the op's other inputs.
+    """
 
-    def __init__(self, key: Any, mask: np.ndarray) -> None:
+    __slots__ = ("fn", "index", "_base_shape")
+
+    def __init__(self, fn: Node, index: np.ndarray, base_shape: tuple[int, ...]):
         super().__init__()
-        self.key = key
-        self.mask = mask  # 1 outside the region, 0 inside
+        self.fn = fn
+        self.index = index  # the view's elements, as flat indices into the base
+        self._base_shape = base_shape
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad = grads[0]
-        grad_inputs: list[Grad | None] = [None, None]
+        outputs: list[Grad | None] = [None] * len(self._next_edges)
         if grad is None:
-            return grad_inputs
+            return outputs
+        grad_slice = _gather(grad, self.index, raw)
+        res = self.fn.apply([grad_slice], raw)
         if self.task_should_compute_output(0):
-            mask = (
-                self.mask if raw else Tensor._make(self.mask.astype(grad._data.dtype))
-            )
-            grad_inputs[0] = grad * mask
+            inside = np.zeros(self._base_shape, dtype=bool)
+            inside.reshape(-1)[self.index.ravel()] = True
+            if raw:
+                result = np.where(inside, 0, grad).astype(grad.dtype, copy=False)
+            else:
+                keep = Tensor._make((~inside).astype(grad._data.dtype))
+                result = grad * keep
+            if res[0] is not None:
+                result = result + _scatter(
+                    self._base_shape, self.index, res[0], grad, raw
+                )
+            outputs[0] = result
+        for i in range(1, len(outputs)):
+            outputs[i] = res[i]
+        return outputs
+
+
+class AsStridedBackward0(Node):
+    """A view's grad_fn once its base changed in place: the view's gradient goes to
+    its elements' places in the base (PyTorch regenerates stale views this way)."""
+
+    __slots__ = ("index", "_saved_self_sym_sizes", "_saved_size")
+
+    def __init__(self, index: np.ndarray, base_shape: tuple[int, ...]) -> None:
+        super().__init__()
+        self.index = index
+        self._saved_self_sym_sizes = base_shape
+        self._saved_size = tuple(index.shape)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad = grads[0]
+        if grad is None or not self.task_should_compute_output(0):
+            return [None]
+        return [_scatter(self._saved_self_sym_sizes, self.index, grad, grad, raw)]
+
+
+class CopyBackwards(Node):
+    """Backward of `self.copy_(src)`: `self`'s old value is gone (zero gradient);
+    `src` gets the gradient (the engine sums a broadcast and casts the dtype)."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad = grads[0]
+        outputs: list[Grad | None] = [None, None]
+        if grad is None:
+            return outputs
+        if self.task_should_compute_output(0):
+            if raw:
+                outputs[0] = np.zeros_like(grad)
+            else:
+                from yamlgrad.runtime.formulas import zeros_like
+
+                outputs[0] = zeros_like(grad)
         if self.task_should_compute_output(1):
-            grad_inputs[1] = np.array(grad[self.key]) if raw else grad[self.key]
-        return grad_inputs
+            outputs[1] = grad
+        return outputs
 
 
-def setitem(self: Tensor, key: Any, value: Any) -> None:
-    """`Tensor.__setitem__`."""
-    if isinstance(value, Tensor):
-        value_data: Any = value._data
-        value_requires_grad = value.requires_grad
-    elif isinstance(value, (int, float, bool, np.number, np.bool_)):
-        value_data, value_requires_grad = value, False
-    else:
-        raise TypeError(
-            f"can't assign a {type(value).__name__} to a {self.dtype!r} tensor"
+def register_view(view: Tensor, root: Tensor) -> None:
+    """Remember `view` on the version counter it shares with `root`."""
+    counter = root.version_counter
+    views = counter.views
+    if views is None:
+        counter.views = [weakref.ref(view)]
+        return
+    if len(views) >= _VIEWS_COMPACT_AT:
+        views[:] = [r for r in views if r() is not None]
+    views.append(weakref.ref(view))
+
+
+def _regenerate_views(root: Tensor) -> None:
+    """Give every live view of `root` an AsStridedBackward0 into its new history."""
+    views = root.version_counter.views
+    if not views:
+        return
+    edge = _edge_of(root)
+    if edge.node is None:
+        return
+    live = []
+    for ref in views:
+        view = ref()
+        if view is None:
+            continue
+        live.append(ref)
+        if view._base is not root:
+            continue
+        node = AsStridedBackward0(
+            view_index_map(view._data, root._data), root._data.shape
         )
-    record = grad_mode.is_grad_enabled() and (self.requires_grad or value_requires_grad)
-    node = None
-    if record:
-        items = key if isinstance(key, tuple) else (key,)
-        if not all(_is_basic(item) for item in items):
-            raise IndexError(ERR_ADVANCED_SETITEM)
-        check_inplace(self)
-        mask = np.ones(self._data.shape, dtype=bool)
-        mask[key] = False
-        node = CopySlices(key, mask)
-        node.set_next_edges(collect_next_edges(self, value))
-    try:
-        self._data[_numpy_key(key)] = value_data
-    except (ValueError, TypeError) as e:
-        raise RuntimeError(str(e)) from None
-    self.version_counter.bump()
-    if node is not None:
-        rebase_history(self, node)
+        node.set_next_edges((edge,))
+        view.output_nr = node.add_input_metadata(view)
+        view.grad_fn = node
+        view._requires_grad = True
+    views[:] = live
 
 
-def _numpy_key(key: Any) -> Any:
-    """Tensors in an index become their ndarrays (bool masks, integer indices)."""
-    if isinstance(key, Tensor):
-        return key._data
-    if isinstance(key, tuple):
-        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
-    return key
+def rebase_view_history(view: Tensor, fn: Node) -> None:
+    """An in-place op's node `fn` wrote into `view`: the base's grad_fn becomes a
+    CopySlices around `fn`, and the views (this one included) are regenerated."""
+    base = view._base
+    assert base is not None
+    fn.add_input_metadata(view)
+    rebase_region(base, view_index_map(view._data, base._data), fn)
+
+
+def rebase_region(
+    base: Tensor, index: np.ndarray, fn: Node, node_class: type = CopySlices
+) -> None:
+    """`fn` wrote the elements of `base` at the flat `index`es (a view of it, or an
+    indexed assignment): `base`'s grad_fn becomes a `node_class` around `fn`."""
+    # fn's first edge stands for the region's old value, which lives in the base's
+    # old history: CopySlices takes both over, so fn asks the same question
+    # (should_compute_output) of the same edges.
+    edges = (_edge_of(base), *fn._next_edges[1:])
+    fn.set_next_edges(edges)
+    node = node_class(fn, index, base._data.shape)
+    node.set_next_edges(edges)
+    base.output_nr = node.add_input_metadata(base)
+    base.grad_fn = node
+    base._requires_grad = True
+    _regenerate_views(base)
+
+
+class IndexPutBackward0(CopySlices):
+    """Backward of `x[index] = value` with a tensor, list or mask index
+    (PyTorch's index_put_): as CopySlices, over the indexed elements."""
+
+    __slots__ = ()
+
+
+def regenerate_views(base: Tensor) -> None:
+    """After an in-place op on `base` itself: its views are stale."""
+    if base._version_counter is not None and base._version_counter.views:
+        _regenerate_views(base)

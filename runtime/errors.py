@@ -156,8 +156,20 @@ ERR_INPLACE_OVERLAP = (
     "a single memory location. Please clone() the tensor before performing the "
     "operation."
 )
-ERR_INPLACE_VIEW_UNSUPPORTED = (
-    "an in-place operation on a view of a tensor that requires grad is not "
-    "supported yet (PyTorch rewrites the base's history with CopySlices); apply it "
-    "to the base tensor, or clone() the view first"
+ERR_NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+    "You can clarify your code by moving both the view and the inplace either both "
+    "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
 )
+
+
+def multi_output_view_inplace(output_nr: int, op: str) -> str:
+    """PyTorch's error for an in-place op on one output of split/chunk/unbind."""
+    return (
+        f"Output {output_nr} of {op} is a view and is being modified inplace. This "
+        "view is the output of a function that returns multiple views. Such functions "
+        "do not allow the output views to be modified inplace. You should replace the "
+        "inplace operation by an out-of-place one."
+    )

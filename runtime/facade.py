@@ -22,7 +22,7 @@ from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import (
     autograd,
     nn,
-    copy_slices,
+    inplace_ops,
     dtypes,
     factories,
     formulas,
@@ -203,7 +203,8 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
-    Tensor.__setitem__ = copy_slices.setitem  # type: ignore[method-assign]
+    Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]
+    Tensor.copy_ = inplace_ops.copy_  # type: ignore[attr-defined]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]
     for name, target in (
         ("float", dtypes.float32),

@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "linalg_inv_ex",
+    "diagonal_view",
     "reduce_dims",
     "expand_shape",
     "view_shape",
@@ -464,6 +465,15 @@ def diag_embed(x: Any, offset: int, dim1: int, dim2: int) -> Any:
     rows, cols = _diagonal_index(size, size, offset)
     out[..., rows, cols] = x
     return np.moveaxis(out, (-2, -1), (dim1 % ndim, dim2 % ndim))
+
+
+def diagonal_view(x: Any, offset: int, dim1: int, dim2: int) -> Any:
+    """np.diagonal, writeable when `x` is (numpy hands out a read-only view, but
+    an in-place op on a tensor's diagonal writes through it, as in PyTorch)."""
+    out = np.diagonal(x, offset, dim1, dim2)
+    if isinstance(x, np.ndarray) and x.flags.writeable:
+        out.flags.writeable = True
+    return out
 
 
 def diagonal_backward(

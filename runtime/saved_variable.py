@@ -15,6 +15,7 @@ A Python number passed where a Tensor goes (`x * 2`) is saved as the number itse
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +49,14 @@ class _Packed:
 
 
 class SavedVariable:
-    __slots__ = ("_data", "_tensor", "_output_nr", "_version_counter", "_saved_version")
+    __slots__ = (
+        "_data",
+        "_tensor",
+        "_output_nr",
+        "_version_counter",
+        "_saved_version",
+        "_weak_grad_fn",
+    )
 
     def __init__(self, value: Tensor | int | float | bool, is_output: bool) -> None:
         if not isinstance(value, Tensor):  # a Python number standing for a tensor
@@ -57,6 +65,7 @@ class SavedVariable:
             self._output_nr = 0
             self._version_counter: VersionCounter | None = None
             self._saved_version = 0
+            self._weak_grad_fn = None
             return
         self._data = value._data
         if hook_state.stack:  # saved_tensors_hooks: keep what pack returns instead
@@ -67,6 +76,15 @@ class SavedVariable:
         self._saved_version = self._version_counter.value
         # A leaf output has no grad_fn to close a cycle through; keep it whole.
         self._tensor = None if is_output and value.grad_fn is not None else value
+        # The output of an in-place op on a view: its grad_fn is the view's
+        # regenerated AsStridedBackward0, not the node that saves it. Keep that
+        # weakly, as PyTorch does (a strong one would close a cycle through the
+        # base's CopySlices).
+        self._weak_grad_fn = (
+            weakref.ref(value.grad_fn)
+            if is_output and value._base is not None and value.grad_fn is not None
+            else None
+        )
         if type(self._data) is _Packed:
             self._tensor = None  # what pack returned is all that is kept
 
@@ -89,7 +107,12 @@ class SavedVariable:
             return self._tensor
         out = Tensor._make(data)
         out._version_counter = counter
-        if grad_fn is not None:
+        if self._weak_grad_fn is not None:
+            grad_fn = self._weak_grad_fn() or grad_fn
+            out.output_nr = 0
+            out.grad_fn = grad_fn
+            out._requires_grad = True
+        elif grad_fn is not None:
             out.grad_fn = grad_fn
             out.output_nr = self._output_nr
             out._requires_grad = True

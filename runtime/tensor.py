@@ -61,12 +61,18 @@ class Size(tuple):
 
 
 class VersionCounter:
-    """How many times a tensor's data was modified in place (`t._version`)."""
+    """How many times a tensor's data was modified in place (`t._version`).
 
-    __slots__ = ("value",)
+    A base and its views share one counter, which also keeps weak references to
+    the views (`views`, None until the first): an in-place change to any of them
+    regenerates the others' grad_fn, as PyTorch does for stale views.
+    """
+
+    __slots__ = ("value", "views")
 
     def __init__(self) -> None:
         self.value = 0
+        self.views: list[weakref.ref] | None = None
 
     def bump(self) -> None:
         self.value += 1
@@ -87,6 +93,7 @@ class Tensor:
         "_hooks",
         "_post_accumulate_hooks",
         "_base",
+        "_creation_meta",
         "__weakref__",
     )
 

@@ -17,12 +17,18 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.accumulate_grad import grad_accumulator
+from yamlgrad.runtime.copy_slices import (
+    rebase_view_history,
+    regenerate_views,
+    register_view,
+)
 from yamlgrad.runtime.errors import (
     ERR_INPLACE_OVERLAP,
-    ERR_INPLACE_VIEW_UNSUPPORTED,
     ERR_LEAF_INPLACE,
+    ERR_NO_GRAD_VIEW_INPLACE,
     ERR_VIEW_OF_LEAF_INPLACE,
     argument_type,
+    multi_output_view_inplace,
 )
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.node import INVALID_EDGE, Edge, Node
@@ -318,15 +324,33 @@ def set_history_outputs(outputs: list[Tensor], grad_fn: Node) -> None:
             out._requires_grad = True
 
 
-def make_view(view: Tensor, base: Tensor) -> None:
-    """Mark a view op's result as a view of `base` when numpy returned a view:
-    it shares the base's version counter, so an in-place change through either is
-    seen by every saved value (PyTorch's views share one)."""
+def make_view(
+    view: Tensor, base: Tensor, multi_output_op: str | None = None, output_nr: int = 0
+) -> None:
+    """Mark a view op's result as a view of `base` when numpy returned a view.
+
+    It shares the base's version counter, so an in-place change through either is
+    seen by every saved value (PyTorch's views share one), and is registered on it,
+    so an in-place change to the base or another view regenerates its grad_fn. How
+    it was made decides whether an in-place op may write through it later
+    (PyTorch's CreationMeta): not if made under no_grad or by an op returning
+    several views (`multi_output_op`, e.g. "Split").
+    """
     if not isinstance(base, Tensor) or not np.may_share_memory(view._data, base._data):
         return
     root = base._base if base._base is not None else base
     view._base = root
     view._version_counter = root.version_counter
+    if not _grad_mode.enabled:
+        view._creation_meta = CREATED_IN_NO_GRAD
+    elif multi_output_op is not None:
+        view._creation_meta = (multi_output_op, output_nr)
+    else:
+        view._creation_meta = None
+    register_view(view, root)
+
+
+CREATED_IN_NO_GRAD = "no_grad"
 
 
 def check_inplace(self: Tensor) -> None:
@@ -337,9 +361,11 @@ def check_inplace(self: Tensor) -> None:
     if base is not None:
         if base.grad_fn is None and base._requires_grad:
             raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
-        # TODO: CopySlices (rewrite the base's history); until then refuse rather
-        # than give the base a wrong gradient.
-        raise RuntimeError(ERR_INPLACE_VIEW_UNSUPPORTED)
+        meta = getattr(self, "_creation_meta", None)
+        if meta == CREATED_IN_NO_GRAD:
+            raise RuntimeError(ERR_NO_GRAD_VIEW_INPLACE)
+        if meta is not None:
+            raise RuntimeError(multi_output_view_inplace(meta[1], meta[0]))
 
 
 def original_value(self: Tensor) -> Tensor:
@@ -388,7 +414,16 @@ def _type_word(dtype: dtypes.dtype) -> str:
 
 
 def rebase_history(self: Tensor, grad_fn: Node) -> None:
-    """An in-place op's node becomes `self`'s grad_fn (its old one is an edge)."""
+    """An in-place op's node becomes `self`'s grad_fn (its old one is an edge).
+
+    When `self` is a view, the base's history is rewritten instead (CopySlices
+    around `grad_fn`, runtime/copy_slices.py); either way the views of the changed
+    memory get a new grad_fn, as PyTorch regenerates stale views.
+    """
+    if self._base is not None:
+        rebase_view_history(self, grad_fn)
+        return
     self.output_nr = grad_fn.add_input_metadata(self)
     self.grad_fn = grad_fn
     self._requires_grad = True
+    regenerate_views(self)
