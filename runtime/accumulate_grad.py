@@ -5,8 +5,7 @@ Rules, PyTorch's:
 * The first gradient is stored as the leaf's `.grad` (a copy unless the engine
   hands over a buffer nobody else holds; here always a copy, since one gradient
   may flow to several leaves or be the user's own tensor). With
-  `create_graph=True` the copy is recorded (`ToCopyBackward0`; PyTorch shows
-  `CopyBackwards`).
+  `create_graph=True` the copy is recorded (`CopyBackwards`, as PyTorch).
 * Later ones are added in place when grad mode is off (an ordinary backward), so
   `.grad` keeps its identity, and out of place with `create_graph=True`, so the
   result records a graph.
@@ -21,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from yamlgrad.runtime import formulas
 from yamlgrad.runtime.node import UINT64_MAX, Grad, Node
 
 if TYPE_CHECKING:
@@ -57,9 +55,13 @@ class AccumulateGrad(Node):
         elif old is None:
             # A copy, as PyTorch's clone_obey_contract: the incoming Tensor may be
             # the user's gradient or flow to other leaves too, and a later
-            # backward adds into `.grad` in place. The copy is recorded, so the
+            # backward adds into `.grad` in place. The copy is a recorded copy_
+            # into a fresh tensor (CopyBackwards, as PyTorch shows), so the
             # gradient's graph survives for a further derivative.
-            variable._grad = formulas.ops._to_copy(new_grad)
+            from yamlgrad.runtime.inplace_ops import copy_
+
+            copy = Tensor._make(np.empty_like(new_grad._data))
+            variable._grad = copy_(copy, new_grad)
         else:
             variable._grad = old + new_grad
         if variable._post_accumulate_hooks:

@@ -433,3 +433,18 @@ def test_setitem_on_a_leaf_names_what_pytorch_names(
     with pytest.raises(RuntimeError) as info:
         leaf[key] = 2.0
     assert str(info.value).startswith(message)
+
+
+@LIBS
+def test_grad_under_create_graph_is_a_recorded_copy(lib: ModuleType) -> None:
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward(create_graph=True)
+    assert type(x.grad.grad_fn).__name__ == "CopyBackwards"
+    assert [_name(n) for n, _ in x.grad.grad_fn.next_functions] == [
+        None,
+        "AddBackward0",  # x * x: the two products' gradients summed
+    ]
+    (x * x * x).sum().backward(create_graph=True)
+    assert type(x.grad.grad_fn).__name__ == "AddBackward0"
+    (g,) = lib.autograd.grad(x.grad.sum(), x)
+    assert g.tolist() == [2.0 + 6.0, 2.0 + 12.0]
