@@ -173,3 +173,29 @@ def multi_output_view_inplace(output_nr: int, op: str) -> str:
         "do not allow the output views to be modified inplace. You should replace the "
         "inplace operation by an out-of-place one."
     )
+
+
+# inference_mode (PyTorch's texts).
+ERR_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+    "make a clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+ERR_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors "
+    "created in inference mode in computation tracked by autograd. To work around "
+    "this, you can make a clone to get a normal tensor and use it in autograd, or "
+    "use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+ERR_INFERENCE_REQUIRES_GRAD = (
+    "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+    "allowed."
+)
+ERR_INFERENCE_VERSION = "Inference tensors do not track version counter."
+ERR_INFERENCE_VIEW_INPLACE = (
+    "A view was created in inference mode and is being modified inplace in normal "
+    "mode. Given that this use case is ambiguous and error-prone, it is forbidden. "
+    "You can clarify your code by moving both the view and the inplace either both "
+    "inside the inference_mode block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)

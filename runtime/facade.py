@@ -47,7 +47,9 @@ from yamlgrad.runtime.dtypes import (
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
 from yamlgrad.runtime.grad_mode import (
     enable_grad,
+    inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -80,6 +82,8 @@ __all__ = [
     "uint8",
     "no_grad",
     "enable_grad",
+    "inference_mode",
+    "is_inference_mode_enabled",
     "set_grad_enabled",
     "is_grad_enabled",
 ]

@@ -2,6 +2,10 @@
 
 Each works as a context manager and as a decorator; `set_grad_enabled(False)` also
 works as a plain call. The engine sets grad mode to `create_graph` while it runs.
+
+`inference_mode` is no_grad and more, as PyTorch's: tensors made inside are
+inference tensors (runtime/tensor.py InferenceTensor), which never join a graph
+later and track no version.
 """
 
 from __future__ import annotations
@@ -17,9 +21,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class _State(threading.local):
     enabled = True
+    inference = False
 
 
 _state = _State()
+
+# How many threads are inside inference_mode now: Tensor._make reads this plain
+# list first, so outside inference mode making a tensor costs no thread-local
+# lookup.
+inference_threads = [0]
+_inference_lock = threading.Lock()
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
+
+
+def _set_inference(mode: bool) -> None:
+    if mode == _state.inference:
+        return
+    with _inference_lock:
+        inference_threads[0] += 1 if mode else -1
+    _state.inference = mode
 
 
 def is_grad_enabled() -> bool:
@@ -111,3 +134,57 @@ class set_grad_enabled(_GradModeContext):
 
     def __exit__(self, *exc: object) -> None:
         _state.enabled = self._prev
+
+
+class inference_mode:
+    """`with yg.inference_mode():` grad mode off, and every tensor made inside is
+    an inference tensor: it cannot be saved for backward, updated in place
+    outside inference mode, or given requires_grad later. `inference_mode(False)`
+    turns it off inside an inference block. Also a decorator, with or without
+    parentheses, on functions and generators."""
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # @inference_mode without parentheses
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        self._prev = (_state.enabled, _state.inference)
+        if self.mode:
+            _state.enabled = False
+        _set_inference(self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled = self._prev[0]
+        _set_inference(self._prev[1])
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+        if inspect.isgeneratorfunction(fn):
+
+            @functools.wraps(fn)
+            def generator(*args: Any, **kwargs: Any) -> Any:
+                gen = fn(*args, **kwargs)
+                value = None
+                sent = None
+                first = True
+                while True:
+                    with inference_mode(mode):
+                        try:
+                            value = next(gen) if first else gen.send(sent)
+                        except StopIteration as stop:
+                            return stop.value
+                    first = False
+                    sent = yield value
+
+            return generator  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import grad_mode
-from yamlgrad.runtime.errors import ERR_VIEW_OF_LEAF_INPLACE
+from yamlgrad.runtime.errors import ERR_INFERENCE_INPLACE, ERR_VIEW_OF_LEAF_INPLACE
 from yamlgrad.runtime.copy_slices import (
     CopyBackwards,
     CopySlices,
@@ -22,7 +22,7 @@ from yamlgrad.runtime.copy_slices import (
     rebase_region,
     view_index_map,
 )
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.tensor import InferenceTensor, Tensor
 from yamlgrad.runtime.variable_type_utils import (
     check_inplace,
     collect_next_edges,
@@ -59,6 +59,11 @@ def _broadcast_error(dst: tuple[int, ...], src: tuple[int, ...]) -> RuntimeError
     )
 
 
+def _check_writable(self: Tensor) -> None:
+    if type(self) is InferenceTensor and not grad_mode.is_inference_mode_enabled():
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
+
+
 def _write(dst: np.ndarray, value: Any) -> None:
     try:
         np.copyto(dst, value, casting="unsafe")
@@ -70,6 +75,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """`self.copy_(src)`: write `src` (broadcast, cast to `self`'s dtype) into
     `self`. Gradients: none for `self`'s old value, all of it for `src`."""
     del non_blocking  # a CPU copy is always synchronous
+    _check_writable(self)
     data, src_requires_grad = _source(src, "copy_")
     fn = None
     if grad_mode.is_grad_enabled() and (self._requires_grad or src_requires_grad):
@@ -91,6 +97,7 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     `x[idx, 1] = v` give x a CopySlices; `x[idx] = v` and `x[mask] = v` (no view
     taken) give it IndexPutBackward0; `x[:] = v` is `fill_`/`copy_` on x itself.
     """
+    _check_writable(self)
     data, value_requires_grad = _source(value, "__setitem__")
     numpy_key = _numpy_key(key)
     record = grad_mode.is_grad_enabled() and (

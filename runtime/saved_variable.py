@@ -19,8 +19,12 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE, modified_by_inplace
-from yamlgrad.runtime.tensor import Tensor, VersionCounter
+from yamlgrad.runtime.errors import (
+    ERR_BACKWARD_TWICE,
+    ERR_INFERENCE_SAVED,
+    modified_by_inplace,
+)
+from yamlgrad.runtime.tensor import InferenceTensor, Tensor, VersionCounter
 
 if TYPE_CHECKING:
     from yamlgrad.runtime.node import Node
@@ -67,6 +71,8 @@ class SavedVariable:
             self._saved_version = 0
             self._weak_grad_fn = None
             return
+        if type(value) is InferenceTensor:
+            raise RuntimeError(ERR_INFERENCE_SAVED)
         self._data = value._data
         if hook_state.stack:  # saved_tensors_hooks: keep what pack returns instead
             pack_hook, unpack_hook = hook_state.stack[-1]

@@ -26,8 +26,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from yamlgrad.runtime import dtypes
+from yamlgrad.runtime.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.errors import (
     ERR_HOOK_NO_GRAD,
+    ERR_INFERENCE_REQUIRES_GRAD,
+    ERR_INFERENCE_VERSION,
     ERR_POST_ACCUMULATE_NON_LEAF,
     ERR_RETAIN_GRAD_NO_GRAD,
     ERR_BOOL_AMBIGUOUS,
@@ -109,6 +113,8 @@ class Tensor:
         self._hooks: dict | None = None
         self._post_accumulate_hooks: dict | None = None
         self._base: Tensor | None = None
+        if _inference_threads[0] and _grad_mode.inference:
+            self.__class__ = InferenceTensor
         if requires_grad:
             self.requires_grad = True
 
@@ -127,6 +133,8 @@ class Tensor:
         t._hooks = None
         t._post_accumulate_hooks = None
         t._base = None
+        if _inference_threads[0] and _grad_mode.inference:
+            t.__class__ = InferenceTensor
         return t
 
     # -- autograd metadata -------------------------------------------------------
@@ -150,6 +158,10 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside `inference_mode`."""
+        return False
 
     @property
     def grad(self) -> Tensor | None:
@@ -471,3 +483,33 @@ def format_tensor(t: Tensor) -> str:
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(_PREFIX + text, suffixes, indent)
+
+
+class InferenceTensor(Tensor):
+    """A tensor made inside `inference_mode` (PyTorch's inference tensors).
+
+    It never requires grad outside inference mode, keeps no version (reading
+    `_version` raises), cannot be saved for backward (runtime/saved_variable.py)
+    and cannot be changed in place outside inference mode
+    (variable_type_utils.write_inplace). Only the class differs from Tensor, so
+    making one costs nothing extra.
+    """
+
+    __slots__ = ()
+
+    def is_inference(self) -> bool:
+        return True
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if value and not _grad_mode.inference:
+            raise RuntimeError(ERR_INFERENCE_REQUIRES_GRAD)
+        Tensor.requires_grad.fset(self, value)  # type: ignore[attr-defined]
+
+    @property
+    def _version(self) -> int:
+        raise RuntimeError(ERR_INFERENCE_VERSION)

@@ -23,6 +23,8 @@ from yamlgrad.runtime.copy_slices import (
     register_view,
 )
 from yamlgrad.runtime.errors import (
+    ERR_INFERENCE_INPLACE,
+    ERR_INFERENCE_VIEW_INPLACE,
     ERR_INPLACE_OVERLAP,
     ERR_LEAF_INPLACE,
     ERR_NO_GRAD_VIEW_INPLACE,
@@ -32,7 +34,7 @@ from yamlgrad.runtime.errors import (
 )
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.node import INVALID_EDGE, Edge, Node
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.tensor import InferenceTensor, Tensor
 
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
 
@@ -341,7 +343,11 @@ def make_view(
     root = base._base if base._base is not None else base
     view._base = root
     view._version_counter = root.version_counter
-    if not _grad_mode.enabled:
+    if _grad_mode.inference and type(root) is not InferenceTensor:
+        # A view of a normal tensor stays a normal tensor (PyTorch), marked.
+        view.__class__ = type(root)
+        view._creation_meta = CREATED_IN_INFERENCE
+    elif not _grad_mode.enabled:
         view._creation_meta = CREATED_IN_NO_GRAD
     elif multi_output_op is not None:
         view._creation_meta = (multi_output_op, output_nr)
@@ -351,6 +357,7 @@ def make_view(
 
 
 CREATED_IN_NO_GRAD = "no_grad"
+CREATED_IN_INFERENCE = "inference_mode"
 
 
 def check_inplace(self: Tensor) -> None:
@@ -364,6 +371,8 @@ def check_inplace(self: Tensor) -> None:
         meta = getattr(self, "_creation_meta", None)
         if meta == CREATED_IN_NO_GRAD:
             raise RuntimeError(ERR_NO_GRAD_VIEW_INPLACE)
+        if meta == CREATED_IN_INFERENCE:
+            raise RuntimeError(ERR_INFERENCE_VIEW_INPLACE)
         if meta is not None:
             raise RuntimeError(multi_output_view_inplace(meta[1], meta[0]))
 
@@ -378,6 +387,8 @@ def original_value(self: Tensor) -> Tensor:
 
 def write_inplace(self: Tensor, value: Any) -> None:
     """Write an in-place op's result into `self` and bump its version."""
+    if type(self) is InferenceTensor and not _grad_mode.inference:
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
     data = self._data
     if np.shape(value) != data.shape and np.size(value) == data.size:
         # A metadata-only op (squeeze_): `self` takes the new view of its memory.

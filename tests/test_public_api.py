@@ -59,7 +59,14 @@ NOT_FROM_YAML = {
     },
     **{
         name: "grad mode, not an op"
-        for name in ("no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled")
+        for name in (
+            "no_grad",
+            "enable_grad",
+            "set_grad_enabled",
+            "is_grad_enabled",
+            "inference_mode",
+            "is_inference_mode_enabled",
+        )
     },
     "Tensor": "the tensor type",
     "Size": "a shape",

@@ -436,6 +436,7 @@ def test_setitem_on_a_leaf_names_what_pytorch_names(
 
 
 @LIBS
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
 def test_grad_under_create_graph_is_a_recorded_copy(lib: ModuleType) -> None:
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward(create_graph=True)
