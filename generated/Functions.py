@@ -33,6 +33,7 @@ from yamlgrad.runtime.formulas import (
     gather,
     gather_backward,
     index_backward,
+    index_select,
     index_select_backward,
     isfinite,
     isnan,
@@ -237,6 +238,7 @@ __all__ = [
     "ScatterBackward0",
     "ScatterBackward1",
     "ScatterAddBackward0",
+    "IndexAddBackward0",
     "MaskedFillBackward0",
     "MaskedFillBackward1",
     "MaskedSelectBackward0",
@@ -4571,6 +4573,44 @@ class ScatterAddBackward0(Node):
             dim = self._saved_dim
             index = self._raw_saved_index.unpack(self, raw)
             grad_inputs[1] = gather(grad, dim, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_index is not None:
+            self._raw_saved_index.reset_data()
+
+
+class IndexAddBackward0(Node):
+    """Backward of `index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`.
+
+    self: grad
+    source: maybe_multiply(index_select(grad, dim, index), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_dim",
+        "_raw_saved_index",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_alpha: Any = None
+        self._saved_dim: Any = None
+        self._raw_saved_index: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad
+        if self.task_should_compute_output(1):
+            alpha = self._saved_alpha
+            dim = self._saved_dim
+            index = self._raw_saved_index.unpack(self, raw)
+            grad_inputs[1] = maybe_multiply(index_select(grad, dim, index), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:

@@ -193,6 +193,7 @@ from .Functions import (
     ScatterBackward0,
     ScatterBackward1,
     ScatterAddBackward0,
+    IndexAddBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
     MaskedSelectBackward0,
@@ -353,6 +354,7 @@ __all__ = [
     "gather",
     "scatter",
     "scatter_add",
+    "index_add",
     "masked_fill",
     "masked_select",
     "take_along_dim",
@@ -5074,6 +5076,49 @@ def scatter_add(
     return result
 
 
+def index_add(
+    self: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+    *,
+    alpha: Any = 1,
+) -> Tensor:
+    """`index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
+
+    forward: index_add(self, dim, index, source, alpha)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "index_add", "self", 1)
+    )
+    dim = int_arg(dim, "index_add", "dim", 2)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "index_add", "index", 3)
+    )
+    source_data = (
+        source._data
+        if type(source) is Tensor
+        else tensor_arg(source, "index_add", "source", 4)
+    )
+    alpha = scalar_arg(alpha, "index_add", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = IndexAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+    result = Tensor._make(
+        kernels.index_add(self_data, dim, index_data, source_data, alpha)
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def masked_fill_Scalar(
     self: Any,
     mask: Any,
@@ -5968,7 +6013,7 @@ def clamp_(
     return result
 
 
-def clamp_min_(
+def clamp_min__default(
     self: Any,
     min: Any,
 ) -> Tensor:
@@ -5997,7 +6042,7 @@ def clamp_min_(
     return result
 
 
-def clamp_max_(
+def clamp_max__default(
     self: Any,
     max: Any,
 ) -> Tensor:
@@ -6211,6 +6256,1250 @@ def masked_fill__Tensor(
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
     write_inplace(self, kernels.masked_fill(self_data, mask_data, value_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def index_add_(
+    self: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+    *,
+    alpha: Any = 1,
+) -> Tensor:
+    """`index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: index_add(self, dim, index, source, alpha)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "index_add_", "self", 1)
+    )
+    dim = int_arg(dim, "index_add_", "dim", 2)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "index_add_", "index", 3)
+    )
+    source_data = (
+        source._data
+        if type(source) is Tensor
+        else tensor_arg(source, "index_add_", "source", 4)
+    )
+    alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = IndexAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+    write_inplace(
+        self, kernels.index_add(self_data, dim, index_data, source_data, alpha)
+    )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def scatter__src(
+    self: Any,
+    dim: Any,
+    index: Any,
+    src: Any,
+) -> Tensor:
+    """`scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
+
+    forward: scatter(self, dim, index, src)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
+    )
+    dim = int_arg(dim, "scatter_", "dim", 2)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "scatter_", "index", 3)
+    )
+    src_data = (
+        src._data if type(src) is Tensor else tensor_arg(src, "scatter_", "src", 4)
+    )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        check_inplace(self)
+        grad_fn = ScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+    write_inplace(self, kernels.scatter(self_data, dim, index_data, src_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def scatter__value(
+    self: Any,
+    dim: Any,
+    index: Any,
+    value: Any,
+) -> Tensor:
+    """`scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+
+    forward: scatter(self, dim, index, value)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
+    )
+    dim = int_arg(dim, "scatter_", "dim", 2)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "scatter_", "index", 3)
+    )
+    value = scalar_arg(value, "scatter_", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ScatterBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+    write_inplace(self, kernels.scatter(self_data, dim, index_data, value))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def scatter_add_(
+    self: Any,
+    dim: Any,
+    index: Any,
+    src: Any,
+) -> Tensor:
+    """`scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
+
+    forward: scatter_add(self, dim, index, src)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "scatter_add_", "self", 1)
+    )
+    dim = int_arg(dim, "scatter_add_", "dim", 2)
+    index_data = (
+        index._data
+        if type(index) is Tensor
+        else tensor_arg(index, "scatter_add_", "index", 3)
+    )
+    src_data = (
+        src._data if type(src) is Tensor else tensor_arg(src, "scatter_add_", "src", 4)
+    )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        check_inplace(self)
+        grad_fn = ScatterAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+    write_inplace(self, kernels.scatter_add(self_data, dim, index_data, src_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def div__Tensor_mode(
+    self: Any,
+    other: Any,
+    *,
+    rounding_mode: Any,
+) -> Tensor:
+    """`div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
+
+    forward: divide(self, other, rounding_mode)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "div_", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
+    )
+    rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
+    self_data, other_data = promote_operands(self_data, other_data)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = DivBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_rounding_mode = rounding_mode
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.divide(self_data, other_data, rounding_mode))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def addcmul_(
+    self: Any,
+    tensor1: Any,
+    tensor2: Any,
+    *,
+    value: Any = 1,
+) -> Tensor:
+    """`addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`
+
+    forward: np.add(self, value * tensor1 * tensor2)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "addcmul_", "self", 1)
+    )
+    tensor1_data = (
+        tensor1._data
+        if type(tensor1) is Tensor
+        else tensor_arg(tensor1, "addcmul_", "tensor1", 2)
+    )
+    tensor2_data = (
+        tensor2._data
+        if type(tensor2) is Tensor
+        else tensor_arg(tensor2, "addcmul_", "tensor2", 3)
+    )
+    value = scalar_arg(value, "addcmul_", "value", 4)
+    self_data, tensor1_data, tensor2_data = promote_operands(
+        self_data, tensor1_data, tensor2_data
+    )
+    grad_fn = None
+    if compute_requires_grad(self, tensor1, tensor2):
+        check_inplace(self)
+        grad_fn = AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+    write_inplace(self, np.add(self_data, value * tensor1_data * tensor2_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def addcdiv_(
+    self: Any,
+    tensor1: Any,
+    tensor2: Any,
+    *,
+    value: Any = 1,
+) -> Tensor:
+    """`addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)`
+
+    forward: np.add(self, value * np.true_divide(tensor1, tensor2))
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv_", "self", 1)
+    )
+    tensor1_data = (
+        tensor1._data
+        if type(tensor1) is Tensor
+        else tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
+    )
+    tensor2_data = (
+        tensor2._data
+        if type(tensor2) is Tensor
+        else tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
+    )
+    value = scalar_arg(value, "addcdiv_", "value", 4)
+    self_data, tensor1_data, tensor2_data = promote_operands(
+        self_data, tensor1_data, tensor2_data
+    )
+    grad_fn = None
+    if compute_requires_grad(self, tensor1, tensor2):
+        check_inplace(self)
+        grad_fn = AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
+        if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+        grad_fn._saved_value = value
+    write_inplace(
+        self, np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
+    )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def lerp__Scalar(
+    self: Any,
+    end: Any,
+    weight: Any,
+) -> Tensor:
+    """`lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`
+
+    forward: lerp(self, end, weight)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "self", 1)
+    )
+    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
+    weight = scalar_arg(weight, "lerp_", "weight", 3)
+    self_data, end_data, weight = promote_operands(self_data, end_data, weight)
+    grad_fn = None
+    if compute_requires_grad(self, end):
+        check_inplace(self)
+        grad_fn = LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn._saved_weight = weight
+    write_inplace(self, kernels.lerp(self_data, end_data, weight))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def lerp__Tensor(
+    self: Any,
+    end: Any,
+    weight: Any,
+) -> Tensor:
+    """`lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)`
+
+    forward: lerp(self, end, weight)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "self", 1)
+    )
+    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
+    weight_data = (
+        weight._data
+        if type(weight) is Tensor
+        else tensor_arg(weight, "lerp_", "weight", 3)
+    )
+    self_data, end_data, weight_data = promote_operands(
+        self_data, end_data, weight_data
+    )
+    grad_fn = None
+    if compute_requires_grad(self, end, weight):
+        check_inplace(self)
+        grad_fn = LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_end = SavedVariable(end, False)
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    write_inplace(self, kernels.lerp(self_data, end_data, weight_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def hypot_(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: np.hypot(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "hypot_", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "hypot_", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = HypotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.hypot(self_data, other_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def copysign__Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: np.copysign(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "copysign_", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.copysign(self_data, other_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def copysign__Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+
+    forward: np.copysign(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
+    )
+    other = scalar_arg(other, "copysign_", "other", 2)
+    self_data, other = promote_operands(self_data, other, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.copysign(self_data, other))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def remainder__Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+
+    forward: np.remainder(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "remainder_", "self", 1)
+    )
+    other = scalar_arg(other, "remainder_", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RemainderBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.remainder(self_data, other))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def remainder__Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: np.remainder(self, other)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "remainder_", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "remainder_", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = RemainderBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.remainder(self_data, other_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def fmod__Scalar(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+
+    forward: np.fmod(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
+    )
+    other = scalar_arg(other, "fmod_", "other", 2)
+    self_data, other = promote_operands(self_data, other)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = FmodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.fmod(self_data, other))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def fmod__Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: np.fmod(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
+    )
+    other_data = (
+        other._data if type(other) is Tensor else tensor_arg(other, "fmod_", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = FmodBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.fmod(self_data, other_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def xlogy__Tensor(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: xlogy(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
+    )
+    other_data = (
+        other._data
+        if type(other) is Tensor
+        else tensor_arg(other, "xlogy_", "other", 2)
+    )
+    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.xlogy(self_data, other_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def xlogy__Scalar_Other(
+    self: Any,
+    other: Any,
+) -> Tensor:
+    """`xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+
+    forward: xlogy(self, other)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
+    )
+    other = scalar_arg(other, "xlogy_", "other", 2)
+    self_data, other = promote_operands(self_data, other, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_other = other
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.xlogy(self_data, other))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def clamp_min__Tensor(
+    self: Any,
+    min: Any,
+) -> Tensor:
+    """`clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`
+
+    forward: clamp(self, min, None)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_min_", "self", 1)
+    )
+    min_data = (
+        min._data if type(min) is Tensor else tensor_arg(min, "clamp_min_", "min", 2)
+    )
+    self_data, min_data = promote_operands(self_data, min_data)
+    grad_fn = None
+    if compute_requires_grad(self, min):
+        check_inplace(self)
+        grad_fn = ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_min = SavedVariable(min, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.clamp(self_data, min_data, None))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def clamp_max__Tensor(
+    self: Any,
+    max: Any,
+) -> Tensor:
+    """`clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`
+
+    forward: clamp(self, None, max)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_max_", "self", 1)
+    )
+    max_data = (
+        max._data if type(max) is Tensor else tensor_arg(max, "clamp_max_", "max", 2)
+    )
+    self_data, max_data = promote_operands(self_data, max_data)
+    grad_fn = None
+    if compute_requires_grad(self, max):
+        check_inplace(self)
+        grad_fn = ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_max = SavedVariable(max, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.clamp(self_data, None, max_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def nan_to_num_(
+    self: Any,
+    nan: Any = None,
+    posinf: Any = None,
+    neginf: Any = None,
+) -> Tensor:
+    """`nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)`
+
+    forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "nan_to_num_", "self", 1)
+    )
+    nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
+    posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
+    neginf = optional_float_arg(neginf, "nan_to_num_", "neginf", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(
+        self,
+        np.nan_to_num(
+            self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+        ),
+    )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def logit_(
+    self: Any,
+    eps: Any = None,
+) -> Tensor:
+    """`logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`
+
+    forward: logit(self, eps)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "logit_", "self", 1)
+    )
+    eps = optional_float_arg(eps, "logit_", "eps", 2)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_eps = eps
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.logit(self_data, eps))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def round__decimals(
+    self: Any,
+    *,
+    decimals: Any,
+) -> Tensor:
+    """`round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)`
+
+    forward: np.round(self, decimals)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
+    )
+    decimals = int_arg(decimals, "round_", "decimals", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RoundBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.round(self_data, decimals))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def asin_(
+    self: Any,
+) -> Tensor:
+    """`asin_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.arcsin(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "asin_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = AsinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.arcsin(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def acos_(
+    self: Any,
+) -> Tensor:
+    """`acos_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.arccos(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "acos_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = AcosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.arccos(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def atan_(
+    self: Any,
+) -> Tensor:
+    """`atan_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.arctan(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "atan_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = AtanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.arctan(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def sinh_(
+    self: Any,
+) -> Tensor:
+    """`sinh_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.sinh(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.sinh(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def cosh_(
+    self: Any,
+) -> Tensor:
+    """`cosh_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.cosh(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = CoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.cosh(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def tan_(
+    self: Any,
+) -> Tensor:
+    """`tan_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.tan(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "tan_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = TanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.tan(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def log2_(
+    self: Any,
+) -> Tensor:
+    """`log2_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.log2(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log2_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Log2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.log2(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def log10_(
+    self: Any,
+) -> Tensor:
+    """`log10_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.log10(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log10_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Log10Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.log10(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def log1p_(
+    self: Any,
+) -> Tensor:
+    """`log1p_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.log1p(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Log1PBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, np.log1p(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def expm1_(
+    self: Any,
+) -> Tensor:
+    """`expm1_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.expm1(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Expm1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.expm1(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def exp2_(
+    self: Any,
+) -> Tensor:
+    """`exp2_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.exp2(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Exp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.exp2(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def rsqrt_(
+    self: Any,
+) -> Tensor:
+    """`rsqrt_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.reciprocal(np.sqrt(self))
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RsqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.reciprocal(np.sqrt(self_data)))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def floor_(
+    self: Any,
+) -> Tensor:
+    """`floor_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.floor(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "floor_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = FloorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.floor(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def ceil_(
+    self: Any,
+) -> Tensor:
+    """`ceil_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.ceil(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = CeilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.ceil(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def round__default(
+    self: Any,
+) -> Tensor:
+    """`round_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.round(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RoundBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.round(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def trunc_(
+    self: Any,
+) -> Tensor:
+    """`trunc_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.trunc(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = TruncBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.trunc(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def frac_(
+    self: Any,
+) -> Tensor:
+    """`frac_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: self - np.trunc(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "frac_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, self_data - np.trunc(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def sign_(
+    self: Any,
+) -> Tensor:
+    """`sign_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.sign(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "sign_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    write_inplace(self, np.sign(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def erf_(
+    self: Any,
+) -> Tensor:
+    """`erf_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: erf(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "erf_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ErfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.erf(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def erfc_(
+    self: Any,
+) -> Tensor:
+    """`erfc_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: erfc(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "self", 1)
+    )
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.erfc(self_data))
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7452,6 +8741,34 @@ def tile(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("tile", _TILE_OVERLOADS, args, kwargs)
 
 
+_DIV__OVERLOADS = (
+    Overload(
+        div__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        div__Tensor_mode,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+            Param("rounding_mode", "str", True, REQUIRED, True, "str? rounding_mode"),
+        ),
+    ),
+)
+
+
+def div_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)`
+    """
+    return dispatch("div_", _DIV__OVERLOADS, args, kwargs)
+
+
 _POW__OVERLOADS = (
     Overload(
         pow__Scalar,
@@ -7477,6 +8794,60 @@ def pow_(*args: Any, **kwargs: Any) -> Tensor:
     `pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
     """
     return dispatch("pow_", _POW__OVERLOADS, args, kwargs)
+
+
+_CLAMP_MIN__OVERLOADS = (
+    Overload(
+        clamp_min__default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("min", "Scalar", False, REQUIRED, False, "Scalar min"),
+        ),
+    ),
+    Overload(
+        clamp_min__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("min", "Tensor", False, REQUIRED, False, "Tensor min"),
+        ),
+    ),
+)
+
+
+def clamp_min_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`
+    `clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`
+    """
+    return dispatch("clamp_min_", _CLAMP_MIN__OVERLOADS, args, kwargs)
+
+
+_CLAMP_MAX__OVERLOADS = (
+    Overload(
+        clamp_max__default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("max", "Scalar", False, REQUIRED, False, "Scalar max"),
+        ),
+    ),
+    Overload(
+        clamp_max__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("max", "Tensor", False, REQUIRED, False, "Tensor max"),
+        ),
+    ),
+)
+
+
+def clamp_max_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`
+    `clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`
+    """
+    return dispatch("clamp_max_", _CLAMP_MAX__OVERLOADS, args, kwargs)
 
 
 _FILL_OVERLOADS = (
@@ -7562,6 +8933,198 @@ def masked_fill_(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("masked_fill_", _MASKED_FILL__OVERLOADS, args, kwargs)
 
 
+_SCATTER__OVERLOADS = (
+    Overload(
+        scatter__src,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("src", "Tensor", False, REQUIRED, False, "Tensor src"),
+        ),
+    ),
+    Overload(
+        scatter__value,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
+            Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
+        ),
+    ),
+)
+
+
+def scatter_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
+    `scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+    """
+    return dispatch("scatter_", _SCATTER__OVERLOADS, args, kwargs)
+
+
+_LERP__OVERLOADS = (
+    Overload(
+        lerp__Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
+            Param("weight", "Scalar", False, REQUIRED, False, "Scalar weight"),
+        ),
+    ),
+    Overload(
+        lerp__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
+            Param("weight", "Tensor", False, REQUIRED, False, "Tensor weight"),
+        ),
+    ),
+)
+
+
+def lerp_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`
+    `lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)`
+    """
+    return dispatch("lerp_", _LERP__OVERLOADS, args, kwargs)
+
+
+_COPYSIGN__OVERLOADS = (
+    Overload(
+        copysign__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        copysign__Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def copysign_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("copysign_", _COPYSIGN__OVERLOADS, args, kwargs)
+
+
+_REMAINDER__OVERLOADS = (
+    Overload(
+        remainder__Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        remainder__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def remainder_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("remainder_", _REMAINDER__OVERLOADS, args, kwargs)
+
+
+_FMOD__OVERLOADS = (
+    Overload(
+        fmod__Scalar,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+    Overload(
+        fmod__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+)
+
+
+def fmod_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    `fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    """
+    return dispatch("fmod_", _FMOD__OVERLOADS, args, kwargs)
+
+
+_XLOGY__OVERLOADS = (
+    Overload(
+        xlogy__Tensor,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
+        ),
+    ),
+    Overload(
+        xlogy__Scalar_Other,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
+        ),
+    ),
+)
+
+
+def xlogy_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    `xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    """
+    return dispatch("xlogy_", _XLOGY__OVERLOADS, args, kwargs)
+
+
+_ROUND__OVERLOADS = (
+    Overload(
+        round__decimals,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("decimals", "int", False, REQUIRED, True, "int decimals"),
+        ),
+    ),
+    Overload(
+        round__default,
+        (Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),),
+    ),
+)
+
+
+def round_(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)`
+    `round_(Tensor(a!) self) -> Tensor(a!)`
+    """
+    return dispatch("round_", _ROUND__OVERLOADS, args, kwargs)
+
+
 add = add_Tensor
 
 sub = sub_Tensor
@@ -7593,8 +9156,6 @@ add_ = add__Tensor
 sub_ = sub__Tensor
 
 mul_ = mul__Tensor
-
-div_ = div__Tensor
 
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {
@@ -7732,6 +9293,7 @@ METHODS = {
     "gather": gather,
     "scatter": scatter,
     "scatter_add": scatter_add,
+    "index_add": index_add,
     "masked_fill": masked_fill,
     "masked_select": masked_select,
     "take_along_dim": take_along_dim,
@@ -7765,6 +9327,39 @@ METHODS = {
     "fill_": fill_,
     "zero_": zero_,
     "masked_fill_": masked_fill_,
+    "index_add_": index_add_,
+    "scatter_": scatter_,
+    "scatter_add_": scatter_add_,
+    "addcmul_": addcmul_,
+    "addcdiv_": addcdiv_,
+    "lerp_": lerp_,
+    "hypot_": hypot_,
+    "copysign_": copysign_,
+    "remainder_": remainder_,
+    "fmod_": fmod_,
+    "xlogy_": xlogy_,
+    "nan_to_num_": nan_to_num_,
+    "logit_": logit_,
+    "round_": round_,
+    "asin_": asin_,
+    "acos_": acos_,
+    "atan_": atan_,
+    "sinh_": sinh_,
+    "cosh_": cosh_,
+    "tan_": tan_,
+    "log2_": log2_,
+    "log10_": log10_,
+    "log1p_": log1p_,
+    "expm1_": expm1_,
+    "exp2_": exp2_,
+    "rsqrt_": rsqrt_,
+    "floor_": floor_,
+    "ceil_": ceil_,
+    "trunc_": trunc_,
+    "frac_": frac_,
+    "sign_": sign_,
+    "erf_": erf_,
+    "erfc_": erfc_,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -8268,6 +9863,9 @@ OVERLOADS = {
     "scatter_add": {
         "default": scatter_add,
     },
+    "index_add": {
+        "default": index_add,
+    },
     "masked_fill": {
         "Scalar": masked_fill_Scalar,
         "Tensor": masked_fill_Tensor,
@@ -8330,6 +9928,7 @@ OVERLOADS = {
     },
     "div_": {
         "Tensor": div__Tensor,
+        "Tensor_mode": div__Tensor_mode,
     },
     "pow_": {
         "Scalar": pow__Scalar,
@@ -8372,10 +9971,12 @@ OVERLOADS = {
         "default": clamp_,
     },
     "clamp_min_": {
-        "default": clamp_min_,
+        "default": clamp_min__default,
+        "Tensor": clamp_min__Tensor,
     },
     "clamp_max_": {
-        "default": clamp_max_,
+        "default": clamp_max__default,
+        "Tensor": clamp_max__Tensor,
     },
     "fill": {
         "Scalar": fill_Scalar,
@@ -8391,5 +9992,111 @@ OVERLOADS = {
     "masked_fill_": {
         "Scalar": masked_fill__Scalar,
         "Tensor": masked_fill__Tensor,
+    },
+    "index_add_": {
+        "default": index_add_,
+    },
+    "scatter_": {
+        "src": scatter__src,
+        "value": scatter__value,
+    },
+    "scatter_add_": {
+        "default": scatter_add_,
+    },
+    "addcmul_": {
+        "default": addcmul_,
+    },
+    "addcdiv_": {
+        "default": addcdiv_,
+    },
+    "lerp_": {
+        "Scalar": lerp__Scalar,
+        "Tensor": lerp__Tensor,
+    },
+    "hypot_": {
+        "default": hypot_,
+    },
+    "copysign_": {
+        "Tensor": copysign__Tensor,
+        "Scalar": copysign__Scalar,
+    },
+    "remainder_": {
+        "Scalar": remainder__Scalar,
+        "Tensor": remainder__Tensor,
+    },
+    "fmod_": {
+        "Scalar": fmod__Scalar,
+        "Tensor": fmod__Tensor,
+    },
+    "xlogy_": {
+        "Tensor": xlogy__Tensor,
+        "Scalar_Other": xlogy__Scalar_Other,
+    },
+    "nan_to_num_": {
+        "default": nan_to_num_,
+    },
+    "logit_": {
+        "default": logit_,
+    },
+    "round_": {
+        "decimals": round__decimals,
+        "default": round__default,
+    },
+    "asin_": {
+        "default": asin_,
+    },
+    "acos_": {
+        "default": acos_,
+    },
+    "atan_": {
+        "default": atan_,
+    },
+    "sinh_": {
+        "default": sinh_,
+    },
+    "cosh_": {
+        "default": cosh_,
+    },
+    "tan_": {
+        "default": tan_,
+    },
+    "log2_": {
+        "default": log2_,
+    },
+    "log10_": {
+        "default": log10_,
+    },
+    "log1p_": {
+        "default": log1p_,
+    },
+    "expm1_": {
+        "default": expm1_,
+    },
+    "exp2_": {
+        "default": exp2_,
+    },
+    "rsqrt_": {
+        "default": rsqrt_,
+    },
+    "floor_": {
+        "default": floor_,
+    },
+    "ceil_": {
+        "default": ceil_,
+    },
+    "trunc_": {
+        "default": trunc_,
+    },
+    "frac_": {
+        "default": frac_,
+    },
+    "sign_": {
+        "default": sign_,
+    },
+    "erf_": {
+        "default": erf_,
+    },
+    "erfc_": {
+        "default": erfc_,
     },
 }

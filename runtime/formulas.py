@@ -98,6 +98,7 @@ __all__ = [
     "unsqueeze_to",
     "index_select_backward",
     "gather",
+    "index_select",
     "gather_backward",
     "scatter_fill",
     "masked_fill",
@@ -869,6 +870,13 @@ def gather(x: Any, dim: int, index: Any) -> Any:
     if isinstance(x, Tensor):
         return ops.gather(x, dim, _as_tensor(index))
     return kernels.gather(x, dim, _data(index))
+
+
+def index_select(x: Any, dim: int, index: Any) -> Any:
+    """`x.index_select(dim, index)` (recorded as IndexSelectBackward0 on a Tensor)."""
+    if isinstance(x, Tensor):
+        return ops.index_select(x, dim, _as_tensor(index))
+    return kernels.index_select(x, dim, _data(index))
 
 
 def gather_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: Any) -> Any:

@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "linalg_inv_ex",
+    "index_add",
     "diagonal_view",
     "reduce_dims",
     "expand_shape",
@@ -571,6 +572,74 @@ def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
     return np.reshape(
         x, tuple(s for i, s in enumerate(shape) if not (i in wrapped and s == 1))
     )
+
+
+_TYPE_WORDS = {
+    "float64": "Double",
+    "float32": "Float",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
+    """A copy of `x` with `alpha * source` added at `index` along `dim` (repeated
+    indices add up), with PyTorch's checks and messages."""
+    out = np.array(x, copy=True)
+    index = np.asarray(index)
+    source = np.asarray(source)
+    if index.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    if index.dtype.kind not in "iu":
+        word = _TYPE_WORDS.get(index.dtype.name, index.dtype.name)
+        raise RuntimeError(
+            f"index_add_(): Expected dtype int32/int64 for index but got: {word}"
+        )
+    if source.dtype != out.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({_TYPE_WORDS.get(out.dtype.name, out.dtype.name)}) "
+            f"and source ({_TYPE_WORDS.get(source.dtype.name, source.dtype.name)}) "
+            "must have the same scalar type"
+        )
+    axis = _dim(dim, max(out.ndim, 1), "index_add")
+    if out.ndim == 0:
+        if np.any((index != 0) & (index != -1)):
+            raise RuntimeError(
+                f"index {int(index.max())} is out of bounds for dimension 0 with size 1"
+            )
+        return out + alpha * source.reshape(()) * index.size
+    src = source if source.ndim else source.reshape((1,) * out.ndim)
+    if src.ndim != out.ndim or any(
+        a != b for i, (a, b) in enumerate(zip(out.shape, src.shape)) if i != axis
+    ):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension. Got self.shape = {list(out.shape)} source.shape = "
+            f"{list(source.shape)}"
+        )
+    if src.shape[axis] != index.size:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.size}) should be equal to "
+            f"source.size(dim): ({src.shape[axis]}), for dim: {axis}"
+        )
+    size = out.shape[axis]
+    bad = index[(index < -size) | (index >= size)].reshape(-1)
+    if bad.size:
+        raise RuntimeError(
+            f"index {int(bad[0])} is out of bounds for dimension {axis} with size {size}"
+        )
+    moved = np.moveaxis(out, axis, 0)
+    np.add.at(
+        moved,
+        index.reshape(-1),
+        np.moveaxis(src * alpha, axis, 0).astype(out.dtype, copy=False),
+    )
+    return out
 
 
 def index_select(x: Any, dim: int, index: Any) -> Any:

@@ -449,3 +449,37 @@ def test_grad_under_create_graph_is_a_recorded_copy(lib: ModuleType) -> None:
     assert type(x.grad.grad_fn).__name__ == "AddBackward0"
     (g,) = lib.autograd.grad(x.grad.sum(), x)
     assert g.tolist() == [2.0 + 6.0, 2.0 + 12.0]
+
+
+@LIBS
+def test_index_add_in_place_and_through_a_view(lib: ModuleType) -> None:
+    a = lib.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    s = lib.tensor(np.ones((2, 3)), requires_grad=True)
+    y = a * 1
+    y.index_add_(0, lib.tensor([3, 3]), s, alpha=2.0)
+    assert type(y.grad_fn).__name__ == "IndexAddBackward0"
+    v = y[:, 1:]
+    v.index_add_(1, lib.tensor([0]), lib.ones(4, 1, dtype=lib.float64) * 3)
+    assert type(y.grad_fn).__name__ == "CopySlices"
+    (y * y).sum().backward()
+    expected = 2 * (np.arange(12.0).reshape(4, 3))
+    expected[3] += 2 * 2 * 2  # y[3] = a[3] + 2 + 2
+    expected[:, 1] += 2 * 3
+    np.testing.assert_allclose(a.grad.numpy(), 2 * y.detach().numpy())
+    assert s.grad.tolist() == [[4 * float(y[3, j].detach()) for j in range(3)]] * 2
+
+
+@LIBS
+def test_index_add_reports_bad_input(lib: ModuleType) -> None:
+    x = lib.zeros(3, 2)
+    with pytest.raises(IndexError, match="Index is supposed to be a vector"):
+        x.index_add_(0, lib.tensor([[0]]), lib.ones(1, 2))
+    with pytest.raises(RuntimeError, match=r"Number of indices \(2\) should be"):
+        x.index_add_(0, lib.tensor([0, 1]), lib.ones(3, 2))
+    with pytest.raises(RuntimeError, match="source tensor shape must match self"):
+        x.index_add_(0, lib.tensor([0, 1]), lib.ones(2, 3))
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 0"):
+        x.index_add_(0, lib.tensor([5]), lib.ones(1, 2))
+    with pytest.raises(RuntimeError, match="must have the same scalar type"):
+        x.index_add_(0, lib.tensor([0]), lib.ones(1, 2, dtype=lib.float64))
+    assert x.tolist() == [[0.0, 0.0]] * 3
