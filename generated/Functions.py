@@ -12,12 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from yamlgrad.runtime.formulas import (
+    adaptive_avg_pool2d_backward,
+    avg_pool2d_backward,
     bmm,
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_max,
     clamp_backward_min,
     constant_pad_nd_backward,
+    convolution_backward_bias,
+    convolution_backward_input,
+    convolution_backward_weight,
     copysign_tensor_self_backward,
     cos,
     cosh,
@@ -26,6 +31,7 @@ from yamlgrad.runtime.formulas import (
     diagonal_backward,
     div_floor,
     div_trunc,
+    embedding_backward,
     evenly_distribute_backward,
     exp,
     expand,
@@ -47,6 +53,7 @@ from yamlgrad.runtime.formulas import (
     masked_fill,
     masked_fill_backward,
     masked_select_backward,
+    max_pool2d_with_indices_backward,
     maybe_multiply,
     mean_backward,
     mm_mat1_backward,
@@ -252,6 +259,11 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "ZeroBackward0",
+    "ConvolutionBackward0",
+    "MaxPool2DWithIndicesBackward0",
+    "AvgPool2DBackward0",
+    "AdaptiveAvgPool2DBackward0",
+    "EmbeddingBackward0",
 ]
 
 
@@ -4944,3 +4956,236 @@ class ZeroBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
+
+
+class ConvolutionBackward0(Node):
+    """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
+
+    input: convolution_backward_input(grad, input.shape, weight, stride, padding, dilation, transposed, groups)
+    weight: convolution_backward_weight(grad, input, weight.shape, stride, padding, dilation, transposed, groups)
+    bias: convolution_backward_bias(grad)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_groups",
+        "_raw_saved_input",
+        "_saved_input_sym_sizes",
+        "_saved_padding",
+        "_saved_stride",
+        "_saved_transposed",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dilation: Any = None
+        self._saved_groups: Any = None
+        self._raw_saved_input: Any = None
+        self._saved_input_sym_sizes: Any = None
+        self._saved_padding: Any = None
+        self._saved_stride: Any = None
+        self._saved_transposed: Any = None
+        self._raw_saved_weight: Any = None
+        self._saved_weight_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            input_sym_sizes = self._saved_input_sym_sizes
+            weight = self._raw_saved_weight.unpack(self, raw)
+            stride = self._saved_stride
+            padding = self._saved_padding
+            dilation = self._saved_dilation
+            transposed = self._saved_transposed
+            groups = self._saved_groups
+            grad_inputs[0] = convolution_backward_input(
+                grad,
+                input_sym_sizes,
+                weight,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                groups,
+            )
+        if self.task_should_compute_output(1):
+            weight_sym_sizes = self._saved_weight_sym_sizes
+            input = self._raw_saved_input.unpack(self, raw)
+            stride = self._saved_stride
+            padding = self._saved_padding
+            dilation = self._saved_dilation
+            transposed = self._saved_transposed
+            groups = self._saved_groups
+            grad_inputs[1] = convolution_backward_weight(
+                grad,
+                input,
+                weight_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                groups,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_input is not None:
+            self._raw_saved_input.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool2d_with_indices_backward(grad, result1, self.shape)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_result1: Any = None
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            result1 = self._raw_saved_result1.unpack(self, raw)
+            grad_inputs[0] = max_pool2d_with_indices_backward(
+                grad, result1, self_sym_sizes
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result1 is not None:
+            self._raw_saved_result1.reset_data()
+
+
+class AvgPool2DBackward0(Node):
+    """Backward of `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool2d_backward(grad, self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = (
+        "_saved_ceil_mode",
+        "_saved_count_include_pad",
+        "_saved_divisor_override",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_ceil_mode: Any = None
+        self._saved_count_include_pad: Any = None
+        self._saved_divisor_override: Any = None
+        self._saved_kernel_size: Any = None
+        self._saved_padding: Any = None
+        self._saved_self_sym_sizes: Any = None
+        self._saved_stride: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            kernel_size = self._saved_kernel_size
+            stride = self._saved_stride
+            padding = self._saved_padding
+            ceil_mode = self._saved_ceil_mode
+            count_include_pad = self._saved_count_include_pad
+            divisor_override = self._saved_divisor_override
+            grad_inputs[0] = avg_pool2d_backward(
+                grad,
+                self_sym_sizes,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        return grad_inputs
+
+
+class AdaptiveAvgPool2DBackward0(Node):
+    """Backward of `_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool2d_backward(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class EmbeddingBackward0(Node):
+    """Backward of `embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
+
+    weight: embedding_backward(grad, indices, weight.shape, padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = (
+        "_raw_saved_indices",
+        "_saved_padding_idx",
+        "_saved_scale_grad_by_freq",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_indices: Any = None
+        self._saved_padding_idx: Any = None
+        self._saved_scale_grad_by_freq: Any = None
+        self._saved_weight_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            weight_sym_sizes = self._saved_weight_sym_sizes
+            indices = self._raw_saved_indices.unpack(self, raw)
+            padding_idx = self._saved_padding_idx
+            scale_grad_by_freq = self._saved_scale_grad_by_freq
+            grad_inputs[0] = embedding_backward(
+                grad, indices, weight_sym_sizes, padding_idx, scale_grad_by_freq
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_indices is not None:
+            self._raw_saved_indices.reset_data()

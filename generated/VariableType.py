@@ -207,6 +207,11 @@ from .Functions import (
     FillBackward2,
     FillBackward3,
     ZeroBackward0,
+    ConvolutionBackward0,
+    MaxPool2DWithIndicesBackward0,
+    AvgPool2DBackward0,
+    AdaptiveAvgPool2DBackward0,
+    EmbeddingBackward0,
 )
 
 __all__ = [
@@ -371,6 +376,11 @@ __all__ = [
     "relu_",
     "fill",
     "zero_",
+    "convolution",
+    "max_pool2d_with_indices",
+    "max_pool2d",
+    "_adaptive_avg_pool2d",
+    "embedding",
 ]
 
 
@@ -7506,6 +7516,247 @@ def erfc_(
     return result
 
 
+def convolution(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: Any,
+    output_padding: Any,
+    groups: Any,
+) -> Tensor:
+    """`convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`
+
+    forward: convolution_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    """
+    input_data = (
+        input._data
+        if type(input) is Tensor
+        else tensor_arg(input, "convolution", "input", 1)
+    )
+    weight_data = (
+        weight._data
+        if type(weight) is Tensor
+        else tensor_arg(weight, "convolution", "weight", 2)
+    )
+    bias_data = optional_tensor_arg(bias, "convolution", "bias", 3)
+    stride = int_list_arg(stride, "convolution", "stride", 4)
+    padding = int_list_arg(padding, "convolution", "padding", 5)
+    dilation = int_list_arg(dilation, "convolution", "dilation", 6)
+    transposed = bool_arg(transposed, "convolution", "transposed", 7)
+    output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
+    groups = int_arg(groups, "convolution", "groups", 9)
+    grad_fn = None
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = ConvolutionBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_groups = groups
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_data)
+        grad_fn._saved_padding = padding
+        grad_fn._saved_stride = stride
+        grad_fn._saved_transposed = transposed
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
+    result = Tensor._make(
+        kernels.convolution_kernel(
+            input_data,
+            weight_data,
+            bias_data,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def max_pool2d_with_indices(
+    self: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Any:
+    """`max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+
+    forward: max_pool2d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "max_pool2d_with_indices", "self", 1)
+    )
+    kernel_size = int_list_arg(kernel_size, "max_pool2d_with_indices", "kernel_size", 2)
+    stride = int_list_arg(stride, "max_pool2d_with_indices", "stride", 3)
+    padding = int_list_arg(padding, "max_pool2d_with_indices", "padding", 4)
+    dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5)
+    ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxPool2DWithIndicesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    outputs = [
+        Tensor._make(value)
+        for value in kernels.max_pool2d_with_indices_kernel(
+            self_data, kernel_size, stride, padding, dilation, ceil_mode
+        )
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def max_pool2d(
+    self: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Tensor:
+    """`max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
+
+    composite: max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+    """
+    return max_pool2d_with_indices(
+        self, kernel_size, stride, padding, dilation, ceil_mode
+    )[0]
+
+
+def avg_pool2d(
+    self: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    ceil_mode: Any = False,
+    count_include_pad: Any = True,
+    divisor_override: Any = None,
+) -> Tensor:
+    """`avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+
+    forward: avg_pool2d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "avg_pool2d", "self", 1)
+    )
+    kernel_size = int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2)
+    stride = int_list_arg(stride, "avg_pool2d", "stride", 3)
+    padding = int_list_arg(padding, "avg_pool2d", "padding", 4)
+    ceil_mode = bool_arg(ceil_mode, "avg_pool2d", "ceil_mode", 5)
+    count_include_pad = bool_arg(
+        count_include_pad, "avg_pool2d", "count_include_pad", 6
+    )
+    divisor_override = optional_int_arg(
+        divisor_override, "avg_pool2d", "divisor_override", 7
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AvgPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_stride = stride
+    result = Tensor._make(
+        kernels.avg_pool2d_kernel(
+            self_data,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _adaptive_avg_pool2d_default(
+    self: Any,
+    output_size: Any,
+) -> Tensor:
+    """`_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
+
+    forward: adaptive_avg_pool2d_kernel(self, output_size)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "_adaptive_avg_pool2d", "self", 1)
+    )
+    output_size = int_list_arg(output_size, "_adaptive_avg_pool2d", "output_size", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveAvgPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    result = Tensor._make(kernels.adaptive_avg_pool2d_kernel(self_data, output_size))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def embedding(
+    weight: Any,
+    indices: Any,
+    padding_idx: Any = -1,
+    scale_grad_by_freq: Any = False,
+    sparse: Any = False,
+) -> Tensor:
+    """`embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`
+
+    forward: embedding_kernel(weight, indices)
+    """
+    weight_data = (
+        weight._data
+        if type(weight) is Tensor
+        else tensor_arg(weight, "embedding", "weight", 1)
+    )
+    indices_data = (
+        indices._data
+        if type(indices) is Tensor
+        else tensor_arg(indices, "embedding", "indices", 2)
+    )
+    padding_idx = int_arg(padding_idx, "embedding", "padding_idx", 3)
+    scale_grad_by_freq = bool_arg(
+        scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
+    )
+    sparse = bool_arg(sparse, "embedding", "sparse", 5)
+    grad_fn = None
+    if compute_requires_grad(weight):
+        grad_fn = EmbeddingBackward0()
+        grad_fn.set_next_edges(collect_next_edges(weight))
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+        grad_fn._saved_padding_idx = padding_idx
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
+    result = Tensor._make(kernels.embedding_kernel(weight_data, indices_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
@@ -9125,6 +9376,29 @@ def round_(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("round_", _ROUND__OVERLOADS, args, kwargs)
 
 
+__ADAPTIVE_AVG_POOL2D_OVERLOADS = (
+    Overload(
+        _adaptive_avg_pool2d_default,
+        (
+            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param(
+                "output_size", "int[]", False, REQUIRED, False, "SymInt[2] output_size"
+            ),
+        ),
+    ),
+)
+
+
+def _adaptive_avg_pool2d(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
+    """
+    return dispatch(
+        "_adaptive_avg_pool2d", __ADAPTIVE_AVG_POOL2D_OVERLOADS, args, kwargs
+    )
+
+
 add = add_Tensor
 
 sub = sub_Tensor
@@ -10098,5 +10372,23 @@ OVERLOADS = {
     },
     "erfc_": {
         "default": erfc_,
+    },
+    "convolution": {
+        "default": convolution,
+    },
+    "max_pool2d_with_indices": {
+        "default": max_pool2d_with_indices,
+    },
+    "max_pool2d": {
+        "default": max_pool2d,
+    },
+    "avg_pool2d": {
+        "default": avg_pool2d,
+    },
+    "_adaptive_avg_pool2d": {
+        "default": _adaptive_avg_pool2d_default,
+    },
+    "embedding": {
+        "default": embedding,
     },
 }

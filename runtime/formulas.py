@@ -108,6 +108,13 @@ __all__ = [
     "repeat_backward",
     "constant_pad_nd_backward",
     "index_backward",
+    "convolution_backward_input",
+    "convolution_backward_weight",
+    "convolution_backward_bias",
+    "max_pool2d_with_indices_backward",
+    "avg_pool2d_backward",
+    "adaptive_avg_pool2d_backward",
+    "embedding_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -986,6 +993,202 @@ def constant_pad_nd_backward(grad: Any, pad: tuple[int, ...]) -> Any:
 
 
 # -- nn: convolution, pooling, normalisation, embedding, dropout ------------------------
+# The backward of a convolution is itself a convolution (of the gradient with the
+# weight, transposed; of the input with the gradient), so on Tensors these helpers
+# call `ops.convolution` and a double backward runs through recorded convolutions.
+
+
+def _conv(
+    x: Any,
+    w: Any,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    transposed: bool,
+    output_padding: tuple[int, ...],
+    groups: int,
+) -> Any:
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    if _any_tensor(x, w):
+        return ops.convolution(_as_tensor(x), _as_tensor(w), None, *args)
+    return kernels.convolution_kernel(x, w, None, *args)
+
+
+def _permute(x: Any, dims: tuple[int, ...]) -> Any:
+    return ops.permute(x, dims) if isinstance(x, Tensor) else np.transpose(x, dims)
+
+
+def _conv_params(
+    weight_sizes: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+) -> tuple[tuple[int, ...], ...]:
+    spatial = len(weight_sizes) - 2
+    return tuple(kernels.expand_param(p, spatial) for p in (stride, padding, dilation))
+
+
+def _conv_weight_grad(
+    input: Any,
+    grad: Any,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> Any:
+    """d(conv(input, w))/dw contracted with `grad`: a convolution of the input,
+    batch and channels swapped, with the gradient as its kernel (stride and
+    dilation trade places), cut to the kernel's size."""
+    n, channels = input.shape[0], input.shape[1]
+    spatial = tuple(input.shape[2:])
+    x = transpose(input, 0, 1)  # [C, N, ...]
+    if groups > 1:
+        per_group = channels // groups
+        x = reshape(x, (groups, per_group, n) + spatial)
+        x = _permute(x, (1, 0, 2) + tuple(range(3, 3 + len(spatial))))
+        x = reshape(x, (per_group, groups * n) + spatial)
+    g = transpose(grad, 0, 1)  # [O, N, ...]: a kernel with N channels per group
+    zeros = (0,) * len(spatial)
+    out = _conv(x, g, dilation, padding, stride, False, zeros, groups)
+    out = transpose(out, 0, 1)
+    for i, k in enumerate(kernel):
+        if out.shape[2 + i] != k:
+            out = slice_of(out, 2 + i, 0, k, 1)
+    return out
+
+
+def convolution_backward_input(
+    grad: Any,
+    input_sizes: tuple[int, ...],
+    weight: Any,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    transposed: bool,
+    groups: int,
+) -> Any:
+    """The input's gradient: a transposed convolution of `grad` with the weight
+    (the output padding restores the rows the forward's windows did not reach),
+    or, for a transposed convolution, a plain one."""
+    stride, padding, dilation = _conv_params(weight.shape, stride, padding, dilation)
+    zeros = (0,) * len(stride)
+    if transposed:
+        out = _conv(grad, weight, stride, padding, dilation, False, zeros, groups)
+        for i, n in enumerate(input_sizes[2:]):
+            if out.shape[2 + i] != n:  # an output padding beyond the stride
+                out = slice_of(out, 2 + i, 0, n, 1)
+        return out
+    output_padding = tuple(
+        n - ((o - 1) * s - 2 * p + d * (k - 1) + 1)
+        for n, o, s, p, d, k in zip(
+            input_sizes[2:], grad.shape[2:], stride, padding, dilation, weight.shape[2:]
+        )
+    )
+    return _conv(grad, weight, stride, padding, dilation, True, output_padding, groups)
+
+
+def convolution_backward_weight(
+    grad: Any,
+    input: Any,
+    weight_sizes: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    transposed: bool,
+    groups: int,
+) -> Any:
+    """The weight's gradient; a transposed convolution's is the plain one with
+    input and gradient exchanged."""
+    stride, padding, dilation = _conv_params(weight_sizes, stride, padding, dilation)
+    kernel = tuple(weight_sizes[2:])
+    if transposed:
+        return _conv_weight_grad(grad, input, kernel, stride, padding, dilation, groups)
+    return _conv_weight_grad(input, grad, kernel, stride, padding, dilation, groups)
+
+
+def convolution_backward_bias(grad: Any) -> Any:
+    """The sum over every dim but the channels."""
+    dims = (0,) + tuple(range(2, grad.ndim))
+    if isinstance(grad, Tensor):
+        return ops.sum(grad, dims)
+    return np.sum(grad, axis=dims)
+
+
+def max_pool2d_with_indices_backward(
+    grad: Any, indices: Any, sizes: tuple[int, ...]
+) -> Any:
+    """Each window's gradient added at its argmax; on Tensors a scatter_add (whose
+    own backward is a gather)."""
+    if not isinstance(grad, Tensor):
+        return kernels.max_pool2d_with_indices_backward(grad, _raw(indices), sizes)
+    planes = int(np.prod(sizes[:-2], dtype=np.int64))
+    index = _as_tensor(np.reshape(_raw(indices), (planes, -1)))
+    zeros = _zeros((planes, sizes[-2] * sizes[-1]), grad)
+    total = ops.scatter_add(zeros, 1, index, ops.reshape(grad, (planes, -1)))
+    return ops.reshape(total, sizes)
+
+
+def _pool_backward(grad: Any, a_h: np.ndarray, a_w: np.ndarray) -> Any:
+    """The adjoint of `A_h @ x @ A_w.T`: `A_h.T @ grad @ A_w`."""
+    if isinstance(grad, Tensor):
+        left = ops.matmul(_as_tensor(np.ascontiguousarray(a_h.T)), grad)
+        return ops.matmul(left, _as_tensor(a_w))
+    return a_h.T @ grad @ a_w
+
+
+def avg_pool2d_backward(
+    grad: Any,
+    sizes: tuple[int, ...],
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    a_h, a_w = kernels.avg_pool2d_matrices(
+        np.broadcast_to(0.0, sizes),
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        _raw(grad).dtype,
+    )
+    return _pool_backward(grad, a_h, a_w)
+
+
+def adaptive_avg_pool2d_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
+    a_h, a_w = kernels.adaptive_avg_pool2d_matrices(
+        np.broadcast_to(0.0, sizes), grad.shape[-2:], _raw(grad).dtype
+    )
+    return _pool_backward(grad, a_h, a_w)
+
+
+def embedding_backward(
+    grad: Any,
+    indices: Any,
+    weight_sizes: tuple[int, ...],
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> Any:
+    """Each output row's gradient added into the row it read (none into
+    `padding_idx`); on Tensors an index_add of the masked rows."""
+    flat = np.reshape(_raw(indices), -1)
+    num_weights = weight_sizes[0]
+    if not isinstance(grad, Tensor):
+        return kernels.embedding_backward(
+            grad, flat, num_weights, padding_idx, scale_grad_by_freq
+        )
+    dtype = _raw(grad).dtype
+    keep = (flat != padding_idx).astype(dtype)
+    if scale_grad_by_freq:
+        keep = keep / np.bincount(flat, minlength=num_weights)[flat]
+    rows = ops.reshape(grad, (flat.size, -1)) * _as_tensor(keep[:, None])
+    zeros = _zeros((num_weights, weight_sizes[1]), grad)
+    return ops.index_add(zeros, 0, _as_tensor(flat), rows)
 
 
 # -- nn: activations, softmax, distances and losses --------------------------------------

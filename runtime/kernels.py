@@ -72,6 +72,12 @@ __all__ = [
     "narrow_start",
     "interleave_dim",
     "broadcast_shape",
+    "expand_param",
+    "convolution_kernel",
+    "max_pool2d_with_indices_kernel",
+    "avg_pool2d_kernel",
+    "adaptive_avg_pool2d_kernel",
+    "embedding_kernel",
 ]
 
 
@@ -866,6 +872,457 @@ def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
 
 
 # -- nn: convolution, pooling, normalisation, embedding, dropout ------------------------
+
+
+def expand_param(value: int | tuple[int, ...], n: int) -> tuple[int, ...]:
+    """An `int[N]` argument spelled out: PyTorch accepts `stride=2` for `(2, 2)`."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    return tuple(value) * n if len(value) == 1 else tuple(value)
+
+
+def _sizes(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _check_convolution(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    transposed: bool,
+    output_padding: tuple[int, ...],
+    groups: int,
+) -> None:
+    """PyTorch's checks of at::convolution's arguments, with its messages."""
+    if input.ndim != weight.ndim:
+        raise RuntimeError(
+            f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional "
+            f"weight {_sizes(weight.shape)}, but got {input.ndim}-dimensional input "
+            f"of size {_sizes(input.shape)} instead"
+        )
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if not transposed and weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at "
+            f"dimension 0, but got weight of size {_sizes(weight.shape)} instead"
+        )
+    channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != channels:
+        given = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(
+            f"Given {given}, weight of size {_sizes(weight.shape)}, expected "
+            f"input{_sizes(input.shape)} to have {channels} channels, but got "
+            f"{input.shape[1]} channels instead"
+        )
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and (np.ndim(bias) != 1 or np.shape(bias)[0] != out_channels):
+        raise RuntimeError(
+            f"Given weight of size {_sizes(weight.shape)}, expected bias to be "
+            f"1-dimensional with {out_channels} elements, but got bias of size "
+            f"{_sizes(np.shape(bias))} instead"
+        )
+    kernel = weight.shape[2:]
+    if transposed:
+        if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+            names = ("height", "width") if len(kernel) == 2 else ("",) * len(kernel)
+            parts = [
+                " ".join(f"{what}_{n}: {v}" for n, v in zip(names, values))
+                for what, values in (
+                    ("output_padding", output_padding),
+                    ("stride", stride),
+                    ("dilation", dilation),
+                )
+            ]
+            raise RuntimeError(
+                "output padding must be smaller than either stride or dilation, but "
+                "got " + " ".join(parts)
+            )
+        return
+    padded = [n + 2 * p for n, p in zip(input.shape[2:], padding)]
+    effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(n < k for n, k in zip(padded, effective)):
+        raise RuntimeError(
+            "Calculated padded input size per channel: ("
+            + " x ".join(str(n) for n in padded)
+            + "). Kernel size: ("
+            + " x ".join(str(k) for k in effective)
+            + "). Kernel size can't be greater than actual input size"
+        )
+
+
+def _conv_forward(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> np.ndarray:
+    """Cross-correlation by strided windows (im2col as a view) and one tensordot
+    per group: no loop over output positions."""
+    spatial = w.ndim - 2
+    axes = tuple(range(2, 2 + spatial))
+    if any(padding):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    effective = tuple(d * (k - 1) + 1 for k, d in zip(w.shape[2:], dilation))
+    windows = np.lib.stride_tricks.sliding_window_view(x, effective, axis=axes)
+    step = tuple(slice(None, None, s) for s in stride)
+    step += tuple(slice(None, None, d) for d in dilation)
+    windows = windows[(slice(None), slice(None)) + step]  # [N, C, out..., k...]
+    in_per_group = w.shape[1]
+    out_per_group = w.shape[0] // groups
+    contracted = (1,) + tuple(range(2 + spatial, 2 + 2 * spatial))
+    parts = []
+    for g in range(groups):
+        xg = windows[:, g * in_per_group : (g + 1) * in_per_group]
+        wg = w[g * out_per_group : (g + 1) * out_per_group]
+        out = np.tensordot(xg, wg, axes=(contracted, (1,) + axes))  # [N, out..., O]
+        parts.append(np.moveaxis(out, -1, 1))
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+
+
+def _conv_transpose_forward(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    output_padding: tuple[int, ...],
+    groups: int,
+) -> np.ndarray:
+    """The adjoint of `_conv_forward`: each input position scatters its products
+    with the kernel; a loop over kernel offsets adds them with strided slices."""
+    spatial = w.ndim - 2
+    sizes = x.shape[2:]
+    kernel = w.shape[2:]
+    out = tuple(
+        (n - 1) * s - 2 * p + d * (k - 1) + op + 1
+        for n, s, p, d, k, op in zip(
+            sizes, stride, padding, dilation, kernel, output_padding
+        )
+    )
+    full = tuple(
+        max((n - 1) * s + d * (k - 1) + 1, p + o)
+        for n, s, d, k, p, o in zip(sizes, stride, dilation, kernel, padding, out)
+    )
+    in_per_group = x.shape[1] // groups
+    out_per_group = w.shape[1]
+    dtype = np.result_type(x, w)
+    y = np.zeros((x.shape[0], out_per_group * groups) + full, dtype=dtype)
+    for g in range(groups):
+        xg = x[:, g * in_per_group : (g + 1) * in_per_group]
+        wg = w[g * in_per_group : (g + 1) * in_per_group]
+        cols = np.tensordot(xg, wg, axes=((1,), (0,)))  # [N, in..., O, k...]
+        target = y[:, g * out_per_group : (g + 1) * out_per_group]
+        for offset in np.ndindex(*kernel):
+            where = tuple(
+                slice(o * d, o * d + s * (n - 1) + 1, s)
+                for o, d, s, n in zip(offset, dilation, stride, sizes)
+            )
+            contribution = cols[(Ellipsis,) + offset]  # [N, in..., O]
+            target[(slice(None), slice(None)) + where] += np.moveaxis(
+                contribution, -1, 1
+            )
+    crop = tuple(slice(p, p + o) for p, o in zip(padding, out))
+    return y[(slice(None), slice(None)) + crop]
+
+
+def convolution_kernel(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    transposed: bool,
+    output_padding: tuple[int, ...],
+    groups: int,
+) -> np.ndarray:
+    """at::convolution: N-d cross-correlation, or its transpose, with groups."""
+    input, weight = np.asarray(input), np.asarray(weight)
+    spatial = max(weight.ndim - 2, 1)
+    stride = expand_param(stride, spatial)
+    padding = expand_param(padding, spatial)
+    dilation = expand_param(dilation, spatial)
+    output_padding = expand_param(output_padding, spatial)
+    _check_convolution(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+    if transposed:
+        result = _conv_transpose_forward(
+            input, weight, stride, padding, dilation, output_padding, groups
+        )
+    else:
+        result = _conv_forward(input, weight, stride, padding, dilation, groups)
+    if bias is not None:
+        result = result + np.reshape(bias, (-1,) + (1,) * spatial)
+    return np.ascontiguousarray(result, dtype=np.result_type(input, weight))
+
+
+def pool_output_size(
+    size: int, kernel: int, stride: int, pad: int, dilation: int, ceil_mode: bool
+) -> int:
+    """pooling_output_shape: the last window must start inside the input or the
+    left padding, also in ceil mode."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def pool2d_params(
+    x: Any,
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+) -> tuple[tuple[int, ...], ...]:
+    """(kernel, stride, padding, dilation, output size) of a 2-d pooling, each a
+    pair, after PyTorch's checks (stride defaults to the kernel size)."""
+    kernel = expand_param(kernel_size, 2)
+    stride = expand_param(stride, 2) if len(stride) else kernel
+    padding = expand_param(padding, 2)
+    dilation = expand_param(dilation, 2)
+    if np.ndim(x) not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+    sizes = np.shape(x)[-2:]
+    out = tuple(
+        pool_output_size(n, k, s, p, d, ceil_mode)
+        for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)
+    )
+    if min(out) < 1:
+        channels = np.shape(x)[-3]
+        raise RuntimeError(
+            f"Given input size: ({channels}x{sizes[0]}x{sizes[1]}). Calculated output "
+            f"size: ({channels}x{out[0]}x{out[1]}). Output size is too small"
+        )
+    return kernel, stride, padding, dilation, out
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def max_pool2d_with_indices_kernel(
+    x: Any,
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices): the largest entry of each window (the first one on ties,
+    NaN wins) and its flat position `h * W + w` in the input plane, as PyTorch."""
+    x = np.asarray(x)
+    kernel, stride, padding, dilation, out = pool2d_params(
+        x, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    sizes = x.shape[-2:]
+    effective = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    right = [
+        max(0, (o - 1) * s + e - p - n)
+        for o, s, e, p, n in zip(out, stride, effective, padding, sizes)
+    ]
+    widths = [(0, 0)] * (x.ndim - 2) + [(p, r) for p, r in zip(padding, right)]
+    padded = np.pad(x, widths, constant_values=_lowest(x.dtype))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, effective, axis=(-2, -1))
+    windows = windows[..., :: stride[0], :: stride[1], :: dilation[0], :: dilation[1]]
+    windows = windows[..., : out[0], : out[1], :, :]
+    flat = windows.reshape(windows.shape[:-2] + (-1,))
+    arg = np.argmax(flat, axis=-1)
+    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    kh, kw = np.divmod(arg, kernel[1])
+    rows = np.arange(out[0])[:, None] * stride[0] - padding[0] + kh * dilation[0]
+    cols = np.arange(out[1])[None, :] * stride[1] - padding[1] + kw * dilation[1]
+    indices = (rows * sizes[1] + cols).astype(np.int64)
+    return np.ascontiguousarray(values), indices
+
+
+def max_pool2d_with_indices_backward(
+    grad: np.ndarray, indices: np.ndarray, sizes: tuple[int, ...]
+) -> np.ndarray:
+    """Each window's gradient added at its argmax (windows may share one)."""
+    planes = int(np.prod(sizes[:-2], dtype=np.int64))
+    plane = sizes[-2] * sizes[-1]
+    offsets = (np.arange(planes) * plane).reshape((planes, 1))
+    where = (np.reshape(indices, (planes, -1)) + offsets).reshape(-1)
+    total = np.bincount(where, weights=np.reshape(grad, -1), minlength=planes * plane)
+    return total.astype(grad.dtype).reshape(sizes)
+
+
+def avg_pool_matrix(
+    size: int,
+    kernel: int,
+    stride: int,
+    pad: int,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    dtype: np.dtype,
+) -> np.ndarray:
+    """One axis of an average pooling as a matrix [out, size]: row i holds each
+    input's weight in window i. A 2-d pooling is `A_h @ x @ A_w.T`, since PyTorch's
+    divisor (window area, clipped to the padded or to the real input) is a product
+    of one factor per axis."""
+    out = pool_output_size(size, kernel, stride, pad, 1, ceil_mode)
+    start = np.arange(out) * stride - pad
+    end = np.minimum(start + kernel, size + pad)
+    with_pad = end - start
+    start, end = np.maximum(start, 0), np.minimum(end, size)
+    positions = np.arange(size)
+    inside = (positions >= start[:, None]) & (positions < end[:, None])
+    if divisor_override is not None:
+        return inside.astype(dtype)  # the whole divisor is applied on the other axis
+    divisor = with_pad if count_include_pad else np.maximum(end - start, 1)
+    return (inside / divisor[:, None]).astype(dtype)
+
+
+def avg_pool2d_matrices(
+    x: Any,
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    dtype: np.dtype,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(A_h, A_w) of avg_pool2d, after PyTorch's checks."""
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    kernel, stride, padding, _, _ = pool2d_params(
+        x, kernel_size, stride, padding, (1,), ceil_mode
+    )
+    sizes = np.shape(x)[-2:]
+    a_h, a_w = (
+        avg_pool_matrix(
+            n, k, s, p, ceil_mode, count_include_pad, divisor_override, dtype
+        )
+        for n, k, s, p in zip(sizes, kernel, stride, padding)
+    )
+    if divisor_override is not None:
+        a_h = a_h / np.asarray(divisor_override, dtype=dtype)
+    return a_h, a_w
+
+
+def avg_pool2d_kernel(
+    x: Any,
+    kernel_size: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> np.ndarray:
+    """Average of each window, as two matrix products (one per axis)."""
+    x = np.asarray(x)
+    a_h, a_w = avg_pool2d_matrices(
+        x,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        x.dtype,
+    )
+    return np.ascontiguousarray(a_h @ x @ a_w.T)
+
+
+def adaptive_avg_pool_matrix(size: int, out: int, dtype: np.dtype) -> np.ndarray:
+    """One axis of adaptive average pooling: window i is [floor(i*n/o), ceil((i+1)*n/o))."""
+    i = np.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    positions = np.arange(size)
+    inside = (positions >= start[:, None]) & (positions < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def adaptive_avg_pool2d_matrices(
+    x: Any, output_size: tuple[int, ...], dtype: np.dtype
+) -> tuple[np.ndarray, np.ndarray]:
+    """(A_h, A_w) of adaptive_avg_pool2d, after PyTorch's checks."""
+    out = expand_param(output_size, 2)
+    if np.ndim(x) not in (3, 4) or 0 in np.shape(x)[-3:]:
+        raise RuntimeError(
+            "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+            f"{_sizes(np.shape(x))}"
+        )
+    if len(out) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    sizes = np.shape(x)[-2:]
+    a_h, a_w = (adaptive_avg_pool_matrix(n, o, dtype) for n, o in zip(sizes, out))
+    return a_h, a_w
+
+
+def adaptive_avg_pool2d_kernel(x: Any, output_size: tuple[int, ...]) -> np.ndarray:
+    x = np.asarray(x)
+    a_h, a_w = adaptive_avg_pool2d_matrices(x, output_size, x.dtype)
+    return np.ascontiguousarray(a_h @ x @ a_w.T)
+
+
+def embedding_kernel(weight: Any, indices: Any) -> np.ndarray:
+    """Rows of `weight`, one per index (IndexError as PyTorch's index_select)."""
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following "
+            "scalar types: Long, Int; but got torch."
+            f"{'FloatTensor' if indices.dtype == np.float32 else 'DoubleTensor'} instead "
+            "(while checking arguments for embedding)"
+        )
+    n = np.shape(weight)[0]
+    if indices.size and (indices.min() < -n or indices.max() >= n or indices.min() < 0):
+        raise IndexError("index out of range in self")
+    return np.take(weight, indices, axis=0)
+
+
+def embedding_backward(
+    grad: np.ndarray,
+    indices: np.ndarray,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> np.ndarray:
+    """Each output row's gradient added to the row it came from; none to padding_idx."""
+    flat = np.reshape(indices, -1)
+    rows = np.reshape(grad, (flat.size, -1))
+    keep = (flat != padding_idx).astype(grad.dtype)
+    if scale_grad_by_freq:
+        counts = np.bincount(flat, minlength=num_weights)
+        keep = keep / counts[flat]
+    out = np.zeros((num_weights, rows.shape[1]), dtype=grad.dtype)
+    np.add.at(out, flat, rows * keep[:, None])
+    return out
 
 
 # -- nn: activations, softmax, distances and losses --------------------------------------

@@ -990,6 +990,14 @@ GOLDEN_NODE_NAMES = (
     ("sign_", "SignBackward0"),
     ("erf_", "ErfBackward0"),
     ("erfc_", "ErfcBackward0"),
+    # nn: convolution, pooling, normalisation, embedding, dropout
+    ("convolution", "ConvolutionBackward0"),
+    ("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"),
+    ("max_pool2d", None),
+    ("avg_pool2d", "AvgPool2DBackward0"),
+    ("_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"),
+    ("embedding", "EmbeddingBackward0"),
+    # nn: activations, softmax, distances and losses
 )
 
 
