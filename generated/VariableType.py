@@ -376,6 +376,8 @@ __all__ = [
     "relu_",
     "fill",
     "zero_",
+    "linear",
+    "bilinear",
     "convolution",
     "max_pool2d_with_indices",
     "max_pool2d",
@@ -7516,6 +7518,31 @@ def erfc_(
     return result
 
 
+def linear(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+) -> Tensor:
+    """`linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`
+
+    composite: composites.linear_by_rank(input, weight, bias)
+    """
+    return composites.linear_by_rank(input, weight, bias)
+
+
+def bilinear(
+    input1: Any,
+    input2: Any,
+    weight: Any,
+    bias: Any = None,
+) -> Tensor:
+    """`bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor`
+
+    composite: composites.bilinear_via_ops(input1, input2, weight, bias)
+    """
+    return composites.bilinear_via_ops(input1, input2, weight, bias)
+
+
 def convolution(
     input: Any,
     weight: Any,
@@ -10372,6 +10399,12 @@ OVERLOADS = {
     },
     "erfc_": {
         "default": erfc_,
+    },
+    "linear": {
+        "default": linear,
+    },
+    "bilinear": {
+        "default": bilinear,
     },
     "convolution": {
         "default": convolution,

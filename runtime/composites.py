@@ -21,6 +21,8 @@ __all__ = [
     "tensordot_via_mm",
     "einsum_via_ops",
     "matmul_by_rank",
+    "linear_by_rank",
+    "bilinear_via_ops",
 ]
 
 
@@ -216,3 +218,65 @@ def _sumproduct_pair(
     for position, d in enumerate(kept + summed):
         inverse[d] = position
     return ops.permute(product, inverse)
+
+
+# -- nn: linear layers ---------------------------------------------------------------
+
+
+def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
+    """`input @ weight.T + bias` as at::linear computes it, so the node is PyTorch's:
+    addmm for a 2-D input with a bias (AddmmBackward0); with a bias otherwise, the
+    input flattened to 2-D, addmm, and a view back (ViewBackward0); without one,
+    matmul with `weight.t()` (MmBackward0, UnsafeViewBackward0, SqueezeBackward4)."""
+    ops = formulas.ops
+    if bias is None:
+        return matmul_by_rank(input, ops.t(weight))
+    if input.ndim == 2:
+        return ops.addmm(bias, input, ops.t(weight))
+    rows = 1
+    for size in input.shape[:-1]:
+        rows *= size
+    flat = ops.reshape(input, (rows, input.shape[-1]) if input.ndim else (1, 1))
+    out = ops.addmm(bias, flat, ops.t(weight))
+    return ops.view(out, tuple(input.shape[:-1]) + (out.shape[1],))
+
+
+def bilinear_via_ops(
+    input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
+) -> Any:
+    """`y[..., o] = x1[..., i] W[o, i, j] x2[..., j] + b[o]`: both inputs flattened
+    to rows, `x1 @ W` as one mm, a product with x2 summed over j, and a reshape
+    back (ViewBackward0), then the bias (AddBackward0), as PyTorch's bilinear."""
+    ops = formulas.ops
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+            f"{input2.ndim}"
+        )
+    for dim in range(input1.ndim - 1):
+        if input1.shape[dim] != input2.shape[dim]:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {dim}: got "
+                f"{input1.shape[dim]} and {input2.shape[dim]}"
+            )
+    for number, x in ((1, input1), (2, input2)):
+        expected = weight.shape[number] if weight.ndim > number else weight.shape[-1]
+        if x.shape[-1] != expected or weight.ndim != 3:
+            raise RuntimeError(
+                f"bilinear(): input{number} size does not match weight size: got "
+                f"{x.shape[-1]} but expected {expected}"
+            )
+    out_features, in1, in2 = weight.shape
+    if bias is not None and bias.shape[-1] != out_features:
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {bias.shape[-1]} "
+            f"but expected {out_features}"
+        )
+    lead = tuple(input1.shape[:-1])
+    x1 = ops.reshape(input1, (-1, in1))
+    x2 = ops.reshape(input2, (-1, in2))
+    w = ops.reshape(ops.permute(weight, (1, 0, 2)), (in1, out_features * in2))
+    left = ops.reshape(ops.mm(x1, w), (-1, out_features, in2))
+    out = ops.sum(ops.mul(left, ops.unsqueeze(x2, 1)), -1)
+    out = ops.reshape(out, lead + (out_features,))
+    return out if bias is None else ops.add(out, bias)

@@ -991,6 +991,8 @@ GOLDEN_NODE_NAMES = (
     ("erf_", "ErfBackward0"),
     ("erfc_", "ErfcBackward0"),
     # nn: convolution, pooling, normalisation, embedding, dropout
+    ("linear", None),
+    ("bilinear", None),
     ("convolution", "ConvolutionBackward0"),
     ("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"),
     ("max_pool2d", None),
