@@ -59,6 +59,9 @@ from yamlgrad.runtime.formulas import (
     mm_mat1_backward,
     mm_mat2_backward,
     mv,
+    native_batch_norm_backward,
+    native_group_norm_backward,
+    native_layer_norm_backward,
     outer,
     permute_backwards,
     pow_backward,
@@ -263,6 +266,9 @@ __all__ = [
     "MaxPool2DWithIndicesBackward0",
     "AvgPool2DBackward0",
     "AdaptiveAvgPool2DBackward0",
+    "NativeLayerNormBackward0",
+    "NativeBatchNormBackward0",
+    "NativeGroupNormBackward0",
     "EmbeddingBackward0",
 ]
 
@@ -5149,6 +5155,191 @@ class AdaptiveAvgPool2DBackward0(Node):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
+
+
+class NativeLayerNormBackward0(Node):
+    """Backward of `native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, weight, eps, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_saved_eps",
+        "_raw_saved_input",
+        "_saved_normalized_shape",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_eps: Any = None
+        self._raw_saved_input: Any = None
+        self._saved_normalized_shape: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            input = self._raw_saved_input.unpack(self, raw)
+            normalized_shape = self._saved_normalized_shape
+            weight = self._raw_saved_weight.unpack(self, raw)
+            eps = self._saved_eps
+            grad_result = native_layer_norm_backward(
+                grad, input, normalized_shape, weight, eps, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_input is not None:
+            self._raw_saved_input.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
+
+
+class NativeBatchNormBackward0(Node):
+    """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, training, eps, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_saved_eps",
+        "_raw_saved_input",
+        "_raw_saved_running_mean",
+        "_raw_saved_running_var",
+        "_saved_training",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_eps: Any = None
+        self._raw_saved_input: Any = None
+        self._raw_saved_running_mean: Any = None
+        self._raw_saved_running_var: Any = None
+        self._saved_training: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            input = self._raw_saved_input.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            running_mean = self._raw_saved_running_mean.unpack(self, raw)
+            running_var = self._raw_saved_running_var.unpack(self, raw)
+            training = self._saved_training
+            eps = self._saved_eps
+            grad_result = native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_input is not None:
+            self._raw_saved_input.reset_data()
+        if self._raw_saved_running_mean is not None:
+            self._raw_saved_running_mean.reset_data()
+        if self._raw_saved_running_var is not None:
+            self._raw_saved_running_var.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
+
+
+class NativeGroupNormBackward0(Node):
+    """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
+
+    input, weight, bias: native_group_norm_backward(grads, input, weight, N, C, HxW, group, eps, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_saved_C",
+        "_saved_HxW",
+        "_saved_N",
+        "_saved_eps",
+        "_saved_group",
+        "_raw_saved_input",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_C: Any = None
+        self._saved_HxW: Any = None
+        self._saved_N: Any = None
+        self._saved_eps: Any = None
+        self._saved_group: Any = None
+        self._raw_saved_input: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            input = self._raw_saved_input.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            N = self._saved_N
+            C = self._saved_C
+            HxW = self._saved_HxW
+            group = self._saved_group
+            eps = self._saved_eps
+            grad_result = native_group_norm_backward(
+                grads, input, weight, N, C, HxW, group, eps, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_input is not None:
+            self._raw_saved_input.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
 
 
 class EmbeddingBackward0(Node):

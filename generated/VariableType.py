@@ -25,6 +25,7 @@ from yamlgrad.runtime.variable_type_utils import (
     collect_next_edges,
     compute_requires_grad,
     dtype_of,
+    float_arg,
     int_arg,
     int_list_arg,
     make_view,
@@ -211,6 +212,9 @@ from .Functions import (
     MaxPool2DWithIndicesBackward0,
     AvgPool2DBackward0,
     AdaptiveAvgPool2DBackward0,
+    NativeLayerNormBackward0,
+    NativeBatchNormBackward0,
+    NativeGroupNormBackward0,
     EmbeddingBackward0,
 )
 
@@ -382,6 +386,9 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool2d",
     "_adaptive_avg_pool2d",
+    "native_layer_norm",
+    "native_batch_norm",
+    "native_group_norm",
     "embedding",
 ]
 
@@ -7744,6 +7751,193 @@ def _adaptive_avg_pool2d_default(
     return result
 
 
+def native_layer_norm(
+    input: Any,
+    normalized_shape: Any,
+    weight: Any,
+    bias: Any,
+    eps: Any,
+) -> Any:
+    """`native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
+
+    forward: native_layer_norm_kernel(input, normalized_shape, weight, bias, eps)
+    """
+    input_data = (
+        input._data
+        if type(input) is Tensor
+        else tensor_arg(input, "native_layer_norm", "input", 1)
+    )
+    normalized_shape = int_list_arg(
+        normalized_shape, "native_layer_norm", "normalized_shape", 2
+    )
+    weight_data = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
+    bias_data = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
+    eps = float_arg(eps, "native_layer_norm", "eps", 5)
+    grad_fn = None
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeLayerNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn._saved_eps = eps
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_normalized_shape = normalized_shape
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    outputs = [
+        Tensor._make(value)
+        for value in kernels.native_layer_norm_kernel(
+            input_data, normalized_shape, weight_data, bias_data, eps
+        )
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False))
+    return tuple(outputs)
+
+
+def native_batch_norm(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: Any,
+    momentum: Any,
+    eps: Any,
+) -> Any:
+    """`native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+
+    forward: native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    """
+    input_data = (
+        input._data
+        if type(input) is Tensor
+        else tensor_arg(input, "native_batch_norm", "input", 1)
+    )
+    weight_data = optional_tensor_arg(weight, "native_batch_norm", "weight", 2)
+    bias_data = optional_tensor_arg(bias, "native_batch_norm", "bias", 3)
+    running_mean_data = optional_tensor_arg(
+        running_mean, "native_batch_norm", "running_mean", 4
+    )
+    running_var_data = optional_tensor_arg(
+        running_var, "native_batch_norm", "running_var", 5
+    )
+    training = bool_arg(training, "native_batch_norm", "training", 6)
+    momentum = float_arg(momentum, "native_batch_norm", "momentum", 7)
+    eps = float_arg(eps, "native_batch_norm", "eps", 8)
+    grad_fn = None
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeBatchNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn._saved_eps = eps
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_running_mean = SavedVariable(running_mean, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_running_var = SavedVariable(running_var, False)
+        grad_fn._saved_training = training
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    outputs = [
+        Tensor._make(value)
+        for value in kernels.native_batch_norm_kernel(
+            input_data,
+            weight_data,
+            bias_data,
+            running_mean_data,
+            running_var_data,
+            training,
+            momentum,
+            eps,
+        )
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False))
+    return tuple(outputs)
+
+
+def native_group_norm(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    N: Any,
+    C: Any,
+    HxW: Any,
+    group: Any,
+    eps: Any,
+) -> Any:
+    """`native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`
+
+    forward: native_group_norm_kernel(input, weight, bias, N, C, HxW, group, eps)
+    """
+    input_data = (
+        input._data
+        if type(input) is Tensor
+        else tensor_arg(input, "native_group_norm", "input", 1)
+    )
+    weight_data = optional_tensor_arg(weight, "native_group_norm", "weight", 2)
+    bias_data = optional_tensor_arg(bias, "native_group_norm", "bias", 3)
+    N = int_arg(N, "native_group_norm", "N", 4)
+    C = int_arg(C, "native_group_norm", "C", 5)
+    HxW = int_arg(HxW, "native_group_norm", "HxW", 6)
+    group = int_arg(group, "native_group_norm", "group", 7)
+    eps = float_arg(eps, "native_group_norm", "eps", 8)
+    grad_fn = None
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeGroupNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn._saved_C = C
+        grad_fn._saved_HxW = HxW
+        grad_fn._saved_N = N
+        grad_fn._saved_eps = eps
+        grad_fn._saved_group = group
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    outputs = [
+        Tensor._make(value)
+        for value in kernels.native_group_norm_kernel(
+            input_data, weight_data, bias_data, N, C, HxW, group, eps
+        )
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    return tuple(outputs)
+
+
 def embedding(
     weight: Any,
     indices: Any,
@@ -10420,6 +10614,15 @@ OVERLOADS = {
     },
     "_adaptive_avg_pool2d": {
         "default": _adaptive_avg_pool2d_default,
+    },
+    "native_layer_norm": {
+        "default": native_layer_norm,
+    },
+    "native_batch_norm": {
+        "default": native_batch_norm,
+    },
+    "native_group_norm": {
+        "default": native_group_norm,
     },
     "embedding": {
         "default": embedding,

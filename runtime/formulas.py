@@ -115,6 +115,9 @@ __all__ = [
     "avg_pool2d_backward",
     "adaptive_avg_pool2d_backward",
     "embedding_backward",
+    "native_layer_norm_backward",
+    "native_batch_norm_backward",
+    "native_group_norm_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -1189,6 +1192,135 @@ def embedding_backward(
     rows = ops.reshape(grad, (flat.size, -1)) * _as_tensor(keep[:, None])
     zeros = _zeros((num_weights, weight_sizes[1]), grad)
     return ops.index_add(zeros, 0, _as_tensor(flat), rows)
+
+
+# Normalisation backward helpers recompute the statistics from `input` with the
+# helpers above, so on Tensors (create_graph=True) the dependence of the mean and
+# the standard deviation on the input is recorded and a double backward is exact.
+
+
+def _sum_dims(x: Any, dims: tuple[int, ...]) -> Any:
+    """Sum over `dims`, dropping them; () sums nothing."""
+    if not dims:
+        return x
+    if isinstance(x, Tensor):
+        return ops.sum(x, dims)
+    return np.sum(x, axis=dims)
+
+
+def _normalize_backward(
+    grad: Any, input: Any, dims: tuple[int, ...], eps: float, scale: Any
+) -> tuple[Any, Any]:
+    """(d input, x_hat) of `x_hat * scale` with `x_hat` = input standardised over
+    `dims` (biased variance + eps); `scale` broadcasts against the input."""
+    count = 1
+    for d in dims:
+        count *= input.shape[d]
+    mean = _sum_keepdim(input, dims) / count
+    centered = input - mean
+    rstd = rsqrt(_sum_keepdim(centered * centered, dims) / count + eps)
+    x_hat = centered * rstd
+    g = grad if scale is None else grad * scale
+    g_mean = _sum_keepdim(g, dims) / count
+    gx_mean = _sum_keepdim(g * x_hat, dims) / count
+    return rstd * (g - g_mean - x_hat * gx_mean), x_hat
+
+
+def native_layer_norm_backward(
+    grad: Any,
+    input: Any,
+    normalized_shape: tuple[int, ...],
+    weight: Any,
+    eps: float,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    axis = input.ndim - len(normalized_shape)
+    dims = tuple(range(axis, input.ndim))
+    grad_input, x_hat = _normalize_backward(grad, input, dims, eps, weight)
+    batch = tuple(range(axis))
+    grad_weight = _sum_dims(grad * x_hat, batch) if grad_input_mask[1] else None
+    grad_bias = _sum_dims(grad, batch) if grad_input_mask[2] else None
+    return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
+
+
+def native_batch_norm_backward(
+    grad: Any,
+    input: Any,
+    weight: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: bool,
+    eps: float,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    """Training: the batch statistics depend on the input (as layer norm over every
+    dim but the channels). Evaluation: a fixed affine map of the input."""
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    dims = (0,) + tuple(range(2, input.ndim))
+    scale = None if weight is None else reshape(weight, shape)
+    if training:
+        grad_input, x_hat = _normalize_backward(grad, input, dims, eps, scale)
+    else:
+        mean = reshape(_as_like(running_mean, grad), shape)
+        invstd = rsqrt(reshape(_as_like(running_var, grad), shape) + eps)
+        x_hat = (input - mean) * invstd
+        grad_input = grad * invstd if scale is None else grad * (invstd * scale)
+    grad_weight = _sum_dims(grad * x_hat, dims) if grad_input_mask[1] else None
+    grad_bias = _sum_dims(grad, dims) if grad_input_mask[2] else None
+    return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
+
+
+def _as_like(x: Any, like: Any) -> Any:
+    """A constant (never differentiated) in the mode of `like`."""
+    return _as_tensor(_raw(x)) if isinstance(like, Tensor) else _raw(x)
+
+
+def native_group_norm_backward(
+    grads: list[Any],
+    input: Any,
+    weight: Any,
+    n: int,
+    c: int,
+    hxw: int,
+    group: int,
+    eps: float,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    """All three outputs are differentiable, as in PyTorch: the gradients of mean
+    and rstd ([N, group]) flow into the input too."""
+    grad, grad_mean, grad_rstd = (list(grads) + [None, None, None])[:3]
+    x = reshape(input, (n, group, -1))
+    count = x.shape[-1]
+    grad_input = None
+    x_hat = None
+    if grad is not None:
+        scale = None if weight is None else reshape(weight, (1, c, 1))
+        g = reshape(grad, (n, c, -1))
+        g = g if scale is None else g * scale
+        grad_input, x_hat = _normalize_backward(
+            reshape(g, (n, group, -1)), x, (2,), eps, None
+        )
+    mean = _sum_keepdim(x, (2,)) / count
+    centered = x - mean
+    rstd = rsqrt(_sum_keepdim(centered * centered, (2,)) / count + eps)
+    if grad_mean is not None:
+        term = expand(reshape(grad_mean, (n, group, 1)) / count, (n, group, count))
+        grad_input = term if grad_input is None else grad_input + term
+    if grad_rstd is not None:
+        term = reshape(grad_rstd, (n, group, 1)) * (-(rstd * rstd * rstd) / count)
+        term = term * centered
+        grad_input = term if grad_input is None else grad_input + term
+    if grad_input is not None:
+        grad_input = reshape(grad_input, input.shape)
+    grad_weight = grad_bias = None
+    if grad is not None:
+        g3 = reshape(grad, (n, c, -1))
+        if grad_input_mask[1]:
+            x_hat3 = reshape(centered * rstd, (n, c, -1))
+            grad_weight = _sum_dims(g3 * x_hat3, (0, 2))
+        if grad_input_mask[2]:
+            grad_bias = _sum_dims(g3, (0, 2))
+    return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
 
 
 # -- nn: activations, softmax, distances and losses --------------------------------------

@@ -78,6 +78,9 @@ __all__ = [
     "avg_pool2d_kernel",
     "adaptive_avg_pool2d_kernel",
     "embedding_kernel",
+    "native_layer_norm_kernel",
+    "native_batch_norm_kernel",
+    "native_group_norm_kernel",
 ]
 
 
@@ -1323,6 +1326,120 @@ def embedding_backward(
     out = np.zeros((num_weights, rows.shape[1]), dtype=grad.dtype)
     np.add.at(out, flat, rows * keep[:, None])
     return out
+
+
+def native_layer_norm_kernel(
+    input: Any,
+    normalized_shape: tuple[int, ...],
+    weight: Any,
+    bias: Any,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(output, mean, rstd) over the trailing `normalized_shape` dims; mean and rstd
+    keep those dims as size 1, as PyTorch's."""
+    x = np.asarray(input)
+    axis = x.ndim - len(normalized_shape)
+    if axis < 0 or tuple(x.shape[axis:]) != tuple(normalized_shape):
+        raise RuntimeError(
+            f"Given normalized_shape={_sizes(normalized_shape)}, expected input with "
+            f"shape [*, {', '.join(str(s) for s in normalized_shape)}], but got "
+            f"input of size{_sizes(x.shape)}"
+        )
+    dims = tuple(range(axis, x.ndim))
+    mean = np.mean(x, axis=dims, keepdims=True)
+    centered = x - mean
+    rstd = 1.0 / np.sqrt(np.mean(centered * centered, axis=dims, keepdims=True) + eps)
+    out = centered * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out.astype(x.dtype), mean.astype(x.dtype), rstd.astype(x.dtype)
+
+
+def native_batch_norm_kernel(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(output, save_mean, save_invstd). Training normalises by the batch's
+    statistics over every dim but the channels (dim 1) and updates the running ones
+    in place: `(1 - momentum) * running + momentum * batch`, with the unbiased
+    variance. Evaluation uses the running ones and saves nothing (shape [0])."""
+    x = np.asarray(input)
+    channels = x.shape[1] if x.ndim > 1 else 1
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and np.size(stat) != channels:
+            raise RuntimeError(
+                f"{name} should contain {channels} elements not {np.size(stat)}"
+            )
+    dims = (0,) + tuple(range(2, x.ndim))
+    shape = (1, channels) + (1,) * (x.ndim - 2)
+    if training:
+        mean = np.mean(x, axis=dims)
+        var = np.mean((x - mean.reshape(shape)) ** 2, axis=dims)
+        invstd = 1.0 / np.sqrt(var + eps)
+        count = x.size // channels
+        if running_mean is not None:
+            running_mean *= 1 - momentum
+            running_mean += momentum * mean
+        if running_var is not None:
+            unbiased = var * count / max(count - 1, 1)
+            running_var *= 1 - momentum
+            running_var += momentum * unbiased
+        save_mean, save_invstd = mean, invstd
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "running_mean and running_var must be defined in evaluation mode"
+            )
+        mean = np.asarray(running_mean)
+        invstd = 1.0 / np.sqrt(np.asarray(running_var) + eps)
+        save_mean = save_invstd = np.zeros((0,), dtype=x.dtype)
+    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    if weight is not None:
+        out = out * np.reshape(weight, shape)
+    if bias is not None:
+        out = out + np.reshape(bias, shape)
+    return (
+        out.astype(x.dtype),
+        np.asarray(save_mean, dtype=x.dtype),
+        np.asarray(save_invstd, dtype=x.dtype),
+    )
+
+
+def native_group_norm_kernel(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    n: int,
+    c: int,
+    hxw: int,
+    group: int,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(output, mean, rstd): each sample's channels split into `group` groups,
+    each normalised on its own; mean and rstd are [N, group]."""
+    x = np.asarray(input)
+    grouped = x.reshape(n, group, -1)
+    mean = np.mean(grouped, axis=-1)
+    centered = grouped - mean[..., None]
+    rstd = 1.0 / np.sqrt(np.mean(centered * centered, axis=-1) + eps)
+    out = (centered * rstd[..., None]).reshape(n, c, -1)
+    if weight is not None:
+        out = out * np.reshape(weight, (1, c, 1))
+    if bias is not None:
+        out = out + np.reshape(bias, (1, c, 1))
+    return (
+        out.reshape(x.shape).astype(x.dtype),
+        mean.astype(x.dtype),
+        rstd.astype(x.dtype),
+    )
 
 
 # -- nn: activations, softmax, distances and losses --------------------------------------

@@ -312,14 +312,22 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     result._requires_grad = True
 
 
-def set_history_outputs(outputs: list[Tensor], grad_fn: Node) -> None:
+def set_history_outputs(
+    outputs: list[Tensor],
+    grad_fn: Node,
+    differentiable: tuple[bool, ...] | None = None,
+) -> None:
     """set_history for every output of a multi-output op, in order.
 
     Every output gets an input slot on the node (so `output_nr` is its position);
-    only floating outputs (not `indices`) get the node as their grad_fn.
+    only floating outputs (not `indices`) get the node as their grad_fn, and of
+    those only the `differentiable` ones when given (native_layer_norm's mean and
+    rstd are not, as in PyTorch).
     """
-    for out in outputs:
+    for i, out in enumerate(outputs):
         index = grad_fn.add_input_metadata(out)
+        if differentiable is not None and not differentiable[i]:
+            continue
         if out._data.dtype.kind in "fc":
             out.output_nr = index
             out.grad_fn = grad_fn

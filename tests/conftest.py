@@ -96,9 +96,13 @@ def inplace_safe(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str,
     return args
 
 
-def float_outputs(result: Any) -> list[Any]:
-    """The floating outputs of an op (a tuple's `indices` are left out)."""
+def float_outputs(result: Any, info: DifferentiabilityInfo | None = None) -> list[Any]:
+    """The floating outputs of an op (a tuple's `indices` are left out), and of
+    those only the differentiable ones of `info` (native_layer_norm's output, not
+    its mean and rstd)."""
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    if info is not None and info.output_differentiability is not None:
+        outputs = [o for o, d in zip(outputs, info.output_differentiability) if d]
     return [o for o in outputs if o.dtype.is_floating_point]
 
 

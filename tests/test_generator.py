@@ -230,6 +230,13 @@ BAD_INPUTS = (
         MUL,
         ("'other' has no formula",),
     ),
+    BadInput(
+        "output_differentiability_of_a_single_return",
+        entry(extra="  output_differentiability: [true]\n"),
+        6,
+        EXP,
+        ("'output_differentiability' must be a list",),
+    ),
     BadInput("missing_samples", NO_SAMPLES, 1, EXP, ("'samples' must be",)),
     BadInput(
         "unknown_sample_argument",
@@ -998,6 +1005,9 @@ GOLDEN_NODE_NAMES = (
     ("max_pool2d", None),
     ("avg_pool2d", "AvgPool2DBackward0"),
     ("_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"),
+    ("native_layer_norm", "NativeLayerNormBackward0"),
+    ("native_batch_norm", "NativeBatchNormBackward0"),
+    ("native_group_norm", "NativeGroupNormBackward0"),
     ("embedding", "EmbeddingBackward0"),
     # nn: activations, softmax, distances and losses
 )

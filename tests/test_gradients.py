@@ -36,7 +36,7 @@ def test_backward_matches_finite_differences(info: DifferentiabilityInfo) -> Non
         leaves = {
             s: yg.tensor(slot_array(kwargs, s), requires_grad=True) for s in slots
         }
-        outputs = float_outputs(call(info, kwargs, leaves))
+        outputs = float_outputs(call(info, kwargs, leaves), info)
         assert outputs[0].grad_fn is not None
         assert outputs[0].grad_fn.name() == info.op
         cotangents = [rng.standard_normal(o.shape) for o in outputs]
@@ -44,7 +44,7 @@ def test_backward_matches_finite_differences(info: DifferentiabilityInfo) -> Non
 
         def f(*xs: np.ndarray) -> np.ndarray:
             tensors = {s: yg.tensor(x) for s, x in zip(slots, xs)}
-            return _flat(float_outputs(call(info, kwargs, tensors)))
+            return _flat(float_outputs(call(info, kwargs, tensors), info))
 
         arrays = [slot_array(kwargs, s).copy() for s in slots]
         expected = numerical_vjp(f, arrays, _flat([yg.tensor(c) for c in cotangents]))
@@ -65,13 +65,13 @@ def test_double_backward_matches_finite_differences(
     rng = np.random.default_rng(1)
     for sample in info.samples:
         kwargs, slots = sample_inputs(info, sample, rng, np.float64)
-        shapes = [o.shape for o in float_outputs(call(info, kwargs, {}))]
+        shapes = [o.shape for o in float_outputs(call(info, kwargs, {}), info)]
         cotangents = [yg.tensor(rng.standard_normal(shape)) for shape in shapes]
         # A second random direction for the vjp of the gradient itself.
         directions = [rng.standard_normal(slot_array(kwargs, s).shape) for s in slots]
 
         def first_order(tensors: dict[str, yg.Tensor]) -> tuple:
-            outputs = float_outputs(call(info, kwargs, tensors))
+            outputs = float_outputs(call(info, kwargs, tensors), info)
             return yg.autograd.grad(
                 outputs,
                 [tensors[s] for s in slots],

@@ -118,7 +118,7 @@ def test_non_contiguous_inputs_give_the_same_values_and_gradients(
                 s: yg.from_numpy(layout(slot_array(kwargs, s).copy())).requires_grad_()
                 for s in slots
             }
-            outputs = float_outputs(call(info, kwargs, leaves))
+            outputs = float_outputs(call(info, kwargs, leaves), info)
             seeds = [yg.tensor(np.ones(o.shape, dtype=np.float64)) for o in outputs]
             yg.autograd.backward(outputs, seeds)
             results.append(

@@ -191,7 +191,7 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
         for o, r in zip(_outputs(out), _outputs(ref)):
             assert_same_values(o, r, where)
             assert o.requires_grad == r.requires_grad, where
-        outs, refs = float_outputs(out), float_outputs(ref)
+        outs, refs = float_outputs(out, info), float_outputs(ref, info)
         cotangents = [rng.standard_normal(tuple(r.shape)) for r in refs]
         yg.autograd.backward(outs, [yg.tensor(c) for c in cotangents])
         torch.autograd.backward(refs, [torch.tensor(c) for c in cotangents])
@@ -204,8 +204,8 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
 @pytest.mark.parametrize("info", [_name_param(i) for i in RECORDED])
 def test_grad_fn_name_matches_torch(info: DifferentiabilityInfo) -> None:
     for torch, sample, _, case in _samples(info, seed=0):
-        out = float_outputs(call_yamlgrad(info, case.ours))[0]
-        ref = float_outputs(call_torch(torch, info, case.theirs))[0]
+        out = float_outputs(call_yamlgrad(info, case.ours), info)[0]
+        ref = float_outputs(call_torch(torch, info, case.theirs), info)[0]
         ours, theirs = type(out.grad_fn).__name__, type(ref.grad_fn).__name__
         if ref.grad_fn is None:  # `contiguous` of a leaf: the leaf itself
             assert out.grad_fn is None and out is case.ours["self"], sample.loc
@@ -223,10 +223,10 @@ def test_every_public_route_reaches_the_same_overload(
 ) -> None:
     """yg.<name>, Tensor.<name> and yg.ops.<name>.<overload> all record one node."""
     for torch, sample, _, case in _samples(info, seed=0):
-        ref = float_outputs(call_torch(torch, info, case.theirs))[0]
+        ref = float_outputs(call_torch(torch, info, case.theirs), info)[0]
         want = type(ref.grad_fn).__name__
         for route in yamlgrad_routes(info):
-            out = float_outputs(call_yamlgrad(info, case.ours, route))[0]
+            out = float_outputs(call_yamlgrad(info, case.ours, route), info)[0]
             assert_same_values(out, ref, f"{sample.loc}: {route}")
             if info.op is not None:
                 assert out.grad_fn.name() == info.op, f"{sample.loc}: {route}"
@@ -241,8 +241,8 @@ def test_double_backward_matches_torch(info: DifferentiabilityInfo) -> None:
     """d<v, grad(out, x, u, create_graph=True)>/dx in both libraries."""
     for torch, sample, rng, case in _samples(info, seed=1):
         where = str(sample.loc)
-        outs = float_outputs(call_yamlgrad(info, case.ours))
-        refs = float_outputs(call_torch(torch, info, case.theirs))
+        outs = float_outputs(call_yamlgrad(info, case.ours), info)
+        refs = float_outputs(call_torch(torch, info, case.theirs), info)
         cotangents = [rng.standard_normal(tuple(r.shape)) for r in refs]
         xs, ts = case.leaves()
         directions = [rng.standard_normal(tuple(t.shape)) for t in ts]

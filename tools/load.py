@@ -40,7 +40,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
-    | {"type_promotion"}
+    | {"type_promotion", "output_differentiability"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # Module-level names of the generated VariableType.py; no op may take one.
@@ -371,6 +371,18 @@ def _load_entry(
     promotion, operands = _load_type_promotion(
         entry, loc("type_promotion"), op_text, func
     )
+    output_differentiability = entry.get("output_differentiability")
+    if output_differentiability is not None and (
+        not isinstance(output_differentiability, list)
+        or len(output_differentiability) != len(func.returns)
+        or len(func.returns) < 2
+        or not all(isinstance(v, bool) for v in output_differentiability)
+    ):
+        message = (
+            "'output_differentiability' must be a list of true/false, one per "
+            "output of a tuple return"
+        )
+        raise GenError(loc("output_differentiability"), op_text, message)
     domains = _load_domains(entry, loc("domain"), op_text, func)
     samples = _load_samples(entry, loc("samples"), op_text, func, domains, display)
     return DifferentiabilityInfo(
@@ -389,6 +401,11 @@ def _load_entry(
         type_promotion=promotion,
         promotion_operands=operands,
         inplace=inplace,
+        output_differentiability=(
+            None
+            if output_differentiability is None
+            else tuple(output_differentiability)
+        ),
     )
 
 

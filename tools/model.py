@@ -464,6 +464,9 @@ class DifferentiabilityInfo:
     # or `<name>_default` for an overload-less entry whose public name is a
     # dispatcher. Set by the loader once every entry is known.
     wrapper_name: str = ""
+    # A tuple return's outputs that get the node as their grad_fn (PyTorch's
+    # output_differentiability); None: every floating one.
+    output_differentiability: tuple[bool, ...] | None = None
 
     @property
     def differentiable_inputs(self) -> tuple[Argument, ...]:
