@@ -229,13 +229,18 @@ def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
     input flattened to 2-D, addmm, and a view back (ViewBackward0); without one,
     matmul with `weight.t()` (MmBackward0, UnsafeViewBackward0, SqueezeBackward4)."""
     ops = formulas.ops
+    rows = 1
+    for size in input.shape[:-1]:
+        rows *= size
+    if input.ndim and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+            f"{weight.shape[1]}x{weight.shape[0]})"
+        )
     if bias is None:
         return matmul_by_rank(input, ops.t(weight))
     if input.ndim == 2:
         return ops.addmm(bias, input, ops.t(weight))
-    rows = 1
-    for size in input.shape[:-1]:
-        rows *= size
     flat = ops.reshape(input, (rows, input.shape[-1]) if input.ndim else (1, 1))
     out = ops.addmm(bias, flat, ops.t(weight))
     return ops.view(out, tuple(input.shape[:-1]) + (out.shape[1],))

@@ -919,7 +919,7 @@ def _check_convolution(
     if not transposed and weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at "
-            f"dimension 0, but got weight of size {_sizes(weight.shape)} instead"
+            f"dimension 0, but got weight of size [{_sizes(weight.shape)}] instead"
         )
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if input.shape[1] != channels:

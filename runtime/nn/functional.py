@@ -7,10 +7,31 @@ constant padding and records ConstantPadNdBackward0, as in PyTorch.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from yamlgrad.generated import VariableType
+from yamlgrad.runtime import factories
+from yamlgrad.runtime.tensor import Tensor
 
 __all__ = [
     "pad",
+    "conv1d",
+    "conv2d",
+    "conv_transpose2d",
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "linear",
+    "bilinear",
+    "layer_norm",
+    "batch_norm",
+    "group_norm",
+    "embedding",
+    "dropout",
 ]
 
 pad = VariableType.pad
@@ -19,7 +40,418 @@ pad = VariableType.pad
 # -- convolution and pooling ---------------------------------------------------------
 
 
+def _tuple(value: Any, n: int, name: str = "") -> tuple[int, ...]:
+    """An int or a sequence of n ints (PyTorch's `_pair`), as a tuple."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    values = tuple(int(v) for v in value)
+    if len(values) == 1:
+        return values * n
+    if len(values) != n:
+        raise RuntimeError(
+            f"expected {name or 'argument'} to be a single integer value or a list "
+            f"of {n} values to match the convolution dimensions, but got "
+            f"{name or 'argument'}={list(values)}"
+        )
+    return values
+
+
+def _sizes(shape: Any) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _conv_nd(
+    name: str,
+    spatial: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+) -> Tensor:
+    """conv1d/conv2d as at::conv{1,2}d: an unbatched input gets a batch dim of 1
+    (squeezed off after: SqueezeBackward1); padding may be "valid" or "same"
+    (stride 1 only; an odd total padding pads the input's end first, with
+    constant_pad_nd, as PyTorch's _convolution_mode)."""
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input "
+            f"to {name}, but got input of size: {_sizes(input.shape)}"
+        )
+    batched = input.ndim == spatial + 2
+    if not batched:
+        input = VariableType.unsqueeze(input, 0)
+    stride = _tuple(stride, spatial, "stride")
+    dilation = _tuple(dilation, spatial, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * spatial
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError(
+                    "padding='same' is not supported for strided convolutions"
+                )
+            total = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+            left = [t // 2 for t in total]
+            if any(t - lo != lo for t, lo in zip(total, left)):
+                pad_nd: list[int] = []
+                for i in reversed(range(spatial)):  # F.pad's order: last dim first
+                    pad_nd += [0, total[i] - 2 * left[i]]
+                input = VariableType.constant_pad_nd(input, pad_nd, 0)
+            padding = tuple(left)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = _tuple(padding, spatial, "padding")
+    out = VariableType.convolution(
+        input, weight, bias, stride, padding, dilation, False, (0,) * spatial, groups
+    )
+    return out if batched else VariableType.squeeze(out, 0)
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """1-d cross-correlation of `input` [N, C_in, L] with `weight`
+    [C_out, C_in / groups, k]; records ConvolutionBackward0.
+
+    >>> conv1d(yg.randn(1, 2, 5), yg.randn(3, 2, 3), padding="same").shape
+    yamlgrad.Size([1, 3, 5])
+    """
+    return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """2-d cross-correlation of `input` [N, C_in, H, W] with `weight`
+    [C_out, C_in / groups, kH, kW]; records ConvolutionBackward0.
+
+    >>> conv2d(yg.randn(1, 3, 8, 8), yg.randn(4, 3, 3, 3), stride=2).shape
+    yamlgrad.Size([1, 4, 3, 3])
+    """
+    return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
+    """The transpose (adjoint) of conv2d, `weight` [C_in, C_out / groups, kH, kW];
+    records ConvolutionBackward0.
+
+    >>> conv_transpose2d(yg.randn(1, 4, 3, 3), yg.randn(4, 2, 3, 3), stride=2).shape
+    yamlgrad.Size([1, 2, 7, 7])
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but "
+            f"got input of size: {_sizes(input.shape)}"
+        )
+    batched = input.ndim == 4
+    if not batched:
+        input = VariableType.unsqueeze(input, 0)
+    out = VariableType.convolution(
+        input,
+        weight,
+        bias,
+        _tuple(stride, 2, "stride"),
+        _tuple(padding, 2, "padding"),
+        _tuple(dilation, 2, "dilation"),
+        True,
+        _tuple(output_padding, 2, "output_padding"),
+        groups,
+    )
+    return out if batched else VariableType.squeeze(out, 0)
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """The largest value of each window (stride defaults to the kernel size);
+    with `return_indices`, also its flat position in the input plane.
+    Records MaxPool2DWithIndicesBackward0.
+
+    >>> max_pool2d(yg.randn(1, 1, 4, 4), 2).shape
+    yamlgrad.Size([1, 1, 2, 2])
+    """
+    stride = () if stride is None else _tuple(stride, 2, "stride")
+    args = (_tuple(kernel_size, 2), stride, _tuple(padding, 2), _tuple(dilation, 2))
+    if return_indices:
+        return tuple(VariableType.max_pool2d_with_indices(input, *args, ceil_mode))
+    return VariableType.max_pool2d(input, *args, ceil_mode)
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """max_pool2d over a unit height, as PyTorch's max_pool1d: unsqueeze, pool,
+    squeeze (SqueezeBackward1)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d() Expected 2D or 3D input tensor, but got "
+            f"{_sizes(input.shape)}"
+        )
+    stride = () if stride is None else (1,) + _tuple(stride, 1)
+    values, indices = VariableType.max_pool2d_with_indices(
+        VariableType.unsqueeze(input, -2),
+        (1,) + _tuple(kernel_size, 1),
+        stride,
+        (0,) + _tuple(padding, 1),
+        (1,) + _tuple(dilation, 1),
+        ceil_mode,
+    )
+    values = VariableType.squeeze(values, -2)
+    if return_indices:
+        return values, VariableType.squeeze(indices, -2)
+    return values
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The mean of each window (stride defaults to the kernel size); records
+    AvgPool2DBackward0.
+
+    >>> avg_pool2d(yg.ones(1, 1, 4, 4), 2).shape
+    yamlgrad.Size([1, 1, 2, 2])
+    """
+    stride = () if stride is None else _tuple(stride, 2, "stride")
+    return VariableType.avg_pool2d(
+        input,
+        _tuple(kernel_size, 2),
+        stride,
+        _tuple(padding, 2),
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """avg_pool2d over a unit height, as PyTorch's avg_pool1d (SqueezeBackward1)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            "avg_pool1d() Expected 2D or 3D input tensor, but got "
+            f"{_sizes(input.shape)}"
+        )
+    stride = (1,) + (_tuple(kernel_size, 1) if stride is None else _tuple(stride, 1))
+    out = VariableType.avg_pool2d(
+        VariableType.unsqueeze(input, -2),
+        (1,) + _tuple(kernel_size, 1),
+        stride,
+        (0,) + _tuple(padding, 1),
+        ceil_mode,
+        count_include_pad,
+        None,
+    )
+    return VariableType.squeeze(out, -2)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a given output size (None keeps that input size). An
+    output of 1x1 is a mean over the plane (MeanBackward1), as in PyTorch;
+    otherwise AdaptiveAvgPool2DBackward0.
+
+    >>> adaptive_avg_pool2d(yg.randn(1, 3, 7, 5), (2, 2)).shape
+    yamlgrad.Size([1, 3, 2, 2])
+    """
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size, output_size)
+    size = tuple(
+        input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(output_size)
+    )
+    if size == (1, 1):
+        return VariableType.mean(input, (-1, -2), True)
+    return VariableType._adaptive_avg_pool2d(input, size)
+
+
 # -- linear, normalisation, embedding, dropout ---------------------------------------
+
+linear = VariableType.linear
+bilinear = VariableType.bilinear
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Standardise over the trailing `normalized_shape` dims, then scale and shift;
+    records NativeLayerNormBackward0."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        raise TypeError(
+            "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+            f"ints, not {type(normalized_shape).__name__}"
+        )
+    shape = tuple(int(s) for s in normalized_shape)
+    return VariableType.native_layer_norm(input, shape, weight, bias, eps)[0]
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Standardise each channel (dim 1). In training, by the batch's statistics,
+    updating `running_mean`/`running_var` in place with `momentum` (the unbiased
+    variance); in evaluation, by the running ones. Records NativeBatchNormBackward0.
+    """
+    if training:
+        count = input.shape[0]
+        for size in input.shape[2:]:
+            count *= size
+        if count == 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input "
+                f"size torch.Size({list(input.shape)})"
+            )
+    return VariableType.native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )[0]
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Standardise each group of `num_groups` channel groups per sample; records
+    NativeGroupNormBackward0."""
+    if input.ndim < 2 or input.shape[1] % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but "
+            f"got input of shape {_sizes(input.shape)} and num_groups={num_groups}"
+        )
+    n, c = input.shape[0], input.shape[1]
+    hxw = 1
+    for size in input.shape[2:]:
+        hxw *= size
+    return VariableType.native_group_norm(
+        input, weight, bias, n, c, hxw, num_groups, eps
+    )[0]
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of `weight` picked by the integer `input`; records EmbeddingBackward0.
+    `padding_idx`'s row gets no gradient; `max_norm` first rescales, in place and
+    without recording, each picked row whose norm exceeds it (as PyTorch's
+    embedding_renorm_). The gradient is always dense (`sparse` is accepted for
+    PyTorch's signature)."""
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0 and padding_idx >= num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx += num
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        _embedding_renorm(weight, input, max_norm, norm_type)
+    return VariableType.embedding(
+        weight, input, padding_idx, scale_grad_by_freq, sparse
+    )
+
+
+def _embedding_renorm(
+    weight: Tensor, input: Tensor, max_norm: float, norm_type: float
+) -> None:
+    rows = np.unique(np.asarray(input._data).reshape(-1))
+    data = weight._data
+    norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    data[rows] = data[rows] * scale[:, None].astype(data.dtype)
+    weight.version_counter.bump()
+
+
+def dropout(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero each element with probability `p` and scale the rest by 1 / (1 - p),
+    with a mask drawn from yamlgrad's default generator; records MulBackward0 as
+    PyTorch does on CPU. Identity (the input itself) when not training or p == 0.
+
+    >>> dropout(yg.ones(4), p=0.0).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    dtype = input._data.dtype
+    if p == 1.0:
+        noise = np.zeros((), dtype=dtype)
+    else:
+        keep = factories._rng(None).random(input.shape) < 1.0 - p
+        noise = (keep / (1.0 - p)).astype(dtype)
+    mask = Tensor._make(noise)
+    if inplace:
+        return input.mul_(mask)
+    return VariableType.mul(input, mask)
 
 
 # -- activations and softmax ---------------------------------------------------------

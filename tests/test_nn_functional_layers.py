@@ -1,0 +1,323 @@
+"""yg.nn.functional's layers against torch.nn.functional: the functional surface
+(argument forms, padding="same", groups, bias=None, return_indices, ceil_mode,
+unbatched inputs), error messages, and what the YAML-driven tests cannot check:
+dropout's random mask, batch_norm's running statistics, embedding's padding_idx.
+
+Each case is one call written once for both libraries (`F` is either module) on
+float64 leaves that share their values bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+import yamlgrad.nn.functional as YF
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+RTOL = 1e-10
+ATOL = 1e-12
+
+
+class Case:
+    """A call of F.<something> on float leaves of the given shapes."""
+
+    def __init__(
+        self,
+        id: str,
+        shapes: list[tuple[int, ...]],
+        call: Callable[..., Any],
+        ints: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.shapes = shapes
+        self.call = call
+        self.ints = ints or {}
+
+
+def _long(lib: Any, values: Any) -> Any:
+    return lib.tensor(np.asarray(values, dtype=np.int64))
+
+
+# fmt: off
+CASES = [
+    Case("conv1d_same", [(2, 3, 7), (4, 3, 3), (4,)], lambda F, x, w, b: F.conv1d(x, w, b, padding="same")),
+    Case("conv1d_same_even_kernel", [(1, 2, 6), (3, 2, 4)], lambda F, x, w: F.conv1d(x, w, padding="same", dilation=1)),
+    Case("conv1d_valid_stride", [(2, 2, 9), (3, 2, 3)], lambda F, x, w: F.conv1d(x, w, stride=2, padding="valid")),
+    Case("conv1d_unbatched", [(2, 6), (3, 2, 2), (3,)], lambda F, x, w, b: F.conv1d(x, w, b, 1, 1)),
+    Case("conv2d_default", [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], lambda F, x, w, b: F.conv2d(x, w, b)),
+    Case("conv2d_no_bias_stride_tuple", [(1, 2, 6, 5), (3, 2, 2, 3)], lambda F, x, w: F.conv2d(x, w, None, (2, 1), (1, 0))),
+    Case("conv2d_groups_dilation", [(1, 4, 6, 6), (6, 2, 3, 2), (6,)], lambda F, x, w, b: F.conv2d(x, w, b, padding=2, dilation=(2, 1), groups=2)),
+    Case("conv2d_same_even_kernel", [(1, 2, 5, 4), (2, 2, 2, 4)], lambda F, x, w: F.conv2d(x, w, padding="same")),
+    Case("conv2d_same_dilated", [(1, 2, 5, 5), (2, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", dilation=2)),
+    Case("conv2d_depthwise", [(2, 3, 4, 4), (3, 1, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding=1, groups=3)),
+    Case("conv2d_unbatched", [(3, 5, 5), (2, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w)),
+    Case("conv_transpose2d", [(2, 3, 3, 3), (3, 2, 3, 3), (2,)], lambda F, x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)),
+    Case("conv_transpose2d_groups", [(1, 4, 3, 2), (4, 3, 2, 2)], lambda F, x, w: F.conv_transpose2d(x, w, groups=2, dilation=(1, 2))),
+    Case("conv_transpose2d_unbatched", [(2, 3, 3), (2, 2, 2, 2)], lambda F, x, w: F.conv_transpose2d(x, w, stride=(1, 2))),
+    Case("max_pool2d_int", [(2, 3, 6, 6)], lambda F, x: F.max_pool2d(x, 2)),
+    Case("max_pool2d_full", [(1, 2, 7, 6)], lambda F, x: F.max_pool2d(x, (3, 2), (2, 1), (1, 1), (1, 2), True)),
+    Case("max_pool2d_ceil", [(1, 1, 5, 5)], lambda F, x: F.max_pool2d(x, 2, ceil_mode=True)),
+    Case("max_pool2d_unbatched", [(2, 4, 4)], lambda F, x: F.max_pool2d(x, 3, 1, 1)),
+    Case("max_pool2d_indices", [(2, 2, 5, 4)], lambda F, x: F.max_pool2d(x, 2, return_indices=True, ceil_mode=True)),
+    Case("max_pool1d", [(2, 3, 9)], lambda F, x: F.max_pool1d(x, 3, 2, 1)),
+    Case("max_pool1d_indices", [(3, 8)], lambda F, x: F.max_pool1d(x, 2, return_indices=True)),
+    Case("avg_pool2d_int", [(2, 3, 6, 6)], lambda F, x: F.avg_pool2d(x, 2)),
+    Case("avg_pool2d_pad", [(1, 2, 5, 5)], lambda F, x: F.avg_pool2d(x, 3, 2, 1)),
+    Case("avg_pool2d_exclude_pad_ceil", [(1, 2, 5, 6)], lambda F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)),
+    Case("avg_pool2d_divisor", [(2, 5, 4)], lambda F, x: F.avg_pool2d(x, (2, 3), 1, (1, 1), divisor_override=5)),
+    Case("avg_pool1d", [(2, 3, 7)], lambda F, x: F.avg_pool1d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)),
+    Case("adaptive_avg_pool2d", [(2, 3, 7, 5)], lambda F, x: F.adaptive_avg_pool2d(x, (3, 2))),
+    Case("adaptive_avg_pool2d_none", [(1, 2, 6, 5)], lambda F, x: F.adaptive_avg_pool2d(x, (None, 4))),
+    Case("adaptive_avg_pool2d_one", [(2, 3, 4, 4)], lambda F, x: F.adaptive_avg_pool2d(x, 1)),
+    Case("linear_2d", [(3, 4), (5, 4), (5,)], lambda F, x, w, b: F.linear(x, w, b)),
+    Case("linear_4d_no_bias", [(2, 2, 3, 4), (5, 4)], lambda F, x, w: F.linear(x, w)),
+    Case("linear_4d", [(2, 2, 3, 4), (5, 4), (5,)], lambda F, x, w, b: F.linear(x, w, b)),
+    Case("bilinear", [(3, 2), (3, 4), (5, 2, 4), (5,)], lambda F, a, b, w, c: F.bilinear(a, b, w, c)),
+    Case("layer_norm", [(2, 3, 4), (4,), (4,)], lambda F, x, w, b: F.layer_norm(x, [4], w, b)),
+    Case("layer_norm_2d_shape", [(2, 3, 4)], lambda F, x: F.layer_norm(x, (3, 4), eps=0.1)),
+    Case("group_norm", [(2, 6, 3, 2), (6,), (6,)], lambda F, x, w, b: F.group_norm(x, 3, w, b)),
+    Case("group_norm_no_affine", [(3, 4, 5)], lambda F, x: F.group_norm(x, 2)),
+    Case("batch_norm_training_no_stats", [(4, 3, 2)], lambda F, x: F.batch_norm(x, None, None, training=True)),
+    Case("embedding", [(5, 3)], lambda F, w, idx: F.embedding(idx, w), {"idx": [[0, 2, 4], [2, 2, 1]]}),
+    Case("embedding_padding_idx", [(5, 3)], lambda F, w, idx: F.embedding(idx, w, padding_idx=2), {"idx": [[0, 2, 4], [2, 2, 1]]}),
+    Case("embedding_negative_padding_idx", [(5, 3)], lambda F, w, idx: F.embedding(idx, w, padding_idx=-1), {"idx": [4, 0, 4, 3]}),
+    Case("embedding_scale_grad_by_freq", [(4, 2)], lambda F, w, idx: F.embedding(idx, w, scale_grad_by_freq=True), {"idx": [1, 1, 3, 1, 0]}),
+    Case("embedding_padding_and_freq", [(4, 2)], lambda F, w, idx: F.embedding(idx, w, 1, scale_grad_by_freq=True), {"idx": [1, 2, 3, 2]}),
+]
+# fmt: on
+
+
+def _outputs(result: Any) -> list[Any]:
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_functional_matches_torch(case: Case) -> None:
+    """Values, dtypes, grad_fn names and gradients (random cotangent) as torch's."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-2, 2, shape) for shape in case.shapes]
+    ours = [yg.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    our_ints = [_long(yg, v) for v in case.ints.values()]
+    their_ints = [_long(torch, v) for v in case.ints.values()]
+    out = _outputs(case.call(YF, *ours, *our_ints))
+    ref = _outputs(case.call(TF, *theirs, *their_ints))
+    assert len(out) == len(ref)
+    for o, r in zip(out, ref):
+        assert tuple(o.shape) == tuple(r.shape)
+        assert str(o.dtype).rpartition(".")[2] == str(r.dtype).rpartition(".")[2]
+        np.testing.assert_allclose(o.detach().numpy(), r.detach().numpy(), RTOL, ATOL)
+    assert type(out[0].grad_fn).__name__ == type(ref[0].grad_fn).__name__
+    cotangent = rng.standard_normal(tuple(ref[0].shape))
+    out[0].backward(yg.tensor(cotangent))
+    ref[0].backward(torch.tensor(cotangent))
+    for x, t in zip(ours, theirs):
+        assert x.grad is not None and t.grad is not None
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), RTOL, ATOL)
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+def _raised(call: Callable[[], Any]) -> BaseException:
+    with pytest.raises(Exception) as info:
+        call()
+    return info.value
+
+
+# fmt: off
+ERRORS = [
+    ("conv2d_input_rank", [(5, 5), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w)),
+    ("conv1d_input_rank", [(2, 3, 5, 5), (4, 3, 3)], lambda F, x, w: F.conv1d(x, w)),
+    ("conv2d_channels", [(2, 3, 5, 5), (4, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w)),
+    ("conv2d_groups_channels", [(2, 3, 5, 5), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, groups=2)),
+    ("conv2d_groups_weight", [(2, 4, 5, 5), (3, 2, 3, 3)], lambda F, x, w: F.conv2d(x, w, groups=2)),
+    ("conv2d_kernel_too_big", [(2, 3, 2, 2), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w)),
+    ("conv2d_same_strided", [(2, 3, 5, 5), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="same", stride=2)),
+    ("conv2d_bad_padding_string", [(2, 3, 5, 5), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding="full")),
+    ("conv2d_zero_stride", [(2, 3, 5, 5), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, stride=0)),
+    ("conv2d_negative_padding", [(2, 3, 5, 5), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding=-1)),
+    ("conv2d_bias_size", [(2, 3, 5, 5), (4, 3, 3, 3), (3,)], lambda F, x, w, b: F.conv2d(x, w, b)),
+    ("conv_transpose2d_output_padding", [(2, 3, 4, 4), (3, 2, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w, output_padding=1)),
+    ("conv_transpose2d_channels", [(2, 3, 4, 4), (4, 2, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w)),
+    ("max_pool2d_pad", [(2, 3, 5, 5)], lambda F, x: F.max_pool2d(x, 2, 1, 2)),
+    ("max_pool2d_too_small", [(2, 3, 5, 5)], lambda F, x: F.max_pool2d(x, 7)),
+    ("avg_pool2d_pad", [(2, 3, 5, 5)], lambda F, x: F.avg_pool2d(x, 2, padding=2)),
+    ("layer_norm_shape", [(2, 3, 5)], lambda F, x: F.layer_norm(x, (4,))),
+    ("layer_norm_int_shape", [(2, 4)], lambda F, x: F.layer_norm(x, 4)),
+    ("group_norm_groups", [(2, 3, 5)], lambda F, x: F.group_norm(x, 2)),
+    ("batch_norm_one_value", [(1, 3, 1, 1)], lambda F, x: F.batch_norm(x, None, None, training=True)),
+    ("linear_shapes", [(6, 5), (3, 3)], lambda F, x, w: F.linear(x, w)),
+    ("bilinear_weight", [(3, 2), (3, 4), (5, 1, 4)], lambda F, a, b, w: F.bilinear(a, b, w)),
+    ("bilinear_batch", [(3, 2), (2, 4), (5, 2, 4)], lambda F, a, b, w: F.bilinear(a, b, w)),
+    ("dropout_p_above_one", [(3,)], lambda F, x: F.dropout(x, 1.5)),
+    ("dropout_p_negative", [(3,)], lambda F, x: F.dropout(x, -0.1)),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "shapes, call", [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS]
+)
+def test_errors_match_torch(shapes: list[tuple[int, ...]], call: Callable) -> None:
+    arrays = [np.ones(shape) for shape in shapes]
+    ours = _raised(lambda: call(YF, *map(yg.tensor, arrays)))
+    theirs = _raised(lambda: call(TF, *map(torch.tensor, arrays)))
+    assert type(ours) is type(theirs)
+    assert str(ours) == str(theirs).splitlines()[0]
+
+
+def test_embedding_index_out_of_range_as_torch() -> None:
+    weight = np.ones((3, 2))
+    for bad in ([3], [-1]):
+        ours = _raised(lambda: YF.embedding(_long(yg, bad), yg.tensor(weight)))
+        theirs = _raised(lambda: TF.embedding(_long(torch, bad), torch.tensor(weight)))
+        assert type(ours) is type(theirs) and str(ours) == str(theirs)
+
+
+def test_embedding_padding_idx_out_of_range_as_torch() -> None:
+    for bad in (3, -4):
+        ours = _raised(lambda: YF.embedding(_long(yg, [0]), yg.ones(3, 2), bad))
+        theirs = _raised(lambda: TF.embedding(_long(torch, [0]), torch.ones(3, 2), bad))
+        assert type(ours) is type(theirs) and str(ours) == str(theirs)
+
+
+def test_embedding_max_norm_renormalises_weight_in_place_as_torch() -> None:
+    rng = np.random.default_rng(3)
+    weight = rng.uniform(-2, 2, (5, 3))
+    ours, theirs = yg.tensor(weight.copy()), torch.tensor(weight.copy())
+    idx = [[0, 4], [4, 2]]
+    out = YF.embedding(_long(yg, idx), ours, max_norm=1.0, norm_type=2.0)
+    ref = TF.embedding(_long(torch, idx), theirs, max_norm=1.0, norm_type=2.0)
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    assert not np.allclose(ours.numpy(), weight)  # rows 0, 2 and 4 were rescaled
+
+
+# -- batch_norm's running statistics ---------------------------------------------------
+
+
+@pytest.mark.parametrize("momentum", [0.1, 0.5])
+def test_batch_norm_running_statistics_as_torch(momentum: float) -> None:
+    """Three training steps update running_mean/var in place exactly as torch
+    (unbiased variance, momentum); eval mode then normalises with them."""
+    rng = np.random.default_rng(1)
+    channels = 3
+    ours_mean, ours_var = yg.zeros(channels, dtype=yg.float64), yg.ones(
+        channels, dtype=yg.float64
+    )
+    ref_mean, ref_var = torch.zeros(channels, dtype=torch.float64), torch.ones(
+        channels, dtype=torch.float64
+    )
+    weight = rng.uniform(0.5, 1.5, channels)
+    bias = rng.uniform(-1, 1, channels)
+    for _ in range(3):
+        x = rng.normal(2.0, 3.0, (4, channels, 2, 3))
+        w, tw = yg.tensor(weight, requires_grad=True), torch.tensor(
+            weight, requires_grad=True
+        )
+        out = YF.batch_norm(
+            yg.tensor(x), ours_mean, ours_var, w, yg.tensor(bias), True, momentum
+        )
+        ref = TF.batch_norm(
+            torch.tensor(x), ref_mean, ref_var, tw, torch.tensor(bias), True, momentum
+        )
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), 1e-10)
+        np.testing.assert_allclose(ours_mean.numpy(), ref_mean.numpy(), 1e-12)
+        np.testing.assert_allclose(ours_var.numpy(), ref_var.numpy(), 1e-12)
+    assert not np.allclose(ours_var.numpy(), 1.0)
+    x = rng.normal(0.0, 1.0, (2, channels, 4))
+    xs, ts = yg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out = YF.batch_norm(xs, ours_mean, ours_var, training=False)
+    ref = TF.batch_norm(ts, ref_mean, ref_var, training=False)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), 1e-10)
+    assert (
+        out.grad_fn.name() == type(ref.grad_fn).__name__ == "NativeBatchNormBackward0"
+    )
+    cotangent = rng.standard_normal(x.shape)
+    out.backward(yg.tensor(cotangent))
+    ref.backward(torch.tensor(cotangent))
+    np.testing.assert_allclose(xs.grad.numpy(), ts.grad.numpy(), 1e-10)
+
+
+def test_batch_norm_eval_leaves_running_statistics_alone() -> None:
+    mean, var = yg.tensor([0.5, -1.0]), yg.tensor([2.0, 0.5])
+    YF.batch_norm(yg.randn(3, 2), mean, var, training=False)
+    assert mean.tolist() == [0.5, -1.0] and var.tolist() == [2.0, 0.5]
+
+
+# -- dropout -----------------------------------------------------------------------------
+
+
+def test_dropout_statistics_and_scaling() -> None:
+    """About p of the elements are zeroed (within 5 standard deviations of the
+    binomial count); the rest are scaled by 1 / (1 - p), as torch's."""
+    yg.manual_seed(0)
+    n, p = 200_000, 0.3
+    x = yg.ones(n, dtype=yg.float64)
+    out = YF.dropout(x, p).numpy()
+    zeros = np.count_nonzero(out == 0)
+    assert abs(zeros - n * p) < 5 * np.sqrt(n * p * (1 - p))
+    np.testing.assert_allclose(out[out != 0], 1 / (1 - p), rtol=1e-15)
+    ref = TF.dropout(torch.ones(n, dtype=torch.float64), p).numpy()
+    assert set(np.unique(out)) == set(np.unique(ref))
+
+
+def test_dropout_gradient_uses_the_same_mask() -> None:
+    yg.manual_seed(1)
+    x = yg.tensor(np.random.default_rng(2).uniform(1, 2, (50, 40)), requires_grad=True)
+    out = YF.dropout(x, 0.4)
+    assert out.grad_fn.name() == "MulBackward0"
+    assert type(
+        TF.dropout(torch.ones(2, requires_grad=True), 0.4).grad_fn
+    ).__name__ == ("MulBackward0")
+    cotangent = np.random.default_rng(3).standard_normal((50, 40))
+    out.backward(yg.tensor(cotangent))
+    mask = out.detach().numpy() / x.detach().numpy()  # 0 or 1 / (1 - p)
+    assert set(np.round(np.unique(mask), 12)) == {0.0, round(1 / 0.6, 12)}
+    np.testing.assert_allclose(x.grad.numpy(), cotangent * mask, rtol=1e-12)
+
+
+def test_dropout_is_seeded_by_the_default_generator() -> None:
+    yg.manual_seed(7)
+    first = YF.dropout(yg.ones(1000), 0.5).numpy()
+    yg.manual_seed(7)
+    second = YF.dropout(yg.ones(1000), 0.5).numpy()
+    third = YF.dropout(yg.ones(1000), 0.5).numpy()
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(second, third)
+
+
+@pytest.mark.parametrize("p, training", [(0.0, True), (0.5, False), (1.0, False)])
+def test_dropout_identity_returns_the_input_itself(p: float, training: bool) -> None:
+    x, t = yg.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
+    assert YF.dropout(x, p, training) is x
+    assert TF.dropout(t, p, training) is t
+
+
+def test_dropout_p_one_zeroes_everything_and_records_mul() -> None:
+    x = yg.randn(3, 4, requires_grad=True)
+    out = YF.dropout(x, 1.0)
+    ref = TF.dropout(torch.randn(3, 4, requires_grad=True), 1.0)
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
+    assert np.all(out.detach().numpy() == 0)
+    out.sum().backward()
+    assert np.all(x.grad.numpy() == 0)
+
+
+def test_dropout_inplace_writes_into_the_input() -> None:
+    yg.manual_seed(4)
+    x = yg.ones(6, 5, requires_grad=True)
+    y = x * 1.0
+    out = YF.dropout(y, 0.5, inplace=True)
+    ref = TF.dropout(torch.ones(6, 5, requires_grad=True) * 1.0, 0.5, inplace=True)
+    assert out is y and out.grad_fn.name() == type(ref.grad_fn).__name__
+    out.backward(yg.ones(6, 5))
+    np.testing.assert_allclose(x.grad.numpy(), out.detach().numpy())
