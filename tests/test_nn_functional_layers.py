@@ -123,6 +123,48 @@ def test_functional_matches_torch(case: Case) -> None:
         np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), RTOL, ATOL)
 
 
+def _second_order(lib: Any, grads: tuple, leaves: list, directions: list) -> Any:
+    """d<directions, grads>/d leaves; None when the gradient is constant."""
+    total = None
+    for g, d in zip(grads, directions):
+        if g is not None and g.requires_grad:
+            term = (g * lib.tensor(d)).sum()
+            total = term if total is None else total + term
+    if total is None:
+        return None
+    return lib.autograd.grad(total, leaves, allow_unused=True)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_double_backward_matches_torch(case: Case) -> None:
+    """The gradient taken with create_graph=True, differentiated again."""
+    rng = np.random.default_rng(1)
+    arrays = [rng.uniform(-2, 2, shape) for shape in case.shapes]
+    ours = [yg.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    our_ints = [_long(yg, v) for v in case.ints.values()]
+    their_ints = [_long(torch, v) for v in case.ints.values()]
+    out = _outputs(case.call(YF, *ours, *our_ints))[0]
+    ref = _outputs(case.call(TF, *theirs, *their_ints))[0]
+    cotangent = rng.standard_normal(tuple(ref.shape))
+    first = yg.autograd.grad(
+        out, ours, yg.tensor(cotangent), create_graph=True, allow_unused=True
+    )
+    first_ref = torch.autograd.grad(
+        ref, theirs, torch.tensor(cotangent), create_graph=True, allow_unused=True
+    )
+    directions = [rng.standard_normal(a.shape) for a in arrays]
+    second = _second_order(yg, first, ours, directions)
+    second_ref = _second_order(torch, first_ref, theirs, directions)
+    # A linear op's gradient may not depend on its input at all (None here) where
+    # torch still records a zero second derivative: both are compared as arrays.
+    none = (None,) * len(arrays)
+    for g, r, a in zip(second or none, second_ref or none, arrays):
+        got = np.zeros_like(a) if g is None else g.numpy()
+        want = np.zeros_like(a) if r is None else r.detach().numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
 # -- errors ----------------------------------------------------------------------------
 
 
