@@ -916,7 +916,7 @@ def _check_convolution(
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if not transposed and weight.shape[0] % groups:
+    if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at "
             f"dimension 0, but got weight of size [{_sizes(weight.shape)}] instead"

@@ -188,6 +188,7 @@ ERRORS = [
     ("conv2d_negative_padding", [(2, 3, 5, 5), (4, 3, 3, 3)], lambda F, x, w: F.conv2d(x, w, padding=-1)),
     ("conv2d_bias_size", [(2, 3, 5, 5), (4, 3, 3, 3), (3,)], lambda F, x, w, b: F.conv2d(x, w, b)),
     ("conv_transpose2d_output_padding", [(2, 3, 4, 4), (3, 2, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w, output_padding=1)),
+    ("conv_transpose2d_groups_weight", [(1, 3, 4, 4), (3, 2, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w, groups=2)),
     ("conv_transpose2d_channels", [(2, 3, 4, 4), (4, 2, 3, 3)], lambda F, x, w: F.conv_transpose2d(x, w)),
     ("max_pool2d_pad", [(2, 3, 5, 5)], lambda F, x: F.max_pool2d(x, 2, 1, 2)),
     ("max_pool2d_too_small", [(2, 3, 5, 5)], lambda F, x: F.max_pool2d(x, 7)),
