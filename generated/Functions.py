@@ -31,6 +31,8 @@ from yamlgrad.runtime.formulas import (
     diagonal_backward,
     div_floor,
     div_trunc,
+    elu_backward,
+    elu_backward_result,
     embedding_backward,
     evenly_distribute_backward,
     exp,
@@ -38,13 +40,19 @@ from yamlgrad.runtime.formulas import (
     flip,
     gather,
     gather_backward,
+    gelu_backward,
+    hardsigmoid_backward,
+    hardswish_backward,
+    hardtanh_backward,
     index_backward,
     index_select,
     index_select_backward,
     isfinite,
     isnan,
+    leaky_relu_backward,
     linalg_det_backward,
     linalg_vector_norm_backward,
+    log_sigmoid_backward,
     log_softmax_backward_data,
     logical_and,
     logical_or,
@@ -56,6 +64,7 @@ from yamlgrad.runtime.formulas import (
     max_pool2d_with_indices_backward,
     maybe_multiply,
     mean_backward,
+    mish_backward,
     mm_mat1_backward,
     mm_mat2_backward,
     mv,
@@ -79,11 +88,13 @@ from yamlgrad.runtime.formulas import (
     select_backward,
     select_of,
     sign,
+    silu_backward,
     sin,
     sinh,
     slice_backward,
     slice_of,
     softmax_backward_data,
+    softplus_backward,
     split_backward,
     squeeze_dim,
     stack_tensors_backward,
@@ -270,6 +281,20 @@ __all__ = [
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "GeluBackward0",
+    "SiluBackward0",
+    "MishBackward0",
+    "SoftplusBackward0",
+    "EluBackward0",
+    "CeluBackward0",
+    "LeakyReluBackward0",
+    "HardtanhBackward0",
+    "HardswishBackward0",
+    "HardsigmoidBackward0",
+    "LogSigmoidBackward0",
+    "LeakyReluBackward1",
+    "EluBackward1",
+    "CeluBackward1",
 ]
 
 
@@ -5380,3 +5405,446 @@ class EmbeddingBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_indices is not None:
             self._raw_saved_indices.reset_data()
+
+
+class GeluBackward0(Node):
+    """Backward of `gelu(Tensor self, *, str approximate="none") -> Tensor`.
+
+    self: gelu_backward(grad, self, approximate)
+    """
+
+    __slots__ = (
+        "_saved_approximate",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_approximate: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            approximate = self._saved_approximate
+            grad_inputs[0] = gelu_backward(grad, self_, approximate)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class SiluBackward0(Node):
+    """Backward of `silu(Tensor self) -> Tensor`.
+
+    self: silu_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = silu_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class MishBackward0(Node):
+    """Backward of `mish(Tensor self) -> Tensor`.
+
+    self: mish_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = mish_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class SoftplusBackward0(Node):
+    """Backward of `softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`.
+
+    self: softplus_backward(grad, self, beta, threshold)
+    """
+
+    __slots__ = (
+        "_saved_beta",
+        "_raw_saved_self",
+        "_saved_threshold",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_beta: Any = None
+        self._raw_saved_self: Any = None
+        self._saved_threshold: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            beta = self._saved_beta
+            threshold = self._saved_threshold
+            grad_inputs[0] = softplus_backward(grad, self_, beta, threshold)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class EluBackward0(Node):
+    """Backward of `elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`.
+
+    self: elu_backward(grad, self, alpha, scale, input_scale)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_input_scale",
+        "_saved_scale",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_alpha: Any = None
+        self._saved_input_scale: Any = None
+        self._saved_scale: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            alpha = self._saved_alpha
+            scale = self._saved_scale
+            input_scale = self._saved_input_scale
+            grad_inputs[0] = elu_backward(grad, self_, alpha, scale, input_scale)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class CeluBackward0(Node):
+    """Backward of `celu(Tensor self, Scalar alpha=1.0) -> Tensor`.
+
+    self: elu_backward(grad, self, alpha, 1.0, 1.0 / alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_alpha: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            alpha = self._saved_alpha
+            grad_inputs[0] = elu_backward(grad, self_, alpha, 1.0, 1.0 / alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class LeakyReluBackward0(Node):
+    """Backward of `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
+
+    self: leaky_relu_backward(grad, self, negative_slope)
+    """
+
+    __slots__ = (
+        "_saved_negative_slope",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_negative_slope: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            negative_slope = self._saved_negative_slope
+            grad_inputs[0] = leaky_relu_backward(grad, self_, negative_slope)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class HardtanhBackward0(Node):
+    """Backward of `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`.
+
+    self: hardtanh_backward(grad, self, min_val, max_val)
+    """
+
+    __slots__ = (
+        "_saved_max_val",
+        "_saved_min_val",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_max_val: Any = None
+        self._saved_min_val: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            min_val = self._saved_min_val
+            max_val = self._saved_max_val
+            grad_inputs[0] = hardtanh_backward(grad, self_, min_val, max_val)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class HardswishBackward0(Node):
+    """Backward of `hardswish(Tensor self) -> Tensor`.
+
+    self: hardswish_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = hardswish_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class HardsigmoidBackward0(Node):
+    """Backward of `hardsigmoid(Tensor self) -> Tensor`.
+
+    self: hardsigmoid_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = hardsigmoid_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class LogSigmoidBackward0(Node):
+    """Backward of `log_sigmoid(Tensor self) -> Tensor`.
+
+    self: log_sigmoid_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            grad_inputs[0] = log_sigmoid_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class LeakyReluBackward1(Node):
+    """Backward of `leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`.
+
+    self: leaky_relu_backward(grad, result, negative_slope)
+    """
+
+    __slots__ = (
+        "_saved_negative_slope",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_negative_slope: Any = None
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            negative_slope = self._saved_negative_slope
+            grad_inputs[0] = leaky_relu_backward(grad, result, negative_slope)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class EluBackward1(Node):
+    """Backward of `elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`.
+
+    self: elu_backward_result(grad, result, alpha, scale, input_scale)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_input_scale",
+        "_raw_saved_result",
+        "_saved_scale",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_alpha: Any = None
+        self._saved_input_scale: Any = None
+        self._raw_saved_result: Any = None
+        self._saved_scale: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            alpha = self._saved_alpha
+            scale = self._saved_scale
+            input_scale = self._saved_input_scale
+            grad_inputs[0] = elu_backward_result(
+                grad, result, alpha, scale, input_scale
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()
+
+
+class CeluBackward1(Node):
+    """Backward of `celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`.
+
+    self: elu_backward_result(grad, result, alpha, 1.0, 1.0 / alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_alpha: Any = None
+        self._raw_saved_result: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            result = self._raw_saved_result.unpack(self, raw)
+            alpha = self._saved_alpha
+            grad_inputs[0] = elu_backward_result(grad, result, alpha, 1.0, 1.0 / alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_result is not None:
+            self._raw_saved_result.reset_data()

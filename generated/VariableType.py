@@ -216,6 +216,20 @@ from .Functions import (
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    GeluBackward0,
+    SiluBackward0,
+    MishBackward0,
+    SoftplusBackward0,
+    EluBackward0,
+    CeluBackward0,
+    LeakyReluBackward0,
+    HardtanhBackward0,
+    HardswishBackward0,
+    HardsigmoidBackward0,
+    LogSigmoidBackward0,
+    LeakyReluBackward1,
+    EluBackward1,
+    CeluBackward1,
 )
 
 __all__ = [
@@ -390,6 +404,18 @@ __all__ = [
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "gelu",
+    "silu",
+    "mish",
+    "softplus",
+    "elu",
+    "selu",
+    "celu",
+    "leaky_relu",
+    "hardtanh",
+    "hardswish",
+    "hardsigmoid",
+    "log_sigmoid",
 ]
 
 
@@ -3594,9 +3620,13 @@ def softmax_int(
 ) -> Tensor:
     """`softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
 
-    composite: _softmax(self if dtype is None else _to_copy(self, dtype=dtype), dim, False)
+    composite: _softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
-    return _softmax(self if dtype is None else _to_copy(self, dtype=dtype), dim, False)
+    return _softmax(
+        self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype),
+        dim,
+        False,
+    )
 
 
 def log_softmax_int(
@@ -3606,10 +3636,12 @@ def log_softmax_int(
 ) -> Tensor:
     """`log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
 
-    composite: _log_softmax(self if dtype is None else _to_copy(self, dtype=dtype), dim, False)
+    composite: _log_softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
     return _log_softmax(
-        self if dtype is None else _to_copy(self, dtype=dtype), dim, False
+        self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype),
+        dim,
+        False,
     )
 
 
@@ -7978,6 +8010,495 @@ def embedding(
     return result
 
 
+def gelu(
+    self: Any,
+    *,
+    approximate: Any = "none",
+) -> Tensor:
+    """`gelu(Tensor self, *, str approximate="none") -> Tensor`
+
+    forward: gelu_kernel(self, approximate)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "gelu", "self", 1)
+    )
+    approximate = str_arg(approximate, "gelu", "approximate", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = GeluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_approximate = approximate
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.gelu_kernel(self_data, approximate))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def silu(
+    self: Any,
+) -> Tensor:
+    """`silu(Tensor self) -> Tensor`
+
+    forward: self * sigmoid(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "silu", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SiluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(self_data * kernels.sigmoid(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def mish(
+    self: Any,
+) -> Tensor:
+    """`mish(Tensor self) -> Tensor`
+
+    forward: mish_kernel(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mish", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.mish_kernel(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def softplus(
+    self: Any,
+    beta: Any = 1,
+    threshold: Any = 20,
+) -> Tensor:
+    """`softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
+
+    forward: softplus_kernel(self, beta, threshold)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "softplus", "self", 1)
+    )
+    beta = scalar_arg(beta, "softplus", "beta", 2)
+    threshold = scalar_arg(threshold, "softplus", "threshold", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SoftplusBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_beta = beta
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_threshold = threshold
+    result = Tensor._make(kernels.softplus_kernel(self_data, beta, threshold))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def elu(
+    self: Any,
+    alpha: Any = 1,
+    scale: Any = 1,
+    input_scale: Any = 1,
+) -> Tensor:
+    """`elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
+
+    forward: elu_kernel(self, alpha, scale, input_scale)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "elu", "self", 1)
+    )
+    alpha = scalar_arg(alpha, "elu", "alpha", 2)
+    scale = scalar_arg(scale, "elu", "scale", 3)
+    input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = EluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_input_scale = input_scale
+        grad_fn._saved_scale = scale
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.elu_kernel(self_data, alpha, scale, input_scale))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def selu(
+    self: Any,
+) -> Tensor:
+    """`selu(Tensor self) -> Tensor`
+
+    composite: elu(self, 1.6732632423543772, 1.0507009873554805)
+    """
+    return elu(self, 1.6732632423543772, 1.0507009873554805)
+
+
+def celu(
+    self: Any,
+    alpha: Any = 1.0,
+) -> Tensor:
+    """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`
+
+    forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "celu", "self", 1)
+    )
+    alpha = scalar_arg(alpha, "celu", "alpha", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CeluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_alpha = alpha
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def leaky_relu(
+    self: Any,
+    negative_slope: Any = 0.01,
+) -> Tensor:
+    """`leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+
+    forward: leaky_relu_kernel(self, negative_slope)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "leaky_relu", "self", 1)
+    )
+    negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LeakyReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_negative_slope = negative_slope
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.leaky_relu_kernel(self_data, negative_slope))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def hardtanh(
+    self: Any,
+    min_val: Any = -1,
+    max_val: Any = 1,
+) -> Tensor:
+    """`hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+
+    forward: hardtanh_kernel(self, min_val, max_val)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "self", 1)
+    )
+    min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
+    max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = HardtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_max_val = max_val
+        grad_fn._saved_min_val = min_val
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.hardtanh_kernel(self_data, min_val, max_val))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def hardswish(
+    self: Any,
+) -> Tensor:
+    """`hardswish(Tensor self) -> Tensor`
+
+    forward: hardswish_kernel(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "hardswish", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = HardswishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.hardswish_kernel(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def hardsigmoid(
+    self: Any,
+) -> Tensor:
+    """`hardsigmoid(Tensor self) -> Tensor`
+
+    forward: hardsigmoid_kernel(self)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "hardsigmoid", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = HardsigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.hardsigmoid_kernel(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def log_sigmoid(
+    self: Any,
+) -> Tensor:
+    """`log_sigmoid(Tensor self) -> Tensor`
+
+    forward: log_sigmoid_kernel(self)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "log_sigmoid", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LogSigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(kernels.log_sigmoid_kernel(self_data))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def leaky_relu_(
+    self: Any,
+    negative_slope: Any = 0.01,
+) -> Tensor:
+    """`leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`
+
+    forward: leaky_relu_kernel(self, negative_slope)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "leaky_relu_", "self", 1)
+    )
+    negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = LeakyReluBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_negative_slope = negative_slope
+    write_inplace(self, kernels.leaky_relu_kernel(self_data, negative_slope))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def elu_(
+    self: Any,
+    alpha: Any = 1,
+    scale: Any = 1,
+    input_scale: Any = 1,
+) -> Tensor:
+    """`elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)`
+
+    forward: elu_kernel(self, alpha, scale, input_scale)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "elu_", "self", 1)
+    )
+    alpha = scalar_arg(alpha, "elu_", "alpha", 2)
+    scale = scalar_arg(scale, "elu_", "scale", 3)
+    input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = EluBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_input_scale = input_scale
+        grad_fn._saved_scale = scale
+    write_inplace(self, kernels.elu_kernel(self_data, alpha, scale, input_scale))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def celu_(
+    self: Any,
+    alpha: Any = 1.0,
+) -> Tensor:
+    """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`
+
+    forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "celu_", "self", 1)
+    )
+    alpha = scalar_arg(alpha, "celu_", "alpha", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = CeluBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_alpha = alpha
+    write_inplace(self, kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def hardtanh_(
+    self: Any,
+    min_val: Any = -1,
+    max_val: Any = 1,
+) -> Tensor:
+    """`hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`
+
+    forward: hardtanh_kernel(self, min_val, max_val)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh_", "self", 1)
+    )
+    min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
+    max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = HardtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_max_val = max_val
+        grad_fn._saved_min_val = min_val
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.hardtanh_kernel(self_data, min_val, max_val))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def silu_(
+    self: Any,
+) -> Tensor:
+    """`silu_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: self * sigmoid(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "silu_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SiluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, self_data * kernels.sigmoid(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def mish_(
+    self: Any,
+) -> Tensor:
+    """`mish_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: mish_kernel(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mish_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = MishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.mish_kernel(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def hardswish_(
+    self: Any,
+) -> Tensor:
+    """`hardswish_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: hardswish_kernel(self)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "hardswish_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = HardswishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.hardswish_kernel(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def hardsigmoid_(
+    self: Any,
+) -> Tensor:
+    """`hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: hardsigmoid_kernel(self)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "hardsigmoid_", "self", 1)
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = HardsigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    write_inplace(self, kernels.hardsigmoid_kernel(self_data))
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
 _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
@@ -9855,6 +10376,26 @@ METHODS = {
     "sign_": sign_,
     "erf_": erf_,
     "erfc_": erfc_,
+    "gelu": gelu,
+    "silu": silu,
+    "mish": mish,
+    "softplus": softplus,
+    "elu": elu,
+    "selu": selu,
+    "celu": celu,
+    "leaky_relu": leaky_relu,
+    "hardtanh": hardtanh,
+    "hardswish": hardswish,
+    "hardsigmoid": hardsigmoid,
+    "log_sigmoid": log_sigmoid,
+    "leaky_relu_": leaky_relu_,
+    "elu_": elu_,
+    "celu_": celu_,
+    "hardtanh_": hardtanh_,
+    "silu_": silu_,
+    "mish_": mish_,
+    "hardswish_": hardswish_,
+    "hardsigmoid_": hardsigmoid_,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -10626,5 +11167,65 @@ OVERLOADS = {
     },
     "embedding": {
         "default": embedding,
+    },
+    "gelu": {
+        "default": gelu,
+    },
+    "silu": {
+        "default": silu,
+    },
+    "mish": {
+        "default": mish,
+    },
+    "softplus": {
+        "default": softplus,
+    },
+    "elu": {
+        "default": elu,
+    },
+    "selu": {
+        "default": selu,
+    },
+    "celu": {
+        "default": celu,
+    },
+    "leaky_relu": {
+        "default": leaky_relu,
+    },
+    "hardtanh": {
+        "default": hardtanh,
+    },
+    "hardswish": {
+        "default": hardswish,
+    },
+    "hardsigmoid": {
+        "default": hardsigmoid,
+    },
+    "log_sigmoid": {
+        "default": log_sigmoid,
+    },
+    "leaky_relu_": {
+        "default": leaky_relu_,
+    },
+    "elu_": {
+        "default": elu_,
+    },
+    "celu_": {
+        "default": celu_,
+    },
+    "hardtanh_": {
+        "default": hardtanh_,
+    },
+    "silu_": {
+        "default": silu_,
+    },
+    "mish_": {
+        "default": mish_,
+    },
+    "hardswish_": {
+        "default": hardswish_,
+    },
+    "hardsigmoid_": {
+        "default": hardsigmoid_,
     },
 }

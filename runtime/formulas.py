@@ -118,6 +118,25 @@ __all__ = [
     "native_layer_norm_backward",
     "native_batch_norm_backward",
     "native_group_norm_backward",
+    "gelu_backward",
+    "silu_backward",
+    "mish_backward",
+    "softplus_backward",
+    "elu_backward",
+    "elu_backward_result",
+    "leaky_relu_backward",
+    "hardtanh_backward",
+    "hardswish_backward",
+    "hardsigmoid_backward",
+    "log_sigmoid_backward",
+    "mse_loss_backward",
+    "smooth_l1_loss_backward",
+    "huber_loss_backward",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_target_backward",
+    "binary_cross_entropy_with_logits_backward",
+    "binary_cross_entropy_with_logits_target_backward",
+    "nll_loss_backward",
 ]
 
 ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
@@ -1324,3 +1343,234 @@ def native_group_norm_backward(
 
 
 # -- nn: activations, softmax, distances and losses --------------------------------------
+# The Tensor side of every helper below is built from recorded ops, so a double
+# backward differentiates it again. Piecewise-constant factors (which branch of
+# an activation applies) are constants: their derivative is zero, as in PyTorch.
+
+
+def _nn_fn(np_fn: Any, name: str) -> Any:
+    """`name` of an ndarray (np_fn) or of a Tensor (the recorded op)."""
+
+    def helper(x: Any) -> Any:
+        return getattr(ops, name)(x) if isinstance(x, Tensor) else np_fn(x)
+
+    helper.__name__ = helper.__qualname__ = f"_nn_{name}"
+    return helper
+
+
+_nn_tanh = _nn_fn(np.tanh, "tanh")
+_nn_sigmoid = _nn_fn(kernels.sigmoid, "sigmoid")
+_nn_erf = _nn_fn(kernels.erf, "erf")
+_nn_log1p = _nn_fn(np.log1p, "log1p")
+_nn_relu = _nn_fn(kernels.relu, "relu")
+
+
+def _nn_factor(condition: Any, like: Any) -> Any:
+    """A 0/1 constant of `like`'s dtype where `condition` (computed from raw data)
+    holds: it selects a branch and has no derivative."""
+    dtype = _data(like).dtype
+    return _constant(np.asarray(condition, dtype=dtype), like)
+
+
+def _nn_softplus(x: Any) -> Any:
+    """log(1 + exp(x)) without overflow: log1p(exp(-|x|)) + relu(x)."""
+    return _nn_log1p(exp(-_abs(x))) + _nn_relu(x)
+
+
+def gelu_backward(grad: Any, self: Any, approximate: str) -> Any:
+    """d gelu/dx: Phi(x) + x * phi(x), or the derivative of the tanh form."""
+    if approximate == "tanh":
+        k = math.sqrt(2.0 / math.pi)
+        c = 0.044715
+        t = _nn_tanh(k * (self + c * self * self * self))
+        inner_d = k * (1 + 3 * c * self * self)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * inner_d)
+    cdf = 0.5 * (1 + _nn_erf(self * math.sqrt(0.5)))
+    pdf = exp(-0.5 * self * self) * (1 / math.sqrt(2 * math.pi))
+    return grad * (cdf + self * pdf)
+
+
+def silu_backward(grad: Any, self: Any) -> Any:
+    """d(x * sigmoid(x))/dx = s * (1 + x * (1 - s))."""
+    s = _nn_sigmoid(self)
+    return grad * (s * (1 + self * (1 - s)))
+
+
+def mish_backward(grad: Any, self: Any) -> Any:
+    """d(x * tanh(softplus(x)))/dx = t + x * sigmoid(x) * (1 - t**2)."""
+    t = _nn_tanh(_nn_softplus(self))
+    return grad * (t + self * _nn_sigmoid(self) * (1 - t * t))
+
+
+def softplus_backward(grad: Any, self: Any, beta: float, threshold: float) -> Any:
+    """sigmoid(beta * x), and 1 where the forward returned x itself."""
+    linear = _nn_factor(_data(self) * beta > threshold, self)
+    return grad * (linear + (1 - linear) * _nn_sigmoid(self * beta))
+
+
+def elu_backward(
+    grad: Any, self: Any, alpha: float, scale: float, input_scale: float
+) -> Any:
+    """scale for x > 0, else scale * alpha * input_scale * exp(input_scale * x)
+    (the exponent is taken at 0 on the positive side, where it is unused)."""
+    positive = _nn_factor(_data(self) > 0, self)
+    negative = exp(self * (1 - positive) * input_scale) * (alpha * scale * input_scale)
+    return grad * (positive * scale + (1 - positive) * negative)
+
+
+def elu_backward_result(
+    grad: Any, result: Any, alpha: float, scale: float, input_scale: float
+) -> Any:
+    """elu's derivative from its output (the in-place forms): scale where the
+    output is positive, else input_scale * (result + alpha * scale)."""
+    positive = _nn_factor(_data(result) > 0, result)
+    negative = (result + alpha * scale) * input_scale
+    return grad * (positive * scale + (1 - positive) * negative)
+
+
+def leaky_relu_backward(grad: Any, self: Any, negative_slope: float) -> Any:
+    """1 where `self` (or, for leaky_relu_, the result) is positive, else the
+    slope."""
+    slope = np.where(_data(self) > 0, 1.0, negative_slope)
+    return grad * _nn_factor(slope, self)
+
+
+def hardtanh_backward(grad: Any, self: Any, min_val: float, max_val: float) -> Any:
+    """The gradient strictly inside (min_val, max_val), zero outside."""
+    x = _data(self)
+    return grad * _nn_factor((x > min_val) & (x < max_val), self)
+
+
+def hardswish_backward(grad: Any, self: Any) -> Any:
+    """(2x + 3) / 6 on (-3, 3), 1 above, 0 below."""
+    x = _data(self)
+    middle = _nn_factor((x > -3) & (x < 3), self)
+    above = _nn_factor(x >= 3, self)
+    return grad * (middle * (self / 3 + 0.5) + above)
+
+
+def hardsigmoid_backward(grad: Any, self: Any) -> Any:
+    """1/6 on (-3, 3), 0 elsewhere; PyTorch's 1/6 is a float32 constant."""
+    x = _data(self)
+    return grad * (_nn_factor((x > -3) & (x < 3), self) * _NN_ONE_SIXTH)
+
+
+_NN_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
+
+
+def log_sigmoid_backward(grad: Any, self: Any) -> Any:
+    """d(-softplus(-x))/dx = sigmoid(-x)."""
+    return grad * _nn_sigmoid(-self)
+
+
+def _nn_reduced_grad(grad: Any, reduction: int, numel: int) -> Any:
+    """A loss's output gradient per element: itself for "none", spread evenly
+    for "mean" (broadcasting does the expansion), as it is for "sum"."""
+    return grad / numel if reduction == 1 else grad
+
+
+def mse_loss_backward(grad: Any, self: Any, target: Any, reduction: int) -> Any:
+    """2 * (x - target), scaled by the reduction."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    return g * (2 * (self - target))
+
+
+def smooth_l1_loss_backward(
+    grad: Any, self: Any, target: Any, reduction: int, beta: float
+) -> Any:
+    """d / beta where |d| < beta, else sign(d)."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    diff = self - target
+    if beta == 0:
+        return g * sign(diff)
+    inside = _nn_factor(np.abs(_data(diff)) < beta, diff)
+    return g * (inside * diff * (1 / beta) + (1 - inside) * sign(diff))
+
+
+def huber_loss_backward(
+    grad: Any, self: Any, target: Any, reduction: int, delta: float
+) -> Any:
+    """d where |d| <= delta, else delta * sign(d)."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    diff = self - target
+    inside = _nn_factor(np.abs(_data(diff)) <= delta, diff)
+    return g * (inside * diff + (1 - inside) * delta * sign(diff))
+
+
+def _nn_weighted(value: Any, weight: Any) -> Any:
+    return value if weight is None else value * weight
+
+
+def _nn_clamp_min(x: Any, low: float) -> Any:
+    return ops.clamp_min(x, low) if isinstance(x, Tensor) else np.maximum(x, low)
+
+
+def binary_cross_entropy_backward(
+    grad: Any, self: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """w * (x - t) / max(x * (1 - x), 1e-12), PyTorch's clamp of the denominator."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    denominator = _nn_clamp_min((1 - self) * self, 1e-12)
+    return _nn_weighted(g * ((self - target) / denominator), weight)
+
+
+def binary_cross_entropy_target_backward(
+    grad: Any, self: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """w * (log(1 - x) - log(x)), each log clamped at -100 as in the forward."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    log_1mx = _nn_clamp_min(_nn_log1p(-self), -100)
+    log_x = _nn_clamp_min(log(self), -100)
+    return _nn_weighted(g * (log_1mx - log_x), weight)
+
+
+def binary_cross_entropy_with_logits_backward(
+    grad: Any, self: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """(1 - t) - l * sigmoid(-x), l = 1 + (pos_weight - 1) * t (sigmoid(x) - t
+    without pos_weight)."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    if pos_weight is None:
+        d = _nn_sigmoid(self) - target
+    else:
+        log_weight = (pos_weight - 1) * target + 1
+        d = (1 - target) - log_weight * _nn_sigmoid(-self)
+    return _nn_weighted(g * d, weight)
+
+
+def binary_cross_entropy_with_logits_target_backward(
+    grad: Any, self: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """-x, plus (pos_weight - 1) * log(1 + exp(-x)) with pos_weight."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    d = -self
+    if pos_weight is not None:
+        d = d + (pos_weight - 1) * _nn_softplus(-self)
+    return _nn_weighted(g * d, weight)
+
+
+def nll_loss_backward(
+    grad: Any,
+    self: Any,
+    target: Any,
+    weight: Any,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """-w[t] at each position's target class (zero where ignored), divided by the
+    total weight for "mean": a constant times the output gradient, so the input
+    gradient is linear in `grad` and does not depend on the input."""
+    x = _data(self)
+    _, w, safe = kernels.nll_loss_positions(
+        x, _data(target), _data(weight) if weight is not None else None, ignore_index
+    )
+    coefficient = np.zeros(x.shape if x.ndim == 1 else np.moveaxis(x, 1, -1).shape)
+    np.put_along_axis(coefficient, safe[..., None], -w[..., None], axis=-1)
+    if reduction == 1:
+        coefficient = coefficient / np.sum(w)
+    if x.ndim > 1:
+        coefficient = np.moveaxis(coefficient, -1, 1)
+    coefficient = _constant(coefficient.astype(x.dtype), grad)
+    if reduction == 0 and x.ndim > 1:
+        grad = reshape(grad, (x.shape[0], 1) + tuple(x.shape[2:]))
+    return grad * coefficient

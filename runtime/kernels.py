@@ -81,6 +81,22 @@ __all__ = [
     "native_layer_norm_kernel",
     "native_batch_norm_kernel",
     "native_group_norm_kernel",
+    "gelu_kernel",
+    "softplus_kernel",
+    "mish_kernel",
+    "elu_kernel",
+    "leaky_relu_kernel",
+    "hardtanh_kernel",
+    "hardswish_kernel",
+    "hardsigmoid_kernel",
+    "log_sigmoid_kernel",
+    "apply_loss_reduction",
+    "mse_loss_kernel",
+    "smooth_l1_loss_kernel",
+    "huber_loss_kernel",
+    "binary_cross_entropy_kernel",
+    "binary_cross_entropy_with_logits_kernel",
+    "nll_loss_kernel",
 ]
 
 
@@ -1443,3 +1459,149 @@ def native_group_norm_kernel(
 
 
 # -- nn: activations, softmax, distances and losses --------------------------------------
+
+
+def gelu_kernel(x: Any, approximate: str) -> Any:
+    """x * Phi(x), Phi the standard normal CDF; "tanh" is PyTorch's approximation
+    0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))."""
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1.0 + np.tanh(inner))
+    if approximate != "none":
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return 0.5 * x * (1.0 + erf(x * math.sqrt(0.5)))
+
+
+def softplus_kernel(x: Any, beta: float, threshold: float) -> Any:
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
+    scaled = x * beta
+    return np.where(scaled > threshold, x, np.logaddexp(0, scaled) / beta)
+
+
+def mish_kernel(x: Any) -> Any:
+    return x * np.tanh(np.logaddexp(0, x))
+
+
+def elu_kernel(x: Any, alpha: float, scale: float, input_scale: float) -> Any:
+    """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)."""
+    negative = np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale)
+    return np.where(x > 0, x * scale, negative)
+
+
+def leaky_relu_kernel(x: Any, negative_slope: float) -> Any:
+    return np.where(x > 0, x, x * negative_slope)
+
+
+def hardtanh_kernel(x: Any, min_val: float, max_val: float) -> Any:
+    return np.minimum(np.maximum(x, min_val), max_val)
+
+
+def hardswish_kernel(x: Any) -> Any:
+    return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
+
+
+def hardsigmoid_kernel(x: Any) -> Any:
+    return np.minimum(np.maximum(x + 3, 0), 6) / 6
+
+
+def log_sigmoid_kernel(x: Any) -> Any:
+    return -np.logaddexp(0, -x)
+
+
+def _check_reduction(reduction: int) -> None:
+    if reduction not in (0, 1, 2):
+        raise RuntimeError(f"{reduction} is not a valid value for reduction")
+
+
+def apply_loss_reduction(loss: Any, reduction: int) -> Any:
+    """PyTorch's Reduction enum: 0 none, 1 mean, 2 sum."""
+    _check_reduction(reduction)
+    if reduction == 0:
+        return loss
+    total = np.mean(loss) if reduction == 1 else np.sum(loss)
+    return np.asarray(total, dtype=loss.dtype)
+
+
+def mse_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
+    diff = x - target
+    return apply_loss_reduction(diff * diff, reduction)
+
+
+def smooth_l1_loss_kernel(x: Any, target: Any, reduction: int, beta: float) -> Any:
+    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (an L1 loss at 0)."""
+    diff = np.abs(x - target)
+    if beta == 0:
+        return apply_loss_reduction(diff, reduction)
+    loss = np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
+    return apply_loss_reduction(loss, reduction)
+
+
+def huber_loss_kernel(x: Any, target: Any, reduction: int, delta: float) -> Any:
+    """0.5 * d**2 where |d| <= delta, else delta * (|d| - 0.5 * delta)."""
+    diff = np.abs(x - target)
+    loss = np.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
+    return apply_loss_reduction(loss, reduction)
+
+
+def binary_cross_entropy_kernel(
+    x: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """-w * (t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100."""
+    if np.any((x < 0) | (x > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(x), -100)
+        log_1mx = np.maximum(np.log1p(-x), -100)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return apply_loss_reduction(loss.astype(x.dtype, copy=False), reduction)
+
+
+def binary_cross_entropy_with_logits_kernel(
+    x: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """(1 - t) * x + (1 + (pos_weight - 1) * t) * log(1 + exp(-x)), stably."""
+    softplus_neg = np.logaddexp(0, -x)
+    if pos_weight is not None:
+        loss = (1 - target) * x + ((pos_weight - 1) * target + 1) * softplus_neg
+    else:
+        loss = (1 - target) * x + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return apply_loss_reduction(loss.astype(x.dtype, copy=False), reduction)
+
+
+def nll_loss_positions(
+    x: Any, target: Any, weight: Any, ignore_index: int
+) -> tuple[Any, Any, Any]:
+    """For nll_loss over input [C], [N, C] or [N, C, d1, ...]: the input with the
+    class dim last, the per-position class weights (0 where ignored) and the
+    targets with ignored ones replaced by class 0. Checks targets like PyTorch."""
+    n_classes = x.shape[0] if x.ndim == 1 else x.shape[1]
+    moved = x if x.ndim == 1 else np.moveaxis(x, 1, -1)
+    target = np.asarray(target)
+    keep = target != ignore_index
+    bad = keep & ((target < 0) | (target >= n_classes))
+    if np.any(bad):
+        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
+    safe = np.where(keep, target, 0)
+    w = np.ones(n_classes, dtype=x.dtype) if weight is None else weight
+    return moved, np.where(keep, w[safe], 0).astype(x.dtype), safe
+
+
+def nll_loss_kernel(
+    x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+) -> tuple[Any, Any]:
+    """nll_loss_forward: (-w[t] * x[..., t, ...] reduced, the total weight)."""
+    _check_reduction(reduction)
+    moved, w, safe = nll_loss_positions(x, target, weight, ignore_index)
+    picked = np.take_along_axis(moved, safe[..., None], axis=-1)[..., 0]
+    losses = -w * picked
+    total_weight = np.asarray(np.sum(w), dtype=x.dtype)
+    if reduction == 0:
+        return losses.astype(x.dtype, copy=False), np.zeros((), dtype=x.dtype)
+    total = np.sum(losses)
+    if reduction == 1:
+        total = total / total_weight
+    return np.asarray(total, dtype=x.dtype), total_weight

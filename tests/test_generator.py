@@ -1010,6 +1010,26 @@ GOLDEN_NODE_NAMES = (
     ("native_group_norm", "NativeGroupNormBackward0"),
     ("embedding", "EmbeddingBackward0"),
     # nn: activations, softmax, distances and losses
+    ("gelu", "GeluBackward0"),
+    ("silu", "SiluBackward0"),
+    ("mish", "MishBackward0"),
+    ("softplus", "SoftplusBackward0"),
+    ("elu", "EluBackward0"),
+    ("selu", None),
+    ("celu", "CeluBackward0"),
+    ("leaky_relu", "LeakyReluBackward0"),
+    ("hardtanh", "HardtanhBackward0"),
+    ("hardswish", "HardswishBackward0"),
+    ("hardsigmoid", "HardsigmoidBackward0"),
+    ("log_sigmoid", "LogSigmoidBackward0"),
+    ("leaky_relu_", "LeakyReluBackward1"),
+    ("elu_", "EluBackward1"),
+    ("celu_", "CeluBackward1"),
+    ("hardtanh_", "HardtanhBackward0"),
+    ("silu_", "SiluBackward0"),
+    ("mish_", "MishBackward0"),
+    ("hardswish_", "HardswishBackward0"),
+    ("hardsigmoid_", "HardsigmoidBackward0"),
 )
 
 

@@ -7,6 +7,7 @@ constant padding and records ConstantPadNdBackward0, as in PyTorch.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,24 @@ __all__ = [
     "group_norm",
     "embedding",
     "dropout",
+    "relu",
+    "relu6",
+    "hardtanh",
+    "gelu",
+    "silu",
+    "mish",
+    "softplus",
+    "elu",
+    "selu",
+    "celu",
+    "leaky_relu",
+    "hardswish",
+    "hardsigmoid",
+    "logsigmoid",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
 ]
 
 pad = VariableType.pad
@@ -455,6 +474,138 @@ def dropout(
 
 
 # -- activations and softmax ---------------------------------------------------------
+# One YAML op each, so each records PyTorch's node; `inplace=True` calls the in-place
+# op (relu_, leaky_relu_, ...), which records what PyTorch's in-place form records.
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0); ReluBackward0."""
+    return VariableType.relu_(input) if inplace else VariableType.relu(input)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6): hardtanh(x, 0, 6), so HardtanhBackward0 as in PyTorch."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """x clamped to [min_val, max_val]; HardtanhBackward0."""
+    if inplace:
+        return VariableType.hardtanh_(input, min_val, max_val)
+    return VariableType.hardtanh(input, min_val, max_val)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) ("none": the normal CDF by erf; "tanh": its tanh approximation)."""
+    return VariableType.gelu(input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x); SiluBackward0."""
+    return VariableType.silu_(input) if inplace else VariableType.silu(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x)); MishBackward0."""
+    return VariableType.mish_(input) if inplace else VariableType.mish(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
+    return VariableType.softplus(input, beta, threshold)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x for x > 0, else alpha * (exp(x) - 1); EluBackward0 (EluBackward1 in place)."""
+    if inplace:
+        return VariableType.elu_(input, alpha)
+    return VariableType.elu(input, alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772
+_SELU_SCALE = 1.0507009873554805
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants; records
+    EluBackward0 (EluBackward1 in place), as PyTorch's selu calls elu."""
+    if inplace:
+        return VariableType.elu_(input, _SELU_ALPHA, _SELU_SCALE)
+    return VariableType.selu(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); CeluBackward0."""
+    if inplace:
+        return VariableType.celu_(input, alpha)
+    return VariableType.celu(input, alpha)
+
+
+def leaky_relu(
+    input: Tensor, negative_slope: float = 0.01, inplace: bool = False
+) -> Tensor:
+    """x for x > 0, else negative_slope * x; LeakyReluBackward0."""
+    if inplace:
+        return VariableType.leaky_relu_(input, negative_slope)
+    return VariableType.leaky_relu(input, negative_slope)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6; HardswishBackward0."""
+    return VariableType.hardswish_(input) if inplace else VariableType.hardswish(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6; HardsigmoidBackward0."""
+    if inplace:
+        return VariableType.hardsigmoid_(input)
+    return VariableType.hardsigmoid(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), computed as -softplus(-x); LogSigmoidBackward0."""
+    return VariableType.log_sigmoid(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)); SigmoidBackward0."""
+    return VariableType.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """tanh(x); TanhBackward0."""
+    return VariableType.tanh(input)
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    """PyTorch's implicit dim (deprecated): 0 for 0-, 1- and 3-d inputs, else 1."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call "
+        "to include dim=X as an argument.",
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim` (the input cast to `dtype` first, when
+    given: ToCopyBackward0 then SoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return VariableType.softmax(input, dim, dtype)
+
+
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """x - logsumexp(x) along `dim`; LogSoftmaxBackward0."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return VariableType.log_softmax(input, dim, dtype)
 
 
 # -- distances and losses ------------------------------------------------------------
