@@ -14,6 +14,10 @@ from typing import Any
 from yamlgrad.runtime.formulas import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
+    binary_cross_entropy_backward,
+    binary_cross_entropy_target_backward,
+    binary_cross_entropy_with_logits_backward,
+    binary_cross_entropy_with_logits_target_backward,
     bmm,
     cat_tensors_backward,
     clamp_backward,
@@ -44,6 +48,7 @@ from yamlgrad.runtime.formulas import (
     hardsigmoid_backward,
     hardswish_backward,
     hardtanh_backward,
+    huber_loss_backward,
     index_backward,
     index_select,
     index_select_backward,
@@ -67,10 +72,12 @@ from yamlgrad.runtime.formulas import (
     mish_backward,
     mm_mat1_backward,
     mm_mat2_backward,
+    mse_loss_backward,
     mv,
     native_batch_norm_backward,
     native_group_norm_backward,
     native_layer_norm_backward,
+    nll_loss_backward,
     outer,
     permute_backwards,
     pow_backward,
@@ -93,6 +100,7 @@ from yamlgrad.runtime.formulas import (
     sinh,
     slice_backward,
     slice_of,
+    smooth_l1_loss_backward,
     softmax_backward_data,
     softplus_backward,
     split_backward,
@@ -295,6 +303,13 @@ __all__ = [
     "LeakyReluBackward1",
     "EluBackward1",
     "CeluBackward1",
+    "MseLossBackward0",
+    "SmoothL1LossBackward0",
+    "HuberLossBackward0",
+    "BinaryCrossEntropyBackward0",
+    "BinaryCrossEntropyWithLogitsBackward0",
+    "NllLossBackward0",
+    "NllLoss2DBackward0",
 ]
 
 
@@ -5848,3 +5863,350 @@ class CeluBackward1(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
+
+
+class MseLossBackward0(Node):
+    """Backward of `mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
+
+    self: mse_loss_backward(grad, self, target, reduction)
+    target: -mse_loss_backward(grad, self, target, reduction)
+    """
+
+    __slots__ = (
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_reduction: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_target: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            reduction = self._saved_reduction
+            grad_inputs[0] = mse_loss_backward(grad, self_, target, reduction)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            reduction = self._saved_reduction
+            grad_inputs[1] = -mse_loss_backward(grad, self_, target, reduction)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_target is not None:
+            self._raw_saved_target.reset_data()
+
+
+class SmoothL1LossBackward0(Node):
+    """Backward of `smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`.
+
+    self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    target: -smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    """
+
+    __slots__ = (
+        "_saved_beta",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_beta: Any = None
+        self._saved_reduction: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_target: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            reduction = self._saved_reduction
+            beta = self._saved_beta
+            grad_inputs[0] = smooth_l1_loss_backward(
+                grad, self_, target, reduction, beta
+            )
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            reduction = self._saved_reduction
+            beta = self._saved_beta
+            grad_inputs[1] = -smooth_l1_loss_backward(
+                grad, self_, target, reduction, beta
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_target is not None:
+            self._raw_saved_target.reset_data()
+
+
+class HuberLossBackward0(Node):
+    """Backward of `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`.
+
+    self: huber_loss_backward(grad, self, target, reduction, delta)
+    target: -huber_loss_backward(grad, self, target, reduction, delta)
+    """
+
+    __slots__ = (
+        "_saved_delta",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_delta: Any = None
+        self._saved_reduction: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_target: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            reduction = self._saved_reduction
+            delta = self._saved_delta
+            grad_inputs[0] = huber_loss_backward(grad, self_, target, reduction, delta)
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            reduction = self._saved_reduction
+            delta = self._saved_delta
+            grad_inputs[1] = -huber_loss_backward(grad, self_, target, reduction, delta)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_target is not None:
+            self._raw_saved_target.reset_data()
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """Backward of `binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`.
+
+    self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+    target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+    """
+
+    __slots__ = (
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_reduction: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_target: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            reduction = self._saved_reduction
+            grad_inputs[0] = binary_cross_entropy_backward(
+                grad, self_, target, weight, reduction
+            )
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            reduction = self._saved_reduction
+            grad_inputs[1] = binary_cross_entropy_target_backward(
+                grad, self_, target, weight, reduction
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_target is not None:
+            self._raw_saved_target.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """Backward of `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`.
+
+    self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
+    target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
+    """
+
+    __slots__ = (
+        "_raw_saved_pos_weight",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._raw_saved_pos_weight: Any = None
+        self._saved_reduction: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_target: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            pos_weight = self._raw_saved_pos_weight.unpack(self, raw)
+            reduction = self._saved_reduction
+            grad_inputs[0] = binary_cross_entropy_with_logits_backward(
+                grad, self_, target, weight, pos_weight, reduction
+            )
+        if self.task_should_compute_output(1):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            pos_weight = self._raw_saved_pos_weight.unpack(self, raw)
+            reduction = self._saved_reduction
+            grad_inputs[1] = binary_cross_entropy_with_logits_target_backward(
+                grad, self_, target, weight, pos_weight, reduction
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_pos_weight is not None:
+            self._raw_saved_pos_weight.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_target is not None:
+            self._raw_saved_target.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
+
+
+class NllLossBackward0(Node):
+    """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
+
+    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index)
+    """
+
+    __slots__ = (
+        "_saved_ignore_index",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_ignore_index: Any = None
+        self._saved_reduction: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_target: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            reduction = self._saved_reduction
+            ignore_index = self._saved_ignore_index
+            grad_inputs[0] = nll_loss_backward(
+                grad, self_, target, weight, reduction, ignore_index
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_target is not None:
+            self._raw_saved_target.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()
+
+
+class NllLoss2DBackward0(Node):
+    """Backward of `nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
+
+    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index)
+    """
+
+    __slots__ = (
+        "_saved_ignore_index",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+        "_raw_saved_weight",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_ignore_index: Any = None
+        self._saved_reduction: Any = None
+        self._raw_saved_self: Any = None
+        self._raw_saved_target: Any = None
+        self._raw_saved_weight: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            target = self._raw_saved_target.unpack(self, raw)
+            weight = self._raw_saved_weight.unpack(self, raw)
+            reduction = self._saved_reduction
+            ignore_index = self._saved_ignore_index
+            grad_inputs[0] = nll_loss_backward(
+                grad, self_, target, weight, reduction, ignore_index
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+        if self._raw_saved_target is not None:
+            self._raw_saved_target.reset_data()
+        if self._raw_saved_weight is not None:
+            self._raw_saved_weight.reset_data()

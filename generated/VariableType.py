@@ -230,6 +230,13 @@ from .Functions import (
     LeakyReluBackward1,
     EluBackward1,
     CeluBackward1,
+    MseLossBackward0,
+    SmoothL1LossBackward0,
+    HuberLossBackward0,
+    BinaryCrossEntropyBackward0,
+    BinaryCrossEntropyWithLogitsBackward0,
+    NllLossBackward0,
+    NllLoss2DBackward0,
 )
 
 __all__ = [
@@ -416,6 +423,14 @@ __all__ = [
     "hardswish",
     "hardsigmoid",
     "log_sigmoid",
+    "mse_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "nll_loss_forward",
+    "nll_loss2d_forward",
+    "nll_loss",
+    "nll_loss2d",
 ]
 
 
@@ -8499,6 +8514,329 @@ def hardsigmoid_(
     return result
 
 
+def mse_loss(
+    self: Any,
+    target: Any,
+    reduction: Any = 1,
+) -> Tensor:
+    """`mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+
+    forward: mse_loss_kernel(self, target, reduction)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "mse_loss", "self", 1)
+    )
+    target_data = (
+        target._data
+        if type(target) is Tensor
+        else tensor_arg(target, "mse_loss", "target", 2)
+    )
+    reduction = int_arg(reduction, "mse_loss", "reduction", 3)
+    grad_fn = None
+    if compute_requires_grad(self, target):
+        grad_fn = MseLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn._saved_reduction = reduction
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, False)
+    result = Tensor._make(kernels.mse_loss_kernel(self_data, target_data, reduction))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def smooth_l1_loss(
+    self: Any,
+    target: Any,
+    reduction: Any = 1,
+    beta: Any = 1.0,
+) -> Tensor:
+    """`smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
+
+    forward: smooth_l1_loss_kernel(self, target, reduction, beta)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "smooth_l1_loss", "self", 1)
+    )
+    target_data = (
+        target._data
+        if type(target) is Tensor
+        else tensor_arg(target, "smooth_l1_loss", "target", 2)
+    )
+    reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
+    beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
+    grad_fn = None
+    if compute_requires_grad(self, target):
+        grad_fn = SmoothL1LossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn._saved_beta = beta
+        grad_fn._saved_reduction = reduction
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, False)
+    result = Tensor._make(
+        kernels.smooth_l1_loss_kernel(self_data, target_data, reduction, beta)
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def huber_loss(
+    self: Any,
+    target: Any,
+    reduction: Any = 1,
+    delta: Any = 1.0,
+) -> Tensor:
+    """`huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
+
+    forward: huber_loss_kernel(self, target, reduction, delta)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "huber_loss", "self", 1)
+    )
+    target_data = (
+        target._data
+        if type(target) is Tensor
+        else tensor_arg(target, "huber_loss", "target", 2)
+    )
+    reduction = int_arg(reduction, "huber_loss", "reduction", 3)
+    delta = float_arg(delta, "huber_loss", "delta", 4)
+    grad_fn = None
+    if compute_requires_grad(self, target):
+        grad_fn = HuberLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn._saved_delta = delta
+        grad_fn._saved_reduction = reduction
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, False)
+    result = Tensor._make(
+        kernels.huber_loss_kernel(self_data, target_data, reduction, delta)
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy(
+    self: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: Any = 1,
+) -> Tensor:
+    """`binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
+
+    forward: binary_cross_entropy_kernel(self, target, weight, reduction)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "binary_cross_entropy", "self", 1)
+    )
+    target_data = (
+        target._data
+        if type(target) is Tensor
+        else tensor_arg(target, "binary_cross_entropy", "target", 2)
+    )
+    weight_data = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
+    reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
+    grad_fn = None
+    if compute_requires_grad(self, target):
+        grad_fn = BinaryCrossEntropyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn._saved_reduction = reduction
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    result = Tensor._make(
+        kernels.binary_cross_entropy_kernel(
+            self_data, target_data, weight_data, reduction
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy_with_logits(
+    self: Any,
+    target: Any,
+    weight: Any = None,
+    pos_weight: Any = None,
+    reduction: Any = 1,
+) -> Tensor:
+    """`binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
+
+    forward: binary_cross_entropy_with_logits_kernel(self, target, weight, pos_weight, reduction)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "binary_cross_entropy_with_logits", "self", 1)
+    )
+    target_data = (
+        target._data
+        if type(target) is Tensor
+        else tensor_arg(target, "binary_cross_entropy_with_logits", "target", 2)
+    )
+    weight_data = optional_tensor_arg(
+        weight, "binary_cross_entropy_with_logits", "weight", 3
+    )
+    pos_weight_data = optional_tensor_arg(
+        pos_weight, "binary_cross_entropy_with_logits", "pos_weight", 4
+    )
+    reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
+    grad_fn = None
+    if compute_requires_grad(self, target):
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_pos_weight = SavedVariable(pos_weight, False)
+        grad_fn._saved_reduction = reduction
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    result = Tensor._make(
+        kernels.binary_cross_entropy_with_logits_kernel(
+            self_data, target_data, weight_data, pos_weight_data, reduction
+        )
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def nll_loss_forward(
+    self: Any,
+    target: Any,
+    weight: Any,
+    reduction: Any,
+    ignore_index: Any,
+) -> Any:
+    """`nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
+
+    forward: nll_loss_kernel(self, target, weight, reduction, ignore_index)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "nll_loss_forward", "self", 1)
+    )
+    target_data = (
+        target._data
+        if type(target) is Tensor
+        else tensor_arg(target, "nll_loss_forward", "target", 2)
+    )
+    weight_data = optional_tensor_arg(weight, "nll_loss_forward", "weight", 3)
+    reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
+    ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NllLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_ignore_index = ignore_index
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    outputs = [
+        Tensor._make(value)
+        for value in kernels.nll_loss_kernel(
+            self_data, target_data, weight_data, reduction, ignore_index
+        )
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    return return_type("nll_loss_forward", ("output", "total_weight"))(*outputs)
+
+
+def nll_loss2d_forward(
+    self: Any,
+    target: Any,
+    weight: Any,
+    reduction: Any,
+    ignore_index: Any,
+) -> Any:
+    """`nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
+
+    forward: nll_loss2d_kernel(self, target, weight, reduction, ignore_index)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "nll_loss2d_forward", "self", 1)
+    )
+    target_data = (
+        target._data
+        if type(target) is Tensor
+        else tensor_arg(target, "nll_loss2d_forward", "target", 2)
+    )
+    weight_data = optional_tensor_arg(weight, "nll_loss2d_forward", "weight", 3)
+    reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
+    ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NllLoss2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_ignore_index = ignore_index
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    outputs = [
+        Tensor._make(value)
+        for value in kernels.nll_loss2d_kernel(
+            self_data, target_data, weight_data, reduction, ignore_index
+        )
+    ]
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    return return_type("nll_loss2d_forward", ("output", "total_weight"))(*outputs)
+
+
+def nll_loss(
+    self: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: Any = 1,
+    ignore_index: Any = -100,
+) -> Tensor:
+    """`nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+
+    composite: nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+    """
+    return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+
+
+def nll_loss2d(
+    self: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: Any = 1,
+    ignore_index: Any = -100,
+) -> Tensor:
+    """`nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor`
+
+    composite: nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+    """
+    return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+
+
 _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
@@ -11227,5 +11565,32 @@ OVERLOADS = {
     },
     "hardsigmoid_": {
         "default": hardsigmoid_,
+    },
+    "mse_loss": {
+        "default": mse_loss,
+    },
+    "smooth_l1_loss": {
+        "default": smooth_l1_loss,
+    },
+    "huber_loss": {
+        "default": huber_loss,
+    },
+    "binary_cross_entropy": {
+        "default": binary_cross_entropy,
+    },
+    "binary_cross_entropy_with_logits": {
+        "default": binary_cross_entropy_with_logits,
+    },
+    "nll_loss_forward": {
+        "default": nll_loss_forward,
+    },
+    "nll_loss2d_forward": {
+        "default": nll_loss2d_forward,
+    },
+    "nll_loss": {
+        "default": nll_loss,
+    },
+    "nll_loss2d": {
+        "default": nll_loss2d,
     },
 }

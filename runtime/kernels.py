@@ -97,6 +97,7 @@ __all__ = [
     "binary_cross_entropy_kernel",
     "binary_cross_entropy_with_logits_kernel",
     "nll_loss_kernel",
+    "nll_loss2d_kernel",
 ]
 
 
@@ -1594,6 +1595,31 @@ def nll_loss_kernel(
     x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
 ) -> tuple[Any, Any]:
     """nll_loss_forward: (-w[t] * x[..., t, ...] reduced, the total weight)."""
+    if x.ndim not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    return _nll_loss(x, target, weight, reduction, ignore_index)
+
+
+def nll_loss2d_kernel(
+    x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+) -> tuple[Any, Any]:
+    """nll_loss2d_forward: nll_loss over [N, C, H, W] with targets [N, H, W]."""
+    if np.ndim(target) != 3:
+        raise RuntimeError(
+            "only batches of spatial targets supported (3D tensors) but got targets "
+            f"of dimension: {np.ndim(target)}"
+        )
+    if x.ndim != 4:
+        raise RuntimeError(
+            "only batches of spatial inputs supported (4D tensors), but got input "
+            f"of dimension: {x.ndim}"
+        )
+    return _nll_loss(x, target, weight, reduction, ignore_index)
+
+
+def _nll_loss(
+    x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+) -> tuple[Any, Any]:
     _check_reduction(reduction)
     moved, w, safe = nll_loss_positions(x, target, weight, ignore_index)
     picked = np.take_along_axis(moved, safe[..., None], axis=-1)[..., 0]

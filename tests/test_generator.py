@@ -1030,6 +1030,15 @@ GOLDEN_NODE_NAMES = (
     ("mish_", "MishBackward0"),
     ("hardswish_", "HardswishBackward0"),
     ("hardsigmoid_", "HardsigmoidBackward0"),
+    ("mse_loss", "MseLossBackward0"),
+    ("smooth_l1_loss", "SmoothL1LossBackward0"),
+    ("huber_loss", "HuberLossBackward0"),
+    ("binary_cross_entropy", "BinaryCrossEntropyBackward0"),
+    ("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0"),
+    ("nll_loss_forward", "NllLossBackward0"),
+    ("nll_loss2d_forward", "NllLoss2DBackward0"),
+    ("nll_loss", None),
+    ("nll_loss2d", None),
 )
 
 

@@ -81,6 +81,11 @@ def _node_chain(out: Any, depth: int = 4) -> list[str]:
     return names
 
 
+def _np(t: Any) -> np.ndarray:
+    """A torch gradient as an array (a ZeroTensor for the second derivative of abs)."""
+    return t.detach().numpy(force=True)
+
+
 def check_against_torch(case: Case, seed: int = 0) -> None:
     arrays = case.arrays(seed)
     xs, ours = _run(case, yg, YF, arrays)
@@ -110,14 +115,14 @@ def check_against_torch(case: Case, seed: int = 0) -> None:
         return
     second_ref = torch.autograd.grad(total_ref, ts, allow_unused=True)
     if not total.requires_grad:  # piecewise linear: PyTorch records zeros
-        assert all(r is None or not r.any() for r in second_ref)
+        assert all(r is None or not _np(r).any() for r in second_ref)
         return
     second = yg.autograd.grad(total, xs, allow_unused=True)
     for g, r in zip(second, second_ref):
         if r is None:
             assert g is None or not np.any(g.numpy())
             continue
-        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(g.numpy(), _np(r), rtol=1e-9, atol=1e-11)
 
 
 # -- activations and softmax -------------------------------------------------------
@@ -204,10 +209,14 @@ def test_softmax_dtype_casts_the_input_first() -> None:
     want = TF.softmax(torch.tensor(x, requires_grad=True), 1, dtype=torch.float32)
     assert got.dtype == yg.float32 and want.dtype == torch.float32
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
-    assert _node_chain(got) == _node_chain(want) == [
-        "SoftmaxBackward0",
-        "ToCopyBackward0",
-    ]
+    assert (
+        _node_chain(got)
+        == _node_chain(want)
+        == [
+            "SoftmaxBackward0",
+            "ToCopyBackward0",
+        ]
+    )
 
 
 def test_gelu_rejects_an_unknown_approximation_as_torch() -> None:
@@ -227,3 +236,342 @@ def test_inplace_activation_changes_its_input_and_bumps_the_version() -> None:
         out = F.leaky_relu(y, 0.1, inplace=True)
         assert out is y and y._version == before + 1
         np.testing.assert_allclose(y.detach().numpy(), [-0.1, 0.5, 2.0])
+
+
+# -- losses --------------------------------------------------------------------------
+
+
+def _probabilities(lib: Any, shape: tuple[int, ...], seed: int = 5) -> Any:
+    return lib.tensor(np.random.default_rng(seed).uniform(0.05, 0.95, shape))
+
+
+def _classes(lib: Any, values: Any) -> Any:
+    return lib.tensor(np.asarray(values, dtype=np.int64))
+
+
+def _class_probabilities(lib: Any, shape: tuple[int, ...], dim: int = 1) -> Any:
+    raw = np.random.default_rng(7).uniform(0.1, 1.0, shape)
+    return lib.tensor(raw / raw.sum(axis=dim, keepdims=True))
+
+
+def _weights(lib: Any, n: int) -> Any:
+    return lib.tensor(np.linspace(0.5, 2.0, n))
+
+
+TARGETS_2D = [0, 3, 1, 3, 2]  # for inputs [5, 4]
+TARGETS_3D = [[0, 2, 1], [2, 2, 0]]  # for inputs [2, 3, 3]
+TARGETS_4D = [[[0, 2], [1, 1]], [[2, 0], [0, 1]]]  # for inputs [2, 3, 2, 2]
+TARGETS_5D = [[[[0, 2], [1, 1]]], [[[2, 0], [0, 1]]]]  # for inputs [2, 3, 1, 2, 2]
+
+LOSSES = []
+for reduction in ("mean", "sum", "none"):
+    r = reduction
+    LOSSES += [
+        Case(
+            f"mse_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.mse_loss(x, t, reduction=r),
+        ),
+        Case(
+            f"l1_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.l1_loss(x, t, reduction=r),
+        ),
+        Case(
+            f"mse_weighted_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.mse_loss(
+                x, t, reduction=r, weight=_probabilities(lib, (3, 4))
+            ),
+        ),
+        Case(
+            f"l1_weighted_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.l1_loss(
+                x, t, reduction=r, weight=_probabilities(lib, (3, 4))
+            ),
+        ),
+        Case(
+            f"smooth_l1_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.smooth_l1_loss(
+                x, t * 0.1, reduction=r, beta=0.5
+            ),
+        ),
+        Case(
+            f"smooth_l1_beta0_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.smooth_l1_loss(
+                x, t * 0.1, reduction=r, beta=0.0
+            ),
+        ),
+        Case(
+            f"huber_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.huber_loss(x, t * 0.1, reduction=r, delta=0.7),
+        ),
+        Case(
+            f"huber_weighted_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.huber_loss(
+                x, t * 0.1, r, 0.7, _probabilities(lib, (3, 4))
+            ),
+        ),
+        Case(
+            f"bce_{r}",
+            [(3, 4)],
+            lambda F, lib, x, r=r: F.binary_cross_entropy(
+                F.sigmoid(x), _probabilities(lib, (3, 4)), reduction=r
+            ),
+        ),
+        Case(
+            f"bce_weight_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.binary_cross_entropy(
+                F.sigmoid(x), F.sigmoid(t), _weights(lib, 4), reduction=r
+            ),
+        ),
+        Case(
+            f"bce_logits_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.binary_cross_entropy_with_logits(
+                x, F.sigmoid(t), reduction=r
+            ),
+        ),
+        Case(
+            f"bce_logits_weights_{r}",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t, r=r: F.binary_cross_entropy_with_logits(
+                x,
+                F.sigmoid(t),
+                _weights(lib, 4),
+                reduction=r,
+                pos_weight=_weights(lib, 4) * 2,
+            ),
+        ),
+        Case(
+            f"nll_{r}",
+            [(5, 4)],
+            lambda F, lib, x, r=r: F.nll_loss(
+                x, _classes(lib, TARGETS_2D), reduction=r
+            ),
+        ),
+        Case(
+            f"nll_weight_ignore_{r}",
+            [(5, 4)],
+            lambda F, lib, x, r=r: F.nll_loss(
+                x,
+                _classes(lib, TARGETS_2D),
+                _weights(lib, 4),
+                ignore_index=3,
+                reduction=r,
+            ),
+        ),
+        Case(
+            f"nll_1d_{r}",
+            [(4,)],
+            lambda F, lib, x, r=r: F.nll_loss(x, _classes(lib, 2), reduction=r),
+        ),
+        Case(
+            f"nll_3d_{r}",
+            [(2, 3, 3)],
+            lambda F, lib, x, r=r: F.nll_loss(
+                x, _classes(lib, TARGETS_3D), reduction=r
+            ),
+        ),
+        Case(
+            f"nll_4d_{r}",
+            [(2, 3, 2, 2)],
+            lambda F, lib, x, r=r: F.nll_loss(
+                x, _classes(lib, TARGETS_4D), _weights(lib, 3), reduction=r
+            ),
+        ),
+        Case(
+            f"nll_5d_{r}",
+            [(2, 3, 1, 2, 2)],
+            lambda F, lib, x, r=r: F.nll_loss(
+                x, _classes(lib, TARGETS_5D), ignore_index=0, reduction=r
+            ),
+        ),
+        Case(
+            f"cross_entropy_{r}",
+            [(5, 4)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x, _classes(lib, TARGETS_2D), reduction=r
+            ),
+        ),
+        Case(
+            f"cross_entropy_weight_ignore_{r}",
+            [(5, 4)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x,
+                _classes(lib, TARGETS_2D),
+                _weights(lib, 4),
+                ignore_index=1,
+                reduction=r,
+            ),
+        ),
+        Case(
+            f"cross_entropy_1d_{r}",
+            [(4,)],
+            lambda F, lib, x, r=r: F.cross_entropy(x, _classes(lib, 3), reduction=r),
+        ),
+        Case(
+            f"cross_entropy_3d_{r}",
+            [(2, 3, 3)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x, _classes(lib, TARGETS_3D), reduction=r
+            ),
+        ),
+        Case(
+            f"cross_entropy_4d_{r}",
+            [(2, 3, 2, 2)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x, _classes(lib, TARGETS_4D), _weights(lib, 3), reduction=r
+            ),
+        ),
+        Case(
+            f"cross_entropy_smoothing_{r}",
+            [(5, 4)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x, _classes(lib, TARGETS_2D), reduction=r, label_smoothing=0.2
+            ),
+        ),
+        Case(
+            f"cross_entropy_smoothing_weight_ignore_{r}",
+            [(2, 3, 3)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x,
+                _classes(lib, TARGETS_3D),
+                _weights(lib, 3),
+                ignore_index=2,
+                reduction=r,
+                label_smoothing=0.3,
+            ),
+        ),
+        Case(
+            f"cross_entropy_probabilities_{r}",
+            [(5, 4)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x, _class_probabilities(lib, (5, 4)), reduction=r
+            ),
+        ),
+        Case(
+            f"cross_entropy_probabilities_weight_smoothing_{r}",
+            [(2, 3, 2)],
+            lambda F, lib, x, r=r: F.cross_entropy(
+                x,
+                _class_probabilities(lib, (2, 3, 2)),
+                _weights(lib, 3),
+                reduction=r,
+                label_smoothing=0.1,
+            ),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", LOSSES, ids=lambda c: c.id)
+def test_loss_matches_torch(case: Case) -> None:
+    check_against_torch(case)
+
+
+def test_loss_targets_get_gradients_as_in_torch() -> None:
+    """Float targets are differentiable in PyTorch's mse/huber/bce losses too."""
+    cases = [
+        Case("mse", [(3, 4), (3, 4)], lambda F, lib, x, t: F.mse_loss(x, t)),
+        Case("huber", [(3, 4), (3, 4)], lambda F, lib, x, t: F.huber_loss(x, t * 0.1)),
+        Case(
+            "bce",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t: F.binary_cross_entropy(F.sigmoid(x), F.sigmoid(t)),
+        ),
+        Case(
+            "bce_logits",
+            [(3, 4), (3, 4)],
+            lambda F, lib, x, t: F.binary_cross_entropy_with_logits(
+                x, F.sigmoid(t), pos_weight=_weights(lib, 4)
+            ),
+        ),
+    ]
+    for case in cases:
+        check_against_torch(case, seed=3)
+
+
+def _same_error(call: Callable[[Any, Any], Any]) -> None:
+    """Both libraries raise the same exception type with the same text (sizes
+    print as torch.Size and yamlgrad.Size)."""
+    with pytest.raises(Exception) as theirs:
+        call(TF, torch)
+    with pytest.raises(Exception) as ours:
+        call(YF, yg)
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value) == str(theirs.value).replace("torch.Size", "yamlgrad.Size")
+
+
+ERRORS = {
+    "bad_reduction": lambda F, lib: F.mse_loss(
+        lib.zeros(3), lib.zeros(3), reduction="avg"
+    ),
+    "bad_reduction_ce": lambda F, lib: F.cross_entropy(
+        lib.zeros(2, 3), _classes(lib, [0, 1]), reduction="all"
+    ),
+    "target_out_of_bounds": lambda F, lib: F.nll_loss(
+        lib.zeros(3, 4), _classes(lib, [0, 1, 7])
+    ),
+    "negative_target": lambda F, lib: F.cross_entropy(
+        lib.zeros(3, 4), _classes(lib, [0, -5, 1])
+    ),
+    "batch_mismatch": lambda F, lib: F.nll_loss(lib.zeros(3, 4), _classes(lib, [0, 1])),
+    "k_dim_target_mismatch": lambda F, lib: F.nll_loss(
+        lib.zeros(2, 3, 4, 5, 2), lib.zeros(2, 4, 5, 3, dtype=lib.int64)
+    ),
+    "spatial_target_mismatch": lambda F, lib: F.cross_entropy(
+        lib.zeros(2, 3, 4, 5), lib.zeros(2, 4, 6, dtype=lib.int64)
+    ),
+    "multi_target": lambda F, lib: F.cross_entropy(lib.zeros(3, 4), lib.zeros(3, 5)),
+    "weight_size": lambda F, lib: F.nll_loss(
+        lib.zeros(3, 4), _classes(lib, [0, 1, 2]), weight=lib.ones(3)
+    ),
+    "zero_dim_input": lambda F, lib: F.nll_loss(lib.tensor(1.0), _classes(lib, 0)),
+    "probabilities_of_int": lambda F, lib: F.cross_entropy(
+        lib.zeros(3, 4), lib.zeros(3, 4, dtype=lib.int64)
+    ),
+    "probabilities_ignore_index": lambda F, lib: F.cross_entropy(
+        lib.zeros(3, 4), lib.zeros(3, 4), ignore_index=1
+    ),
+    "label_smoothing_range": lambda F, lib: F.cross_entropy(
+        lib.zeros(3, 4), _classes(lib, [0, 1, 2]), label_smoothing=1.5
+    ),
+    "bce_outside_0_1": lambda F, lib: F.binary_cross_entropy(
+        lib.tensor([0.5, 1.5]), lib.tensor([0.0, 1.0])
+    ),
+    "bce_size": lambda F, lib: F.binary_cross_entropy(lib.zeros(3, 4), lib.zeros(3, 5)),
+    "bce_logits_size": lambda F, lib: F.binary_cross_entropy_with_logits(
+        lib.zeros(3, 4), lib.zeros(3, 5)
+    ),
+    "smooth_l1_negative_beta": lambda F, lib: F.smooth_l1_loss(
+        lib.zeros(3), lib.zeros(3), beta=-1.0
+    ),
+    "huber_zero_delta": lambda F, lib: F.huber_loss(
+        lib.zeros(3), lib.zeros(3), delta=0.0
+    ),
+    "weight_shape": lambda F, lib: F.mse_loss(
+        lib.zeros(3), lib.zeros(3), weight=lib.ones(2)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_loss_error_matches_torch(name: str) -> None:
+    _same_error(ERRORS[name])
+
+
+def test_size_mismatch_warns_as_torch() -> None:
+    def call(F: Any, lib: Any) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            F.mse_loss(lib.zeros(3, 1), lib.zeros(3, 4))
+        return [str(w.message).replace("torch.Size", "Size") for w in caught]
+
+    ours = [m.replace("yamlgrad.Size", "Size") for m in call(YF, yg)]
+    assert ours and ours == call(TF, torch)
