@@ -15,6 +15,7 @@ import numpy as np
 
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
+from yamlgrad.runtime.grad_mode import no_grad
 from yamlgrad.runtime.tensor import Tensor
 
 __all__ = [
@@ -60,6 +61,10 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "nll_loss",
     "cross_entropy",
+    "kl_div",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
 ]
 
 pad = VariableType.pad
@@ -1044,3 +1049,85 @@ def cross_entropy(
         )
     log_p = VariableType.log_softmax(input, _class_dim(input))
     return _nll_loss_nd(log_p, target, weight, enum, ignore_index)
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """The pointwise KL divergence target * (log target - input) for
+    log-probabilities `input` (`target` given as log-probabilities when
+    `log_target`), reduced; "batchmean" divides the sum by the batch size. The
+    ops are PyTorch's kl_div: xlogy, mul, sub (or exp, sub, mul), then mean/sum."""
+    if size_average is not None or reduce is not None:
+        enum = _reduction_enum("mean", size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and "
+                "the support size.'batchmean' divides only by the batch size, and "
+                "aligns with the KL div math definition.'mean' will be changed to "
+                "behave the same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        enum = _reduction_enum("sum" if reduction == "batchmean" else reduction)
+    if log_target:
+        pointwise = VariableType.mul(
+            VariableType.exp(target), VariableType.sub(target, input)
+        )
+    else:
+        pointwise = VariableType.sub(
+            VariableType.xlogy(target, target), VariableType.mul(target, input)
+        )
+    reduced = _apply_reduction(pointwise, enum)
+    if reduction == "batchmean" and input.ndim != 0:
+        reduced = VariableType.div(reduced, input.shape[0])
+    return reduced
+
+
+def normalize(
+    input: Tensor,
+    p: float = 2.0,
+    dim: int = 1,
+    eps: float = 1e-12,
+    out: Tensor | None = None,
+) -> Tensor:
+    """input / max(||input||_p, eps) along `dim`, as PyTorch: vector norm
+    (keepdim), clamp_min, expand_as, div."""
+    if out is not None:
+        raise NotImplementedError("normalize(..., out=) is not supported")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return VariableType.div(input, denom)
+
+
+def cosine_similarity(
+    x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8
+) -> Tensor:
+    """sum((x1 / ||x1||) * (x2 / ||x2||)) along `dim`, each norm clamped below at
+    eps. As PyTorch: the norms are cloned and clamped in place without recording,
+    so the gradient flows through the unclamped norms."""
+    if tuple(x1.shape) != tuple(x2.shape):  # expand_outplace: both, or neither
+        shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        x1, x2 = VariableType.expand(x1, shape), VariableType.expand(x2, shape)
+    n1 = VariableType.clone(VariableType.linalg_vector_norm(x1, 2, [dim], True))
+    n2 = VariableType.clone(VariableType.linalg_vector_norm(x2, 2, [dim], True))
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    product = VariableType.mul(VariableType.div(x1, n1), VariableType.div(x2, n2))
+    return VariableType.sum(product, [dim])
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """||x1 - x2 + eps||_p over the last dim, as PyTorch: sub, add (Scalar),
+    norm (yamlgrad's norm records LinalgVectorNormBackward0 where PyTorch's
+    at::norm records NormBackward1)."""
+    innermost = max(x1.ndim, x2.ndim) - 1
+    shifted = _ops().add.Scalar(VariableType.sub(x1, x2), eps)
+    return _ops().norm.ScalarOpt_dim(shifted, p, [innermost], keepdim)
