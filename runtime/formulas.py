@@ -1566,8 +1566,11 @@ def nll_loss_backward(
     )
     coefficient = np.zeros(x.shape if x.ndim == 1 else np.moveaxis(x, 1, -1).shape)
     np.put_along_axis(coefficient, safe[..., None], -w[..., None], axis=-1)
-    if reduction == 1:
-        coefficient = coefficient / np.sum(w)
+    if reduction == 1:  # every target ignored: a nan loss, but zero gradients
+        total = np.sum(w)
+        coefficient = np.divide(
+            coefficient, total, out=np.zeros_like(coefficient), where=coefficient != 0
+        )
     if x.ndim > 1:
         coefficient = np.moveaxis(coefficient, -1, 1)
     coefficient = _constant(coefficient.astype(x.dtype), grad)

@@ -1629,5 +1629,6 @@ def _nll_loss(
         return losses.astype(x.dtype, copy=False), np.zeros((), dtype=x.dtype)
     total = np.sum(losses)
     if reduction == 1:
-        total = total / total_weight
+        with np.errstate(invalid="ignore"):  # 0 / 0: every target ignored, as nan
+            total = total / total_weight
     return np.asarray(total, dtype=x.dtype), total_weight

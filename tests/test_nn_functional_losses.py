@@ -673,3 +673,16 @@ def test_cosine_similarity_clamps_tiny_norms_as_torch() -> None:
         lambda F, lib, a, b: F.cosine_similarity(a * 1e-9, b, eps=1e-6),
     )
     check_against_torch(case)
+
+
+def test_every_target_ignored_gives_nan_loss_and_zero_gradients_as_torch() -> None:
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    results = []
+    for F, lib in ((YF, yg), (TF, torch)):
+        leaf = lib.tensor(x, requires_grad=True)
+        loss = F.cross_entropy(leaf, lib.tensor(np.full(4, -100)))
+        loss.backward()
+        results.append((float(loss.detach().numpy()), leaf.grad.numpy()))
+    (ours, our_grad), (theirs, their_grad) = results
+    assert np.isnan(ours) and np.isnan(theirs)
+    np.testing.assert_array_equal(our_grad, their_grad)
