@@ -1,0 +1,352 @@
+"""Check a YAML file's ops against finite differences, as the project's own tests do.
+
+    >>> report = yamlgrad.testing.check_yaml("my_ops.yaml", my_ops)
+    >>> report.checked          # ['my_op: backward', 'my_op: double backward', ...]
+
+For every entry with a backward node and for each of its `samples`: inputs are drawn
+in float64 inside the entry's `domain`, the op runs through the generated wrapper,
+`backward` with a random cotangent per output (not `.sum()`, which would hide a
+transposed or wrongly broadcast gradient) is compared with central differences, and
+so is the gradient of `<direction, first-order gradient>` computed with
+`create_graph=True` (double backward). A mismatch raises `OpCheckError`, naming the
+YAML file and line of the sample, the entry and the input.
+
+The project's tests (tests/test_gradients.py) run exactly these functions over
+derivatives.yaml. Loading a YAML file needs the generator's dependencies (pyyaml);
+`import yamlgrad` does not load this module's imports of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from yamlgrad.runtime import autograd
+from yamlgrad.runtime.factories import tensor
+from yamlgrad.runtime.tensor import Tensor
+
+if TYPE_CHECKING:
+    from yamlgrad.tools.model import DifferentiabilityInfo, Sample
+
+__all__ = [
+    "OpCheckError",
+    "Report",
+    "check_backward",
+    "check_double_backward",
+    "check_yaml",
+    "load_entries",
+    "numerical_vjp",
+]
+
+# Tolerances of the float64 comparisons: first and second order.
+FIRST_ORDER = {"rtol": 1e-5, "atol": 1e-7}
+SECOND_ORDER = {"rtol": 1e-4, "atol": 1e-6}
+
+
+class OpCheckError(AssertionError):
+    """A gradient of a YAML entry disagrees with finite differences."""
+
+
+@dataclasses.dataclass
+class Report:
+    """What `check_yaml` checked (`entry: sample i` per sample and order) and
+    what failed (one message per failure)."""
+
+    checked: list[str] = dataclasses.field(default_factory=list)
+    failures: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.checked)} checks, {len(self.failures)} failed"]
+        return "\n".join(lines + self.failures)
+
+
+# -- samples -> call arguments -------------------------------------------------------
+
+
+def load_entries(yaml_path: str | Path) -> tuple[DifferentiabilityInfo, ...]:
+    """The checked entries of a derivatives.yaml-format file."""
+    from yamlgrad.tools.load import load_derivatives
+
+    return load_derivatives(Path(yaml_path))
+
+
+def wrapper(info: DifferentiabilityInfo, module: Any) -> Callable[..., Any]:
+    """The generated function of exactly this overload in `module` (a generated
+    VariableType module, or a package that has one)."""
+    if hasattr(module, "VariableType") and not hasattr(module, info.wrapper_name):
+        module = module.VariableType
+    return getattr(module, info.wrapper_name)
+
+
+def sample_inputs(
+    info: DifferentiabilityInfo, sample: Sample, rng: np.random.Generator, dtype: type
+) -> tuple[dict[str, object], list[str]]:
+    """Keyword arguments for one sample (ndarrays for tensors, lists of them for a
+    Tensor[]), and the slots of the differentiable float tensors among them: a
+    name, or `name[i]` for the i-th tensor of a list. A composite has no formulas:
+    every float tensor of it is differentiable."""
+    kwargs = sample.materialize(rng, dtype)
+    diff = {n for d in info.derivatives for n in d.var_names}
+    slots = []
+    for name, value in kwargs.items():
+        if info.composite is None and name not in diff:
+            continue
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            slots.append(name)
+        elif isinstance(value, list):
+            slots += [
+                f"{name}[{i}]"
+                for i, v in enumerate(value)
+                if v is not None and v.dtype.kind == "f"
+            ]
+    return kwargs, slots
+
+
+def slot_array(kwargs: dict[str, object], slot: str) -> np.ndarray:
+    """The ndarray behind a slot."""
+    name, _, index = slot.partition("[")
+    value = kwargs[name]
+    return value[int(index[:-1])] if index else value  # type: ignore[index,return-value]
+
+
+def build_args(
+    kwargs: dict[str, object],
+    leaves: dict[str, Any],
+    make: Callable[[np.ndarray], Any],
+) -> dict[str, object]:
+    """Call arguments: `leaves[slot]` where given, `make(array)` for other arrays."""
+    args: dict[str, object] = {}
+    for name, value in kwargs.items():
+        if isinstance(value, list):
+            slots = [f"{name}[{i}]" for i in range(len(value))]
+            args[name] = [
+                leaves[slot] if slot in leaves else None if v is None else make(v)
+                for slot, v in zip(slots, value)
+            ]
+        elif isinstance(value, np.ndarray):
+            args[name] = leaves[name] if name in leaves else make(value)
+        else:
+            args[name] = value
+    return args
+
+
+def inplace_safe(info: DifferentiabilityInfo, args: dict[str, Any]) -> dict[str, Any]:
+    """An in-place op may not write into a leaf that requires grad: give it
+    `self * 1` (a non-leaf whose gradient still reaches the leaf), in any library."""
+    if info.inplace and getattr(args.get("self"), "requires_grad", False):
+        args = {**args, "self": args["self"] * 1}
+    return args
+
+
+def call(
+    info: DifferentiabilityInfo,
+    kwargs: dict[str, object],
+    tensors: dict[str, Tensor],
+    module: Any,
+) -> Any:
+    """The generated function of this overload on the sample's arguments."""
+    args = inplace_safe(info, build_args(kwargs, tensors, tensor))
+    return wrapper(info, module)(**args)
+
+
+def float_outputs(result: Any, info: DifferentiabilityInfo | None = None) -> list[Any]:
+    """The floating outputs of an op (a tuple's `indices` are left out), and of
+    those only the differentiable ones of `info` (native_layer_norm's output, not
+    its mean and rstd)."""
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    if info is not None and info.output_differentiability is not None:
+        outputs = [o for o, d in zip(outputs, info.output_differentiability) if d]
+    return [o for o in outputs if o.dtype.is_floating_point]
+
+
+def numerical_vjp(
+    f: Callable[..., np.ndarray],
+    arrays: list[np.ndarray],
+    cotangent: np.ndarray,
+    eps: float = 1e-6,
+) -> list[np.ndarray]:
+    """d<cotangent, f(*arrays)>/d(arrays) by central differences, per element."""
+    grads = []
+    for x in arrays:
+        g = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            saved = x[i]
+            x[i] = saved + eps
+            up = np.vdot(cotangent, f(*arrays))
+            x[i] = saved - eps
+            down = np.vdot(cotangent, f(*arrays))
+            x[i] = saved
+            g[i] = (up - down) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+# -- the checks ------------------------------------------------------------------------
+
+
+def _flat(outputs: list[Tensor]) -> np.ndarray:
+    return np.concatenate([o.detach().numpy().reshape(-1) for o in outputs])
+
+
+def _compare(
+    got: np.ndarray, want: np.ndarray, where: str, what: str, tolerance: dict
+) -> None:
+    if got.shape != want.shape:
+        raise OpCheckError(
+            f"{where}: {what}: gradient has shape {got.shape}, expected {want.shape}"
+        )
+    if not np.allclose(got, want, **tolerance):
+        diff = np.abs(got - want)
+        index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
+        raise OpCheckError(
+            f"{where}: {what} does not match finite differences: max abs difference "
+            f"{diff.max():.3g} at index {tuple(int(i) for i in index)} "
+            f"(got {got[index]!r}, expected {want[index]!r}; "
+            f"rtol={tolerance['rtol']}, atol={tolerance['atol']})"
+        )
+
+
+def _where(info: DifferentiabilityInfo, index: int, sample: Sample) -> str:
+    return f"{sample.loc}: {info.func}: sample {index}"
+
+
+def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> int:
+    """First order: each sample's `backward` against central differences.
+
+    `module` holds the generated wrappers (a VariableType module or its package).
+    Returns the number of samples checked; raises OpCheckError on a mismatch.
+    """
+    rng = np.random.default_rng(seed)
+    for index, sample in enumerate(info.samples):
+        where = _where(info, index, sample)
+        kwargs, slots = sample_inputs(info, sample, rng, np.float64)
+        if not slots:
+            raise OpCheckError(f"{where}: a sample needs a differentiable float input")
+        leaves = {s: tensor(slot_array(kwargs, s), requires_grad=True) for s in slots}
+        outputs = float_outputs(call(info, kwargs, leaves, module), info)
+        node = outputs[0].grad_fn
+        if node is None or node.name() != info.op:
+            raise OpCheckError(f"{where}: records {node!r}, expected a {info.op}")
+        cotangents = [rng.standard_normal(o.shape) for o in outputs]
+        autograd.backward(outputs, [tensor(c) for c in cotangents])
+
+        def f(*xs: np.ndarray) -> np.ndarray:
+            tensors = {s: tensor(x) for s, x in zip(slots, xs)}
+            return _flat(float_outputs(call(info, kwargs, tensors, module), info))
+
+        arrays = [slot_array(kwargs, s).copy() for s in slots]
+        expected = numerical_vjp(f, arrays, _flat([tensor(c) for c in cotangents]))
+        for slot, want in zip(slots, expected):
+            got = leaves[slot].grad
+            if got is None:
+                raise OpCheckError(f"{where}: no gradient for {slot}")
+            if got.dtype != leaves[slot].dtype:
+                raise OpCheckError(
+                    f"{where}: the gradient of {slot} is {got.dtype}, "
+                    f"expected {leaves[slot].dtype}"
+                )
+            _compare(got.numpy(), want, where, f"gradient of {slot}", FIRST_ORDER)
+    return len(info.samples)
+
+
+def check_double_backward(
+    info: DifferentiabilityInfo, module: Any, seed: int = 1
+) -> int:
+    """Second order: the first-order gradient, computed with create_graph=True,
+    differentiated again (along a random direction) against central differences
+    of the first-order gradient. Returns the number of samples checked."""
+    rng = np.random.default_rng(seed)
+    for index, sample in enumerate(info.samples):
+        where = _where(info, index, sample)
+        kwargs, slots = sample_inputs(info, sample, rng, np.float64)
+        shapes = [o.shape for o in float_outputs(call(info, kwargs, {}, module), info)]
+        cotangents = [tensor(rng.standard_normal(shape)) for shape in shapes]
+        # A second random direction for the vjp of the gradient itself.
+        directions = [rng.standard_normal(slot_array(kwargs, s).shape) for s in slots]
+
+        def first_order(tensors: dict[str, Tensor]) -> tuple:
+            outputs = float_outputs(call(info, kwargs, tensors, module), info)
+            return autograd.grad(
+                outputs,
+                [tensors[s] for s in slots],
+                cotangents,
+                create_graph=True,
+                allow_unused=True,
+            )
+
+        leaves = {s: tensor(slot_array(kwargs, s), requires_grad=True) for s in slots}
+        grads = first_order(leaves)
+        # <directions, grads> as a scalar, then its gradient.
+        total = None
+        for g, d in zip(grads, directions):
+            if g is None or not g.requires_grad:
+                continue
+            term = (g * tensor(d)).sum()
+            total = term if total is None else total + term
+        if total is None:
+            continue  # the gradient does not depend on the inputs (a linear op)
+        second = autograd.grad(total, list(leaves.values()), allow_unused=True)
+
+        def f(*xs: np.ndarray) -> np.ndarray:
+            tensors = {s: tensor(x, requires_grad=True) for s, x in zip(slots, xs)}
+            value = 0.0
+            for g, d in zip(first_order(tensors), directions):
+                if g is not None:
+                    value += float(np.vdot(g.detach().numpy(), d))
+            return np.asarray(value)
+
+        arrays = [slot_array(kwargs, s).copy() for s in slots]
+        expected = numerical_vjp(f, arrays, np.asarray(1.0))
+        for slot, got, want in zip(slots, second, expected):
+            got_array = np.zeros_like(want) if got is None else got.numpy()
+            what = f"double backward (gradient of the gradient) of {slot}"
+            _compare(got_array, want, where, what, SECOND_ORDER)
+    return len(info.samples)
+
+
+def check_yaml(
+    yaml_path: str | Path,
+    module: types.ModuleType | Any,
+    *,
+    double_backward: bool = True,
+    raise_on_failure: bool = True,
+    entries: Iterable[str] | None = None,
+) -> Report:
+    """Run the first-order (and double-backward) checks over every entry of
+    `yaml_path` that has a backward node, calling the wrappers of `module` (the
+    package `yamlgrad-gen --out` wrote, or its VariableType module).
+
+    `entries` limits the check to those op names (`my_op`, or `my_op.overload`).
+    Every failure is collected in the Report; with `raise_on_failure` (the
+    default) an OpCheckError listing all of them is raised at the end.
+    """
+    report = Report()
+    wanted = None if entries is None else set(entries)
+    for info in load_entries(yaml_path):
+        if info.op is None:
+            continue
+        name = info.func.name
+        full = f"{name}.{info.func.overload}" if info.func.overload else name
+        if wanted is not None and name not in wanted and full not in wanted:
+            continue
+        checks = [("backward", check_backward)]
+        if double_backward:
+            checks.append(("double backward", check_double_backward))
+        for order, check in checks:
+            try:
+                check(info, module)
+            except OpCheckError as e:
+                report.failures.append(f"{order}: {e}")
+            report.checked.append(f"{full}: {order}")
+    if report.failures and raise_on_failure:
+        raise OpCheckError(str(report))
+    return report
