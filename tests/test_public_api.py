@@ -74,6 +74,8 @@ NOT_FROM_YAML = {
     "ops": "a namespace of the YAML's own overloads",
     "linalg": "a namespace of YAML ops under torch.linalg's names",
     "nn": "a namespace: nn.functional.pad is the YAML's pad",
+    "viz": "a module: make_dot draws the autograd graph, records nothing",
+    "testing": "a module: finite-difference checks of a YAML file's ops",
     "tensordot": (
         "torch.tensordot's Python signature (dims=2 or a pair of lists) over the "
         "YAML's tensordot entry"
