@@ -493,7 +493,11 @@ def dropout(
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """max(x, 0); ReluBackward0."""
+    """max(x, 0); ReluBackward0.
+
+    >>> relu(yg.tensor([[-1.0, 0.5, 2.0]], requires_grad=True))
+    tensor([[0.0000, 0.5000, 2.0000]], grad_fn=<ReluBackward0>)
+    """
     return VariableType.relu_(input) if inplace else VariableType.relu(input)
 
 
@@ -560,7 +564,11 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 def leaky_relu(
     input: Tensor, negative_slope: float = 0.01, inplace: bool = False
 ) -> Tensor:
-    """x for x > 0, else negative_slope * x; LeakyReluBackward0."""
+    """x for x > 0, else negative_slope * x; LeakyReluBackward0.
+
+    >>> leaky_relu(yg.tensor([[-1.0, 0.5, 2.0]], requires_grad=True), 0.1)
+    tensor([[-0.1000,  0.5000,  2.0000]], grad_fn=<LeakyReluBackward0>)
+    """
     if inplace:
         return VariableType.leaky_relu_(input, negative_slope)
     return VariableType.leaky_relu(input, negative_slope)
@@ -607,7 +615,11 @@ def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (the input cast to `dtype` first, when
-    given: ToCopyBackward0 then SoftmaxBackward0)."""
+    given: ToCopyBackward0 then SoftmaxBackward0).
+
+    >>> softmax(yg.tensor([[-1.0, 0.5, 2.0]]), dim=1).sum(1)
+    tensor([1.])
+    """
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
     return VariableType.softmax(input, dim, dtype)
@@ -710,7 +722,11 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """(input - target) ** 2, reduced; MseLossBackward0 (a weighted loss is the
-    composite PyTorch computes: pow, mul, sum, div)."""
+    composite PyTorch computes: pow, mul, sum, div).
+
+    >>> mse_loss(yg.tensor([[-1.0, 0.5, 2.0]], requires_grad=True), yg.zeros(1, 3))
+    tensor(1.7500, grad_fn=<MseLossBackward0>)
+    """
     _warn_if_sizes_differ(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
@@ -815,7 +831,11 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-w (t log x + (1 - t) log(1 - x)) for probabilities x; each log is clamped
-    at -100 as in PyTorch. BinaryCrossEntropyBackward0."""
+    at -100 as in PyTorch. BinaryCrossEntropyBackward0.
+
+    >>> binary_cross_entropy(yg.tensor([0.5]), yg.tensor([1.0]))
+    tensor(0.6931)
+    """
     enum = _reduction_enum(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -928,7 +948,12 @@ def nll_loss(
 ) -> Tensor:
     """-w[t] * input[t] per position for log-probabilities `input` [C], [N, C] or
     [N, C, d1, ...] and class indices `target`; a mean divides by the total
-    weight of the targets not ignored. NllLossBackward0 / NllLoss2DBackward0."""
+    weight of the targets not ignored. NllLossBackward0 / NllLoss2DBackward0.
+
+    >>> x = log_softmax(yg.tensor([[-1.0, 0.5, 2.0]], requires_grad=True), 1)
+    >>> nll_loss(x, yg.tensor([2]))
+    tensor(0.2413, grad_fn=<NllLossBackward0>)
+    """
     enum = _reduction_enum(reduction, size_average, reduce)
     return _nll_loss_nd(input, target, weight, enum, ignore_index)
 
@@ -1024,7 +1049,13 @@ def cross_entropy(
 ) -> Tensor:
     """nll_loss of log_softmax(input) over the class dim (1, or 0 for a single
     sample), for class indices; or, when `target` has the input's shape, class
-    probabilities. `label_smoothing` mixes in a uniform target."""
+    probabilities. `label_smoothing` mixes in a uniform target.
+
+    >>> x = yg.tensor([[-1.0, 0.5, 2.0]], requires_grad=True)
+    >>> loss = cross_entropy(x, yg.tensor([2]))
+    >>> loss.grad_fn.name(), loss.grad_fn.next_functions[0][0].name()
+    ('NllLossBackward0', 'LogSoftmaxBackward0')
+    """
     enum = _reduction_enum(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(
@@ -1097,7 +1128,11 @@ def normalize(
     out: Tensor | None = None,
 ) -> Tensor:
     """input / max(||input||_p, eps) along `dim`, as PyTorch: vector norm
-    (keepdim), clamp_min, expand_as, div."""
+    (keepdim), clamp_min, expand_as, div.
+
+    >>> normalize(yg.tensor([[3.0, 4.0]]))
+    tensor([[0.6000, 0.8000]])
+    """
     if out is not None:
         raise NotImplementedError("normalize(..., out=) is not supported")
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
@@ -1109,7 +1144,11 @@ def cosine_similarity(
 ) -> Tensor:
     """sum((x1 / ||x1||) * (x2 / ||x2||)) along `dim`, each norm clamped below at
     eps. As PyTorch: the norms are cloned and clamped in place without recording,
-    so the gradient flows through the unclamped norms."""
+    so the gradient flows through the unclamped norms.
+
+    >>> cosine_similarity(yg.tensor([[1.0, 0.0]]), yg.tensor([[1.0, 1.0]]))
+    tensor([0.7071])
+    """
     if tuple(x1.shape) != tuple(x2.shape):  # expand_outplace: both, or neither
         shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
         x1, x2 = VariableType.expand(x1, shape), VariableType.expand(x2, shape)
