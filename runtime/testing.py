@@ -210,7 +210,7 @@ def _compare(
         raise OpCheckError(
             f"{where}: {what} does not match finite differences: max abs difference "
             f"{diff.max():.3g} at index {tuple(int(i) for i in index)} "
-            f"(got {got[index]!r}, expected {want[index]!r}; "
+            f"(got {float(got[index])!r}, expected {float(want[index])!r}; "
             f"rtol={tolerance['rtol']}, atol={tolerance['atol']})"
         )
 
