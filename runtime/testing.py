@@ -1,6 +1,7 @@
 """Check a YAML file's ops against finite differences, as the project's own tests do.
 
-    >>> report = yamlgrad.testing.check_yaml("my_ops.yaml", my_ops)
+    >>> report = yamlgrad.testing.check_yaml("my_ops.yaml", my_ops,
+    ...                                      helpers="my_helpers.py")
     >>> report.checked          # ['my_op: backward', 'my_op: double backward', ...]
 
 For every entry with a backward node and for each of its `samples`: inputs are drawn
@@ -72,11 +73,16 @@ class Report:
 # -- samples -> call arguments -------------------------------------------------------
 
 
-def load_entries(yaml_path: str | Path) -> tuple[DifferentiabilityInfo, ...]:
-    """The checked entries of a derivatives.yaml-format file."""
+def load_entries(
+    yaml_path: str | Path, helpers: str | Path | None = None
+) -> tuple[DifferentiabilityInfo, ...]:
+    """The checked entries of a derivatives.yaml-format file; `helpers` is the op
+    pack's own helper module, as given to `yamlgrad-gen --helpers`."""
+    from yamlgrad.tools.gen import load_pack_helpers
     from yamlgrad.tools.load import load_derivatives
 
-    return load_derivatives(Path(yaml_path))
+    names = frozenset() if helpers is None else load_pack_helpers(Path(helpers))[0]
+    return load_derivatives(Path(yaml_path), None, names)
 
 
 def wrapper(info: DifferentiabilityInfo, module: Any) -> Callable[..., Any]:
@@ -317,6 +323,7 @@ def check_yaml(
     yaml_path: str | Path,
     module: types.ModuleType | Any,
     *,
+    helpers: str | Path | None = None,
     double_backward: bool = True,
     raise_on_failure: bool = True,
     entries: Iterable[str] | None = None,
@@ -325,13 +332,14 @@ def check_yaml(
     `yaml_path` that has a backward node, calling the wrappers of `module` (the
     package `yamlgrad-gen --out` wrote, or its VariableType module).
 
-    `entries` limits the check to those op names (`my_op`, or `my_op.overload`).
+    `helpers` is the pack's helper module, if it was generated with one
+    (`yamlgrad-gen --helpers`). `entries` limits the check to those op names (`my_op`, or `my_op.overload`).
     Every failure is collected in the Report; with `raise_on_failure` (the
     default) an OpCheckError listing all of them is raised at the end.
     """
     report = Report()
     wanted = None if entries is None else set(entries)
-    for info in load_entries(yaml_path):
+    for info in load_entries(yaml_path, helpers):
         if info.op is None:
             continue
         name = info.func.name

@@ -3,6 +3,7 @@
     yamlgrad-gen                       # write generated/ (only files that changed)
     yamlgrad-gen --check               # exit 1 with a unified diff if generated/ is stale
     yamlgrad-gen --yaml my.yaml --out pkg/generated
+    yamlgrad-gen --yaml my_ops.yaml --out my_ops --helpers my_helpers.py
 
 Bad input exits 1 with one line, `derivatives.yaml:LINE: OP: what is wrong`, and
 writes nothing.
@@ -36,13 +37,20 @@ def main(argv: list[str] | None = None) -> int:
         help="the folder to write (default: the package's generated/)",
     )
     parser.add_argument(
+        "--helpers",
+        type=Path,
+        default=None,
+        help="an op pack's own helper module: the functions its literal __all__ "
+        "names may be called by the pack's kernels and formulas",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit 1 and print a diff if the folder is not current",
     )
     args = parser.parse_args(argv)
     try:
-        status = generate(args.yaml, args.out, check=args.check)
+        status = generate(args.yaml, args.out, check=args.check, helpers=args.helpers)
     except GenError as e:
         print(e, file=sys.stderr)
         return 1

@@ -63,13 +63,17 @@ def create_op_prefix(name: str) -> str:
 
 
 def load_derivatives(
-    path: Path, display: str | None = None
+    path: Path, display: str | None = None, extra_helpers: frozenset[str] = frozenset()
 ) -> tuple[DifferentiabilityInfo, ...]:
-    """Parse and check a whole derivatives.yaml. Raises GenError on the first problem."""
+    """Parse and check a whole derivatives.yaml. Raises GenError on the first problem.
+
+    `extra_helpers`: the `__all__` of an op pack's own helper module (`--helpers`),
+    which its kernels and formulas may call besides the runtime's helpers.
+    """
     display = display or path.name
     entries = load_yaml(path, display)
-    formula_helpers = helper_names(RUNTIME_DIR / "formulas.py")
-    kernel_helpers = helper_names(RUNTIME_DIR / "kernels.py")
+    formula_helpers = helper_names(RUNTIME_DIR / "formulas.py") | extra_helpers
+    kernel_helpers = helper_names(RUNTIME_DIR / "kernels.py") | extra_helpers
     infos: list[DifferentiabilityInfo] = []
     seen: dict[str, int] = {}
     counter: Counter[str] = Counter()

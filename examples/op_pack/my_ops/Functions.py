@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from yamlgrad.runtime.formulas import exp, sign
+from .helpers import smooth_abs_grad
 from yamlgrad.runtime.node import Grad, Node
 
 __all__ = [
     "SoftsignBackward0",
     "SwishBackward0",
     "CubicBackward0",
+    "SmoothAbsBackward0",
 ]
 
 
@@ -120,5 +122,37 @@ class CubicBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_other is not None:
             self._raw_saved_other.reset_data()
+        if self._raw_saved_self is not None:
+            self._raw_saved_self.reset_data()
+
+
+class SmoothAbsBackward0(Node):
+    """Backward of `smooth_abs(Tensor self, float eps=0.01) -> Tensor`.
+
+    self: grad * smooth_abs_grad(self, eps)
+    """
+
+    __slots__ = (
+        "_saved_eps",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_eps: Any = None
+        self._raw_saved_self: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            self_ = self._raw_saved_self.unpack(self, raw)
+            eps = self._saved_eps
+            grad_inputs[0] = grad * smooth_abs_grad(self_, eps)
+        return grad_inputs
+
+    def release_variables(self) -> None:
         if self._raw_saved_self is not None:
             self._raw_saved_self.reset_data()

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import composites, kernels
+from yamlgrad.runtime import composites
+
+from . import _kernels as kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
@@ -31,12 +33,14 @@ from .Functions import (
     SoftsignBackward0,
     SwishBackward0,
     CubicBackward0,
+    SmoothAbsBackward0,
 )
 
 __all__ = [
     "softsign",
     "swish",
     "cubic",
+    "smooth_abs",
 ]
 
 
@@ -116,11 +120,39 @@ def cubic(
     return result
 
 
+def smooth_abs(
+    self: Any,
+    eps: Any = 0.01,
+) -> Tensor:
+    """`smooth_abs(Tensor self, float eps=0.01) -> Tensor`
+
+    forward: np.sqrt(self * self + eps)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "smooth_abs", "self", 1)
+    )
+    eps = float_arg(eps, "smooth_abs", "eps", 2)
+    (self_data,) = promote_operands(self_data, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SmoothAbsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_eps = eps
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    result = Tensor._make(np.sqrt(self_data * self_data + eps))
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {
     "softsign": softsign,
     "swish": swish,
     "cubic": cubic,
+    "smooth_abs": smooth_abs,
 }
 
 # Every overload by name, including those with no Python binding (`mul.Scalar`),
@@ -134,5 +166,8 @@ OVERLOADS = {
     },
     "cubic": {
         "default": cubic,
+    },
+    "smooth_abs": {
+        "default": smooth_abs,
     },
 }
