@@ -70,3 +70,12 @@ def test_seed_walkthrough_prints_the_engine_order_of_torch() -> None:
     assert "next_functions: ((MulBackward0, 0), (PowBackward0, 0))" in out
     assert "_saved_exponent: 3" in out
     assert "next_functions: ((ReluBackward0, 0), (AccumulateGrad(W2), 0))" in out
+
+
+def test_digits_mlp_learns(tmp_path: Path) -> None:
+    """A few epochs of the MLP example: far above chance (0.1), and the plot saved."""
+    plot = tmp_path / "mlp.png"
+    out = run("digits_mlp.py", "--epochs", "3", "--plot", str(plot))
+    accuracy = float(out.split("test accuracy: ")[1].split()[0])
+    assert accuracy > 0.85
+    assert plot.read_bytes().startswith(b"\x89PNG")
