@@ -46,6 +46,7 @@ else:
     for _public, _module in (
         ("nn", nn),  # noqa: F405
         ("nn.functional", nn.functional),  # noqa: F405
+        ("nn.init", nn.init),  # noqa: F405
         ("viz", viz),  # noqa: F405
         ("testing", testing),  # noqa: F405
     ):

@@ -1,11 +1,32 @@
 """`yg.nn`: PyTorch's `torch.nn` spelling over yamlgrad's ops.
 
 `yg.nn.functional` holds the functional forms (each a generated op from
-derivatives.yaml, or a composite of them that records what PyTorch records).
+derivatives.yaml, or a composite of them that records what PyTorch records);
+`Parameter`, `Module`, the containers, layers, activations and losses build on
+them; `yg.nn.init` fills parameters as PyTorch's initialisers do.
 """
 
 from __future__ import annotations
 
-from yamlgrad.runtime.nn import functional
+from yamlgrad.runtime.nn import functional, init
+from yamlgrad.runtime.nn.activation import *  # noqa: F403
+from yamlgrad.runtime.nn.activation import __all__ as _activations
+from yamlgrad.runtime.nn.layers import *  # noqa: F403
+from yamlgrad.runtime.nn.layers import __all__ as _layers
+from yamlgrad.runtime.nn.loss import *  # noqa: F403
+from yamlgrad.runtime.nn.loss import __all__ as _losses
+from yamlgrad.runtime.nn.module import Module, ModuleDict, ModuleList, Sequential
+from yamlgrad.runtime.nn.parameter import Parameter
 
-__all__ = ["functional"]
+__all__ = [
+    "functional",
+    "init",
+    "Parameter",
+    "Module",
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    *_layers,
+    *_activations,
+    *_losses,
+]

@@ -644,16 +644,18 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     """The reduction string for the deprecated size_average/reduce arguments."""
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use "
-        "reduction='mean' instead.",
-        stacklevel=3,
-    )
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if size_average and reduce:
-        return "mean"
-    return "sum" if reduce else "none"
+        reduction = "mean"
+    else:
+        reduction = "sum" if reduce else "none"
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{reduction}' instead.",
+        stacklevel=3,
+    )
+    return reduction
 
 
 def _reduction_enum(
