@@ -47,6 +47,10 @@ else:
         ("nn", nn),  # noqa: F405
         ("nn.functional", nn.functional),  # noqa: F405
         ("nn.init", nn.init),  # noqa: F405
+        ("optim", optim),  # noqa: F405
+        ("optim.lr_scheduler", optim.lr_scheduler),  # noqa: F405
+        ("utils", utils),  # noqa: F405
+        ("utils.data", utils.data),  # noqa: F405
         ("viz", viz),  # noqa: F405
         ("testing", testing),  # noqa: F405
     ):

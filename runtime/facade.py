@@ -22,6 +22,8 @@ from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import (
     autograd,
     nn,
+    optim,
+    utils,
     inplace_ops,
     testing,
     viz,
@@ -55,6 +57,7 @@ from yamlgrad.runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from yamlgrad.runtime.serialization import load, save
 from yamlgrad.runtime.tensor import Size, Tensor
 
 formulas.bind_ops(VariableType)
@@ -68,6 +71,10 @@ __all__ = [
     "autograd",
     "linalg",
     "nn",
+    "optim",
+    "utils",
+    "save",
+    "load",
     "testing",
     "viz",
     "ops",

@@ -1,0 +1,234 @@
+"""Learning-rate schedules, as `torch.optim.lr_scheduler`: each `step()` moves
+`last_epoch` on and writes the new rate into every parameter group's `lr`.
+
+>>> scheduler = StepLR(optimizer, step_size=30, gamma=0.1)
+>>> for epoch in range(100):
+...     train(...); scheduler.step()
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from yamlgrad.runtime.optim.optimizer import Optimizer
+
+__all__ = [
+    "LRScheduler",
+    "LambdaLR",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "LinearLR",
+    "CosineAnnealingLR",
+]
+
+
+class LRScheduler:
+    """The base: `get_lr()` gives each group's rate for `last_epoch`."""
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] "
+                        "when resuming an optimizer"
+                    )
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        self.step()
+
+    def get_lr(self) -> list[float]:
+        raise NotImplementedError
+
+    def get_last_lr(self) -> list[float]:
+        """The rates the last `step()` set."""
+        return self._last_lr
+
+    def step(self) -> None:
+        """Advance one epoch and set every group's learning rate."""
+        self.last_epoch += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _groups(self) -> list[dict[str, Any]]:
+        return self.optimizer.param_groups
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the optimiser (and functions, which cannot be saved)."""
+        return {
+            key: value
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "lr_lambdas")
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch), one function or one per group."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        groups = optimizer.param_groups
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(groups)
+        else:
+            if len(lr_lambda) != len(groups):
+                raise ValueError(
+                    f"Expected {len(groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [
+            base * fn(self.last_epoch)
+            for fn, base in zip(self.lr_lambdas, self.base_lrs)
+        ]
+
+
+class StepLR(LRScheduler):
+    """lr decays by `gamma` every `step_size` epochs."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        step_size: int,
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups = self._groups()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * self.gamma for group in groups]
+
+
+class MultiStepLR(LRScheduler):
+    """lr decays by `gamma` at each epoch listed in `milestones`."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        milestones: Sequence[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
+        self.milestones = sorted(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        times = self.milestones.count(self.last_epoch)
+        return [group["lr"] * self.gamma**times for group in self._groups()]
+
+
+class ExponentialLR(LRScheduler):
+    """lr decays by `gamma` every epoch."""
+
+    def __init__(
+        self, optimizer: Optimizer, gamma: float, last_epoch: int = -1
+    ) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [group["lr"] for group in self._groups()]
+        return [group["lr"] * self.gamma for group in self._groups()]
+
+
+class LinearLR(LRScheduler):
+    """lr scales linearly from start_factor to end_factor over total_iters epochs."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and "
+                "less or equal to 1."
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError(
+                "Ending multiplicative factor expected to be between 0 and 1."
+            )
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups = self._groups()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in groups]
+        if self.last_epoch > self.total_iters:
+            return [group["lr"] for group in groups]
+        span = self.end_factor - self.start_factor
+        factor = 1.0 + span / (
+            self.total_iters * self.start_factor + (self.last_epoch - 1) * span
+        )
+        return [group["lr"] * factor for group in groups]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """lr follows a cosine from the initial rate down to `eta_min` over `T_max`
+    epochs (PyTorch's recursive form, so the values match its)."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_max: int,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups, epoch, t_max = self._groups(), self.last_epoch, self.T_max
+        if epoch == 0:
+            return [group["lr"] for group in groups]
+        if epoch == 1 and t_max == 1:
+            return [self.eta_min] * len(groups)
+        if (epoch - 1 - t_max) % (2 * t_max) == 0:
+            return [
+                group["lr"]
+                + (base - self.eta_min) * (1 - math.cos(math.pi / t_max)) / 2
+                for base, group in zip(self.base_lrs, groups)
+            ]
+        return [
+            (1 + math.cos(math.pi * epoch / t_max))
+            / (1 + math.cos(math.pi * (epoch - 1) / t_max))
+            * (group["lr"] - self.eta_min)
+            + self.eta_min
+            for group in groups
+        ]

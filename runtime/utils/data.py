@@ -1,0 +1,386 @@
+"""`yg.utils.data`: datasets, samplers and the DataLoader, as PyTorch's.
+
+Loading runs in the calling process (`num_workers` must be 0); shuffling draws
+from yamlgrad's seeded generator (or `generator=`), so the same seed gives the same
+batches, and each pass over a shuffling loader draws a new order.
+
+>>> loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
+>>> for inputs, labels in loader: ...
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.factories import Generator, _rng
+from yamlgrad.runtime.tensor import Tensor
+
+__all__ = [
+    "Dataset",
+    "IterableDataset",
+    "TensorDataset",
+    "Subset",
+    "ConcatDataset",
+    "random_split",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "BatchSampler",
+    "DataLoader",
+    "default_collate",
+]
+
+
+class Dataset:
+    """A map-style dataset: `dataset[i]` is one sample; subclasses define it and
+    usually `__len__`."""
+
+    def __getitem__(self, index: int) -> Any:
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other: Dataset) -> ConcatDataset:
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset that is a stream: subclasses define `__iter__`."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+class TensorDataset(Dataset):
+    """Sample i is (t[i] for t in tensors); all share their first dimension."""
+
+    def __init__(self, *tensors: Tensor) -> None:
+        if any(tensors[0].shape[0] != t.shape[0] for t in tensors):
+            raise AssertionError("Size mismatch between tensors")
+        self.tensors = tensors
+
+    def __getitem__(self, index: int) -> tuple[Tensor, ...]:
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+
+class Subset(Dataset):
+    """The samples of `dataset` at `indices`."""
+
+    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = indices
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """Several datasets one after the other."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            if -index > len(self):
+                raise ValueError(
+                    "absolute value of index should not exceed dataset length"
+                )
+            index += len(self)
+        which = int(np.searchsorted(self.cumulative_sizes, index, side="right"))
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
+
+
+def random_split(
+    dataset: Dataset,
+    lengths: Sequence[int | float],
+    generator: Generator | None = None,
+) -> list[Subset]:
+    """Split into non-overlapping random Subsets of the given lengths (or fractions
+    summing to 1, the remainder spread round-robin as PyTorch does)."""
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        sizes = [int(math.floor(n * frac)) for frac in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
+    if sum(lengths) != n:
+        raise ValueError(
+            "Sum of input lengths does not equal the length of the input dataset!"
+        )
+    order = _rng(generator).permutation(n).tolist()
+    out, start = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, order[start : start + length]))
+        start += length
+    return out
+
+
+class Sampler:
+    """Yields dataset indices."""
+
+    def __iter__(self) -> Iterator[int]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source: Any) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random permutation (or, with replacement, `num_samples` random draws)."""
+
+    def __init__(
+        self,
+        data_source: Any,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Generator | None = None,
+    ) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                "replacement should be a boolean value, but got "
+                f"replacement={replacement}"
+            )
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={self.num_samples}"
+            )
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n, rng = len(self.data_source), _rng(self.generator)
+        if self.replacement:
+            return iter(rng.integers(0, n, self.num_samples).tolist())
+        rounds = [rng.permutation(n) for _ in range(-(-self.num_samples // n))]
+        return iter(np.concatenate(rounds)[: self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Groups another sampler's indices into lists of `batch_size`."""
+
+    def __init__(
+        self, sampler: Iterable[int], batch_size: int, drop_last: bool
+    ) -> None:
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, int)
+            or batch_size <= 0
+        ):
+            raise ValueError(
+                "batch_size should be a positive integer value, but got "
+                f"batch_size={batch_size}"
+            )
+        if not isinstance(drop_last, bool):
+            raise ValueError(
+                "drop_last should be a boolean value, but got " f"drop_last={drop_last}"
+            )
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Stack a list of samples into a batch: tensors, arrays and numbers into
+    tensors (int as int64, float as float64), recursing into tuples, lists and
+    dicts; strings stay a list."""
+    first = batch[0]
+    if isinstance(first, Tensor):
+        return Tensor(np.stack([s._data for s in batch]))
+    if isinstance(first, np.ndarray):
+        if first.dtype.kind in "SUO":
+            raise TypeError(
+                "default_collate: batch must contain tensors, numpy arrays, numbers, "
+                f"dicts or lists; found {first.dtype}"
+            )
+        return Tensor(np.stack(batch))
+    if isinstance(first, np.generic):
+        return Tensor(np.array(batch))
+    if isinstance(first, bool):
+        return Tensor(np.array(batch, dtype=np.bool_))
+    if isinstance(first, numbers.Integral):
+        return Tensor(np.array(batch, dtype=np.int64))
+    if isinstance(first, numbers.Real):
+        return Tensor(np.array(batch, dtype=np.float64))
+    if isinstance(first, (str, bytes)):
+        return list(batch)
+    if isinstance(first, Mapping):
+        return {key: default_collate([s[key] for s in batch]) for key in first}
+    if isinstance(first, tuple) and hasattr(first, "_fields"):
+        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
+    if isinstance(first, Sequence):
+        if any(len(s) != len(first) for s in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        columns = [default_collate(list(s)) for s in zip(*batch)]
+        return tuple(columns) if isinstance(first, tuple) else columns
+    raise TypeError(
+        "default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
+        f"or lists; found {type(first)}"
+    )
+
+
+class DataLoader:
+    """Batches of a dataset: through a sampler (sequential, or random with
+    `shuffle=True`), grouped by `batch_size`, stacked by `collate_fn`."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Sampler | Iterable[int] | None = None,
+        batch_sampler: Iterable[list[int]] | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable[[list[Any]], Any] | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], None] | None = None,
+        generator: Generator | None = None,
+    ) -> None:
+        if num_workers < 0:
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to "
+                "disable multiprocessing."
+            )
+        if num_workers > 0:
+            raise NotImplementedError(
+                "yamlgrad's DataLoader loads in the calling process; use num_workers=0"
+            )
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, "
+                    "shuffle, sampler, and drop_last"
+                )
+            batch_size = None
+            drop_last = False
+        elif batch_size is None and drop_last:
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually "
+                "exclusive with drop_last"
+            )
+        if sampler is None:
+            sampler = (
+                RandomSampler(dataset, generator=generator)
+                if shuffle
+                else SequentialSampler(dataset)
+            )
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.num_workers = num_workers
+        self.generator = generator
+        self.collate_fn = (
+            collate_fn
+            if collate_fn is not None
+            else (default_collate if batch_sampler is not None else _no_collate)
+        )
+
+    def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._iterable()
+            return
+        if self.batch_sampler is None:
+            for index in self.sampler:
+                yield self.collate_fn(self.dataset[index])
+            return
+        for indices in self.batch_sampler:
+            yield self.collate_fn([self.dataset[i] for i in indices])
+
+    def _iterable(self) -> Iterator[Any]:
+        if self.batch_size is None:
+            yield from (self.collate_fn(sample) for sample in self.dataset)
+            return
+        batch: list[Any] = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
+    def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.sampler)
+
+
+def _no_collate(sample: Any) -> Any:
+    """Without batching, a sample's arrays still become tensors."""
+    if isinstance(sample, np.ndarray):
+        return Tensor(sample)
+    if isinstance(sample, (list, tuple)) and not hasattr(sample, "_fields"):
+        return type(sample)(_no_collate(s) for s in sample)
+    if isinstance(sample, Mapping):
+        return {k: _no_collate(v) for k, v in sample.items()}
+    return sample
