@@ -36,7 +36,7 @@ def _encode(obj: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
         if array.dtype.hasobject:
             raise TypeError(f"yg.save cannot store an object array at {path}")
         name = f"a{len(arrays)}"
-        arrays[name] = np.ascontiguousarray(array)
+        arrays[name] = array
         return {"tensor" if isinstance(obj, Tensor) else "ndarray": name}
     if isinstance(obj, np.generic):
         return _encode(obj.item(), path, arrays)
@@ -114,5 +114,9 @@ def load(f: str | os.PathLike | IO[bytes]) -> Any:
             if not isinstance(header, dict) or header.get("format") != _FORMAT:
                 raise ValueError(f"yg.load: {f!r} is not a file written by yg.save")
             return _decode(header["root"], arrays)
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise ValueError(f"yg.load: {f!r} is not a file written by yg.save") from error
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as error:
+        if str(error).startswith("yg.load:"):
+            raise
+        raise ValueError(
+            f"yg.load: {f!r} is not a file written by yg.save ({error})"
+        ) from error

@@ -30,6 +30,11 @@ class _Required:
 
 required = _Required()
 
+_SET_MESSAGE = (
+    "optimizer parameters need to be organized in ordered collections, but the "
+    "ordering of tensors in sets will change between runs. Please use a list instead."
+)
+
 
 def _as_group_list(params: Any) -> list[dict[str, Any]]:
     if isinstance(params, Tensor):
@@ -67,11 +72,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, set):
-            raise TypeError(
-                "optimizer parameters need to be organized in ordered collections, "
-                "but the ordering of tensors in sets will change between runs. "
-                "Please use a list instead."
-            )
+            raise TypeError(_SET_MESSAGE)
         else:
             params = list(params)
         for param in params:

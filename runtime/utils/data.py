@@ -238,7 +238,7 @@ class BatchSampler(Sampler):
 def default_collate(batch: Sequence[Any]) -> Any:
     """Stack a list of samples into a batch: tensors, arrays and numbers into
     tensors (int as int64, float as float64), recursing into tuples, lists and
-    dicts; strings stay a list."""
+    dicts; strings stay as they are."""
     first = batch[0]
     if isinstance(first, Tensor):
         return Tensor(np.stack([s._data for s in batch]))
@@ -258,16 +258,16 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(first, numbers.Real):
         return Tensor(np.array(batch, dtype=np.float64))
     if isinstance(first, (str, bytes)):
-        return list(batch)
+        return batch
     if isinstance(first, Mapping):
         return {key: default_collate([s[key] for s in batch]) for key in first}
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(first)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(first, Sequence):
         if any(len(s) != len(first) for s in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [default_collate(list(s)) for s in zip(*batch)]
-        return tuple(columns) if isinstance(first, tuple) else columns
+        # A list of columns, for tuples too, as PyTorch's default_collate.
+        return [default_collate(s) for s in zip(*batch)]
     raise TypeError(
         "default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
         f"or lists; found {type(first)}"
