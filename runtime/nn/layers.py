@@ -255,64 +255,49 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d and Conv2d: one constructor, a forward through `_conv`."""
+
+    _conv = staticmethod(F.conv2d)
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation,
+            groups, bias, padding_mode, device=device, dtype=dtype,
+        )  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._conv(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+            self.groups,
+        )  # fmt: skip
+
+
+class Conv1d(_Conv):
     """A 1-D convolution over [N, C_in, L] inputs."""
 
     _dims = 1
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        dilation: Any = 1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation,
-            groups, bias, padding_mode, device=device, dtype=dtype,
-        )  # fmt: skip
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv1d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-            self.groups,
-        )  # fmt: skip
+    _conv = staticmethod(F.conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """A 2-D convolution over [N, C_in, H, W] inputs."""
 
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        dilation: Any = 1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation,
-            groups, bias, padding_mode, device=device, dtype=dtype,
-        )  # fmt: skip
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-            self.groups,
-        )  # fmt: skip
+    _dims = 2
+    _conv = staticmethod(F.conv2d)
 
 
 class ConvTranspose2d(_ConvNd):
