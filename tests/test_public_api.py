@@ -75,6 +75,10 @@ NOT_FROM_YAML = {
     "linalg": "a namespace of YAML ops under torch.linalg's names",
     "nn": "a namespace: nn.functional.pad is the YAML's pad",
     "viz": "a module: make_dot draws the autograd graph, records nothing",
+    "optim": "a namespace: optimisers and lr_scheduler, updates under no_grad",
+    "utils": "a namespace: utils.data's datasets, samplers and DataLoader",
+    "save": "writes a state dict as .npz + JSON, records nothing",
+    "load": "reads what save wrote, records nothing",
     "testing": "a module: finite-difference checks of a YAML file's ops",
     "tensordot": (
         "torch.tensordot's Python signature (dims=2 or a pair of lists) over the "
