@@ -222,7 +222,9 @@ def test_check_of_the_committed_folder_does_not_run_black(
     assert black_calls == []
 
 
-def test_manifest_is_deterministic(small_out: tuple[Path, Path], tmp_path: Path) -> None:
+def test_manifest_is_deterministic(
+    small_out: tuple[Path, Path], tmp_path: Path
+) -> None:
     yaml_path, out = small_out
     again = tmp_path / "again"
     generate(yaml_path, again, check=False)

@@ -230,9 +230,11 @@ def manifest(rendered: dict[str, str], files: dict[str, str]) -> str:
 def format_files(rendered: dict[str, str]) -> dict[str, str]:
     """The final files: the Python ones through black, plus MANIFEST.json."""
     files = {
-        name: format_code(text, name)
-        if name.endswith(".py") and name != PACK_HELPERS_FILE
-        else text
+        name: (
+            format_code(text, name)
+            if name.endswith(".py") and name != PACK_HELPERS_FILE
+            else text
+        )
         for name, text in rendered.items()
     }
     files[MANIFEST_FILE] = manifest(rendered, files)

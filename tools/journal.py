@@ -91,9 +91,7 @@ def _roll_forward(out: Path, commit: Path) -> None:
     shutil.rmtree(commit, ignore_errors=True)
 
 
-def switch(
-    files: dict[str, str], out_dir: Path, remove: list[str], mode: int
-) -> None:
+def switch(files: dict[str, str], out_dir: Path, remove: list[str], mode: int) -> None:
     """Install `files` (name -> text) in `out_dir` and delete `remove`, atomically
     in the sense of the module docstring."""
     staging = out_dir / STAGING_DIR
