@@ -148,7 +148,7 @@ def test_killed_at_random_instants_leaves_the_old_or_the_new_set(
     old_files, new_files = files_of(old), files_of(new)
     rng = random.Random(0)
     command = [sys.executable, "-m", "yamlgrad.tools.cli", "--yaml", str(new_yaml)]
-    for attempt in range(6):
+    for attempt in range(3):
         out = tmp_path / f"pack{attempt}"
         shutil.copytree(old, out)
         process = subprocess.Popen([*command, "--out", str(out)])
