@@ -168,3 +168,28 @@ def test_two_threads_train_two_mlps_bit_identically_to_sequential(
     for seed in (3, 4):
         for got, want in zip(parallel[seed], sequential[seed]):
             np.testing.assert_array_equal(got, want)
+
+
+def test_threads_registering_the_first_hooks_keep_them_all(
+    fast_switching: None,
+) -> None:
+    """The first hook on a tensor or a node creates its hook table; threads doing
+    that at once must not replace each other's table."""
+    threads = 4
+    barrier = threading.Barrier(threads)
+    for _ in range(100):
+        x = yg.tensor([1.0], requires_grad=True)
+        y = x * 2.0
+
+        def work(index: int) -> None:
+            barrier.wait()
+            x.register_hook(lambda g: g)
+            y.register_hook(lambda g: g)
+            y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: None)
+            y.grad_fn.register_prehook(lambda grad_outputs: None)
+
+        run_in_threads(threads, work)
+        assert len(x._hooks) == threads
+        node_hooks = y.grad_fn._hooks
+        assert len(node_hooks.post_hooks) == len(node_hooks.pre_hooks) == threads
+        assert len(node_hooks.tensor_pre_hooks[0]) == threads
