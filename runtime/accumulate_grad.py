@@ -11,10 +11,16 @@ Rules, PyTorch's:
   result records a graph.
 * It is created lazily per leaf and cached weakly on the tensor, so every op that
   reads a leaf shares one node.
+* Threads that backpropagate into one leaf at once both add their gradient: the
+  read-modify-write of `.grad` holds a lock, as PyTorch's AccumulateGrad holds
+  its mutex. One lock for all leaves, since two nodes may exist for one leaf
+  while a thread is making its first; it is held only for the update, not for
+  the post-accumulate hooks.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import TYPE_CHECKING
 
@@ -24,6 +30,9 @@ from yamlgrad.runtime.node import UINT64_MAX, Grad, Node
 
 if TYPE_CHECKING:
     from yamlgrad.runtime.tensor import Tensor
+
+# Reentrant: a gradient recorded with create_graph=True runs ops while it holds it.
+_GRAD_LOCK = threading.RLock()
 
 
 class AccumulateGrad(Node):
@@ -38,12 +47,21 @@ class AccumulateGrad(Node):
         self._input_metadata = [(variable._data.shape, variable._data.dtype)]
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        from yamlgrad.runtime.tensor import Tensor
-
         new_grad = grads[0]
         if new_grad is None:
             return []
         variable = self.variable
+        with _GRAD_LOCK:
+            self._accumulate(variable, new_grad, raw)
+        if variable._post_accumulate_hooks:
+            for hook in list(variable._post_accumulate_hooks.values()):
+                hook(variable)
+        return []
+
+    @staticmethod
+    def _accumulate(variable: Tensor, new_grad: Grad, raw: bool) -> None:
+        from yamlgrad.runtime.tensor import Tensor
+
         old = variable._grad
         if raw:
             if old is None:
@@ -64,10 +82,6 @@ class AccumulateGrad(Node):
             variable._grad = copy_(copy, new_grad)
         else:
             variable._grad = old + new_grad
-        if variable._post_accumulate_hooks:
-            for hook in list(variable._post_accumulate_hooks.values()):
-                hook(variable)
-        return []
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
@@ -75,6 +89,10 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     ref = tensor._grad_accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(tensor)
-        tensor._grad_accumulator = weakref.ref(node)
+        with _GRAD_LOCK:  # two threads reaching a new leaf at once share one node
+            ref = tensor._grad_accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(tensor)
+                tensor._grad_accumulator = weakref.ref(node)
     return node

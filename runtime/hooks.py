@@ -18,6 +18,7 @@ pays nothing.
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from yamlgrad.runtime.node import Grad, Node
 
 _handle_ids = itertools.count()
+# Held while a tensor or node makes its hook table on first use, so threads
+# registering their first hooks at once do not replace each other's table.
+TABLE_LOCK = threading.Lock()
 
 
 class RemovableHandle:

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from yamlgrad.runtime import anomaly_mode
-from yamlgrad.runtime.hooks import HookDict, NodeHooks, RemovableHandle, add_hook
+from yamlgrad.runtime.hooks import (
+    TABLE_LOCK,
+    HookDict,
+    NodeHooks,
+    RemovableHandle,
+    add_hook,
+)
 
 if TYPE_CHECKING:
     from yamlgrad.runtime.tensor import Tensor
@@ -141,7 +147,9 @@ class Node:
 
     def _node_hooks(self) -> NodeHooks:
         if self._hooks is None:
-            self._hooks = NodeHooks()
+            with TABLE_LOCK:
+                if self._hooks is None:
+                    self._hooks = NodeHooks()
         return self._hooks
 
     def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:

@@ -209,7 +209,9 @@ class Tensor:
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_hook(self.output_nr, hook)
         if self._hooks is None:
-            self._hooks = hooks.HookDict()
+            with hooks.TABLE_LOCK:
+                if self._hooks is None:
+                    self._hooks = hooks.HookDict()
         return hooks.add_hook(self._hooks, hook)
 
     def retain_grad(self) -> None:
@@ -239,7 +241,9 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError(ERR_HOOK_NO_GRAD)
         if self._post_accumulate_hooks is None:
-            self._post_accumulate_hooks = hooks.HookDict()
+            with hooks.TABLE_LOCK:
+                if self._post_accumulate_hooks is None:
+                    self._post_accumulate_hooks = hooks.HookDict()
         return hooks.add_hook(self._post_accumulate_hooks, hook)
 
     @property

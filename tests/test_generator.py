@@ -31,7 +31,13 @@ from yamlgrad.tools.model import FunctionSchema, GenError, SavedAttribute, Schem
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REAL_YAML = REPO_ROOT / "derivatives.yaml"
 COMMITTED = REPO_ROOT / "generated"
-GENERATED_FILES = ("Functions.py", "OPS.md", "VariableType.py", "__init__.py")
+GENERATED_FILES = (
+    "Functions.py",
+    "MANIFEST.json",
+    "OPS.md",
+    "VariableType.py",
+    "__init__.py",
+)
 SENTINELS = {
     "Functions.py": b"# sentinel: Functions.py\n",
     "VariableType.py": b"# sentinel: VariableType.py\n",

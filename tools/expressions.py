@@ -95,13 +95,50 @@ def helper_names(module: Path) -> frozenset[str]:
     raise RuntimeError(f"{module} defines no literal __all__")
 
 
+# No real formula comes near these; they keep every later ast walk (and black's)
+# far from Python's recursion limit, and a pathological input fast to refuse.
+MAX_EXPRESSION_LENGTH = 2000
+MAX_EXPRESSION_DEPTH = 100
+# Characters an expression never needs: a comment (ast never sees it, and the text
+# is repeated in a docstring), a backslash, anything outside printable ASCII
+# (Python would NFKC-normalize a look-alike letter to a name that passed the check).
+# Quotes need no rule here: any string literal is refused by the ast check.
+_FORBIDDEN_CHARACTERS = frozenset("#\\")
+
+
 def _parse(text: str, what: str) -> ast.Expression:
     if not isinstance(text, str):
         raise ExpressionError(f"{what} must be a string, got {text!r}")
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise ExpressionError(
+            f"{what} is {len(text)} characters long; the limit is "
+            f"{MAX_EXPRESSION_LENGTH}: {text[:60]!r}..."
+        )
+    for ch in text:
+        if ch in _FORBIDDEN_CHARACTERS or not (" " <= ch <= "~"):
+            raise ExpressionError(
+                f"{what} contains the character {ch!r}, which is not allowed: {text!r}"
+            )
     try:
-        return ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         raise ExpressionError(f"{what} is not a Python expression ({e.msg}): {text!r}")
+    except (RecursionError, MemoryError):
+        raise ExpressionError(
+            f"{what} is nested too deeply: {text[:60]!r}..."
+        ) from None
+    depth = 0
+    stack = [(tree.body, 1)]
+    while stack:  # iterative: the depth check must not recurse itself
+        node, level = stack.pop()
+        depth = max(depth, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    if depth > MAX_EXPRESSION_DEPTH:
+        raise ExpressionError(
+            f"{what} is nested {depth} levels deep; the limit is "
+            f"{MAX_EXPRESSION_DEPTH}: {text[:60]!r}"
+        )
+    return tree
 
 
 def _check_shape(tree: ast.Expression, text: str, what: str) -> None:

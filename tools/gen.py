@@ -1,20 +1,36 @@
 """The pipeline: load -> render templates -> format with black -> write or check.
 
 All rendering and formatting happens in memory first, so a failure at any step
-writes nothing. Writing puts every new file next to its target first and only then
-renames them into place; `--check` compares instead and prints a unified diff.
+writes nothing.
+
+Writing is all or nothing, even if the process is killed at any instant: the new
+files are staged in a folder inside the output folder and switched in under a
+journal (tools/journal.py). A reader of the folder (`import yamlgrad`, an op
+pack's import, the next `yamlgrad-gen`) sees the complete old set or the complete
+new set: a switch killed after its commit point is finished by whoever comes
+next, one killed before it is forgotten. Two generators writing one folder at the
+same time are not supported.
+
+MANIFEST.json, written with the files, records the black version and the sha256
+of each file before and after formatting. `--check` renders (fast) and, when the
+render, the black version and every file on disk match the manifest, stops there
+without running black; otherwise it formats and prints a unified diff, as a full
+check always does. The manifest guards against staleness, not tampering: edit a
+file and its hash in the manifest together and `--check` is fooled.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
+import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TextIO
 
+from yamlgrad.tools import journal
 from yamlgrad.tools.expressions import RESERVED_NAMES, helper_names
 from yamlgrad.tools.load import RUNTIME_DIR, load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo, python_bindings
@@ -27,6 +43,8 @@ TEMPLATES = {
     "OPS.md": "OPS.md.j2",  # the op table, so the docs cannot drift from the YAML
 }
 INIT_FILE = "__init__.py"
+MANIFEST_FILE = "MANIFEST.json"
+BLACK_MODE = {"line_length": 88}
 # An op pack's own helper module (`--helpers`), copied in, and the namespace its
 # kernels are called through.
 PACK_HELPERS_FILE = "helpers.py"
@@ -118,8 +136,12 @@ def render(
         f'"""Code generated from {yaml_name}: Functions.py (the backward nodes) and\n'
         "VariableType.py (the ops, re-exported here).\n"
         '"""\n\n'
-        "from .VariableType import *  # noqa: F403\n"
-        "from .VariableType import __all__  # noqa: F401\n"
+        "from yamlgrad.tools.journal import recover\n\n"
+        "# Finish a generation that was killed while it switched the files.\n"
+        "recover(__path__[0])\n"
+        "del recover\n\n"
+        "from .VariableType import *  # noqa: E402, F403\n"
+        "from .VariableType import __all__  # noqa: E402, F401\n"
     )
     if pack_helpers:
         # The pack's kernels call `kernels.<name>`: the runtime's helpers and its own.
@@ -162,15 +184,22 @@ def format_code(text: str, name: str) -> str:
     import black
 
     try:
-        return black.format_str(text, mode=black.Mode(line_length=88))
+        return black.format_str(text, mode=black.Mode(**BLACK_MODE))
     except black.InvalidInput as e:  # a template bug, never bad YAML (that is checked)
         raise RuntimeError(f"generated {name} is not valid Python: {e}") from None
 
 
-def build(
+def formatter_id() -> str:
+    """What, besides the render, decides the formatted bytes: black's version, mode."""
+    from importlib.metadata import version
+
+    return f"black {version('black')} {json.dumps(BLACK_MODE, sort_keys=True)}"
+
+
+def render_files(
     yaml_path: Path, display: str | None = None, helpers: Path | None = None
 ) -> dict[str, str]:
-    """Load, check, render and format: every output file's final text. With
+    """Load, check and render: every output file's text before formatting. With
     `helpers` (an op pack's own helper module) it is copied in as helpers.py."""
     display = display or yaml_path.name
     names, helpers_text = (
@@ -178,42 +207,107 @@ def build(
     )
     infos = load_derivatives(yaml_path, display, names)
     rendered = render(display, infos, names)
+    if helpers is not None:
+        rendered[PACK_HELPERS_FILE] = helpers_text
+    return rendered
+
+
+def _sha256(text: str | bytes) -> str:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def manifest(rendered: dict[str, str], files: dict[str, str]) -> str:
+    """MANIFEST.json's text: deterministic, the same bytes on every machine."""
+    record = {
+        "formatter": formatter_id(),
+        "rendered_sha256": {name: _sha256(t) for name, t in sorted(rendered.items())},
+        "files_sha256": {name: _sha256(t) for name, t in sorted(files.items())},
+    }
+    return json.dumps(record, indent=1, sort_keys=True) + "\n"
+
+
+def format_files(rendered: dict[str, str]) -> dict[str, str]:
+    """The final files: the Python ones through black, plus MANIFEST.json."""
     files = {
-        name: format_code(text, name) if name.endswith(".py") else text
+        name: (
+            format_code(text, name)
+            if name.endswith(".py") and name != PACK_HELPERS_FILE
+            else text
+        )
         for name, text in rendered.items()
     }
-    if helpers is not None:
-        files[PACK_HELPERS_FILE] = helpers_text
+    files[MANIFEST_FILE] = manifest(rendered, files)
     return files
 
 
+def build(
+    yaml_path: Path, display: str | None = None, helpers: Path | None = None
+) -> dict[str, str]:
+    """Load, check, render and format: every output file's final text."""
+    return format_files(render_files(yaml_path, display, helpers))
+
+
+def is_current(rendered: dict[str, str], out_dir: Path) -> bool:
+    """True when MANIFEST.json vouches for `out_dir`: same render, same formatter,
+    and every file on disk (the manifest included) has the bytes it records."""
+    if (out_dir / journal.COMMIT_DIR).exists():  # a switch left unfinished
+        return False
+    try:
+        text = (out_dir / MANIFEST_FILE).read_bytes().decode("utf-8")
+        record = json.loads(text)
+        if not isinstance(record, dict) or not isinstance(
+            record.get("files_sha256"), dict
+        ):
+            return False
+        expected = {name: _sha256(t) for name, t in sorted(rendered.items())}
+        if record.get("rendered_sha256") != expected:
+            return False
+        if set(record["files_sha256"]) != set(rendered):
+            return False
+        if record.get("formatter") != formatter_id():
+            return False
+        for name, digest in record["files_sha256"].items():
+            if _sha256((out_dir / name).read_bytes()) != digest:
+                return False
+        # The manifest is itself generated text: its exact bytes are known.
+        expected_text = json.dumps(record, indent=1, sort_keys=True) + "\n"
+        return text == expected_text
+    except (OSError, ValueError):
+        return False
+
+
 def write_atomically(files: dict[str, str], out_dir: Path) -> list[str]:
-    """Write every file, or none: all go to temporaries first, then are renamed.
+    """Write every file, or none, even if killed (see the module docstring).
 
     Returns the names whose content changed; unchanged files are not touched.
+    Files an earlier generation wrote (its MANIFEST.json names them) that this one
+    does not write are removed in the same switch.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    journal.recover(out_dir)
     # Bytes, not text: reading text would turn a CRLF copy into the expected LF text,
     # and such a file would never be rewritten.
     changed = [name for name, text in files.items() if _on_disk(out_dir / name) != text]
-    mode = _file_mode()
-    temporaries: list[tuple[str, Path]] = []
-    try:
-        for name in changed:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
-            temporaries.append((name, Path(tmp)))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(files[name])
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, mode)  # mkstemp makes 0o600; give what open() would
-    except BaseException:
-        for _, tmp in temporaries:
-            tmp.unlink(missing_ok=True)
-        raise
-    for name, tmp in temporaries:
-        os.replace(tmp, out_dir / name)
+    remove = [name for name in _previous_files(out_dir) if name not in files]
+    remove = [name for name in remove if (out_dir / name).exists()]
+    if changed or remove:
+        new = {name: files[name] for name in changed}
+        journal.switch(new, out_dir, remove, _file_mode())
     return changed
+
+
+def _previous_files(out_dir: Path) -> list[str]:
+    """The files the last generation wrote, as its MANIFEST.json lists them."""
+    try:
+        record = json.loads((out_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        names = list(record["files_sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    # Only plain names in this folder: a doctored manifest cannot delete elsewhere.
+    return [
+        n for n in names if isinstance(n, str) and n == Path(n).name and n[:1] != "."
+    ]
 
 
 def _on_disk(path: Path) -> str | None:
@@ -259,8 +353,11 @@ def generate(
 ) -> int:
     """Write `out_dir` from `yaml_path`, or with `check`, print a diff to `stream`
     (default: sys.stdout at call time) and return 1 if it is stale."""
-    files = build(yaml_path, helpers=helpers)
+    rendered = render_files(yaml_path, helpers=helpers)
     if check:
+        if is_current(rendered, out_dir):
+            return 0
+        files = format_files(rendered)
         return report_stale(files, out_dir, sys.stdout if stream is None else stream)
-    write_atomically(files, out_dir)
+    write_atomically(format_files(rendered), out_dir)
     return 0

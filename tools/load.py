@@ -9,6 +9,7 @@ them (`sum` -> SumBackward0, `sum.dim_IntList` -> SumBackward1).
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 from collections import Counter
 from pathlib import Path
@@ -54,6 +55,27 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
     | {"original_value", "make_view", "original_self"}
 )
+
+# Python's builtins that are also PyTorch ops or argument names. Every other builtin
+# (len, print, isinstance, super, type, object, ...) is refused as a name: the
+# generated code calls some of them, and a module-level op or a parameter of that
+# name would silently replace them.
+BUILTIN_OP_NAMES = frozenset(
+    {"abs", "all", "any", "max", "min", "pow", "round", "slice", "sum"}
+)
+BUILTIN_ARGUMENT_NAMES = frozenset({"input", "max", "min", "ord"})
+MAX_NAME_LENGTH = 64  # PyTorch's longest op name has about 50 characters
+
+
+def name_problem(name: str, allowed_builtins: frozenset[str]) -> str | None:
+    """Why `name` may not be an op or argument name, or None when it may."""
+    if len(name) > MAX_NAME_LENGTH:
+        return f"is {len(name)} characters long; the limit is {MAX_NAME_LENGTH}"
+    if name.startswith("__"):
+        return "starts with '__', which Python reserves (dunders, name mangling)"
+    if hasattr(builtins, name) and name not in allowed_builtins:
+        return f"shadows Python's builtin {name!r}, which the generated code may call"
+    return None
 
 
 def create_op_prefix(name: str) -> str:
@@ -244,6 +266,13 @@ def _load_entry(
         raise GenError(loc("name"), name_text, str(e)) from None
     op_text = str(func)
     args = {a.name: a for a in func.arguments}
+    problem = name_problem(func.name, BUILTIN_OP_NAMES)
+    if problem is not None:
+        raise GenError(loc("name"), op_text, f"the op name {func.name!r} {problem}")
+    for a in func.arguments:
+        problem = name_problem(a.name, BUILTIN_ARGUMENT_NAMES)
+        if problem is not None:
+            raise GenError(loc("name"), op_text, f"argument {a.name!r} {problem}")
     if func.name in GENERATED_MODULE_NAMES or func.name.endswith("_arg"):
         message = f"the op name {func.name!r} is taken by the generated code"
         raise GenError(loc("name"), op_text, message)
@@ -634,6 +663,12 @@ def _load_samples(
                     raise GenError(item_loc, op, message)
             elif a.is_tensor and isinstance(value, list):
                 shape = value
+            elif a.is_tensor and not isinstance(value, (bool, int, float, type(None))):
+                message = (
+                    f"tensor sample for {a.name!r} must be a shape, a mapping or "
+                    f"a number: {value!r}"
+                )
+                raise GenError(item_loc, op, message)
             if shape is not None and not _is_shape(shape):
                 raise GenError(item_loc, op, f"bad shape for {a.name!r}: {shape!r}")
             sample_args.append(

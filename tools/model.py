@@ -20,15 +20,18 @@ BASE_TYPES = frozenset(
     | {"MemoryFormat"}
 )
 
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_OPNAME_RE = re.compile(r"^(?P<base>[a-z_][a-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?$")
-_ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?$")
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_OPNAME_RE = re.compile(
+    r"^(?P<base>[a-z_][a-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?\Z"
+)
+_ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?\Z")
 # Defaults are raw text, as in PyTorch, limited to what has a Python literal.
 _DEFAULT_RE = re.compile(
-    r"^(True|False|None|-?\d+(\.\d+)?(e-?\d+)?|\[(-?\d+(, -?\d+)*)?\]|\"[A-Za-z0-9_]*\")$"
+    r"^(True|False|None|-?\d+(\.\d+)?(e-?\d+)?|\[(-?\d+(, -?\d+)*)?\]|\"[A-Za-z0-9_]*\")\Z"
 )
 _TYPE_RE = re.compile(
-    r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?" r"(?P<suffix>\??(\[\d*\])?\??)$"
+    r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?"
+    r"(?P<suffix>\??(\[\d*\])?\??)\Z"
 )
 
 
@@ -47,7 +50,12 @@ class GenError(Exception):
     """Bad input to the generator, reported as `path:line: op: message`."""
 
     def __init__(self, loc: Location, op: str, message: str) -> None:
-        super().__init__(f"{loc}: {op}: {message}")
+        # One line, of bounded length, whatever the input held: a newline or a
+        # control character is shown escaped, a huge name cut.
+        shown = op if op.isprintable() else repr(op)
+        if len(shown) > 200:
+            shown = shown[:200] + "..."
+        super().__init__(f"{loc}: {shown}: {message}")
         self.loc = loc
         self.op = op
         self.message = message

@@ -17,6 +17,12 @@ from yamlgrad.tools.model import GenError, Location
 # Aliases are legal YAML but no entry needs one, and they are how a small file
 # expands into a huge one. Refusing them keeps the loader's work linear.
 _ALIAS_MESSAGE = "YAML aliases (*name) are not allowed in derivatives.yaml"
+# The real file is about 100 KB. A bigger one is refused before it is read, so a
+# huge input costs neither time nor memory (PyYAML builds the whole tree).
+MAX_YAML_BYTES = 4 * 1024 * 1024
+# Bidirectional controls reorder how text is shown, so a reviewer would not read
+# what the generator reads ("trojan source"); refused anywhere, comments included.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 class YamlMap(dict):
@@ -39,6 +45,17 @@ class _LineLoader(yaml.SafeLoader):
             event = self.peek_event()
             raise yaml.MarkedYAMLError(None, None, _ALIAS_MESSAGE, event.start_mark)
         return super().compose_node(parent, index)
+
+    def construct_scalar(self, node: Any) -> Any:
+        value = super().construct_scalar(node)
+        # Every value may end up in generated code or its docstrings; none needs
+        # more than ASCII, and a look-alike letter (Cyrillic 'а', a zero-width
+        # space, a full-width 'ｓ' that Python normalizes to 's') must not pass.
+        if isinstance(value, str) and not value.isascii():
+            ch = next(c for c in value if not c.isascii())
+            message = f"non-ASCII character U+{ord(ch):04X} in a value"
+            raise yaml.MarkedYAMLError(None, None, message, node.start_mark)
+        return value
 
     def construct_mapping(self, node: Any, deep: bool = False) -> YamlMap:
         result = YamlMap()
@@ -72,9 +89,19 @@ _LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_seque
 def load_yaml(path: Path, display: str) -> YamlList:
     """Parse `path` into YamlMap/YamlList values; errors name `display:line`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_YAML_BYTES + 1)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise GenError(Location(display, 0), "(file)", f"cannot read: {e}") from None
+    if len(raw) > MAX_YAML_BYTES:
+        message = f"the file is larger than the limit of {MAX_YAML_BYTES} bytes"
+        raise GenError(Location(display, 0), "(file)", message)
+    for number, line_text in enumerate(text.splitlines(), 1):
+        if not _BIDI_CONTROLS.isdisjoint(line_text):
+            ch = next(c for c in line_text if c in _BIDI_CONTROLS)
+            message = f"bidirectional control character U+{ord(ch):04X}"
+            raise GenError(Location(display, number), "(yaml)", message)
     try:
         data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as e:

@@ -4,5 +4,11 @@
 VariableType.py (the ops, re-exported here).
 """
 
-from .VariableType import *  # noqa: F403
-from .VariableType import __all__  # noqa: F401
+from yamlgrad.tools.journal import recover
+
+# Finish a generation that was killed while it switched the files.
+recover(__path__[0])
+del recover
+
+from .VariableType import *  # noqa: E402, F403
+from .VariableType import __all__  # noqa: E402, F401
