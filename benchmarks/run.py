@@ -607,6 +607,10 @@ def tooling(repeats: int) -> list[Row]:
              "sys.exit(main(['--check']))"]
     ours = [python, "-c", "import yamlgrad"]
     numpy_only = [python, "-c", "import numpy"]
+    # With bytecode caches, as an installed package has them (pip compiles them);
+    # one warm-up run writes them where PYTHONDONTWRITEBYTECODE had kept them out.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(ours, check=True, env=env)
     gen: list[float] = []
     imports: list[float] = []
     gen_ok = "ok"
@@ -618,7 +622,7 @@ def tooling(repeats: int) -> list[Row]:
         pair = []
         for command in (ours, numpy_only):
             start = time.perf_counter()
-            subprocess.run(command, check=True)
+            subprocess.run(command, check=True, env=env)
             pair.append(time.perf_counter() - start)
         imports.append(pair[0] - pair[1])
     gen_median = statistics.median(gen)
@@ -627,7 +631,7 @@ def tooling(repeats: int) -> list[Row]:
         Row("8. yamlgrad-gen --check, full YAML", "yamlgrad", f"{gen_median:.3f} s",
             check=gen_ok,
             target=f"<= 2 s: {'met' if gen_median <= 2.0 else 'missed'}"),
-        Row("8. import yamlgrad minus import numpy", "yamlgrad",
+        Row("8. import yamlgrad minus import numpy (bytecode cached)", "yamlgrad",
             f"{import_median * 1e3:.1f} ms",
             target=f"<= 150 ms: {'met' if import_median <= 0.150 else 'missed'}"),
     ]
