@@ -305,7 +305,7 @@ def large_runner(framework: str, x0: np.ndarray) -> Runner:
     if framework == "yamlgrad":
 
         def ours() -> np.ndarray:
-            x = yg.tensor(x0, requires_grad=True)
+            x = yg.from_numpy(x0).requires_grad_()  # no copy, as the floor
             large_program(yg, x).backward()
             return x.grad.numpy()
 
@@ -313,7 +313,7 @@ def large_runner(framework: str, x0: np.ndarray) -> Runner:
     if framework == "torch":
 
         def with_torch() -> np.ndarray:
-            x = torch.tensor(x0, requires_grad=True)
+            x = torch.from_numpy(x0).requires_grad_()
             large_program(torch, x).backward()
             return x.grad.numpy()
 

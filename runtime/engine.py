@@ -9,8 +9,11 @@ Decisions, each PyTorch's:
 * Order: among ready nodes the highest `sequence_nr` runs first (the most recently
   created op); AccumulateGrad has the largest number, so a ready leaf is written
   first. Ties keep insertion order (a heap of `(-sequence_nr, counter)`).
-* Gradients arriving at one input are summed out of place (InputBuffer), so a
-  gradient array that is also held elsewhere is never mutated.
+* Gradients arriving at one input are summed (InputBuffer): the first sum is out
+  of place, so a gradient array that is also held elsewhere is never mutated; the
+  array that sum creates belongs to the engine until its node runs, so later
+  gradients are added into it in place (no new array per extra use of a tensor).
+  Nothing outside the engine sees a buffer before it is complete.
 * `validate_outputs`: each gradient a node returns is checked against the input
   metadata of the node it flows to. A broadcast is undone here (`sum_to`), so
   formulas never reduce; a dtype is cast; any other shape is an error.
@@ -268,6 +271,7 @@ class _GraphTask:
         )
         counter = itertools.count()
         buffers: dict[Node, list[Grad | None]] = {graph_root: root_buffer}
+        owned: set[tuple[Node, int]] = set()  # buffer slots the engine allocated
         ready = [(-graph_root._seq, next(counter), graph_root)]
         while ready:
             fn = heapq.heappop(ready)[2]
@@ -300,6 +304,14 @@ class _GraphTask:
                 if grad is not None:
                     slot = edge.input_nr
                     old = buffer[slot]
-                    buffer[slot] = grad if old is None else old + grad
+                    if old is None:
+                        buffer[slot] = grad
+                    elif raw and (child, slot) in owned:
+                        np.add(old, grad, out=old)
+                    else:
+                        total = old + grad
+                        buffer[slot] = total
+                        if raw and type(total) is np.ndarray:
+                            owned.add((child, slot))
                 if remaining == 0:
                     heapq.heappush(ready, (-child._seq, next(counter), child))
