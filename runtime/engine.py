@@ -73,13 +73,22 @@ def validate_outputs(
             invalid_number_of_gradients(node.name(), len(edges), len(outputs))
         )
     for i, grad in enumerate(outputs):
-        edge = edges[i]
-        if grad is None or edge.node is None:
+        if grad is None:
             continue
-        if raw and type(grad) is not np.ndarray:
-            grad = np.asarray(grad)
-        shape, dtype = edge.node._input_metadata[edge.input_nr]
-        grad_shape = tuple(grad.shape)
+        child, input_nr = edges[i]
+        if child is None:
+            continue
+        if raw:
+            if type(grad) is not np.ndarray:
+                grad = np.asarray(grad)
+            data = grad
+        else:
+            data = grad._data
+        shape, dtype = child._input_metadata[input_nr]
+        if data.shape == shape and data.dtype == dtype:
+            outputs[i] = grad
+            continue
+        grad_shape = tuple(data.shape)
         if grad_shape != shape:
             if not _is_expandable_to(shape, grad_shape):
                 raise RuntimeError(
@@ -286,12 +295,13 @@ class _GraphTask:
                     continue
             if anomaly_mode.state.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
+            elif fn._hooks is None:  # _call_function without hooks, inlined
+                outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
             else:
                 outputs = _call_function(fn, inputs, raw)
             if not keep_graph:
                 fn.release_variables()
-            for edge, grad in zip(fn._next_edges, outputs):
-                child = edge.node
+            for (child, slot), grad in zip(fn._next_edges, outputs):
                 if child is None:
                     continue
                 if should_execute is not None and child not in should_execute:
@@ -302,7 +312,6 @@ class _GraphTask:
                 if buffer is None:
                     buffer = buffers[child] = [None] * child.num_inputs
                 if grad is not None:
-                    slot = edge.input_nr
                     old = buffer[slot]
                     if old is None:
                         buffer[slot] = grad

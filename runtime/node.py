@@ -112,7 +112,7 @@ class Node:
 
     def task_should_compute_output(self, index: int) -> bool:
         """should_compute_output, also asking whether the running task needs it."""
-        node = self._next_edges[index].node
+        node = self._next_edges[index][0]
         if node is None:
             return False
         needed = task_state.should_execute
