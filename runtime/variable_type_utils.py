@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections import namedtuple
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -245,7 +246,7 @@ def result_type(*values: Any) -> np.dtype:
     return _FLOAT32 if result is None else result
 
 
-def promote_operands(*values: Any, int_to_float: bool = False) -> list[Any]:
+def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
     """The operands cast to their common dtype (Python numbers stay Python numbers,
     which numpy treats as weak). `int_to_float`: an integer or bool result type
     becomes float32, as PyTorch's true division and float-only ops do."""
@@ -266,7 +267,7 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> list[Any]:
             ):
                 break
         else:
-            return list(values)
+            return values  # type: ignore[return-value]  # callers unpack it
     dtype = result_type(*values)
     if int_to_float and dtype.kind in "biu":
         dtype = _FLOAT32
