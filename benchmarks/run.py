@@ -243,7 +243,9 @@ def mlp(
         def with_mygrad() -> np.ndarray:
             p = [mg.tensor(a) for a in params]
             act = mg.tanh if activation == "tanh" else mg_nnet.relu
-            amax = keep(lambda t: mg.max(t, axis=1, keepdims=True), axis=1, keepdims=True)
+            amax = keep(
+                lambda t: mg.max(t, axis=1, keepdims=True), axis=1, keepdims=True
+            )
             program(mg, x0, p, act, amax, onehot).backward()
             return _flat(*(t.grad for t in p))
 
@@ -561,8 +563,10 @@ def _rows(
         row = Row(name, framework, value, ratio("numpy"), ratio("torch"), check)
         if framework == "yamlgrad":
             reached = row.floor_ratio if target.against == "numpy" else row.torch_ratio
-            verdict = "-" if reached != reached else (
-                "met" if reached <= target.limit else "missed"
+            verdict = (
+                "-"
+                if reached != reached
+                else ("met" if reached <= target.limit else "missed")
             )
             row.target = f"{target.text()}: {verdict}"
         rows.append(row)
@@ -603,8 +607,12 @@ def _rss_child(framework: str, size: int) -> None:
 def tooling(repeats: int) -> list[Row]:
     """Workload 8: `yamlgrad-gen --check`, and `import yamlgrad` over `import numpy`."""
     python = sys.executable
-    check = [python, "-c", "import sys; from yamlgrad.tools.cli import main; "
-             "sys.exit(main(['--check']))"]
+    check = [
+        python,
+        "-c",
+        "import sys; from yamlgrad.tools.cli import main; "
+        "sys.exit(main(['--check']))",
+    ]
     ours = [python, "-c", "import yamlgrad"]
     numpy_only = [python, "-c", "import numpy"]
     # With bytecode caches, as an installed package has them (pip compiles them);
@@ -628,12 +636,19 @@ def tooling(repeats: int) -> list[Row]:
     gen_median = statistics.median(gen)
     import_median = statistics.median(imports)
     return [
-        Row("8. yamlgrad-gen --check, full YAML", "yamlgrad", f"{gen_median:.3f} s",
+        Row(
+            "8. yamlgrad-gen --check, full YAML",
+            "yamlgrad",
+            f"{gen_median:.3f} s",
             check=gen_ok,
-            target=f"<= 2 s: {'met' if gen_median <= 2.0 else 'missed'}"),
-        Row("8. import yamlgrad minus import numpy (bytecode cached)", "yamlgrad",
+            target=f"<= 2 s: {'met' if gen_median <= 2.0 else 'missed'}",
+        ),
+        Row(
+            "8. import yamlgrad minus import numpy (bytecode cached)",
+            "yamlgrad",
             f"{import_median * 1e3:.1f} ms",
-            target=f"<= 150 ms: {'met' if import_median <= 0.150 else 'missed'}"),
+            target=f"<= 150 ms: {'met' if import_median <= 0.150 else 'missed'}",
+        ),
     ]
 
 
@@ -677,8 +692,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).with_name("results.md")
     )
-    parser.add_argument("--rss", nargs=2, metavar=("FRAMEWORK", "SIZE"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--rss", nargs=2, metavar=("FRAMEWORK", "SIZE"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.rss:
         _rss_child(args.rss[0], int(args.rss[1]))
@@ -702,8 +718,14 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n".join(lines), flush=True)
     if wanted(1):
-        emit(measure(chain(10 if smoke else 200, 4 if smoke else 16, 1,
-                           Target(1.0, "torch")), repeats))
+        emit(
+            measure(
+                chain(
+                    10 if smoke else 200, 4 if smoke else 16, 1, Target(1.0, "torch")
+                ),
+                repeats,
+            )
+        )
     if wanted(2):
         batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
         for dtype in (np.float32, np.float64):
@@ -712,8 +734,11 @@ def main(argv: list[str] | None = None) -> int:
     if wanted(3):
         emit(measure(large_elementwise(100 if smoke else 2_000_000), repeats))
     if wanted(4):
-        emit(measure(chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch")),
-                     repeats))
+        emit(
+            measure(
+                chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch")), repeats
+            )
+        )
     if wanted(5):
         emit(peak_memory(100 if smoke else 2_000_000, 1 if smoke else 3))
     if wanted(6):
@@ -722,9 +747,18 @@ def main(argv: list[str] | None = None) -> int:
         emit(measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats))
     if wanted(8):
         emit(tooling(1 if smoke else 5))
-    report = "\n".join(["# yamlgrad benchmarks", "", *machine(), "",
-                        f"`python benchmarks/run.py --repeats {args.repeats}`", "",
-                        *lines, ""])
+    report = "\n".join(
+        [
+            "# yamlgrad benchmarks",
+            "",
+            *machine(),
+            "",
+            f"`python benchmarks/run.py --repeats {args.repeats}`",
+            "",
+            *lines,
+            "",
+        ]
+    )
     if not smoke and not only:
         args.out.write_text(report, encoding="utf-8")
     return 0

@@ -281,9 +281,18 @@ class _GraphTask:
         counter = itertools.count()
         buffers: dict[Node, list[Grad | None]] = {graph_root: root_buffer}
         owned: set[tuple[Node, int]] = set()  # buffer slots the engine allocated
-        ready = [(-graph_root._seq, next(counter), graph_root)]
-        while ready:
-            fn = heapq.heappop(ready)[2]
+        # The ready queue. A node that becomes ready alone while the queue is
+        # empty would be popped at once, so it skips the heap (`single`): a chain
+        # runs without a heap entry per node, in the same order.
+        ready: list[tuple[int, int, Node]] = []
+        single: Node | None = graph_root
+        while True:
+            if single is not None:
+                fn, single = single, None
+            elif ready:
+                fn = heapq.heappop(ready)[2]
+            else:
+                break
             inputs = buffers.pop(fn)
             # Tensor hooks run even on a node that only captures (autograd.grad).
             if fn._hooks is not None or type(fn) is AccumulateGrad:
@@ -323,4 +332,10 @@ class _GraphTask:
                         if raw and type(total) is np.ndarray:
                             owned.add((child, slot))
                 if remaining == 0:
-                    heapq.heappush(ready, (-child._seq, next(counter), child))
+                    if single is None and not ready:
+                        single = child
+                    else:
+                        if single is not None:
+                            heapq.heappush(ready, (-single._seq, next(counter), single))
+                            single = None
+                        heapq.heappush(ready, (-child._seq, next(counter), child))

@@ -325,7 +325,7 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     if type(grad_fn).add_input_metadata is Node.add_input_metadata:
         metadata = grad_fn._input_metadata
         result.output_nr = len(metadata)
-        metadata.append((data.shape, dtype))
+        grad_fn._input_metadata = (*metadata, (data.shape, dtype))
     else:
         result.output_nr = grad_fn.add_input_metadata(result)
     result.grad_fn = grad_fn
