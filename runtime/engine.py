@@ -319,7 +319,7 @@ class _GraphTask:
                 dependencies[child] = remaining
                 buffer = buffers.get(child)
                 if buffer is None:
-                    buffer = buffers[child] = [None] * child.num_inputs
+                    buffer = buffers[child] = [None] * len(child._input_metadata)
                 if grad is not None:
                     old = buffer[slot]
                     if old is None:
