@@ -594,12 +594,25 @@ def peak_memory(size: int, repeats: int) -> list[Row]:
     return _rows(name, samples, checks, Target(1.05, "numpy"), "MB")
 
 
-def _rss_child(framework: str, size: int) -> None:
+def _peak_rss_kib() -> int:
+    """This process's peak resident set (KiB). /proc's VmHWM belongs to the
+    program's own address space; getrusage's ru_maxrss would carry the parent's
+    peak over from the fork that started this process."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:  # pragma: no cover - not Linux
+        pass
     import resource
 
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _rss_child(framework: str, size: int) -> None:
     x0 = _large_input(size)
     grad = large_runner(framework, x0)()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    peak = _peak_rss_kib()
     reference = large_floor(x0) if framework != "numpy" else grad
     print(peak, float(np.max(np.abs(grad - reference))))
 
