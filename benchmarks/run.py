@@ -2,12 +2,16 @@
 
     python benchmarks/run.py                 # full sizes, writes benchmarks/results.md
     python benchmarks/run.py --smoke         # tiny sizes, one repetition (a test runs this)
+    python benchmarks/run.py --only 1,3      # some workloads only (nothing is written)
 
-Frameworks run interleaved within each repetition; the table reports the median
-time and the medians of the per-repetition ratios against the numpy floor (the same
-forward in plain numpy with a hand-written backward) and against torch when it is
-installed. Every framework's gradient is checked against the floor's, so a fast
-wrong answer is flagged. Benchmarks are not tests: nothing here asserts a time.
+The peers (torch, HIPS autograd, MyGrad, micrograd) run when installed:
+`pip install -e '.[bench]'`. Frameworks run interleaved within each repetition; the
+table reports the median time and the medians of the per-repetition ratios against
+the numpy floor (the same forward in plain numpy with a hand-written backward) and
+against torch. Every framework's gradient is checked against the floor's, so a fast
+wrong answer is flagged. Workload 5 measures peak resident memory in fresh
+processes; workload 8 times the generator's `--check` and `import yamlgrad` in
+subprocesses. Benchmarks are not tests: nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -16,34 +20,102 @@ import argparse
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import yamlgrad as yg
+# A workload-5 child imports only the framework it measures.
+ONLY = os.environ.get("YAMLGRAD_BENCH_ONLY", "")
+yg: Any = None
+if ONLY in ("", "yamlgrad"):
+    import yamlgrad as yg
 
-try:  # an optional peer
-    import torch
-except ImportError:  # pragma: no cover - depends on the machine
-    torch = None
+HERE = Path(__file__).resolve()
 
-Runner = Callable[[], np.ndarray]  # runs forward + backward, returns the gradient
+
+def _optional(name: str) -> Any:
+    if ONLY and name.split(".")[0] != ONLY:
+        return None
+    try:
+        return __import__(name, fromlist=["_"])
+    except ImportError:  # pragma: no cover - depends on the machine
+        return None
+
+
+torch = _optional("torch")
+anp = _optional("autograd.numpy")
+ag_grad = getattr(_optional("autograd"), "grad", None)
+mg = _optional("mygrad")
+mg_nnet = _optional("mygrad.nnet")
+micrograd_engine = _optional("micrograd.engine")
+
+Runner = Callable[[], np.ndarray]  # runs forward + backward, returns the gradient(s)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What yamlgrad aims for: `limit` times the named framework's median."""
+
+    limit: float
+    against: str  # "numpy" or "torch"
+
+    def text(self) -> str:
+        return f"<= {self.limit:.2f}x {self.against}"
 
 
 @dataclass(frozen=True)
 class Workload:
     name: str
     runners: dict[str, Runner]
+    target: Target
+    repeats: float = 1.0  # a fraction of --repeats for the slow workloads
+    tolerance: float = 1e-8
 
 
-def chain(n_ops: int, size: int) -> Workload:
-    """Workload 1: a chain of element-wise ops on a small float64 vector."""
+@dataclass
+class Row:
+    workload: str
+    framework: str
+    value: str
+    floor_ratio: float = float("nan")
+    torch_ratio: float = float("nan")
+    check: str = "ok"
+    target: str = ""
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def line(self) -> str:
+        def ratio(r: float) -> str:
+            return "-" if r != r else f"{r:.2f}x"
+
+        return (
+            f"| {self.workload} | {self.framework} | {self.value} "
+            f"| {ratio(self.floor_ratio)} | {ratio(self.torch_ratio)} | {self.check} "
+            f"| {self.target} |"
+        )
+
+
+def _flat(*arrays: Any) -> np.ndarray:
+    return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
+
+
+# --- workloads 1 and 4: a chain of element-wise ops ---------------------------------
+
+
+def chain(n_ops: int, size: int, number: int, target: Target) -> Workload:
+    """A chain of `n_ops` element-wise ops (alternately +0.5 and *1.001), then a sum."""
     x0 = np.random.default_rng(0).uniform(0.5, 1.5, size)
+
+    def program(x: Any) -> Any:
+        y = x
+        for i in range(n_ops):
+            y = y * 1.001 if i % 2 else y + 0.5
+        return y
 
     def floor() -> np.ndarray:
         y, scales = x0, []
@@ -60,116 +132,537 @@ def chain(n_ops: int, size: int) -> Workload:
 
     def ours() -> np.ndarray:
         x = yg.tensor(x0, requires_grad=True)
-        y = x
-        for i in range(n_ops):
-            y = y * 1.001 if i % 2 else y + 0.5
-        y.sum().backward()
+        program(x).sum().backward()
         return x.grad.numpy()
 
-    runners = {"numpy": floor, "yamlgrad": ours}
+    runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
     if torch is not None:
 
-        def theirs() -> np.ndarray:
+        def with_torch() -> np.ndarray:
             x = torch.tensor(x0, requires_grad=True)
-            y = x
-            for i in range(n_ops):
-                y = y * 1.001 if i % 2 else y + 0.5
-            y.sum().backward()
+            program(x).sum().backward()
             return x.grad.numpy()
 
-        runners["torch"] = theirs
-    return Workload(f"chain of {n_ops} ops on {size} float64", runners)
+        runners["torch"] = with_torch
+    if ag_grad is not None:
+        gradient = ag_grad(lambda x: anp.sum(program(x)))
+        runners["autograd"] = lambda: gradient(x0)
+    if mg is not None:
+
+        def with_mygrad() -> np.ndarray:
+            x = mg.tensor(x0)
+            mg.sum(program(x)).backward()
+            return np.asarray(x.grad)
+
+        runners["mygrad"] = with_mygrad
+    return Workload(
+        f"{number}. chain of {n_ops:,} ops on {size} float64",
+        runners,
+        target,
+        repeats=1.0 if n_ops < 10_000 else 0.34,
+    )
+
+
+# --- workload 2: an MLP with a softmax cross-entropy from primitives ----------------
+
+
+def mlp(
+    batch: int, sizes: tuple[int, int, int], activation: str, dtype: type
+) -> Workload:
+    """784-256-10 MLP, forward + backward of a cross-entropy built from primitives."""
+    rng = np.random.default_rng(2)
+    n_in, n_hidden, n_out = sizes
+    x0 = rng.standard_normal((batch, n_in)).astype(dtype)
+    labels = rng.integers(0, n_out, batch)
+    onehot = np.eye(n_out, dtype=dtype)[labels]
+    w1 = (rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in)).astype(dtype)
+    b1 = np.zeros(n_hidden, dtype=dtype)
+    w2 = (rng.standard_normal((n_hidden, n_out)) / np.sqrt(n_hidden)).astype(dtype)
+    b2 = np.zeros(n_out, dtype=dtype)
+    params = (w1, b1, w2, b2)
+
+    def floor() -> np.ndarray:
+        pre = x0 @ w1 + b1
+        h = np.tanh(pre) if activation == "tanh" else np.maximum(pre, 0)
+        logits = h @ w2 + b2
+        z = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        # loss = -(onehot * (z - log s)).sum() / batch
+        glogits = (e / s - onehot) / batch
+        gw2 = h.T @ glogits
+        gb2 = glogits.sum(axis=0)
+        gh = glogits @ w2.T
+        gpre = gh * (1 - h * h) if activation == "tanh" else gh * (pre > 0)
+        gw1 = x0.T @ gpre
+        gb1 = gpre.sum(axis=0)
+        return _flat(gw1, gb1, gw2, gb2)
+
+    def program(
+        lib: Any, x: Any, p: Any, act: Callable[[Any], Any], amax: Any, hot: Any
+    ) -> Any:
+        pre = x @ p[0] + p[1]
+        h = act(pre)
+        logits = h @ p[2] + p[3]
+        z = logits - amax(logits)
+        lse = lib.log(lib.sum(lib.exp(z), **amax.keep))
+        return -lib.sum((z - lse) * hot) / batch
+
+    def keep(fn: Callable[[Any], Any], **kw: Any) -> Any:
+        fn.keep = kw  # type: ignore[attr-defined]
+        return fn
+
+    runners: dict[str, Runner] = {"numpy": floor}
+
+    def ours() -> np.ndarray:
+        p = [yg.tensor(a, requires_grad=True) for a in params]
+        act = yg.tanh if activation == "tanh" else yg.relu
+        amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+        program(yg, yg.tensor(x0), p, act, amax, yg.tensor(onehot)).backward()
+        return _flat(*(t.grad.numpy() for t in p))
+
+    runners["yamlgrad"] = ours
+    if torch is not None:
+
+        def with_torch() -> np.ndarray:
+            p = [torch.tensor(a, requires_grad=True) for a in params]
+            act = torch.tanh if activation == "tanh" else torch.relu
+            amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+            hot = torch.from_numpy(onehot)
+            program(torch, torch.from_numpy(x0), p, act, amax, hot).backward()
+            return _flat(*(t.grad.numpy() for t in p))
+
+        runners["torch"] = with_torch
+    if ag_grad is not None:
+        amax = keep(lambda t: anp.max(t, axis=1, keepdims=True), axis=1, keepdims=True)
+        act = anp.tanh if activation == "tanh" else (lambda t: anp.maximum(t, 0))
+        gradient = ag_grad(lambda p: program(anp, x0, p, act, amax, onehot))
+        runners["autograd"] = lambda: _flat(*gradient(list(params)))
+    if mg is not None:
+
+        def with_mygrad() -> np.ndarray:
+            p = [mg.tensor(a) for a in params]
+            act = mg.tanh if activation == "tanh" else mg_nnet.relu
+            amax = keep(
+                lambda t: mg.max(t, axis=1, keepdims=True), axis=1, keepdims=True
+            )
+            program(mg, x0, p, act, amax, onehot).backward()
+            return _flat(*(t.grad for t in p))
+
+        runners["mygrad"] = with_mygrad
+    name = np.dtype(dtype).name
+    return Workload(
+        f"2. MLP {n_in}-{n_hidden}-{n_out} batch {batch}, {activation}, {name}",
+        runners,
+        Target(1.2, "numpy"),
+        tolerance=1e-8 if dtype == np.float64 else 1e-4,
+    )
+
+
+# --- workloads 3 and 5: ten element-wise ops on a large array -----------------------
+
+
+def _large_input(size: int) -> np.ndarray:
+    return np.random.default_rng(1).uniform(0.5, 1.5, size)
+
+
+def large_floor(x0: np.ndarray) -> np.ndarray:
+    a = np.exp(x0)
+    b = a * x0
+    c = np.sin(b)
+    d = c + x0
+    e = d * d
+    f = np.tanh(e)
+    g = f * 3.0
+    h = g - x0
+    k = np.sqrt(h * h + 1.0)
+    # backward of sum(k)
+    gh = h / k
+    gx = -gh
+    ge = (gh * 3.0) * (1 - f * f)
+    gd = ge * 2 * d
+    gx = gx + gd
+    gb = gd * np.cos(b)
+    gx = gx + gb * a
+    gx = gx + gb * x0 * a
+    return gx
+
+
+def large_program(lib: Any, x: Any) -> Any:
+    a = lib.exp(x)
+    b = a * x
+    c = lib.sin(b)
+    d = c + x
+    e = d * d
+    f = lib.tanh(e)
+    g = f * 3.0
+    h = g - x
+    return lib.sum(lib.sqrt(h * h + 1.0))
+
+
+def large_runner(framework: str, x0: np.ndarray) -> Runner:
+    """Forward + backward of the ten-op program for one framework."""
+    if framework == "numpy":
+        return lambda: large_floor(x0)
+    if framework == "yamlgrad":
+
+        def ours() -> np.ndarray:
+            x = yg.from_numpy(x0).requires_grad_()  # no copy, as the floor
+            large_program(yg, x).backward()
+            return x.grad.numpy()
+
+        return ours
+    if framework == "torch":
+
+        def with_torch() -> np.ndarray:
+            x = torch.from_numpy(x0).requires_grad_()
+            large_program(torch, x).backward()
+            return x.grad.numpy()
+
+        return with_torch
+    if framework == "autograd":
+        gradient = ag_grad(lambda x: large_program(anp, x))
+        return lambda: gradient(x0)
+    if framework == "mygrad":
+
+        def with_mygrad() -> np.ndarray:
+            x = mg.tensor(x0)
+            large_program(mg, x).backward()
+            return np.asarray(x.grad)
+
+        return with_mygrad
+    raise ValueError(framework)
+
+
+def _installed() -> list[str]:
+    names = ["numpy", "yamlgrad"]
+    names += [n for n, m in (("torch", torch), ("autograd", anp), ("mygrad", mg)) if m]
+    return names
 
 
 def large_elementwise(size: int) -> Workload:
     """Workload 3: ten element-wise ops on a large float64 array."""
-    rng = np.random.default_rng(1)
-    x0 = rng.uniform(0.5, 1.5, size)
+    x0 = _large_input(size)
+    runners = {name: large_runner(name, x0) for name in _installed()}
+    return Workload(
+        f"3. 10 element-wise ops on {size:,} float64", runners, Target(1.10, "numpy")
+    )
+
+
+# --- workload 6: a micrograd-style MLP on size-1 arrays -----------------------------
+
+
+def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
+    """A 20-16-1 MLP where every weight is its own size-1 array (micrograd's style)."""
+    rng = np.random.default_rng(3)
+    xs = rng.uniform(-1, 1, n_in).tolist()
+    w1 = rng.uniform(-1, 1, (n_hidden, n_in)).tolist()
+    b1 = rng.uniform(-1, 1, n_hidden).tolist()
+    w2 = rng.uniform(-1, 1, n_hidden).tolist()
+    b2 = float(rng.uniform(-1, 1))
+    target = 0.5
+
+    def forward(make: Callable[[float], Any], relu: Callable[[Any], Any]) -> Any:
+        params = [[make(w) for w in row] for row in w1]
+        biases = [make(b) for b in b1]
+        out_w = [make(w) for w in w2]
+        out_b = make(b2)
+        hidden = []
+        for row, b in zip(params, biases):
+            act = b
+            for w, x in zip(row, xs):
+                act = act + w * x
+            hidden.append(relu(act))
+        out = out_b
+        for w, h in zip(out_w, hidden):
+            out = out + w * h
+        loss = (out - target) * (out - target)
+        flat = [w for row in params for w in row] + biases + out_w + [out_b]
+        return loss, flat
 
     def floor() -> np.ndarray:
-        a = np.exp(x0)
-        b = a * x0
-        c = np.sin(b)
-        d = c + x0
-        e = d * d
-        f = np.tanh(e)
-        g = f * 3.0
-        h = g - x0
-        k = np.sqrt(h * h + 1.0)
-        # backward of sum(k)
-        gk = np.ones_like(k)
-        gh = gk * h / k
-        gg = gh
-        gx = -gh
-        gf = gg * 3.0
-        ge = gf * (1 - f * f)
-        gd = ge * 2 * d
-        gc = gd
-        gx = gx + gd
-        gb = gc * np.cos(b)
-        ga = gb * x0
-        gx = gx + gb * a
-        gx = gx + ga * a
-        return gx
-
-    def program(lib: Any, x: Any) -> Any:
-        a = x.exp()
-        b = a * x
-        c = b.sin()
-        d = c + x
-        e = d * d
-        f = e.tanh()
-        g = f * 3.0
-        h = g - x
-        return ((h * h + 1.0).sqrt()).sum()
+        # the same size-1 arrays, forward then a hand-written backward
+        params = [[np.array([w]) for w in row] for row in w1]
+        biases = [np.array([b]) for b in b1]
+        out_w = [np.array([w]) for w in w2]
+        out_b = np.array([b2])
+        pres, hidden = [], []
+        for row, b in zip(params, biases):
+            act = b
+            for w, x in zip(row, xs):
+                act = act + w * x
+            pres.append(act)
+            hidden.append(np.maximum(act, 0))
+        out = out_b
+        for w, h in zip(out_w, hidden):
+            out = out + w * h
+        gout = 2 * (out - target)
+        g_out_w = [gout * h for h in hidden]
+        g_params, g_biases = [], []
+        for w, pre in zip(out_w, pres):
+            gpre = gout * w * (pre > 0)
+            g_params.append([gpre * x for x in xs])
+            g_biases.append(gpre)
+        flat = [g for row in g_params for g in row] + g_biases + g_out_w + [gout]
+        return _flat(*flat)
 
     def ours() -> np.ndarray:
-        x = yg.tensor(x0, requires_grad=True)
-        program(yg, x).backward()
-        return x.grad.numpy()
+        make = lambda v: yg.tensor([v], dtype=yg.float64, requires_grad=True)  # noqa
+        loss, flat = forward(make, yg.relu)
+        loss.backward()
+        return _flat(*(p.grad.numpy() for p in flat))
 
-    runners = {"numpy": floor, "yamlgrad": ours}
+    runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
     if torch is not None:
 
-        def theirs() -> np.ndarray:
-            x = torch.tensor(x0, requires_grad=True)
-            program(torch, x).backward()
-            return x.grad.numpy()
+        def with_torch() -> np.ndarray:
+            make = lambda v: torch.tensor(  # noqa: E731
+                [v], dtype=torch.float64, requires_grad=True
+            )
+            loss, flat = forward(make, torch.relu)
+            loss.backward()
+            return _flat(*(p.grad.numpy() for p in flat))
 
-        runners["torch"] = theirs
-    return Workload(f"10 element-wise ops on {size:,} float64", runners)
+        runners["torch"] = with_torch
+    if micrograd_engine is not None:
+
+        def with_micrograd() -> np.ndarray:
+            loss, flat = forward(micrograd_engine.Value, lambda v: v.relu())
+            loss.backward()
+            return _flat([p.grad for p in flat])
+
+        runners["micrograd"] = with_micrograd
+    return Workload(
+        f"6. micrograd-style MLP {n_in}-{n_hidden}-1 on size-1 arrays",
+        runners,
+        Target(1.0, "torch"),
+    )
 
 
-def measure(workload: Workload, repeats: int) -> list[str]:
-    """One table row per framework: median time, x floor, x torch, gradient check."""
+# --- workload 7: a small CNN training step ------------------------------------------
+
+
+def cnn(batch: int, side: int, channels: int) -> Workload:
+    """conv2d 3x3 -> relu -> max_pool2d 2 -> linear -> cross_entropy, one step."""
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((batch, 1, side, side))
+    labels = rng.integers(0, 10, batch)
+    k = 3
+    conv_side = side - k + 1
+    assert conv_side % 2 == 0, "the pooled side must be exact"
+    pooled = conv_side // 2
+    n_features = channels * pooled * pooled
+    cw = rng.standard_normal((channels, 1, k, k)) / 3
+    cb = rng.standard_normal(channels) / 10
+    lw = rng.standard_normal((10, n_features)) / np.sqrt(n_features)
+    lb = np.zeros(10)
+    params = (cw, cb, lw, lb)
+
+    def floor() -> np.ndarray:
+        windows = np.lib.stride_tricks.sliding_window_view(x0, (k, k), axis=(2, 3))
+        conv = np.einsum("nchwij,ocij->nohw", windows, cw, optimize=True)
+        conv += cb[None, :, None, None]
+        act = np.maximum(conv, 0)
+        blocks = act.reshape(batch, channels, pooled, 2, pooled, 2)
+        pool = blocks.max(axis=(3, 5))
+        flat = pool.reshape(batch, -1)
+        logits = flat @ lw.T + lb
+        z = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        glogits = p
+        glogits[np.arange(batch), labels] -= 1
+        glogits /= batch
+        glw = glogits.T @ flat
+        glb = glogits.sum(axis=0)
+        gpool = (glogits @ lw).reshape(pool.shape)
+        mask = blocks == pool[:, :, :, None, :, None]
+        gact = (mask * gpool[:, :, :, None, :, None]).reshape(act.shape)
+        gconv = gact * (conv > 0)
+        gcb = gconv.sum(axis=(0, 2, 3))
+        gcw = np.einsum("nchwij,nohw->ocij", windows, gconv, optimize=True)
+        return _flat(gcw, gcb, glw, glb)
+
+    def step(lib: Any, functional: Any, x: Any, p: list[Any], target: Any) -> None:
+        h = functional.relu(functional.conv2d(x, p[0], p[1]))
+        h = functional.max_pool2d(h, 2)
+        logits = functional.linear(h.reshape(batch, -1), p[2], p[3])
+        functional.cross_entropy(logits, target).backward()
+
+    def ours() -> np.ndarray:
+        p = [yg.tensor(a, requires_grad=True) for a in params]
+        step(yg, yg.nn.functional, yg.tensor(x0), p, yg.tensor(labels))
+        return _flat(*(t.grad.numpy() for t in p))
+
+    runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
+    if torch is not None:
+        import torch.nn.functional as torch_functional
+
+        def with_torch() -> np.ndarray:
+            p = [torch.tensor(a, requires_grad=True) for a in params]
+            step(torch, torch_functional, torch.tensor(x0), p, torch.tensor(labels))
+            return _flat(*(t.grad.numpy() for t in p))
+
+        runners["torch"] = with_torch
+    return Workload(
+        f"7. CNN step, batch {batch} x 1x{side}x{side}, {channels} channels",
+        runners,
+        Target(1.5, "torch"),
+    )
+
+
+# --- measuring ----------------------------------------------------------------------
+
+
+def measure(workload: Workload, repeats: int) -> list[Row]:
+    """One row per framework: median time, x floor, x torch, gradient check, target."""
     reference = workload.runners["numpy"]()
-    times: dict[str, list[float]] = {name: [] for name in workload.runners}
-    errors: dict[str, float] = {}
+    scale = max(1.0, float(np.max(np.abs(reference))))
+    checks: dict[str, str] = {}
+    runners: dict[str, Runner] = {}
     for name, run in workload.runners.items():  # warm-up and correctness
-        errors[name] = float(np.max(np.abs(run() - reference)))
-    for _ in range(repeats):
-        for name, run in workload.runners.items():
+        try:
+            error = float(np.max(np.abs(run() - reference)))
+        except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported
+            checks[name] = f"failed: {type(exc).__name__}"
+            continue
+        runners[name] = run
+        ok = error <= workload.tolerance * scale
+        checks[name] = "ok" if ok else f"WRONG ({error:.2e})"
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(max(1, round(repeats * workload.repeats))):
+        for name, run in runners.items():
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)
+    return _rows(workload.name, times, checks, workload.target, "time")
+
+
+def _rows(
+    name: str,
+    samples: dict[str, list[float]],
+    checks: dict[str, str],
+    target: Target,
+    unit: str,
+) -> list[Row]:
     rows = []
-    for name, samples in times.items():
-        floor_ratio = statistics.median(t / f for t, f in zip(samples, times["numpy"]))
-        torch_ratio = (
-            statistics.median(t / r for t, r in zip(samples, times["torch"]))
-            if "torch" in times
-            else float("nan")
-        )
-        ok = (
-            "ok"
-            if errors[name] <= 1e-8 * max(1.0, float(np.max(np.abs(reference))))
-            else f"WRONG ({errors[name]:.2e})"
-        )
-        rows.append(
-            f"| {workload.name} | {name} | {statistics.median(samples) * 1e3:.3f} ms "
-            f"| {floor_ratio:.2f}x | {torch_ratio:.2f}x | {ok} |"
-        )
+    for framework, check in checks.items():
+        values = samples.get(framework)
+        if not values:
+            rows.append(Row(name, framework, "-", check=check))
+            continue
+
+        def ratio(against: str) -> float:
+            if against not in samples:
+                return float("nan")
+            pairs = zip(values, samples[against])
+            return statistics.median(v / a for v, a in pairs)
+
+        median = statistics.median(values)
+        value = f"{median * 1e3:.3f} ms" if unit == "time" else f"{median:.1f} MB"
+        row = Row(name, framework, value, ratio("numpy"), ratio("torch"), check)
+        if framework == "yamlgrad":
+            reached = row.floor_ratio if target.against == "numpy" else row.torch_ratio
+            verdict = (
+                "-"
+                if reached != reached
+                else ("met" if reached <= target.limit else "missed")
+            )
+            row.target = f"{target.text()}: {verdict}"
+        rows.append(row)
     return rows
+
+
+def peak_memory(size: int, repeats: int) -> list[Row]:
+    """Workload 5: peak resident memory of workload 3, each run in a fresh process."""
+    frameworks = _installed()
+    samples: dict[str, list[float]] = {name: [] for name in frameworks}
+    checks = {name: "ok" for name in frameworks}
+    for _ in range(repeats):
+        for framework in frameworks:
+            command = [sys.executable, str(HERE), "--rss", framework, str(size)]
+            env = {**os.environ, "YAMLGRAD_BENCH_ONLY": framework}
+            run = subprocess.run(command, capture_output=True, text=True, env=env)
+            if run.returncode != 0:
+                checks[framework] = "failed"
+                continue
+            rss_kb, error = run.stdout.split()
+            samples[framework].append(int(rss_kb) / 1024)
+            if float(error) > 1e-8 * 10:
+                checks[framework] = f"WRONG ({float(error):.2e})"
+    name = f"5. peak RSS of workload 3 ({size:,}), fresh process"
+    return _rows(name, samples, checks, Target(1.05, "numpy"), "MB")
+
+
+def _peak_rss_kib() -> int:
+    """This process's peak resident set (KiB). /proc's VmHWM belongs to the
+    program's own address space; getrusage's ru_maxrss would carry the parent's
+    peak over from the fork that started this process."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _rss_child(framework: str, size: int) -> None:
+    x0 = _large_input(size)
+    grad = large_runner(framework, x0)()
+    peak = _peak_rss_kib()
+    reference = large_floor(x0) if framework != "numpy" else grad
+    print(peak, float(np.max(np.abs(grad - reference))))
+
+
+def tooling(repeats: int) -> list[Row]:
+    """Workload 8: `yamlgrad-gen --check`, and `import yamlgrad` over `import numpy`."""
+    python = sys.executable
+    check = [
+        python,
+        "-c",
+        "import sys; from yamlgrad.tools.cli import main; "
+        "sys.exit(main(['--check']))",
+    ]
+    ours = [python, "-c", "import yamlgrad"]
+    numpy_only = [python, "-c", "import numpy"]
+    # With bytecode caches, as an installed package has them (pip compiles them);
+    # one warm-up run writes them where PYTHONDONTWRITEBYTECODE had kept them out.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(ours, check=True, env=env)
+    gen: list[float] = []
+    imports: list[float] = []
+    gen_ok = "ok"
+    for _ in range(repeats):
+        start = time.perf_counter()
+        if subprocess.run(check, capture_output=True).returncode != 0:
+            gen_ok = "stale"
+        gen.append(time.perf_counter() - start)
+        pair = []
+        for command in (ours, numpy_only):
+            start = time.perf_counter()
+            subprocess.run(command, check=True, env=env)
+            pair.append(time.perf_counter() - start)
+        imports.append(pair[0] - pair[1])
+    gen_median = statistics.median(gen)
+    import_median = statistics.median(imports)
+    return [
+        Row(
+            "8. yamlgrad-gen --check, full YAML",
+            "yamlgrad",
+            f"{gen_median:.3f} s",
+            check=gen_ok,
+            target=f"<= 2 s: {'met' if gen_median <= 2.0 else 'missed'}",
+        ),
+        Row(
+            "8. import yamlgrad minus import numpy (bytecode cached)",
+            "yamlgrad",
+            f"{import_median * 1e3:.1f} ms",
+            target=f"<= 150 ms: {'met' if import_median <= 0.150 else 'missed'}",
+        ),
+    ]
 
 
 def machine() -> list[str]:
@@ -180,10 +673,23 @@ def machine() -> list[str]:
     except Exception:  # noqa: BLE001 - only informational
         pass
     versions = [f"numpy {np.__version__}", f"yamlgrad {yg.__version__}"]
-    if torch is not None:
-        versions.append(f"torch {torch.__version__}")
+    for name in ("torch", "autograd", "mygrad", "micrograd"):
+        try:
+            from importlib.metadata import version
+
+            versions.append(f"{name} {version(name)}")
+        except Exception:  # noqa: BLE001 - not installed
+            pass
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
     return [
-        f"- CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        f"- CPU: {cpu}, {os.cpu_count()} cores",
         f"- BLAS: {blas}",
         f"- Python {platform.python_version()}; {', '.join(versions)}",
     ]
@@ -195,25 +701,78 @@ def main(argv: list[str] | None = None) -> int:
         "--smoke", action="store_true", help="tiny sizes, one repetition"
     )
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", default="", help="workload numbers, e.g. 1,3")
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).with_name("results.md")
     )
+    parser.add_argument(
+        "--rss", nargs=2, metavar=("FRAMEWORK", "SIZE"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
-    if args.smoke:
-        workloads = [chain(10, 4), large_elementwise(100)]
-        repeats = 1
-    else:
-        workloads = [chain(200, 16), large_elementwise(2_000_000)]
-        repeats = args.repeats
+    if args.rss:
+        _rss_child(args.rss[0], int(args.rss[1]))
+        return 0
+    smoke = args.smoke
+    repeats = 1 if smoke else args.repeats
+    only = {int(n) for n in args.only.split(",") if n}
+
+    def wanted(number: int) -> bool:
+        return not only or number in only
+
     lines = [
-        "| workload | framework | median time | x numpy floor | x torch | gradient |",
-        "|---|---|---|---|---|---|",
+        "| workload | framework | median | x numpy floor | x torch | gradient | target |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for workload in workloads:
-        lines += measure(workload, repeats)
-    report = "\n".join(["# yamlgrad benchmarks", "", *machine(), "", *lines, ""])
-    print(report)
-    if not args.smoke:
+
+    def emit(rows: list[Row]) -> None:
+        for row in rows:
+            lines.append(row.line())
+            print(row.line(), flush=True)
+
+    print("\n".join(lines), flush=True)
+    if wanted(1):
+        emit(
+            measure(
+                chain(
+                    10 if smoke else 200, 4 if smoke else 16, 1, Target(1.0, "torch")
+                ),
+                repeats,
+            )
+        )
+    if wanted(2):
+        batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
+        for dtype in (np.float32, np.float64):
+            for activation in ("tanh", "relu"):
+                emit(measure(mlp(batch, sizes, activation, dtype), repeats))
+    if wanted(3):
+        emit(measure(large_elementwise(100 if smoke else 2_000_000), repeats))
+    if wanted(4):
+        emit(
+            measure(
+                chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch")), repeats
+            )
+        )
+    if wanted(5):
+        emit(peak_memory(100 if smoke else 2_000_000, 1 if smoke else 3))
+    if wanted(6):
+        emit(measure(scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16), repeats))
+    if wanted(7):
+        emit(measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats))
+    if wanted(8):
+        emit(tooling(1 if smoke else 5))
+    report = "\n".join(
+        [
+            "# yamlgrad benchmarks",
+            "",
+            *machine(),
+            "",
+            f"`python benchmarks/run.py --repeats {args.repeats}`",
+            "",
+            *lines,
+            "",
+        ]
+    )
+    if not smoke and not only:
         args.out.write_text(report, encoding="utf-8")
     return 0
 

@@ -44,7 +44,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self._seq = UINT64_MAX
         self.variable = variable
-        self._input_metadata = [(variable._data.shape, variable._data.dtype)]
+        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         new_grad = grads[0]

@@ -9,8 +9,11 @@ Decisions, each PyTorch's:
 * Order: among ready nodes the highest `sequence_nr` runs first (the most recently
   created op); AccumulateGrad has the largest number, so a ready leaf is written
   first. Ties keep insertion order (a heap of `(-sequence_nr, counter)`).
-* Gradients arriving at one input are summed out of place (InputBuffer), so a
-  gradient array that is also held elsewhere is never mutated.
+* Gradients arriving at one input are summed (InputBuffer): the first sum is out
+  of place, so a gradient array that is also held elsewhere is never mutated; the
+  array that sum creates belongs to the engine until its node runs, so later
+  gradients are added into it in place (no new array per extra use of a tensor).
+  Nothing outside the engine sees a buffer before it is complete.
 * `validate_outputs`: each gradient a node returns is checked against the input
   metadata of the node it flows to. A broadcast is undone here (`sum_to`), so
   formulas never reduce; a dtype is cast; any other shape is an error.
@@ -70,13 +73,22 @@ def validate_outputs(
             invalid_number_of_gradients(node.name(), len(edges), len(outputs))
         )
     for i, grad in enumerate(outputs):
-        edge = edges[i]
-        if grad is None or edge.node is None:
+        if grad is None:
             continue
-        if raw and type(grad) is not np.ndarray:
-            grad = np.asarray(grad)
-        shape, dtype = edge.node._input_metadata[edge.input_nr]
-        grad_shape = tuple(grad.shape)
+        child, input_nr = edges[i]
+        if child is None:
+            continue
+        if raw:
+            if type(grad) is not np.ndarray:
+                grad = np.asarray(grad)
+            data = grad
+        else:
+            data = grad._data
+        shape, dtype = child._input_metadata[input_nr]
+        if data.shape == shape and data.dtype == dtype:
+            outputs[i] = grad
+            continue
+        grad_shape = tuple(data.shape)
         if grad_shape != shape:
             if not _is_expandable_to(shape, grad_shape):
                 raise RuntimeError(
@@ -268,9 +280,19 @@ class _GraphTask:
         )
         counter = itertools.count()
         buffers: dict[Node, list[Grad | None]] = {graph_root: root_buffer}
-        ready = [(-graph_root._seq, next(counter), graph_root)]
-        while ready:
-            fn = heapq.heappop(ready)[2]
+        owned: set[tuple[Node, int]] = set()  # buffer slots the engine allocated
+        # The ready queue. A node that becomes ready alone while the queue is
+        # empty would be popped at once, so it skips the heap (`single`): a chain
+        # runs without a heap entry per node, in the same order.
+        ready: list[tuple[int, int, Node]] = []
+        single: Node | None = graph_root
+        while True:
+            if single is not None:
+                fn, single = single, None
+            elif ready:
+                fn = heapq.heappop(ready)[2]
+            else:
+                break
             inputs = buffers.pop(fn)
             # Tensor hooks run even on a node that only captures (autograd.grad).
             if fn._hooks is not None or type(fn) is AccumulateGrad:
@@ -282,12 +304,13 @@ class _GraphTask:
                     continue
             if anomaly_mode.state.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
+            elif fn._hooks is None:  # _call_function without hooks, inlined
+                outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
             else:
                 outputs = _call_function(fn, inputs, raw)
             if not keep_graph:
                 fn.release_variables()
-            for edge, grad in zip(fn._next_edges, outputs):
-                child = edge.node
+            for (child, slot), grad in zip(fn._next_edges, outputs):
                 if child is None:
                     continue
                 if should_execute is not None and child not in should_execute:
@@ -296,10 +319,23 @@ class _GraphTask:
                 dependencies[child] = remaining
                 buffer = buffers.get(child)
                 if buffer is None:
-                    buffer = buffers[child] = [None] * child.num_inputs
+                    buffer = buffers[child] = [None] * len(child._input_metadata)
                 if grad is not None:
-                    slot = edge.input_nr
                     old = buffer[slot]
-                    buffer[slot] = grad if old is None else old + grad
+                    if old is None:
+                        buffer[slot] = grad
+                    elif raw and (child, slot) in owned:
+                        np.add(old, grad, out=old)
+                    else:
+                        total = old + grad
+                        buffer[slot] = total
+                        if raw and type(total) is np.ndarray:
+                            owned.add((child, slot))
                 if remaining == 0:
-                    heapq.heappush(ready, (-child._seq, next(counter), child))
+                    if single is None and not ready:
+                        single = child
+                    else:
+                        if single is not None:
+                            heapq.heappush(ready, (-single._seq, next(counter), single))
+                            single = None
+                        heapq.heappush(ready, (-child._seq, next(counter), child))

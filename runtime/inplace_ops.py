@@ -134,7 +134,7 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     self.version_counter.bump()
     fn = CopyBackwards()
     fn.set_next_edges(collect_next_edges(self, value))
-    fn._input_metadata.append((index.shape, self._data.dtype))
+    fn._input_metadata = (*fn._input_metadata, (index.shape, self._data.dtype))
     node_class = CopySlices if takes_view or base is not self else IndexPutBackward0
     rebase_region(base, index, fn, node_class)
 

@@ -79,7 +79,9 @@ class Node:
 
     def __init__(self) -> None:
         self._next_edges: tuple[Edge, ...] = ()
-        self._input_metadata: list[tuple[tuple[int, ...], np.dtype]] = []
+        # A tuple, not a list: once its shapes are known it holds no object the
+        # cyclic garbage collector has to scan, on every node of a long graph.
+        self._input_metadata: tuple[tuple[tuple[int, ...], np.dtype], ...] = ()
         self._seq = next(_sequence_nr)
         self._metadata: dict | None = None
         self._hooks: NodeHooks | None = None
@@ -102,8 +104,9 @@ class Node:
 
     def add_input_metadata(self, tensor: Tensor) -> int:
         """Record a forward output's shape and dtype; returns its output_nr."""
-        self._input_metadata.append((tensor._data.shape, tensor._data.dtype))
-        return len(self._input_metadata) - 1
+        metadata = self._input_metadata
+        self._input_metadata = (*metadata, (tensor._data.shape, tensor._data.dtype))
+        return len(metadata)
 
     @property
     def num_inputs(self) -> int:
@@ -118,7 +121,7 @@ class Node:
 
     def task_should_compute_output(self, index: int) -> bool:
         """should_compute_output, also asking whether the running task needs it."""
-        node = self._next_edges[index].node
+        node = self._next_edges[index][0]
         if node is None:
             return False
         needed = task_state.should_execute

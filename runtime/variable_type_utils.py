@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections import namedtuple
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,9 @@ _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
 
 def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
     """A `Tensor` argument's raw value: its ndarray, or a Python number as is."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return value
     if isinstance(value, Tensor):
         return value._data
     if isinstance(value, _NUMBERS):
@@ -75,6 +79,9 @@ def optional_tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
 
 
 def scalar_arg(value: Any, op: str, name: str, position: int) -> int | float | bool:
+    kind = type(value)
+    if kind is int or kind is float:
+        return value
     if isinstance(value, _NUMBERS):
         return value.item() if isinstance(value, np.generic) else value
     if isinstance(value, Tensor) and value._data.size == 1:
@@ -239,7 +246,7 @@ def result_type(*values: Any) -> np.dtype:
     return _FLOAT32 if result is None else result
 
 
-def promote_operands(*values: Any, int_to_float: bool = False) -> list[Any]:
+def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
     """The operands cast to their common dtype (Python numbers stay Python numbers,
     which numpy treats as weak). `int_to_float`: an integer or bool result type
     becomes float32, as PyTorch's true division and float-only ops do."""
@@ -260,7 +267,7 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> list[Any]:
             ):
                 break
         else:
-            return list(values)
+            return values  # type: ignore[return-value]  # callers unpack it
     dtype = result_type(*values)
     if int_to_float and dtype.kind in "biu":
         dtype = _FLOAT32
@@ -275,7 +282,7 @@ def compute_requires_grad(*args: Any) -> bool:
     if not _grad_mode.enabled:
         return False
     for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
+        if (type(a) is Tensor or isinstance(a, Tensor)) and a._requires_grad:
             return True
     return False
 
@@ -289,25 +296,38 @@ def gradient_edge(t: Tensor) -> Edge:
     return INVALID_EDGE
 
 
+_new_tuple = tuple.__new__  # Edge(node, nr) without NamedTuple's Python-level __new__
+
+
+def _next_edge(a: Any) -> Edge:
+    if type(a) is not Tensor and not isinstance(a, Tensor):
+        return INVALID_EDGE
+    grad_fn = a.grad_fn
+    if grad_fn is not None:
+        return _new_tuple(Edge, (grad_fn, a.output_nr))
+    if a._requires_grad:
+        return _new_tuple(Edge, (grad_accumulator(a), 0))
+    return INVALID_EDGE
+
+
 def collect_next_edges(*args: Any) -> tuple[Edge, ...]:
-    edges = []
-    for a in args:
-        if not isinstance(a, Tensor):
-            edges.append(INVALID_EDGE)
-        elif a.grad_fn is not None:
-            edges.append(Edge(a.grad_fn, a.output_nr))
-        elif a._requires_grad:
-            edges.append(Edge(grad_accumulator(a), 0))
-        else:
-            edges.append(INVALID_EDGE)
-    return tuple(edges)
+    if len(args) == 1:
+        return (_next_edge(args[0]),)
+    return tuple([_next_edge(a) for a in args])
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the output of `grad_fn` (PyTorch's set_history)."""
-    if result._data.dtype.kind not in "fc":
+    data = result._data
+    dtype = data.dtype
+    if dtype.kind not in "fc":
         return  # integer and bool results never require grad
-    result.output_nr = grad_fn.add_input_metadata(result)
+    if type(grad_fn).add_input_metadata is Node.add_input_metadata:
+        metadata = grad_fn._input_metadata
+        result.output_nr = len(metadata)
+        grad_fn._input_metadata = (*metadata, (data.shape, dtype))
+    else:
+        result.output_nr = grad_fn.add_input_metadata(result)
     result.grad_fn = grad_fn
     result._requires_grad = True
 

@@ -872,3 +872,31 @@ def test_repr_matches_torch(data: Any) -> None:
         ours = repr(yg.tensor(data, requires_grad=True) * 2)
         theirs = repr(torch.tensor(data, requires_grad=True) * 2)
         assert ours == theirs
+
+
+def test_summed_gradients_never_mutate_an_array_seen_outside_the_engine() -> None:
+    """A tensor used four times sums four gradients; the engine adds the later ones
+    into the array its first sum created, never into one a node or hook handed out."""
+    x = yg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2.0
+    outputs_seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def record(grad_inputs: Any, grad_outputs: Any) -> None:
+        for g in grad_inputs:
+            if g is not None:
+                outputs_seen.append((g.numpy(), g.numpy().copy()))
+
+    s = y + y  # AddBackward0 hands the same gradient to both of its inputs
+    s.grad_fn.register_hook(record)
+    y_grads: list[yg.Tensor] = []
+    y.register_hook(lambda g: y_grads.append(g))
+    (s * 3.0 + y * 5.0 + y).sum().backward(retain_graph=True)
+    np.testing.assert_array_equal(y_grads[0].numpy(), np.full(3, 12.0))
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 24.0))
+    assert outputs_seen
+    for array, snapshot in outputs_seen:
+        np.testing.assert_array_equal(array, snapshot)
+    # the gradient the hook kept is not changed by a second backward either
+    kept = y_grads[0].numpy().copy()
+    (y * 1.0 + y).sum().backward()
+    np.testing.assert_array_equal(y_grads[0].numpy(), kept)
