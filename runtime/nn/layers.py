@@ -339,6 +339,10 @@ class ConvTranspose2d(_ConvNd):
 
 
 class _MaxPoolNd(Module):
+    """MaxPool1d and MaxPool2d: one constructor, a forward through `_pool`."""
+
+    _pool = staticmethod(F.max_pool2d)
+
     def __init__(
         self,
         kernel_size: Any,
@@ -363,25 +367,23 @@ class _MaxPoolNd(Module):
             f"ceil_mode={self.ceil_mode}"
         )
 
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._pool(
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+        )  # fmt: skip
+
 
 class MaxPool1d(_MaxPoolNd):
     """The maximum over sliding windows of [N, C, L] inputs."""
 
-    def forward(self, input: Tensor) -> Any:
-        return F.max_pool1d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation,
-            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
-        )  # fmt: skip
+    _pool = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
     """The maximum over sliding windows of [N, C, H, W] inputs."""
 
-    def forward(self, input: Tensor) -> Any:
-        return F.max_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation,
-            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
-        )  # fmt: skip
+    _pool = staticmethod(F.max_pool2d)
 
 
 class _AvgPoolNd(Module):
