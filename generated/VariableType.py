@@ -16,6 +16,7 @@ import numpy as np
 
 from yamlgrad.runtime import composites, kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
+from yamlgrad.runtime.kernel_errors import kernel_error
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
 from yamlgrad.runtime.variable_type_utils import (
@@ -457,11 +458,16 @@ def add_Tensor(
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
-    result = Tensor._make(
-        np.add(self_data, other_data)
-        if alpha == 1
-        else np.add(self_data, np.multiply(other_data, alpha))
-    )
+    try:
+        result = Tensor._make(
+            np.add(self_data, other_data)
+            if alpha == 1
+            else np.add(self_data, np.multiply(other_data, alpha))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "add", kernel_failure, self=self_data, other=other_data, alpha=alpha
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -486,7 +492,12 @@ def add_Scalar(
     if compute_requires_grad(self):
         grad_fn = AddBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.add(self_data, other * alpha))
+    try:
+        result = Tensor._make(np.add(self_data, other * alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "add", kernel_failure, self=self_data, other=other, alpha=alpha
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -515,11 +526,16 @@ def sub_Tensor(
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
-    result = Tensor._make(
-        np.subtract(self_data, other_data)
-        if alpha == 1
-        else np.subtract(self_data, np.multiply(other_data, alpha))
-    )
+    try:
+        result = Tensor._make(
+            np.subtract(self_data, other_data)
+            if alpha == 1
+            else np.subtract(self_data, np.multiply(other_data, alpha))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "sub", kernel_failure, self=self_data, other=other_data, alpha=alpha
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -544,7 +560,12 @@ def sub_Scalar(
     if compute_requires_grad(self):
         grad_fn = SubBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.subtract(self_data, other * alpha))
+    try:
+        result = Tensor._make(np.subtract(self_data, other * alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "sub", kernel_failure, self=self_data, other=other, alpha=alpha
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -573,11 +594,16 @@ def rsub_Tensor(
         grad_fn = RsubBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
-    result = Tensor._make(
-        np.subtract(other_data, self_data)
-        if alpha == 1
-        else np.subtract(other_data, np.multiply(self_data, alpha))
-    )
+    try:
+        result = Tensor._make(
+            np.subtract(other_data, self_data)
+            if alpha == 1
+            else np.subtract(other_data, np.multiply(self_data, alpha))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "rsub", kernel_failure, self=self_data, other=other_data, alpha=alpha
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -603,11 +629,16 @@ def rsub_Scalar(
         grad_fn = RsubBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
-    result = Tensor._make(
-        np.subtract(other, self_data)
-        if alpha == 1
-        else np.subtract(other, np.multiply(self_data, alpha))
-    )
+    try:
+        result = Tensor._make(
+            np.subtract(other, self_data)
+            if alpha == 1
+            else np.subtract(other, np.multiply(self_data, alpha))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "rsub", kernel_failure, self=self_data, other=other, alpha=alpha
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -636,7 +667,10 @@ def mul_Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.multiply(self_data, other_data))
+    try:
+        result = Tensor._make(np.multiply(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("mul", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -660,7 +694,10 @@ def mul_Scalar(
         grad_fn = MulBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
-    result = Tensor._make(np.multiply(self_data, other))
+    try:
+        result = Tensor._make(np.multiply(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("mul", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -689,7 +726,10 @@ def div_Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.true_divide(self_data, other_data))
+    try:
+        result = Tensor._make(np.true_divide(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("div", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -713,7 +753,10 @@ def div_Scalar(
         grad_fn = DivBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
-    result = Tensor._make(np.true_divide(self_data, other))
+    try:
+        result = Tensor._make(np.true_divide(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("div", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -746,7 +789,16 @@ def div_Tensor_mode(
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.divide(self_data, other_data, rounding_mode))
+    try:
+        result = Tensor._make(kernels.divide(self_data, other_data, rounding_mode))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "div",
+            kernel_failure,
+            self=self_data,
+            other=other_data,
+            rounding_mode=rounding_mode,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -774,7 +826,16 @@ def div_Scalar_mode(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._saved_rounding_mode = rounding_mode
-    result = Tensor._make(kernels.divide(self_data, other, rounding_mode))
+    try:
+        result = Tensor._make(kernels.divide(self_data, other, rounding_mode))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "div",
+            kernel_failure,
+            self=self_data,
+            other=other,
+            rounding_mode=rounding_mode,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -818,7 +879,16 @@ def where_self(
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_condition = SavedVariable(condition, False)
-    result = Tensor._make(np.where(condition_data, self_data, other_data))
+    try:
+        result = Tensor._make(np.where(condition_data, self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "where",
+            kernel_failure,
+            condition=condition_data,
+            self=self_data,
+            other=other_data,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -849,7 +919,10 @@ def maximum(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.maximum(self_data, other_data))
+    try:
+        result = Tensor._make(np.maximum(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("maximum", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -878,7 +951,10 @@ def fmax(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.fmax(self_data, other_data))
+    try:
+        result = Tensor._make(np.fmax(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("fmax", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -909,7 +985,10 @@ def minimum(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.minimum(self_data, other_data))
+    try:
+        result = Tensor._make(np.minimum(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("minimum", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -938,7 +1017,10 @@ def fmin(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.fmin(self_data, other_data))
+    try:
+        result = Tensor._make(np.fmin(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("fmin", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -967,7 +1049,10 @@ def atan2(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.arctan2(self_data, other_data))
+    try:
+        result = Tensor._make(np.arctan2(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("atan2", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -996,7 +1081,10 @@ def hypot(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.hypot(self_data, other_data))
+    try:
+        result = Tensor._make(np.hypot(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("hypot", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -1026,7 +1114,10 @@ def copysign_Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.copysign(self_data, other_data))
+    try:
+        result = Tensor._make(np.copysign(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("copysign", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -1051,7 +1142,10 @@ def copysign_Scalar(
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.copysign(self_data, other))
+    try:
+        result = Tensor._make(np.copysign(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("copysign", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -1075,7 +1169,10 @@ def remainder_Scalar(
     if compute_requires_grad(self):
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.remainder(self_data, other))
+    try:
+        result = Tensor._make(np.remainder(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("remainder", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1106,7 +1203,12 @@ def remainder_Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.remainder(self_data, other_data))
+    try:
+        result = Tensor._make(np.remainder(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "remainder", kernel_failure, self=self_data, other=other_data
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1129,7 +1231,10 @@ def fmod_Scalar(
     if compute_requires_grad(self):
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.fmod(self_data, other))
+    try:
+        result = Tensor._make(np.fmod(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("fmod", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1158,7 +1263,10 @@ def fmod_Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.fmod(self_data, other_data))
+    try:
+        result = Tensor._make(np.fmod(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("fmod", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1187,7 +1295,10 @@ def xlogy_Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.xlogy(self_data, other_data))
+    try:
+        result = Tensor._make(kernels.xlogy(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("xlogy", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1212,7 +1323,10 @@ def xlogy_Scalar_Self(
         grad_fn.set_next_edges(collect_next_edges(other))
         grad_fn._raw_saved_other = SavedVariable(other, False)
         grad_fn._saved_self = self
-    result = Tensor._make(kernels.xlogy(self, other_data))
+    try:
+        result = Tensor._make(kernels.xlogy(self, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("xlogy", kernel_failure, self=self, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1237,7 +1351,10 @@ def xlogy_Scalar_Other(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.xlogy(self_data, other))
+    try:
+        result = Tensor._make(kernels.xlogy(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("xlogy", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1263,7 +1380,12 @@ def lerp_Scalar(
         grad_fn = LerpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
-    result = Tensor._make(kernels.lerp(self_data, end_data, weight))
+    try:
+        result = Tensor._make(kernels.lerp(self_data, end_data, weight))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "lerp", kernel_failure, self=self_data, end=end_data, weight=weight
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1300,7 +1422,12 @@ def lerp_Tensor(
             grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    result = Tensor._make(kernels.lerp(self_data, end_data, weight_data))
+    try:
+        result = Tensor._make(kernels.lerp(self_data, end_data, weight_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "lerp", kernel_failure, self=self_data, end=end_data, weight=weight_data
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1343,7 +1470,17 @@ def addcmul(
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-    result = Tensor._make(np.add(self_data, value * tensor1_data * tensor2_data))
+    try:
+        result = Tensor._make(np.add(self_data, value * tensor1_data * tensor2_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addcmul",
+            kernel_failure,
+            self=self_data,
+            tensor1=tensor1_data,
+            tensor2=tensor2_data,
+            value=value,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1386,9 +1523,19 @@ def addcdiv(
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-    result = Tensor._make(
-        np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
-    )
+    try:
+        result = Tensor._make(
+            np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addcdiv",
+            kernel_failure,
+            self=self_data,
+            tensor1=tensor1_data,
+            tensor2=tensor2_data,
+            value=value,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1431,7 +1578,12 @@ def clamp_Tensor(
             or grad_fn.should_compute_output(2)
         ):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.clamp(self_data, min_data, max_data))
+    try:
+        result = Tensor._make(kernels.clamp(self_data, min_data, max_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "clamp", kernel_failure, self=self_data, min=min_data, max=max_data
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1459,7 +1611,10 @@ def clamp_default(
         grad_fn._saved_max = max
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.clamp(self_data, min, max))
+    try:
+        result = Tensor._make(kernels.clamp(self_data, min, max))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp", kernel_failure, self=self_data, min=min, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1484,7 +1639,10 @@ def clamp_min_default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.clamp(self_data, min, None))
+    try:
+        result = Tensor._make(kernels.clamp(self_data, min, None))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1513,7 +1671,10 @@ def clamp_min_Tensor(
             grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.clamp(self_data, min_data, None))
+    try:
+        result = Tensor._make(kernels.clamp(self_data, min_data, None))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1538,7 +1699,10 @@ def clamp_max_default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.clamp(self_data, None, max))
+    try:
+        result = Tensor._make(kernels.clamp(self_data, None, max))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1567,7 +1731,10 @@ def clamp_max_Tensor(
             grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.clamp(self_data, None, max_data))
+    try:
+        result = Tensor._make(kernels.clamp(self_data, None, max_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1596,11 +1763,21 @@ def nan_to_num(
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(
-        np.nan_to_num(
-            self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+    try:
+        result = Tensor._make(
+            np.nan_to_num(
+                self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "nan_to_num",
+            kernel_failure,
+            self=self_data,
+            nan=nan,
+            posinf=posinf,
+            neginf=neginf,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -1621,7 +1798,10 @@ def eq_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "eq", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.equal(self_data, other_data))
+    try:
+        result = Tensor._make(np.equal(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("eq", kernel_failure, self=self_data, other=other_data)
     return result
 
 
@@ -1640,7 +1820,10 @@ def ne_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "ne", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.not_equal(self_data, other_data))
+    try:
+        result = Tensor._make(np.not_equal(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("ne", kernel_failure, self=self_data, other=other_data)
     return result
 
 
@@ -1659,7 +1842,10 @@ def lt_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "lt", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.less(self_data, other_data))
+    try:
+        result = Tensor._make(np.less(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("lt", kernel_failure, self=self_data, other=other_data)
     return result
 
 
@@ -1678,7 +1864,10 @@ def le_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "le", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.less_equal(self_data, other_data))
+    try:
+        result = Tensor._make(np.less_equal(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("le", kernel_failure, self=self_data, other=other_data)
     return result
 
 
@@ -1697,7 +1886,10 @@ def gt_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "gt", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.greater(self_data, other_data))
+    try:
+        result = Tensor._make(np.greater(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("gt", kernel_failure, self=self_data, other=other_data)
     return result
 
 
@@ -1716,7 +1908,10 @@ def ge_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "ge", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.greater_equal(self_data, other_data))
+    try:
+        result = Tensor._make(np.greater_equal(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("ge", kernel_failure, self=self_data, other=other_data)
     return result
 
 
@@ -1733,7 +1928,10 @@ def eq_Scalar(
     )
     other = scalar_arg(other, "eq", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.equal(self_data, other))
+    try:
+        result = Tensor._make(np.equal(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("eq", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -1750,7 +1948,10 @@ def ne_Scalar(
     )
     other = scalar_arg(other, "ne", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.not_equal(self_data, other))
+    try:
+        result = Tensor._make(np.not_equal(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("ne", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -1767,7 +1968,10 @@ def lt_Scalar(
     )
     other = scalar_arg(other, "lt", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.less(self_data, other))
+    try:
+        result = Tensor._make(np.less(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("lt", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -1784,7 +1988,10 @@ def le_Scalar(
     )
     other = scalar_arg(other, "le", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.less_equal(self_data, other))
+    try:
+        result = Tensor._make(np.less_equal(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("le", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -1801,7 +2008,10 @@ def gt_Scalar(
     )
     other = scalar_arg(other, "gt", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.greater(self_data, other))
+    try:
+        result = Tensor._make(np.greater(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("gt", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -1818,7 +2028,10 @@ def ge_Scalar(
     )
     other = scalar_arg(other, "ge", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.greater_equal(self_data, other))
+    try:
+        result = Tensor._make(np.greater_equal(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("ge", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -1832,7 +2045,10 @@ def isnan(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "isnan", "self", 1)
     )
-    result = Tensor._make(np.isnan(self_data))
+    try:
+        result = Tensor._make(np.isnan(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("isnan", kernel_failure, self=self_data)
     return result
 
 
@@ -1846,7 +2062,10 @@ def isinf(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "isinf", "self", 1)
     )
-    result = Tensor._make(np.isinf(self_data))
+    try:
+        result = Tensor._make(np.isinf(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("isinf", kernel_failure, self=self_data)
     return result
 
 
@@ -1860,7 +2079,10 @@ def isfinite(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "self", 1)
     )
-    result = Tensor._make(np.isfinite(self_data))
+    try:
+        result = Tensor._make(np.isfinite(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("isfinite", kernel_failure, self=self_data)
     return result
 
 
@@ -1876,7 +2098,10 @@ def logical_not(
         if type(self) is Tensor
         else tensor_arg(self, "logical_not", "self", 1)
     )
-    result = Tensor._make(np.logical_not(self_data))
+    try:
+        result = Tensor._make(np.logical_not(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("logical_not", kernel_failure, self=self_data)
     return result
 
 
@@ -1898,7 +2123,12 @@ def logical_xor(
         if type(other) is Tensor
         else tensor_arg(other, "logical_xor", "other", 2)
     )
-    result = Tensor._make(np.logical_xor(self_data, other_data))
+    try:
+        result = Tensor._make(np.logical_xor(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "logical_xor", kernel_failure, self=self_data, other=other_data
+        )
     return result
 
 
@@ -1920,7 +2150,12 @@ def logical_and(
         if type(other) is Tensor
         else tensor_arg(other, "logical_and", "other", 2)
     )
-    result = Tensor._make(np.logical_and(self_data, other_data))
+    try:
+        result = Tensor._make(np.logical_and(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "logical_and", kernel_failure, self=self_data, other=other_data
+        )
     return result
 
 
@@ -1942,7 +2177,12 @@ def logical_or(
         if type(other) is Tensor
         else tensor_arg(other, "logical_or", "other", 2)
     )
-    result = Tensor._make(np.logical_or(self_data, other_data))
+    try:
+        result = Tensor._make(np.logical_or(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "logical_or", kernel_failure, self=self_data, other=other_data
+        )
     return result
 
 
@@ -1958,7 +2198,10 @@ def bitwise_not(
         if type(self) is Tensor
         else tensor_arg(self, "bitwise_not", "self", 1)
     )
-    result = Tensor._make(np.invert(self_data))
+    try:
+        result = Tensor._make(np.invert(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_not", kernel_failure, self=self_data)
     return result
 
 
@@ -1981,7 +2224,12 @@ def bitwise_and_Tensor(
         else tensor_arg(other, "bitwise_and", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.bitwise_and(self_data, other_data))
+    try:
+        result = Tensor._make(np.bitwise_and(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bitwise_and", kernel_failure, self=self_data, other=other_data
+        )
     return result
 
 
@@ -2000,7 +2248,10 @@ def bitwise_and_Scalar(
     )
     other = scalar_arg(other, "bitwise_and", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.bitwise_and(self_data, other))
+    try:
+        result = Tensor._make(np.bitwise_and(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_and", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -2023,7 +2274,12 @@ def bitwise_or_Tensor(
         else tensor_arg(other, "bitwise_or", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.bitwise_or(self_data, other_data))
+    try:
+        result = Tensor._make(np.bitwise_or(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bitwise_or", kernel_failure, self=self_data, other=other_data
+        )
     return result
 
 
@@ -2042,7 +2298,10 @@ def bitwise_or_Scalar(
     )
     other = scalar_arg(other, "bitwise_or", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.bitwise_or(self_data, other))
+    try:
+        result = Tensor._make(np.bitwise_or(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_or", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -2065,7 +2324,12 @@ def bitwise_xor_Tensor(
         else tensor_arg(other, "bitwise_xor", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.bitwise_xor(self_data, other_data))
+    try:
+        result = Tensor._make(np.bitwise_xor(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bitwise_xor", kernel_failure, self=self_data, other=other_data
+        )
     return result
 
 
@@ -2084,7 +2348,10 @@ def bitwise_xor_Scalar(
     )
     other = scalar_arg(other, "bitwise_xor", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.bitwise_xor(self_data, other))
+    try:
+        result = Tensor._make(np.bitwise_xor(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("bitwise_xor", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -2107,7 +2374,12 @@ def floor_divide_default(
         else tensor_arg(other, "floor_divide", "other", 2)
     )
     self_data, other_data = promote_operands(self_data, other_data)
-    result = Tensor._make(np.floor_divide(self_data, other_data))
+    try:
+        result = Tensor._make(np.floor_divide(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "floor_divide", kernel_failure, self=self_data, other=other_data
+        )
     return result
 
 
@@ -2126,7 +2398,10 @@ def floor_divide_Scalar(
     )
     other = scalar_arg(other, "floor_divide", "other", 2)
     self_data, other = promote_operands(self_data, other)
-    result = Tensor._make(np.floor_divide(self_data, other))
+    try:
+        result = Tensor._make(np.floor_divide(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("floor_divide", kernel_failure, self=self_data, other=other)
     return result
 
 
@@ -2149,7 +2424,10 @@ def pow_Tensor_Scalar(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.power(self_data, exponent))
+    try:
+        result = Tensor._make(np.power(self_data, exponent))
+    except ValueError as kernel_failure:
+        raise kernel_error("pow", kernel_failure, self=self_data, exponent=exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2180,7 +2458,12 @@ def pow_Tensor_Tensor(
             grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.power(self_data, exponent_data))
+    try:
+        result = Tensor._make(np.power(self_data, exponent_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "pow", kernel_failure, self=self_data, exponent=exponent_data
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2208,7 +2491,10 @@ def pow_Scalar(
         grad_fn.set_next_edges(collect_next_edges(exponent))
         grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         grad_fn._saved_self = self
-    result = Tensor._make(np.power(self, exponent_data))
+    try:
+        result = Tensor._make(np.power(self, exponent_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2229,7 +2515,10 @@ def neg(
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.negative(self_data))
+    try:
+        result = Tensor._make(np.negative(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("neg", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2252,7 +2541,10 @@ def reciprocal(
     if compute_requires_grad(self):
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.reciprocal(self_data))
+    try:
+        result = Tensor._make(np.reciprocal(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("reciprocal", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2274,7 +2566,10 @@ def exp(
     if compute_requires_grad(self):
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.exp(self_data))
+    try:
+        result = Tensor._make(np.exp(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("exp", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2297,7 +2592,10 @@ def log(
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.log(self_data))
+    try:
+        result = Tensor._make(np.log(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2319,7 +2617,10 @@ def sin(
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.sin(self_data))
+    try:
+        result = Tensor._make(np.sin(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sin", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2341,7 +2642,10 @@ def cos(
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.cos(self_data))
+    try:
+        result = Tensor._make(np.cos(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("cos", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2362,7 +2666,10 @@ def tanh(
     if compute_requires_grad(self):
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.tanh(self_data))
+    try:
+        result = Tensor._make(np.tanh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("tanh", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2384,7 +2691,10 @@ def sigmoid(
     if compute_requires_grad(self):
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(kernels.sigmoid(self_data))
+    try:
+        result = Tensor._make(kernels.sigmoid(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sigmoid", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2405,7 +2715,10 @@ def relu(
     if compute_requires_grad(self):
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(kernels.relu(self_data))
+    try:
+        result = Tensor._make(kernels.relu(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("relu", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2427,7 +2740,10 @@ def sqrt(
     if compute_requires_grad(self):
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.sqrt(self_data))
+    try:
+        result = Tensor._make(np.sqrt(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sqrt", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2449,7 +2765,10 @@ def abs(
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.abs(self_data))
+    try:
+        result = Tensor._make(np.abs(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("abs", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2469,7 +2788,10 @@ def sign(
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.sign(self_data))
+    try:
+        result = Tensor._make(np.sign(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sign", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2490,7 +2812,10 @@ def exp2(
     if compute_requires_grad(self):
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.exp2(self_data))
+    try:
+        result = Tensor._make(np.exp2(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("exp2", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2512,7 +2837,10 @@ def expm1(
     if compute_requires_grad(self):
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.expm1(self_data))
+    try:
+        result = Tensor._make(np.expm1(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("expm1", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2535,7 +2863,10 @@ def log2(
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.log2(self_data))
+    try:
+        result = Tensor._make(np.log2(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log2", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2557,7 +2888,10 @@ def log10(
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.log10(self_data))
+    try:
+        result = Tensor._make(np.log10(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log10", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2579,7 +2913,10 @@ def log1p(
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.log1p(self_data))
+    try:
+        result = Tensor._make(np.log1p(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log1p", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2600,7 +2937,10 @@ def rsqrt(
     if compute_requires_grad(self):
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.reciprocal(np.sqrt(self_data)))
+    try:
+        result = Tensor._make(np.reciprocal(np.sqrt(self_data)))
+    except ValueError as kernel_failure:
+        raise kernel_error("rsqrt", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2632,7 +2972,10 @@ def tan(
     if compute_requires_grad(self):
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.tan(self_data))
+    try:
+        result = Tensor._make(np.tan(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("tan", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2655,7 +2998,10 @@ def asin(
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.arcsin(self_data))
+    try:
+        result = Tensor._make(np.arcsin(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("asin", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2677,7 +3023,10 @@ def acos(
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.arccos(self_data))
+    try:
+        result = Tensor._make(np.arccos(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("acos", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2699,7 +3048,10 @@ def atan(
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.arctan(self_data))
+    try:
+        result = Tensor._make(np.arctan(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("atan", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2721,7 +3073,10 @@ def sinh(
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.sinh(self_data))
+    try:
+        result = Tensor._make(np.sinh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sinh", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2743,7 +3098,10 @@ def cosh(
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.cosh(self_data))
+    try:
+        result = Tensor._make(np.cosh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("cosh", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2765,7 +3123,10 @@ def asinh(
         grad_fn = AsinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.arcsinh(self_data))
+    try:
+        result = Tensor._make(np.arcsinh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("asinh", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2787,7 +3148,10 @@ def acosh(
         grad_fn = AcoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.arccosh(self_data))
+    try:
+        result = Tensor._make(np.arccosh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("acosh", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2809,7 +3173,10 @@ def atanh(
         grad_fn = AtanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.arctanh(self_data))
+    try:
+        result = Tensor._make(np.arctanh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("atanh", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2834,7 +3201,10 @@ def logit(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.logit(self_data, eps))
+    try:
+        result = Tensor._make(kernels.logit(self_data, eps))
+    except ValueError as kernel_failure:
+        raise kernel_error("logit", kernel_failure, self=self_data, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2856,7 +3226,10 @@ def erf(
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.erf(self_data))
+    try:
+        result = Tensor._make(kernels.erf(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("erf", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2878,7 +3251,10 @@ def erfc(
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.erfc(self_data))
+    try:
+        result = Tensor._make(kernels.erfc(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("erfc", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2898,7 +3274,10 @@ def floor(
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.floor(self_data))
+    try:
+        result = Tensor._make(np.floor(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("floor", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2918,7 +3297,10 @@ def ceil(
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.ceil(self_data))
+    try:
+        result = Tensor._make(np.ceil(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("ceil", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2938,7 +3320,10 @@ def round_default(
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.round(self_data))
+    try:
+        result = Tensor._make(np.round(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("round", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2961,7 +3346,10 @@ def round_decimals(
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.round(self_data, decimals))
+    try:
+        result = Tensor._make(np.round(self_data, decimals))
+    except ValueError as kernel_failure:
+        raise kernel_error("round", kernel_failure, self=self_data, decimals=decimals)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2981,7 +3369,10 @@ def trunc(
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.trunc(self_data))
+    try:
+        result = Tensor._make(np.trunc(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("trunc", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3001,7 +3392,10 @@ def frac(
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(self_data - np.trunc(self_data))
+    try:
+        result = Tensor._make(self_data - np.trunc(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("frac", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3025,7 +3419,10 @@ def sum_default(
         grad_fn = SumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(np.sum(self_data, dtype=dtype))
+    try:
+        result = Tensor._make(np.sum(self_data, dtype=dtype))
+    except ValueError as kernel_failure:
+        raise kernel_error("sum", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3055,14 +3452,19 @@ def sum_dim_IntList(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(
-        np.sum(
-            self_data,
-            axis=kernels.reduce_dims(dim, self_data.ndim),
-            keepdims=keepdim,
-            dtype=dtype,
+    try:
+        result = Tensor._make(
+            np.sum(
+                self_data,
+                axis=kernels.reduce_dims(dim, self_data.ndim),
+                keepdims=keepdim,
+                dtype=dtype,
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "sum", kernel_failure, self=self_data, dim=dim, keepdim=keepdim, dtype=dtype
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3086,7 +3488,10 @@ def mean_default(
         grad_fn = MeanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(np.mean(self_data, dtype=dtype))
+    try:
+        result = Tensor._make(np.mean(self_data, dtype=dtype))
+    except ValueError as kernel_failure:
+        raise kernel_error("mean", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3116,14 +3521,24 @@ def mean_dim(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(
-        np.mean(
-            self_data,
-            axis=kernels.reduce_dims(dim, self_data.ndim),
-            keepdims=keepdim,
+    try:
+        result = Tensor._make(
+            np.mean(
+                self_data,
+                axis=kernels.reduce_dims(dim, self_data.ndim),
+                keepdims=keepdim,
+                dtype=dtype,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "mean",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            keepdim=keepdim,
             dtype=dtype,
         )
-    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3150,9 +3565,14 @@ def max_dim(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    outputs = [
-        Tensor._make(value) for value in kernels.max_dim(self_data, dim, keepdim)
-    ]
+    try:
+        outputs = [
+            Tensor._make(value) for value in kernels.max_dim(self_data, dim, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
@@ -3174,7 +3594,10 @@ def max_default(
         grad_fn = MaxBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.max(self_data))
+    try:
+        result = Tensor._make(np.max(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("max", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3202,9 +3625,14 @@ def min_dim(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    outputs = [
-        Tensor._make(value) for value in kernels.min_dim(self_data, dim, keepdim)
-    ]
+    try:
+        outputs = [
+            Tensor._make(value) for value in kernels.min_dim(self_data, dim, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "min", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
@@ -3226,7 +3654,10 @@ def min_default(
         grad_fn = MinBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.min(self_data))
+    try:
+        result = Tensor._make(np.min(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("min", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3251,7 +3682,10 @@ def prod_default(
         grad_fn = ProdBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.prod(self_data, dtype=dtype))
+    try:
+        result = Tensor._make(np.prod(self_data, dtype=dtype))
+    except ValueError as kernel_failure:
+        raise kernel_error("prod", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3282,14 +3716,24 @@ def prod_dim_int(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(
-        np.prod(
-            self_data,
-            axis=kernels.reduce_dims((dim,), self_data.ndim),
-            keepdims=keepdim,
+    try:
+        result = Tensor._make(
+            np.prod(
+                self_data,
+                axis=kernels.reduce_dims((dim,), self_data.ndim),
+                keepdims=keepdim,
+                dtype=dtype,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "prod",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            keepdim=keepdim,
             dtype=dtype,
         )
-    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3321,7 +3765,17 @@ def var_correction(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.var(self_data, dim, correction, keepdim))
+    try:
+        result = Tensor._make(kernels.var(self_data, dim, correction, keepdim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "var",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            correction=correction,
+            keepdim=keepdim,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3352,7 +3806,17 @@ def std_correction(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.std(self_data, dim, correction, keepdim))
+    try:
+        result = Tensor._make(kernels.std(self_data, dim, correction, keepdim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "std",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            correction=correction,
+            keepdim=keepdim,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3388,14 +3852,25 @@ def linalg_vector_norm(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_ord = ord
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(
-        kernels.vector_norm(
-            self_data if dtype is None else kernels.cast(self_data, dtype),
-            ord,
-            dim,
-            keepdim,
+    try:
+        result = Tensor._make(
+            kernels.vector_norm(
+                self_data if dtype is None else kernels.cast(self_data, dtype),
+                ord,
+                dim,
+                keepdim,
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_vector_norm",
+            kernel_failure,
+            self=self_data,
+            ord=ord,
+            dim=dim,
+            keepdim=keepdim,
+            dtype=dtype,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3447,11 +3922,18 @@ def amax(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(
-        np.amax(
-            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
+    try:
+        result = Tensor._make(
+            np.amax(
+                self_data,
+                axis=kernels.reduce_dims(dim, self_data.ndim),
+                keepdims=keepdim,
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "amax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3479,11 +3961,18 @@ def amin(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(
-        np.amin(
-            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
+    try:
+        result = Tensor._make(
+            np.amin(
+                self_data,
+                axis=kernels.reduce_dims(dim, self_data.ndim),
+                keepdims=keepdim,
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "amin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3511,7 +4000,12 @@ def logsumexp(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.logsumexp(self_data, dim, keepdim))
+    try:
+        result = Tensor._make(kernels.logsumexp(self_data, dim, keepdim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "logsumexp", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3539,7 +4033,12 @@ def cumsum(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
-    result = Tensor._make(kernels.cumsum(self_data, dim, dtype))
+    try:
+        result = Tensor._make(kernels.cumsum(self_data, dim, dtype))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "cumsum", kernel_failure, self=self_data, dim=dim, dtype=dtype
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3567,7 +4066,12 @@ def cumprod(
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
-    result = Tensor._make(kernels.cumprod(self_data, dim, dtype))
+    try:
+        result = Tensor._make(kernels.cumprod(self_data, dim, dtype))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "cumprod", kernel_failure, self=self_data, dim=dim, dtype=dtype
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3593,7 +4097,16 @@ def _softmax(
         grad_fn = SoftmaxBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-    result = Tensor._make(kernels.softmax(self_data, dim))
+    try:
+        result = Tensor._make(kernels.softmax(self_data, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_softmax",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            half_to_float=half_to_float,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3621,7 +4134,16 @@ def _log_softmax(
         grad_fn = LogSoftmaxBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-    result = Tensor._make(kernels.log_softmax(self_data, dim))
+    try:
+        result = Tensor._make(kernels.log_softmax(self_data, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_log_softmax",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            half_to_float=half_to_float,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3674,7 +4196,12 @@ def argmax(
     )
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
-    result = Tensor._make(kernels.argmax(self_data, dim, keepdim))
+    try:
+        result = Tensor._make(kernels.argmax(self_data, dim, keepdim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "argmax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     return result
 
 
@@ -3692,7 +4219,12 @@ def argmin(
     )
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
-    result = Tensor._make(kernels.argmin(self_data, dim, keepdim))
+    try:
+        result = Tensor._make(kernels.argmin(self_data, dim, keepdim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "argmin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     return result
 
 
@@ -3706,7 +4238,10 @@ def all_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
     )
-    result = Tensor._make(np.all(self_data))
+    try:
+        result = Tensor._make(np.all(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("all", kernel_failure, self=self_data)
     return result
 
 
@@ -3724,9 +4259,16 @@ def all_dim(
     )
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
-    result = Tensor._make(
-        np.all(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
-    )
+    try:
+        result = Tensor._make(
+            np.all(
+                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "all", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     return result
 
 
@@ -3744,9 +4286,16 @@ def all_dims(
     )
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
-    result = Tensor._make(
-        np.all(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
-    )
+    try:
+        result = Tensor._make(
+            np.all(
+                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "all", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     return result
 
 
@@ -3760,7 +4309,10 @@ def any_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
     )
-    result = Tensor._make(np.any(self_data))
+    try:
+        result = Tensor._make(np.any(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("any", kernel_failure, self=self_data)
     return result
 
 
@@ -3778,9 +4330,16 @@ def any_dim(
     )
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
-    result = Tensor._make(
-        np.any(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
-    )
+    try:
+        result = Tensor._make(
+            np.any(
+                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "any", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     return result
 
 
@@ -3798,9 +4357,16 @@ def any_dims(
     )
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
-    result = Tensor._make(
-        np.any(self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim)
-    )
+    try:
+        result = Tensor._make(
+            np.any(
+                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "any", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        )
     return result
 
 
@@ -3826,7 +4392,10 @@ def mm(
             grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.matmul(self_data, mat2_data))
+    try:
+        result = Tensor._make(np.matmul(self_data, mat2_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("mm", kernel_failure, self=self_data, mat2=mat2_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3867,7 +4436,10 @@ def dot(
             grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_tensor = SavedVariable(tensor, False)
-    result = Tensor._make(np.dot(self_data, tensor_data))
+    try:
+        result = Tensor._make(np.dot(self_data, tensor_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("dot", kernel_failure, self=self_data, tensor=tensor_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3893,7 +4465,10 @@ def mv(
             grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_vec = SavedVariable(vec, False)
-    result = Tensor._make(np.matmul(self_data, vec_data))
+    try:
+        result = Tensor._make(np.matmul(self_data, vec_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("mv", kernel_failure, self=self_data, vec=vec_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3921,7 +4496,10 @@ def bmm(
             grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.matmul(self_data, mat2_data))
+    try:
+        result = Tensor._make(np.matmul(self_data, mat2_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("bmm", kernel_failure, self=self_data, mat2=mat2_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -3971,7 +4549,20 @@ def addmm(
             grad_fn._raw_saved_mat1 = SavedVariable(mat1, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
-    result = Tensor._make(kernels.addmm(self_data, mat1_data, mat2_data, beta, alpha))
+    try:
+        result = Tensor._make(
+            kernels.addmm(self_data, mat1_data, mat2_data, beta, alpha)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addmm",
+            kernel_failure,
+            self=self_data,
+            mat1=mat1_data,
+            mat2=mat2_data,
+            beta=beta,
+            alpha=alpha,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4014,9 +4605,20 @@ def baddbmm(
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
         grad_fn._saved_beta = beta
-    result = Tensor._make(
-        kernels.addmm(self_data, batch1_data, batch2_data, beta, alpha)
-    )
+    try:
+        result = Tensor._make(
+            kernels.addmm(self_data, batch1_data, batch2_data, beta, alpha)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "baddbmm",
+            kernel_failure,
+            self=self_data,
+            batch1=batch1_data,
+            batch2=batch2_data,
+            beta=beta,
+            alpha=alpha,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4037,7 +4639,10 @@ def trace(
         grad_fn = TraceBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.trace(self_data))
+    try:
+        result = Tensor._make(kernels.trace(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("trace", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4058,9 +4663,14 @@ def linalg_inv_ex(
     if compute_requires_grad(A):
         grad_fn = LinalgInvExBackward0()
         grad_fn.set_next_edges(collect_next_edges(A))
-    outputs = [
-        Tensor._make(value) for value in kernels.linalg_inv_ex(A_data, check_errors)
-    ]
+    try:
+        outputs = [
+            Tensor._make(value) for value in kernels.linalg_inv_ex(A_data, check_errors)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_inv_ex", kernel_failure, A=A_data, check_errors=check_errors
+        )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
@@ -4090,7 +4700,10 @@ def linalg_det(
         grad_fn = LinalgDetBackward0()
         grad_fn.set_next_edges(collect_next_edges(A))
         grad_fn._raw_saved_A = SavedVariable(A, False)
-    result = Tensor._make(np.linalg.det(A_data))
+    try:
+        result = Tensor._make(np.linalg.det(A_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_det", kernel_failure, A=A_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -4122,7 +4735,10 @@ def t(
     if compute_requires_grad(self):
         grad_fn = TBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(kernels.transpose_2d(self_data))
+    try:
+        result = Tensor._make(kernels.transpose_2d(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("t", kernel_failure, self=self_data)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4149,7 +4765,12 @@ def transpose_int(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
-    result = Tensor._make(np.swapaxes(self_data, dim0, dim1))
+    try:
+        result = Tensor._make(np.swapaxes(self_data, dim0, dim1))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "transpose", kernel_failure, self=self_data, dim0=dim0, dim1=dim1
+        )
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4173,7 +4794,10 @@ def permute_default(
         grad_fn = PermuteBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
-    result = Tensor._make(np.transpose(self_data, dims))
+    try:
+        result = Tensor._make(np.transpose(self_data, dims))
+    except ValueError as kernel_failure:
+        raise kernel_error("permute", kernel_failure, self=self_data, dims=dims)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4197,7 +4821,12 @@ def view_default(
         grad_fn = ViewBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(np.reshape(self_data, kernels.view_shape(self_data, size)))
+    try:
+        result = Tensor._make(
+            np.reshape(self_data, kernels.view_shape(self_data, size))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("view", kernel_failure, self=self_data, size=size)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4235,9 +4864,14 @@ def expand_default(
         grad_fn = ExpandBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(
-        np.broadcast_to(self_data, kernels.expand_shape(self_data.shape, size))
-    )
+    try:
+        result = Tensor._make(
+            np.broadcast_to(self_data, kernels.expand_shape(self_data.shape, size))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "expand", kernel_failure, self=self_data, size=size, implicit=implicit
+        )
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4260,7 +4894,10 @@ def cat(
         grad_fn.set_next_edges(collect_next_edges(*tensors))
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
-    result = Tensor._make(np.concatenate(tensors_data, axis=dim))
+    try:
+        result = Tensor._make(np.concatenate(tensors_data, axis=dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("cat", kernel_failure, tensors=tensors_data, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4282,7 +4919,10 @@ def stack(
         grad_fn.set_next_edges(collect_next_edges(*tensors))
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
-    result = Tensor._make(np.stack(tensors_data, axis=dim))
+    try:
+        result = Tensor._make(np.stack(tensors_data, axis=dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("stack", kernel_failure, tensors=tensors_data, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4309,7 +4949,12 @@ def select_int(
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.select_kernel(self_data, dim, index))
+    try:
+        result = Tensor._make(kernels.select_kernel(self_data, dim, index))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "select", kernel_failure, self=self_data, dim=dim, index=index
+        )
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4340,9 +4985,19 @@ def select_backward(
         grad_fn.set_next_edges(collect_next_edges(grad_output))
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
-    result = Tensor._make(
-        kernels.select_backward_kernel(grad_output_data, input_sizes, dim, index)
-    )
+    try:
+        result = Tensor._make(
+            kernels.select_backward_kernel(grad_output_data, input_sizes, dim, index)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "select_backward",
+            kernel_failure,
+            grad_output=grad_output_data,
+            input_sizes=input_sizes,
+            dim=dim,
+            index=index,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4375,7 +5030,18 @@ def slice_Tensor(
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
         grad_fn._saved_start = start
         grad_fn._saved_step = step
-    result = Tensor._make(kernels.slice_kernel(self_data, dim, start, end, step))
+    try:
+        result = Tensor._make(kernels.slice_kernel(self_data, dim, start, end, step))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slice",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            start=start,
+            end=end,
+            step=step,
+        )
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4412,11 +5078,23 @@ def slice_backward(
         grad_fn._saved_end = end
         grad_fn._saved_start = start
         grad_fn._saved_step = step
-    result = Tensor._make(
-        kernels.slice_backward_kernel(
-            grad_output_data, input_sizes, dim, start, end, step
+    try:
+        result = Tensor._make(
+            kernels.slice_backward_kernel(
+                grad_output_data, input_sizes, dim, start, end, step
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slice_backward",
+            kernel_failure,
+            grad_output=grad_output_data,
+            input_sizes=input_sizes,
+            dim=dim,
+            start=start,
+            end=end,
+            step=step,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4443,10 +5121,15 @@ def split_Tensor(
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
         grad_fn._saved_split_size = split_size
-    outputs = [
-        Tensor._make(value)
-        for value in kernels.split_kernel(self_data, split_size, dim)
-    ]
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.split_kernel(self_data, split_size, dim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split", kernel_failure, self=self_data, split_size=split_size, dim=dim
+        )
     for i, output in enumerate(outputs):
         make_view(output, self, "Split", i)
     if grad_fn is not None:
@@ -4483,7 +5166,12 @@ def unbind_int(
         grad_fn = UnbindBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-    outputs = [Tensor._make(value) for value in kernels.unbind_kernel(self_data, dim)]
+    try:
+        outputs = [
+            Tensor._make(value) for value in kernels.unbind_kernel(self_data, dim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("unbind", kernel_failure, self=self_data, dim=dim)
     for i, output in enumerate(outputs):
         make_view(output, self, "Unbind", i)
     if grad_fn is not None:
@@ -4509,7 +5197,10 @@ def _to_copy(
         grad_fn = ToCopyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
-    result = Tensor._make(kernels.cast(self_data, dtype))
+    try:
+        result = Tensor._make(kernels.cast(self_data, dtype))
+    except ValueError as kernel_failure:
+        raise kernel_error("_to_copy", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4532,7 +5223,10 @@ def flip_default(
         grad_fn = FlipBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
-    result = Tensor._make(np.flip(self_data, dims))
+    try:
+        result = Tensor._make(np.flip(self_data, dims))
+    except ValueError as kernel_failure:
+        raise kernel_error("flip", kernel_failure, self=self_data, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4555,7 +5249,10 @@ def tril(
         grad_fn = TrilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_diagonal = diagonal
-    result = Tensor._make(np.tril(self_data, diagonal))
+    try:
+        result = Tensor._make(np.tril(self_data, diagonal))
+    except ValueError as kernel_failure:
+        raise kernel_error("tril", kernel_failure, self=self_data, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4578,7 +5275,10 @@ def triu(
         grad_fn = TriuBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_diagonal = diagonal
-    result = Tensor._make(np.triu(self_data, diagonal))
+    try:
+        result = Tensor._make(np.triu(self_data, diagonal))
+    except ValueError as kernel_failure:
+        raise kernel_error("triu", kernel_failure, self=self_data, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4608,7 +5308,17 @@ def diagonal(
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.diagonal_view(self_data, offset, dim1, dim2))
+    try:
+        result = Tensor._make(kernels.diagonal_view(self_data, offset, dim1, dim2))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diagonal",
+            kernel_failure,
+            self=self_data,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4640,7 +5350,17 @@ def diag_embed(
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
-    result = Tensor._make(kernels.diag_embed(self_data, offset, dim1, dim2))
+    try:
+        result = Tensor._make(kernels.diag_embed(self_data, offset, dim1, dim2))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diag_embed",
+            kernel_failure,
+            self=self_data,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4673,9 +5393,20 @@ def diagonal_backward(
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
-    result = Tensor._make(
-        kernels.diagonal_backward(grad_output_data, input_sizes, offset, dim1, dim2)
-    )
+    try:
+        result = Tensor._make(
+            kernels.diagonal_backward(grad_output_data, input_sizes, offset, dim1, dim2)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diagonal_backward",
+            kernel_failure,
+            grad_output=grad_output_data,
+            input_sizes=input_sizes,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4795,7 +5526,10 @@ def squeeze_default(
         grad_fn = SqueezeBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.squeeze_dims(self_data, None))
+    try:
+        result = Tensor._make(kernels.squeeze_dims(self_data, None))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze", kernel_failure, self=self_data)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4819,7 +5553,10 @@ def squeeze_dim(
         grad_fn = SqueezeBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+    try:
+        result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze", kernel_failure, self=self_data, dim=dim)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4843,7 +5580,10 @@ def squeeze_dims(
         grad_fn = SqueezeBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+    try:
+        result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze", kernel_failure, self=self_data, dim=dim)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4866,7 +5606,10 @@ def squeeze__default(
         grad_fn = SqueezeBackward3()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    write_inplace(self, kernels.squeeze_dims(self_data, None))
+    try:
+        write_inplace(self, kernels.squeeze_dims(self_data, None))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -4891,7 +5634,10 @@ def squeeze__dim(
         grad_fn = SqueezeBackward4()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    write_inplace(self, kernels.squeeze_dims(self_data, dim))
+    try:
+        write_inplace(self, kernels.squeeze_dims(self_data, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -4916,7 +5662,10 @@ def squeeze__dims(
         grad_fn = SqueezeBackward5()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    write_inplace(self, kernels.squeeze_dims(self_data, dim))
+    try:
+        write_inplace(self, kernels.squeeze_dims(self_data, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -4940,7 +5689,10 @@ def unsqueeze(
         grad_fn = UnsqueezeBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-    result = Tensor._make(np.expand_dims(self_data, dim))
+    try:
+        result = Tensor._make(np.expand_dims(self_data, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("unsqueeze", kernel_failure, self=self_data, dim=dim)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4965,7 +5717,10 @@ def index_Tensor(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_indices = indices
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.index_tensor(self_data, indices))
+    try:
+        result = Tensor._make(kernels.index_tensor(self_data, indices))
+    except ValueError as kernel_failure:
+        raise kernel_error("index", kernel_failure, self=self_data, indices=indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -4998,7 +5753,12 @@ def index_select(
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.index_select(self_data, dim, index_data))
+    try:
+        result = Tensor._make(kernels.index_select(self_data, dim, index_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_select", kernel_failure, self=self_data, dim=dim, index=index_data
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5032,7 +5792,17 @@ def gather(
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.gather(self_data, dim, index_data))
+    try:
+        result = Tensor._make(kernels.gather(self_data, dim, index_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "gather",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            sparse_grad=sparse_grad,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5067,7 +5837,17 @@ def scatter_src(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    result = Tensor._make(kernels.scatter(self_data, dim, index_data, src_data))
+    try:
+        result = Tensor._make(kernels.scatter(self_data, dim, index_data, src_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            src=src_data,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5099,7 +5879,17 @@ def scatter_value(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
-    result = Tensor._make(kernels.scatter(self_data, dim, index_data, value))
+    try:
+        result = Tensor._make(kernels.scatter(self_data, dim, index_data, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            value=value,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5136,7 +5926,17 @@ def scatter_add(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    result = Tensor._make(kernels.scatter_add(self_data, dim, index_data, src_data))
+    try:
+        result = Tensor._make(kernels.scatter_add(self_data, dim, index_data, src_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_add",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            src=src_data,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5177,9 +5977,20 @@ def index_add(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    result = Tensor._make(
-        kernels.index_add(self_data, dim, index_data, source_data, alpha)
-    )
+    try:
+        result = Tensor._make(
+            kernels.index_add(self_data, dim, index_data, source_data, alpha)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_add",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            source=source_data,
+            alpha=alpha,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5210,7 +6021,12 @@ def masked_fill_Scalar(
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_mask = SavedVariable(mask, False)
-    result = Tensor._make(kernels.masked_fill(self_data, mask_data, value))
+    try:
+        result = Tensor._make(kernels.masked_fill(self_data, mask_data, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_fill", kernel_failure, self=self_data, mask=mask_data, value=value
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5246,7 +6062,16 @@ def masked_fill_Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
-    result = Tensor._make(kernels.masked_fill(self_data, mask_data, value_data))
+    try:
+        result = Tensor._make(kernels.masked_fill(self_data, mask_data, value_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_fill",
+            kernel_failure,
+            self=self_data,
+            mask=mask_data,
+            value=value_data,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5276,7 +6101,12 @@ def masked_select(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_mask = SavedVariable(mask, False)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.masked_select(self_data, mask_data))
+    try:
+        result = Tensor._make(kernels.masked_select(self_data, mask_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_select", kernel_failure, self=self_data, mask=mask_data
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5357,7 +6187,12 @@ def roll(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
-    result = Tensor._make(kernels.roll(self_data, shifts, dims))
+    try:
+        result = Tensor._make(kernels.roll(self_data, shifts, dims))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "roll", kernel_failure, self=self_data, shifts=shifts, dims=dims
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5381,7 +6216,10 @@ def repeat_default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.repeat(self_data, repeats))
+    try:
+        result = Tensor._make(kernels.repeat(self_data, repeats))
+    except ValueError as kernel_failure:
+        raise kernel_error("repeat", kernel_failure, self=self_data, repeats=repeats)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5402,7 +6240,15 @@ def repeat_interleave_Tensor(
         else tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     )
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
-    result = Tensor._make(np.repeat(np.arange(repeats_data.shape[0]), repeats_data))
+    try:
+        result = Tensor._make(np.repeat(np.arange(repeats_data.shape[0]), repeats_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "repeat_interleave",
+            kernel_failure,
+            repeats=repeats_data,
+            output_size=output_size,
+        )
     return result
 
 
@@ -5492,7 +6338,12 @@ def clone(
     if compute_requires_grad(self):
         grad_fn = CloneBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.array(self_data, copy=True))
+    try:
+        result = Tensor._make(np.array(self_data, copy=True))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "clone", kernel_failure, self=self_data, memory_format=memory_format
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5531,7 +6382,12 @@ def constant_pad_nd(
         grad_fn = ConstantPadNdBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_pad = pad
-    result = Tensor._make(kernels.constant_pad_nd(self_data, pad, value))
+    try:
+        result = Tensor._make(kernels.constant_pad_nd(self_data, pad, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "constant_pad_nd", kernel_failure, self=self_data, pad=pad, value=value
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5582,7 +6438,12 @@ def _unsafe_view(
         grad_fn = UnsafeViewBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(np.reshape(self_data, kernels.view_shape(self_data, size)))
+    try:
+        result = Tensor._make(
+            np.reshape(self_data, kernels.view_shape(self_data, size))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("_unsafe_view", kernel_failure, self=self_data, size=size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5612,14 +6473,19 @@ def add__Tensor(
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
-    write_inplace(
-        self,
-        (
-            np.add(self_data, other_data)
-            if alpha == 1
-            else np.add(self_data, np.multiply(other_data, alpha))
-        ),
-    )
+    try:
+        write_inplace(
+            self,
+            (
+                np.add(self_data, other_data)
+                if alpha == 1
+                else np.add(self_data, np.multiply(other_data, alpha))
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "add_", kernel_failure, self=self_data, other=other_data, alpha=alpha
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5650,14 +6516,19 @@ def sub__Tensor(
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
-    write_inplace(
-        self,
-        (
-            np.subtract(self_data, other_data)
-            if alpha == 1
-            else np.subtract(self_data, np.multiply(other_data, alpha))
-        ),
-    )
+    try:
+        write_inplace(
+            self,
+            (
+                np.subtract(self_data, other_data)
+                if alpha == 1
+                else np.subtract(self_data, np.multiply(other_data, alpha))
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "sub_", kernel_failure, self=self_data, other=other_data, alpha=alpha
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5688,7 +6559,10 @@ def mul__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.multiply(self_data, other_data))
+    try:
+        write_inplace(self, np.multiply(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("mul_", kernel_failure, self=self_data, other=other_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5719,7 +6593,10 @@ def div__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.true_divide(self_data, other_data))
+    try:
+        write_inplace(self, np.true_divide(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("div_", kernel_failure, self=self_data, other=other_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5746,7 +6623,10 @@ def pow__Scalar(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.power(self_data, exponent))
+    try:
+        write_inplace(self, np.power(self_data, exponent))
+    except ValueError as kernel_failure:
+        raise kernel_error("pow_", kernel_failure, self=self_data, exponent=exponent)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5779,7 +6659,12 @@ def pow__Tensor(
             grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.power(self_data, exponent_data))
+    try:
+        write_inplace(self, np.power(self_data, exponent_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "pow_", kernel_failure, self=self_data, exponent=exponent_data
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5802,7 +6687,10 @@ def neg_(
         check_inplace(self)
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.negative(self_data))
+    try:
+        write_inplace(self, np.negative(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("neg_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5827,7 +6715,10 @@ def reciprocal_(
         check_inplace(self)
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.reciprocal(self_data))
+    try:
+        write_inplace(self, np.reciprocal(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("reciprocal_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5851,7 +6742,10 @@ def exp_(
         check_inplace(self)
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.exp(self_data))
+    try:
+        write_inplace(self, np.exp(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("exp_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5876,7 +6770,10 @@ def log_(
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.log(self_data))
+    try:
+        write_inplace(self, np.log(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5900,7 +6797,10 @@ def sin_(
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.sin(self_data))
+    try:
+        write_inplace(self, np.sin(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sin_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5924,7 +6824,10 @@ def cos_(
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.cos(self_data))
+    try:
+        write_inplace(self, np.cos(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("cos_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5947,7 +6850,10 @@ def tanh_(
         check_inplace(self)
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.tanh(self_data))
+    try:
+        write_inplace(self, np.tanh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("tanh_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5971,7 +6877,10 @@ def sigmoid_(
         check_inplace(self)
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, kernels.sigmoid(self_data))
+    try:
+        write_inplace(self, kernels.sigmoid(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sigmoid_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -5994,7 +6903,10 @@ def relu_(
         check_inplace(self)
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, kernels.relu(self_data))
+    try:
+        write_inplace(self, kernels.relu(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("relu_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6018,7 +6930,10 @@ def sqrt_(
         check_inplace(self)
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.sqrt(self_data))
+    try:
+        write_inplace(self, np.sqrt(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sqrt_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6042,7 +6957,10 @@ def abs_(
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.abs(self_data))
+    try:
+        write_inplace(self, np.abs(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("abs_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6072,7 +6990,10 @@ def clamp_(
         grad_fn._saved_max = max
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.clamp(self_data, min, max))
+    try:
+        write_inplace(self, kernels.clamp(self_data, min, max))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_", kernel_failure, self=self_data, min=min, max=max)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6101,7 +7022,10 @@ def clamp_min__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.clamp(self_data, min, None))
+    try:
+        write_inplace(self, kernels.clamp(self_data, min, None))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_min_", kernel_failure, self=self_data, min=min)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6130,7 +7054,10 @@ def clamp_max__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.clamp(self_data, None, max))
+    try:
+        write_inplace(self, kernels.clamp(self_data, None, max))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_max_", kernel_failure, self=self_data, max=max)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6153,7 +7080,10 @@ def fill_Scalar(
     if compute_requires_grad(self):
         grad_fn = FillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    result = Tensor._make(np.full_like(self_data, value))
+    try:
+        result = Tensor._make(np.full_like(self_data, value))
+    except ValueError as kernel_failure:
+        raise kernel_error("fill", kernel_failure, self=self_data, value=value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -6178,7 +7108,10 @@ def fill_Tensor(
         grad_fn = FillBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_data)
-    result = Tensor._make(np.full_like(self_data, value_data))
+    try:
+        result = Tensor._make(np.full_like(self_data, value_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("fill", kernel_failure, self=self_data, value=value_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -6201,7 +7134,10 @@ def fill__Scalar(
         check_inplace(self)
         grad_fn = FillBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.full_like(self_data, value))
+    try:
+        write_inplace(self, np.full_like(self_data, value))
+    except ValueError as kernel_failure:
+        raise kernel_error("fill_", kernel_failure, self=self_data, value=value)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6228,7 +7164,10 @@ def fill__Tensor(
         grad_fn = FillBackward3()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_data)
-    write_inplace(self, np.full_like(self_data, value_data))
+    try:
+        write_inplace(self, np.full_like(self_data, value_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("fill_", kernel_failure, self=self_data, value=value_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6250,7 +7189,10 @@ def zero_(
         check_inplace(self)
         grad_fn = ZeroBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.zeros_like(self_data))
+    try:
+        write_inplace(self, np.zeros_like(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("zero_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6283,7 +7225,12 @@ def masked_fill__Scalar(
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_mask = SavedVariable(mask, False)
-    write_inplace(self, kernels.masked_fill(self_data, mask_data, value))
+    try:
+        write_inplace(self, kernels.masked_fill(self_data, mask_data, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_fill_", kernel_failure, self=self_data, mask=mask_data, value=value
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6321,7 +7268,16 @@ def masked_fill__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
-    write_inplace(self, kernels.masked_fill(self_data, mask_data, value_data))
+    try:
+        write_inplace(self, kernels.masked_fill(self_data, mask_data, value_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_fill_",
+            kernel_failure,
+            self=self_data,
+            mask=mask_data,
+            value=value_data,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6366,9 +7322,20 @@ def index_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    write_inplace(
-        self, kernels.index_add(self_data, dim, index_data, source_data, alpha)
-    )
+    try:
+        write_inplace(
+            self, kernels.index_add(self_data, dim, index_data, source_data, alpha)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_add_",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            source=source_data,
+            alpha=alpha,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6405,7 +7372,17 @@ def scatter__src(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    write_inplace(self, kernels.scatter(self_data, dim, index_data, src_data))
+    try:
+        write_inplace(self, kernels.scatter(self_data, dim, index_data, src_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            src=src_data,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6439,7 +7416,17 @@ def scatter__value(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
-    write_inplace(self, kernels.scatter(self_data, dim, index_data, value))
+    try:
+        write_inplace(self, kernels.scatter(self_data, dim, index_data, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            value=value,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6478,7 +7465,17 @@ def scatter_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    write_inplace(self, kernels.scatter_add(self_data, dim, index_data, src_data))
+    try:
+        write_inplace(self, kernels.scatter_add(self_data, dim, index_data, src_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_add_",
+            kernel_failure,
+            self=self_data,
+            dim=dim,
+            index=index_data,
+            src=src_data,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6513,7 +7510,16 @@ def div__Tensor_mode(
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.divide(self_data, other_data, rounding_mode))
+    try:
+        write_inplace(self, kernels.divide(self_data, other_data, rounding_mode))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "div_",
+            kernel_failure,
+            self=self_data,
+            other=other_data,
+            rounding_mode=rounding_mode,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6558,7 +7564,17 @@ def addcmul_(
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-    write_inplace(self, np.add(self_data, value * tensor1_data * tensor2_data))
+    try:
+        write_inplace(self, np.add(self_data, value * tensor1_data * tensor2_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addcmul_",
+            kernel_failure,
+            self=self_data,
+            tensor1=tensor1_data,
+            tensor2=tensor2_data,
+            value=value,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6603,9 +7619,19 @@ def addcdiv_(
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-    write_inplace(
-        self, np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
-    )
+    try:
+        write_inplace(
+            self, np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addcdiv_",
+            kernel_failure,
+            self=self_data,
+            tensor1=tensor1_data,
+            tensor2=tensor2_data,
+            value=value,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6633,7 +7659,12 @@ def lerp__Scalar(
         grad_fn = LerpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
-    write_inplace(self, kernels.lerp(self_data, end_data, weight))
+    try:
+        write_inplace(self, kernels.lerp(self_data, end_data, weight))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "lerp_", kernel_failure, self=self_data, end=end_data, weight=weight
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6672,7 +7703,12 @@ def lerp__Tensor(
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    write_inplace(self, kernels.lerp(self_data, end_data, weight_data))
+    try:
+        write_inplace(self, kernels.lerp(self_data, end_data, weight_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "lerp_", kernel_failure, self=self_data, end=end_data, weight=weight_data
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6705,7 +7741,10 @@ def hypot_(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.hypot(self_data, other_data))
+    try:
+        write_inplace(self, np.hypot(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("hypot_", kernel_failure, self=self_data, other=other_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6737,7 +7776,12 @@ def copysign__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.copysign(self_data, other_data))
+    try:
+        write_inplace(self, np.copysign(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "copysign_", kernel_failure, self=self_data, other=other_data
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6764,7 +7808,10 @@ def copysign__Scalar(
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.copysign(self_data, other))
+    try:
+        write_inplace(self, np.copysign(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("copysign_", kernel_failure, self=self_data, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6792,7 +7839,10 @@ def remainder__Scalar(
         check_inplace(self)
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.remainder(self_data, other))
+    try:
+        write_inplace(self, np.remainder(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("remainder_", kernel_failure, self=self_data, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6827,7 +7877,12 @@ def remainder__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.remainder(self_data, other_data))
+    try:
+        write_inplace(self, np.remainder(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "remainder_", kernel_failure, self=self_data, other=other_data
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6852,7 +7907,10 @@ def fmod__Scalar(
         check_inplace(self)
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.fmod(self_data, other))
+    try:
+        write_inplace(self, np.fmod(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("fmod_", kernel_failure, self=self_data, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6883,7 +7941,10 @@ def fmod__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.fmod(self_data, other_data))
+    try:
+        write_inplace(self, np.fmod(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("fmod_", kernel_failure, self=self_data, other=other_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6916,7 +7977,10 @@ def xlogy__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.xlogy(self_data, other_data))
+    try:
+        write_inplace(self, kernels.xlogy(self_data, other_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("xlogy_", kernel_failure, self=self_data, other=other_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6943,7 +8007,10 @@ def xlogy__Scalar_Other(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.xlogy(self_data, other))
+    try:
+        write_inplace(self, kernels.xlogy(self_data, other))
+    except ValueError as kernel_failure:
+        raise kernel_error("xlogy_", kernel_failure, self=self_data, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -6976,7 +8043,10 @@ def clamp_min__Tensor(
             grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.clamp(self_data, min_data, None))
+    try:
+        write_inplace(self, kernels.clamp(self_data, min_data, None))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_min_", kernel_failure, self=self_data, min=min_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7009,7 +8079,10 @@ def clamp_max__Tensor(
             grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.clamp(self_data, None, max_data))
+    try:
+        write_inplace(self, kernels.clamp(self_data, None, max_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("clamp_max_", kernel_failure, self=self_data, max=max_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7040,12 +8113,22 @@ def nan_to_num_(
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(
-        self,
-        np.nan_to_num(
-            self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
-        ),
-    )
+    try:
+        write_inplace(
+            self,
+            np.nan_to_num(
+                self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "nan_to_num_",
+            kernel_failure,
+            self=self_data,
+            nan=nan,
+            posinf=posinf,
+            neginf=neginf,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7072,7 +8155,10 @@ def logit_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.logit(self_data, eps))
+    try:
+        write_inplace(self, kernels.logit(self_data, eps))
+    except ValueError as kernel_failure:
+        raise kernel_error("logit_", kernel_failure, self=self_data, eps=eps)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7097,7 +8183,10 @@ def round__decimals(
         check_inplace(self)
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.round(self_data, decimals))
+    try:
+        write_inplace(self, np.round(self_data, decimals))
+    except ValueError as kernel_failure:
+        raise kernel_error("round_", kernel_failure, self=self_data, decimals=decimals)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7121,7 +8210,10 @@ def asin_(
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.arcsin(self_data))
+    try:
+        write_inplace(self, np.arcsin(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("asin_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7145,7 +8237,10 @@ def acos_(
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.arccos(self_data))
+    try:
+        write_inplace(self, np.arccos(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("acos_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7169,7 +8264,10 @@ def atan_(
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.arctan(self_data))
+    try:
+        write_inplace(self, np.arctan(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("atan_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7193,7 +8291,10 @@ def sinh_(
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.sinh(self_data))
+    try:
+        write_inplace(self, np.sinh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sinh_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7217,7 +8318,10 @@ def cosh_(
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.cosh(self_data))
+    try:
+        write_inplace(self, np.cosh(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("cosh_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7240,7 +8344,10 @@ def tan_(
         check_inplace(self)
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.tan(self_data))
+    try:
+        write_inplace(self, np.tan(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("tan_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7265,7 +8372,10 @@ def log2_(
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.log2(self_data))
+    try:
+        write_inplace(self, np.log2(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log2_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7289,7 +8399,10 @@ def log10_(
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.log10(self_data))
+    try:
+        write_inplace(self, np.log10(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log10_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7313,7 +8426,10 @@ def log1p_(
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, np.log1p(self_data))
+    try:
+        write_inplace(self, np.log1p(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log1p_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7336,7 +8452,10 @@ def expm1_(
         check_inplace(self)
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.expm1(self_data))
+    try:
+        write_inplace(self, np.expm1(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("expm1_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7360,7 +8479,10 @@ def exp2_(
         check_inplace(self)
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.exp2(self_data))
+    try:
+        write_inplace(self, np.exp2(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("exp2_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7384,7 +8506,10 @@ def rsqrt_(
         check_inplace(self)
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.reciprocal(np.sqrt(self_data)))
+    try:
+        write_inplace(self, np.reciprocal(np.sqrt(self_data)))
+    except ValueError as kernel_failure:
+        raise kernel_error("rsqrt_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7407,7 +8532,10 @@ def floor_(
         check_inplace(self)
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.floor(self_data))
+    try:
+        write_inplace(self, np.floor(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("floor_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7429,7 +8557,10 @@ def ceil_(
         check_inplace(self)
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.ceil(self_data))
+    try:
+        write_inplace(self, np.ceil(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("ceil_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7451,7 +8582,10 @@ def round__default(
         check_inplace(self)
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.round(self_data))
+    try:
+        write_inplace(self, np.round(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("round_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7473,7 +8607,10 @@ def trunc_(
         check_inplace(self)
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.trunc(self_data))
+    try:
+        write_inplace(self, np.trunc(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("trunc_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7495,7 +8632,10 @@ def frac_(
         check_inplace(self)
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, self_data - np.trunc(self_data))
+    try:
+        write_inplace(self, self_data - np.trunc(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("frac_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7517,7 +8657,10 @@ def sign_(
         check_inplace(self)
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    write_inplace(self, np.sign(self_data))
+    try:
+        write_inplace(self, np.sign(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("sign_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7541,7 +8684,10 @@ def erf_(
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.erf(self_data))
+    try:
+        write_inplace(self, kernels.erf(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("erf_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7565,7 +8711,10 @@ def erfc_(
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.erfc(self_data))
+    try:
+        write_inplace(self, kernels.erfc(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("erfc_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -7644,19 +8793,34 @@ def convolution(
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
-    result = Tensor._make(
-        kernels.convolution_kernel(
-            input_data,
-            weight_data,
-            bias_data,
-            stride,
-            padding,
-            dilation,
-            transposed,
-            output_padding,
-            groups,
+    try:
+        result = Tensor._make(
+            kernels.convolution_kernel(
+                input_data,
+                weight_data,
+                bias_data,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "convolution",
+            kernel_failure,
+            input=input_data,
+            weight=weight_data,
+            bias=bias_data,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            transposed=transposed,
+            output_padding=output_padding,
+            groups=groups,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -7689,12 +8853,24 @@ def max_pool2d_with_indices(
         grad_fn = MaxPool2DWithIndicesBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    outputs = [
-        Tensor._make(value)
-        for value in kernels.max_pool2d_with_indices_kernel(
-            self_data, kernel_size, stride, padding, dilation, ceil_mode
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.max_pool2d_with_indices_kernel(
+                self_data, kernel_size, stride, padding, dilation, ceil_mode
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_pool2d_with_indices",
+            kernel_failure,
+            self=self_data,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
         )
-    ]
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
@@ -7757,17 +8933,30 @@ def avg_pool2d(
         grad_fn._saved_padding = padding
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
         grad_fn._saved_stride = stride
-    result = Tensor._make(
-        kernels.avg_pool2d_kernel(
-            self_data,
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
+    try:
+        result = Tensor._make(
+            kernels.avg_pool2d_kernel(
+                self_data,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "avg_pool2d",
+            kernel_failure,
+            self=self_data,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+            divisor_override=divisor_override,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -7792,7 +8981,17 @@ def _adaptive_avg_pool2d_default(
         grad_fn = AdaptiveAvgPool2DBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
-    result = Tensor._make(kernels.adaptive_avg_pool2d_kernel(self_data, output_size))
+    try:
+        result = Tensor._make(
+            kernels.adaptive_avg_pool2d_kernel(self_data, output_size)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_adaptive_avg_pool2d",
+            kernel_failure,
+            self=self_data,
+            output_size=output_size,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -7838,12 +9037,23 @@ def native_layer_norm(
             or grad_fn.should_compute_output(2)
         ):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    outputs = [
-        Tensor._make(value)
-        for value in kernels.native_layer_norm_kernel(
-            input_data, normalized_shape, weight_data, bias_data, eps
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.native_layer_norm_kernel(
+                input_data, normalized_shape, weight_data, bias_data, eps
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "native_layer_norm",
+            kernel_failure,
+            input=input_data,
+            normalized_shape=normalized_shape,
+            weight=weight_data,
+            bias=bias_data,
+            eps=eps,
         )
-    ]
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
     return tuple(outputs)
@@ -7909,19 +9119,33 @@ def native_batch_norm(
             or grad_fn.should_compute_output(2)
         ):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    outputs = [
-        Tensor._make(value)
-        for value in kernels.native_batch_norm_kernel(
-            input_data,
-            weight_data,
-            bias_data,
-            running_mean_data,
-            running_var_data,
-            training,
-            momentum,
-            eps,
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.native_batch_norm_kernel(
+                input_data,
+                weight_data,
+                bias_data,
+                running_mean_data,
+                running_var_data,
+                training,
+                momentum,
+                eps,
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "native_batch_norm",
+            kernel_failure,
+            input=input_data,
+            weight=weight_data,
+            bias=bias_data,
+            running_mean=running_mean_data,
+            running_var=running_var_data,
+            training=training,
+            momentum=momentum,
+            eps=eps,
         )
-    ]
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
     return tuple(outputs)
@@ -7974,12 +9198,26 @@ def native_group_norm(
             or grad_fn.should_compute_output(2)
         ):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    outputs = [
-        Tensor._make(value)
-        for value in kernels.native_group_norm_kernel(
-            input_data, weight_data, bias_data, N, C, HxW, group, eps
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.native_group_norm_kernel(
+                input_data, weight_data, bias_data, N, C, HxW, group, eps
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "native_group_norm",
+            kernel_failure,
+            input=input_data,
+            weight=weight_data,
+            bias=bias_data,
+            N=N,
+            C=C,
+            HxW=HxW,
+            group=group,
+            eps=eps,
         )
-    ]
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -8019,7 +9257,18 @@ def embedding(
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
-    result = Tensor._make(kernels.embedding_kernel(weight_data, indices_data))
+    try:
+        result = Tensor._make(kernels.embedding_kernel(weight_data, indices_data))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "embedding",
+            kernel_failure,
+            weight=weight_data,
+            indices=indices_data,
+            padding_idx=padding_idx,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8044,7 +9293,12 @@ def gelu(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_approximate = approximate
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.gelu_kernel(self_data, approximate))
+    try:
+        result = Tensor._make(kernels.gelu_kernel(self_data, approximate))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "gelu", kernel_failure, self=self_data, approximate=approximate
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8065,7 +9319,10 @@ def silu(
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(self_data * kernels.sigmoid(self_data))
+    try:
+        result = Tensor._make(self_data * kernels.sigmoid(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("silu", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8086,7 +9343,10 @@ def mish(
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.mish_kernel(self_data))
+    try:
+        result = Tensor._make(kernels.mish_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("mish", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8113,7 +9373,12 @@ def softplus(
         grad_fn._saved_beta = beta
         grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._saved_threshold = threshold
-    result = Tensor._make(kernels.softplus_kernel(self_data, beta, threshold))
+    try:
+        result = Tensor._make(kernels.softplus_kernel(self_data, beta, threshold))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "softplus", kernel_failure, self=self_data, beta=beta, threshold=threshold
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8143,7 +9408,17 @@ def elu(
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.elu_kernel(self_data, alpha, scale, input_scale))
+    try:
+        result = Tensor._make(kernels.elu_kernel(self_data, alpha, scale, input_scale))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "elu",
+            kernel_failure,
+            self=self_data,
+            alpha=alpha,
+            scale=scale,
+            input_scale=input_scale,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8177,7 +9452,10 @@ def celu(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+    try:
+        result = Tensor._make(kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error("celu", kernel_failure, self=self_data, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8203,7 +9481,12 @@ def leaky_relu(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.leaky_relu_kernel(self_data, negative_slope))
+    try:
+        result = Tensor._make(kernels.leaky_relu_kernel(self_data, negative_slope))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "leaky_relu", kernel_failure, self=self_data, negative_slope=negative_slope
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8230,7 +9513,12 @@ def hardtanh(
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.hardtanh_kernel(self_data, min_val, max_val))
+    try:
+        result = Tensor._make(kernels.hardtanh_kernel(self_data, min_val, max_val))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "hardtanh", kernel_failure, self=self_data, min_val=min_val, max_val=max_val
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8251,7 +9539,10 @@ def hardswish(
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.hardswish_kernel(self_data))
+    try:
+        result = Tensor._make(kernels.hardswish_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("hardswish", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8274,7 +9565,10 @@ def hardsigmoid(
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.hardsigmoid_kernel(self_data))
+    try:
+        result = Tensor._make(kernels.hardsigmoid_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("hardsigmoid", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8297,7 +9591,10 @@ def log_sigmoid(
         grad_fn = LogSigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(kernels.log_sigmoid_kernel(self_data))
+    try:
+        result = Tensor._make(kernels.log_sigmoid_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("log_sigmoid", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8323,7 +9620,12 @@ def leaky_relu_(
         grad_fn = LeakyReluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
-    write_inplace(self, kernels.leaky_relu_kernel(self_data, negative_slope))
+    try:
+        write_inplace(self, kernels.leaky_relu_kernel(self_data, negative_slope))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "leaky_relu_", kernel_failure, self=self_data, negative_slope=negative_slope
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8355,7 +9657,17 @@ def elu_(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
-    write_inplace(self, kernels.elu_kernel(self_data, alpha, scale, input_scale))
+    try:
+        write_inplace(self, kernels.elu_kernel(self_data, alpha, scale, input_scale))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "elu_",
+            kernel_failure,
+            self=self_data,
+            alpha=alpha,
+            scale=scale,
+            input_scale=input_scale,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8381,7 +9693,10 @@ def celu_(
         grad_fn = CeluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
-    write_inplace(self, kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+    try:
+        write_inplace(self, kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error("celu_", kernel_failure, self=self_data, alpha=alpha)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8411,7 +9726,16 @@ def hardtanh_(
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.hardtanh_kernel(self_data, min_val, max_val))
+    try:
+        write_inplace(self, kernels.hardtanh_kernel(self_data, min_val, max_val))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "hardtanh_",
+            kernel_failure,
+            self=self_data,
+            min_val=min_val,
+            max_val=max_val,
+        )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8434,7 +9758,10 @@ def silu_(
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, self_data * kernels.sigmoid(self_data))
+    try:
+        write_inplace(self, self_data * kernels.sigmoid(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("silu_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8457,7 +9784,10 @@ def mish_(
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.mish_kernel(self_data))
+    try:
+        write_inplace(self, kernels.mish_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("mish_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8482,7 +9812,10 @@ def hardswish_(
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.hardswish_kernel(self_data))
+    try:
+        write_inplace(self, kernels.hardswish_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("hardswish_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8507,7 +9840,10 @@ def hardsigmoid_(
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    write_inplace(self, kernels.hardsigmoid_kernel(self_data))
+    try:
+        write_inplace(self, kernels.hardsigmoid_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("hardsigmoid_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -8541,7 +9877,18 @@ def mse_loss(
             grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_target = SavedVariable(target, False)
-    result = Tensor._make(kernels.mse_loss_kernel(self_data, target_data, reduction))
+    try:
+        result = Tensor._make(
+            kernels.mse_loss_kernel(self_data, target_data, reduction)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "mse_loss",
+            kernel_failure,
+            self=self_data,
+            target=target_data,
+            reduction=reduction,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8579,9 +9926,19 @@ def smooth_l1_loss(
             grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_target = SavedVariable(target, False)
-    result = Tensor._make(
-        kernels.smooth_l1_loss_kernel(self_data, target_data, reduction, beta)
-    )
+    try:
+        result = Tensor._make(
+            kernels.smooth_l1_loss_kernel(self_data, target_data, reduction, beta)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "smooth_l1_loss",
+            kernel_failure,
+            self=self_data,
+            target=target_data,
+            reduction=reduction,
+            beta=beta,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8619,9 +9976,19 @@ def huber_loss(
             grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_target = SavedVariable(target, False)
-    result = Tensor._make(
-        kernels.huber_loss_kernel(self_data, target_data, reduction, delta)
-    )
+    try:
+        result = Tensor._make(
+            kernels.huber_loss_kernel(self_data, target_data, reduction, delta)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "huber_loss",
+            kernel_failure,
+            self=self_data,
+            target=target_data,
+            reduction=reduction,
+            delta=delta,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8660,11 +10027,21 @@ def binary_cross_entropy(
             grad_fn._raw_saved_target = SavedVariable(target, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    result = Tensor._make(
-        kernels.binary_cross_entropy_kernel(
-            self_data, target_data, weight_data, reduction
+    try:
+        result = Tensor._make(
+            kernels.binary_cross_entropy_kernel(
+                self_data, target_data, weight_data, reduction
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "binary_cross_entropy",
+            kernel_failure,
+            self=self_data,
+            target=target_data,
+            weight=weight_data,
+            reduction=reduction,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8711,11 +10088,22 @@ def binary_cross_entropy_with_logits(
             grad_fn._raw_saved_target = SavedVariable(target, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    result = Tensor._make(
-        kernels.binary_cross_entropy_with_logits_kernel(
-            self_data, target_data, weight_data, pos_weight_data, reduction
+    try:
+        result = Tensor._make(
+            kernels.binary_cross_entropy_with_logits_kernel(
+                self_data, target_data, weight_data, pos_weight_data, reduction
+            )
         )
-    )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "binary_cross_entropy_with_logits",
+            kernel_failure,
+            self=self_data,
+            target=target_data,
+            weight=weight_data,
+            pos_weight=pos_weight_data,
+            reduction=reduction,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8754,12 +10142,23 @@ def nll_loss_forward(
         grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._raw_saved_target = SavedVariable(target, False)
         grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    outputs = [
-        Tensor._make(value)
-        for value in kernels.nll_loss_kernel(
-            self_data, target_data, weight_data, reduction, ignore_index
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.nll_loss_kernel(
+                self_data, target_data, weight_data, reduction, ignore_index
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "nll_loss_forward",
+            kernel_failure,
+            self=self_data,
+            target=target_data,
+            weight=weight_data,
+            reduction=reduction,
+            ignore_index=ignore_index,
         )
-    ]
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
     return return_type("nll_loss_forward", ("output", "total_weight"))(*outputs)
@@ -8798,12 +10197,23 @@ def nll_loss2d_forward(
         grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._raw_saved_target = SavedVariable(target, False)
         grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    outputs = [
-        Tensor._make(value)
-        for value in kernels.nll_loss2d_kernel(
-            self_data, target_data, weight_data, reduction, ignore_index
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.nll_loss2d_kernel(
+                self_data, target_data, weight_data, reduction, ignore_index
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "nll_loss2d_forward",
+            kernel_failure,
+            self=self_data,
+            target=target_data,
+            weight=weight_data,
+            reduction=reduction,
+            ignore_index=ignore_index,
         )
-    ]
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
     return return_type("nll_loss2d_forward", ("output", "total_weight"))(*outputs)

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.kernel_errors import KernelValueError
+
 __all__ = [
     "linalg_inv_ex",
     "index_add",
@@ -192,7 +194,7 @@ def slice_kernel(
 ) -> Any:
     """`x[..., start:end:step, ...]` along `dim`: a view, as PyTorch's slice."""
     if step <= 0:
-        raise ValueError("slice step must be positive")
+        raise KernelValueError("step must be greater than zero")
     return x[_along(_dim(dim, np.ndim(x), "slice"), slice(start, end, step))]
 
 

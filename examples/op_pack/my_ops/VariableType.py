@@ -18,6 +18,7 @@ from yamlgrad.runtime import composites
 
 from . import _kernels as kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
+from yamlgrad.runtime.kernel_errors import kernel_error
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
 from yamlgrad.runtime.variable_type_utils import (
@@ -60,7 +61,10 @@ def softsign(
         grad_fn = SoftsignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(self_data / (1 + np.abs(self_data)))
+    try:
+        result = Tensor._make(self_data / (1 + np.abs(self_data)))
+    except ValueError as kernel_failure:
+        raise kernel_error("softsign", kernel_failure, self=self_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -85,7 +89,10 @@ def swish(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_beta = beta
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(self_data / (1 + np.exp(-beta * self_data)))
+    try:
+        result = Tensor._make(self_data / (1 + np.exp(-beta * self_data)))
+    except ValueError as kernel_failure:
+        raise kernel_error("swish", kernel_failure, self=self_data, beta=beta)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -114,7 +121,12 @@ def cubic(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(self_data * self_data * self_data + other_data * self_data)
+    try:
+        result = Tensor._make(
+            self_data * self_data * self_data + other_data * self_data
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("cubic", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -141,7 +153,10 @@ def smooth_abs(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(self, False)
-    result = Tensor._make(np.sqrt(self_data * self_data + eps))
+    try:
+        result = Tensor._make(np.sqrt(self_data * self_data + eps))
+    except ValueError as kernel_failure:
+        raise kernel_error("smooth_abs", kernel_failure, self=self_data, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
