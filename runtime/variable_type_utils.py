@@ -366,7 +366,7 @@ def make_view(
     (PyTorch's CreationMeta): not if made under no_grad or by an op returning
     several views (`multi_output_op`, e.g. "Split").
     """
-    if not isinstance(base, Tensor) or not np.may_share_memory(view._data, base._data):
+    if not isinstance(base, Tensor) or not _is_numpy_view(view._data, base._data):
         return
     root = base._base if base._base is not None else base
     view._base = root
@@ -382,6 +382,22 @@ def make_view(
     else:
         view._creation_meta = None
     register_view(view, root)
+
+
+def _is_numpy_view(view: np.ndarray, base: np.ndarray) -> bool:
+    """Whether numpy made `view` from `base`'s memory: they overlap, or (for
+    size-0 arrays, which overlap nothing) they have the same owning array."""
+    if np.may_share_memory(view, base):
+        return True
+    if view.size and base.size:
+        return False
+    return _owner(view) is _owner(base)
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 CREATED_IN_NO_GRAD = "no_grad"

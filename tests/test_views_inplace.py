@@ -483,3 +483,18 @@ def test_index_add_reports_bad_input(lib: ModuleType) -> None:
     with pytest.raises(RuntimeError, match="must have the same scalar type"):
         x.index_add_(0, lib.tensor([0]), lib.ones(1, 2, dtype=lib.float64))
     assert x.tolist() == [[0.0, 0.0]] * 3
+
+
+def test_in_place_on_a_view_of_an_empty_tensor_records_copyslices() -> None:
+    """Size-0 arrays overlap no memory; a slice of one is still a view (found by
+    tests/test_fuzz.py)."""
+    torch = pytest.importorskip("torch")
+    names = []
+    for lib in (yg, torch):
+        x = lib.ones(1, 0, requires_grad=True)
+        y = x.clone()
+        y[:1].mul_(1.25)
+        names.append(type(y.grad_fn).__name__)
+        y.sum().backward()
+        assert tuple(x.grad.shape) == (1, 0)
+    assert names == ["CopySlices", "CopySlices"]
