@@ -422,17 +422,23 @@ def _single_axis(x: Any, dim: int) -> int | None:
 
 
 def cumsum(x: Any, dim: int, dtype: np.dtype | None) -> Any:
-    axis = _single_axis(x, dim)
-    if axis is None:
-        return np.array(x, dtype=dtype)
-    return np.cumsum(x, axis=axis, dtype=dtype)
+    return _scan(np.cumsum, x, dim, dtype)
 
 
 def cumprod(x: Any, dim: int, dtype: np.dtype | None) -> Any:
+    return _scan(np.cumprod, x, dim, dtype)
+
+
+def _scan(scan: Any, x: Any, dim: int, dtype: np.dtype | None) -> Any:
+    """A running sum or product along `dim`; float16 accumulates in float32 and
+    rounds each result back, as PyTorch's CPU kernels do."""
     axis = _single_axis(x, dim)
     if axis is None:
         return np.array(x, dtype=dtype)
-    return np.cumprod(x, axis=axis, dtype=dtype)
+    out_dtype = np.dtype(dtype) if dtype is not None else np.asarray(x).dtype
+    if out_dtype == np.float16:
+        return scan(x, axis=axis, dtype=np.float32).astype(np.float16)
+    return scan(x, axis=axis, dtype=dtype)
 
 
 def softmax(x: Any, dim: int) -> Any:
