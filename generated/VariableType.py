@@ -11890,36 +11890,68 @@ def _adaptive_avg_pool2d(*args: Any, **kwargs: Any) -> Tensor:
 
 
 add = add_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+add.__qualname__ = "add"
 
 sub = sub_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+sub.__qualname__ = "sub"
 
 mul = mul_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+mul.__qualname__ = "mul"
 
 true_divide = true_divide_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+true_divide.__qualname__ = "true_divide"
 
 where = where_self
+# Python's own argument errors then name the op as it is called: "add() got ...".
+where.__qualname__ = "where"
 
 softmax = softmax_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+softmax.__qualname__ = "softmax"
 
 log_softmax = log_softmax_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+log_softmax.__qualname__ = "log_softmax"
 
 transpose = transpose_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+transpose.__qualname__ = "transpose"
 
 select = select_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+select.__qualname__ = "select"
 
 split = split_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+split.__qualname__ = "split"
 
 unbind = unbind_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+unbind.__qualname__ = "unbind"
 
 flatten = flatten_using_ints
+# Python's own argument errors then name the op as it is called: "add() got ...".
+flatten.__qualname__ = "flatten"
 
 unflatten = unflatten_int
+# Python's own argument errors then name the op as it is called: "add() got ...".
+unflatten.__qualname__ = "unflatten"
 
 add_ = add__Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+add_.__qualname__ = "add_"
 
 sub_ = sub__Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+sub_.__qualname__ = "sub_"
 
 mul_ = mul__Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+mul_.__qualname__ = "mul_"
 
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {

@@ -77,3 +77,15 @@ def test_a_failed_op_records_nothing_on_its_inputs() -> None:
     assert a.grad is None and a.is_leaf and a._version == 0
     (a * 3).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 3), 3.0))
+
+
+def test_argument_errors_name_the_op_as_it_is_called() -> None:
+    for call in (
+        "lib.add(lib.ones(2), lib.ones(2), beta=2)",
+        "lib.ones(2).add(lib.ones(2), beta=2)",
+    ):
+        assert outcome(call, yg) == outcome(call, torch)
+    with pytest.raises(TypeError, match=r"^add\(\) takes 2 positional arguments but 5"):
+        yg.add(yg.ones(2), yg.ones(2), 1, 2, 3)
+    with pytest.raises(TypeError, match=r"^exp\(\) takes 1 positional argument"):
+        yg.exp(yg.ones(2), 3)
