@@ -124,7 +124,8 @@ from yamlgrad.runtime.formulas import (
     xlogy,
     zeros_like,
 )
-from yamlgrad.runtime.node import Grad, Node
+from yamlgrad.runtime.node import Grad, Node, task_state
+from yamlgrad.runtime.saved_variable import RELEASED, SavedVariable
 
 __all__ = [
     "AddBackward0",
@@ -331,9 +332,13 @@ class AddBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             alpha = self._saved_alpha
             grad_inputs[1] = maybe_multiply(grad, alpha)
         return grad_inputs
@@ -355,7 +360,11 @@ class AddBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -378,9 +387,13 @@ class SubBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             alpha = self._saved_alpha
             grad_inputs[1] = -maybe_multiply(grad, alpha)
         return grad_inputs
@@ -402,7 +415,11 @@ class SubBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -425,10 +442,14 @@ class RsubBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             alpha = self._saved_alpha
             grad_inputs[0] = -maybe_multiply(grad, alpha)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             grad_inputs[1] = grad
         return grad_inputs
 
@@ -450,7 +471,11 @@ class RsubBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             alpha = self._saved_alpha
             grad_inputs[0] = -maybe_multiply(grad, alpha)
         return grad_inputs
@@ -478,19 +503,31 @@ class MulBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            other = self._raw_saved_other.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[0] = grad * other
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class MulBackward1(Node):
@@ -510,7 +547,11 @@ class MulBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             other = self._saved_other
             grad_inputs[0] = grad * other
         return grad_inputs
@@ -538,20 +579,34 @@ class DivBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            other = self._raw_saved_other.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[0] = grad / other
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = -grad * self_ / (other * other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class DivBackward1(Node):
@@ -571,7 +626,11 @@ class DivBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             other = self._saved_other
             grad_inputs[0] = grad / other
         return grad_inputs
@@ -601,14 +660,24 @@ class DivBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             rounding_mode = self._saved_rounding_mode
-            other = self._raw_saved_other.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             rounding_mode = self._saved_rounding_mode
-            other = self._raw_saved_other.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = (
                 -grad * (self_ / other / other)
                 if rounding_mode is None
@@ -617,10 +686,14 @@ class DivBackward2(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class DivBackward3(Node):
@@ -644,7 +717,11 @@ class DivBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             rounding_mode = self._saved_rounding_mode
             other = self._saved_other
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
@@ -669,17 +746,27 @@ class WhereBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            condition = self._raw_saved_condition.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            condition = self._raw_saved_condition
+            if type(condition) is SavedVariable:  # else a Python number
+                condition = condition.unpack(self, raw)
             grad_inputs[0] = where(condition, grad, 0)
-        if self.task_should_compute_output(1):
-            condition = self._raw_saved_condition.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            condition = self._raw_saved_condition
+            if type(condition) is SavedVariable:  # else a Python number
+                condition = condition.unpack(self, raw)
             grad_inputs[1] = where(condition, 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_condition is not None:
+        if type(self._raw_saved_condition) is SavedVariable:
             self._raw_saved_condition.reset_data()
+        elif self._raw_saved_condition is not None:  # a Python number
+            self._raw_saved_condition = RELEASED
 
 
 class MaximumBackward0(Node):
@@ -704,25 +791,41 @@ class MaximumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[0] = where(
                 self_ < other, 0, where(self_ == other, grad / 2, grad)
             )
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = where(
                 self_ > other, 0, where(self_ == other, grad / 2, grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class FmaxBackward0(Node):
@@ -747,21 +850,37 @@ class FmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[0] = where(logical_or(self_ >= other, isnan(other)), grad, 0)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = where(logical_or(self_ >= other, isnan(other)), 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class MinimumBackward0(Node):
@@ -786,25 +905,41 @@ class MinimumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[0] = where(
                 self_ > other, 0, where(self_ == other, grad / 2, grad)
             )
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = where(
                 self_ < other, 0, where(self_ == other, grad / 2, grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class FminBackward0(Node):
@@ -829,21 +964,37 @@ class FminBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[0] = where(logical_or(self_ <= other, isnan(other)), grad, 0)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = where(logical_or(self_ <= other, isnan(other)), 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class Atan2Backward0(Node):
@@ -868,21 +1019,37 @@ class Atan2Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            other = self._raw_saved_other.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * other / (self_ * self_ + other * other)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = grad * -self_ / (self_ * self_ + other * other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class HypotBackward0(Node):
@@ -909,23 +1076,35 @@ class HypotBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * self_ / result
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = grad * other / result
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class CopysignBackward0(Node):
@@ -950,19 +1129,27 @@ class CopysignBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             grad_inputs[1] = zeros_like(grad)
         return grad_inputs
 
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class CopysignBackward1(Node):
@@ -986,8 +1173,14 @@ class CopysignBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
         return grad_inputs
@@ -995,8 +1188,10 @@ class CopysignBackward1(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class RemainderBackward0(Node):
@@ -1015,7 +1210,11 @@ class RemainderBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1042,19 +1241,31 @@ class RemainderBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = -grad * div_floor(self_, other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class FmodBackward0(Node):
@@ -1073,7 +1284,11 @@ class FmodBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1100,19 +1315,31 @@ class FmodBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            other = self._raw_saved_other.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             grad_inputs[1] = -grad * div_trunc(self_, other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class XlogyBackward0(Node):
@@ -1137,23 +1364,39 @@ class XlogyBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            other = self._raw_saved_other.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = where(
                 logical_and(self_ == 0, other <= 0), 0, xlogy(grad, other)
             )
-        if self.task_should_compute_output(1):
-            other = self._raw_saved_other.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = grad * self_ / other
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class XlogyBackward1(Node):
@@ -1177,15 +1420,23 @@ class XlogyBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            other = self._raw_saved_other.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
             self_ = self._saved_self
             grad_inputs[0] = grad * self_ / other
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
 
 
 class XlogyBackward2(Node):
@@ -1209,9 +1460,15 @@ class XlogyBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             other = self._saved_other
-            self_ = self._raw_saved_self.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = (
                 xlogy(grad, other)
                 if other > 0
@@ -1220,8 +1477,10 @@ class XlogyBackward2(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class LerpBackward0(Node):
@@ -1242,10 +1501,14 @@ class LerpBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             weight = self._saved_weight
             grad_inputs[0] = grad * (1 - weight)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             weight = self._saved_weight
             grad_inputs[1] = grad * weight
         return grad_inputs
@@ -1276,25 +1539,43 @@ class LerpBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            weight = self._raw_saved_weight.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             grad_inputs[0] = grad * (1 - weight)
-        if self.task_should_compute_output(1):
-            weight = self._raw_saved_weight.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             grad_inputs[1] = grad * weight
-        if self.task_should_compute_output(2):
-            end = self._raw_saved_end.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+            end = self._raw_saved_end
+            if type(end) is SavedVariable:  # else a Python number
+                end = end.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[2] = grad * (end - self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_end is not None:
+        if type(self._raw_saved_end) is SavedVariable:
             self._raw_saved_end.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_end is not None:  # a Python number
+            self._raw_saved_end = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class AddcmulBackward0(Node):
@@ -1322,23 +1603,35 @@ class AddcmulBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
-            tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            tensor2 = self._raw_saved_tensor2
+            if type(tensor2) is SavedVariable:  # else a Python number
+                tensor2 = tensor2.unpack(self, raw)
             value = self._saved_value
             grad_inputs[1] = grad * (tensor2 * value)
-        if self.task_should_compute_output(2):
-            tensor1 = self._raw_saved_tensor1.unpack(self, raw)
+        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+            tensor1 = self._raw_saved_tensor1
+            if type(tensor1) is SavedVariable:  # else a Python number
+                tensor1 = tensor1.unpack(self, raw)
             value = self._saved_value
             grad_inputs[2] = grad * (tensor1 * value)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_tensor1 is not None:
+        if type(self._raw_saved_tensor1) is SavedVariable:
             self._raw_saved_tensor1.reset_data()
-        if self._raw_saved_tensor2 is not None:
+        elif self._raw_saved_tensor1 is not None:  # a Python number
+            self._raw_saved_tensor1 = RELEASED
+        if type(self._raw_saved_tensor2) is SavedVariable:
             self._raw_saved_tensor2.reset_data()
+        elif self._raw_saved_tensor2 is not None:  # a Python number
+            self._raw_saved_tensor2 = RELEASED
 
 
 class AddcdivBackward0(Node):
@@ -1366,24 +1659,38 @@ class AddcdivBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             value = self._saved_value
-            tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+            tensor2 = self._raw_saved_tensor2
+            if type(tensor2) is SavedVariable:  # else a Python number
+                tensor2 = tensor2.unpack(self, raw)
             grad_inputs[1] = grad * (value / tensor2)
-        if self.task_should_compute_output(2):
+        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
             value = self._saved_value
-            tensor1 = self._raw_saved_tensor1.unpack(self, raw)
-            tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+            tensor1 = self._raw_saved_tensor1
+            if type(tensor1) is SavedVariable:  # else a Python number
+                tensor1 = tensor1.unpack(self, raw)
+            tensor2 = self._raw_saved_tensor2
+            if type(tensor2) is SavedVariable:  # else a Python number
+                tensor2 = tensor2.unpack(self, raw)
             grad_inputs[2] = -grad * (value * tensor1 / (tensor2 * tensor2))
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_tensor1 is not None:
+        if type(self._raw_saved_tensor1) is SavedVariable:
             self._raw_saved_tensor1.reset_data()
-        if self._raw_saved_tensor2 is not None:
+        elif self._raw_saved_tensor1 is not None:  # a Python number
+            self._raw_saved_tensor1 = RELEASED
+        if type(self._raw_saved_tensor2) is SavedVariable:
             self._raw_saved_tensor2.reset_data()
+        elif self._raw_saved_tensor2 is not None:  # a Python number
+            self._raw_saved_tensor2 = RELEASED
 
 
 class ClampBackward0(Node):
@@ -1411,30 +1718,58 @@ class ClampBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            min = self._raw_saved_min.unpack(self, raw)
-            max = self._raw_saved_max.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            min = self._raw_saved_min
+            if type(min) is SavedVariable:  # else a Python number
+                min = min.unpack(self, raw)
+            max = self._raw_saved_max
+            if type(max) is SavedVariable:  # else a Python number
+                max = max.unpack(self, raw)
             grad_inputs[0] = clamp_backward(grad, self_, min, max)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            min = self._raw_saved_min.unpack(self, raw)
-            max = self._raw_saved_max.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            min = self._raw_saved_min
+            if type(min) is SavedVariable:  # else a Python number
+                min = min.unpack(self, raw)
+            max = self._raw_saved_max
+            if type(max) is SavedVariable:  # else a Python number
+                max = max.unpack(self, raw)
             grad_inputs[1] = clamp_backward_min(grad, self_, min, max)
-        if self.task_should_compute_output(2):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            min = self._raw_saved_min.unpack(self, raw)
-            max = self._raw_saved_max.unpack(self, raw)
+        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            min = self._raw_saved_min
+            if type(min) is SavedVariable:  # else a Python number
+                min = min.unpack(self, raw)
+            max = self._raw_saved_max
+            if type(max) is SavedVariable:  # else a Python number
+                max = max.unpack(self, raw)
             grad_inputs[2] = clamp_backward_max(grad, self_, min, max)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_max is not None:
+        if type(self._raw_saved_max) is SavedVariable:
             self._raw_saved_max.reset_data()
-        if self._raw_saved_min is not None:
+        elif self._raw_saved_max is not None:  # a Python number
+            self._raw_saved_max = RELEASED
+        if type(self._raw_saved_min) is SavedVariable:
             self._raw_saved_min.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_min is not None:  # a Python number
+            self._raw_saved_min = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ClampBackward1(Node):
@@ -1460,16 +1795,24 @@ class ClampBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             min = self._saved_min
             max = self._saved_max
             grad_inputs[0] = clamp_backward(grad, self_, min, max)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ClampMinBackward0(Node):
@@ -1493,15 +1836,23 @@ class ClampMinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             min = self._saved_min
             grad_inputs[0] = where(self_ >= min, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ClampMinBackward1(Node):
@@ -1526,21 +1877,37 @@ class ClampMinBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            min = self._raw_saved_min.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            min = self._raw_saved_min
+            if type(min) is SavedVariable:  # else a Python number
+                min = min.unpack(self, raw)
             grad_inputs[0] = where(self_ >= min, grad, 0)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            min = self._raw_saved_min.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            min = self._raw_saved_min
+            if type(min) is SavedVariable:  # else a Python number
+                min = min.unpack(self, raw)
             grad_inputs[1] = where(self_ < min, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_min is not None:
+        if type(self._raw_saved_min) is SavedVariable:
             self._raw_saved_min.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_min is not None:  # a Python number
+            self._raw_saved_min = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ClampMaxBackward0(Node):
@@ -1564,15 +1931,23 @@ class ClampMaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             max = self._saved_max
             grad_inputs[0] = where(self_ <= max, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ClampMaxBackward1(Node):
@@ -1597,21 +1972,37 @@ class ClampMaxBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            max = self._raw_saved_max.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            max = self._raw_saved_max
+            if type(max) is SavedVariable:  # else a Python number
+                max = max.unpack(self, raw)
             grad_inputs[0] = where(self_ <= max, grad, 0)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            max = self._raw_saved_max.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            max = self._raw_saved_max
+            if type(max) is SavedVariable:  # else a Python number
+                max = max.unpack(self, raw)
             grad_inputs[1] = where(self_ > max, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_max is not None:
+        if type(self._raw_saved_max) is SavedVariable:
             self._raw_saved_max.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_max is not None:  # a Python number
+            self._raw_saved_max = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class NanToNumBackward0(Node):
@@ -1631,14 +2022,22 @@ class NanToNumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * isfinite(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class PowBackward0(Node):
@@ -1662,15 +2061,23 @@ class PowBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             exponent = self._saved_exponent
             grad_inputs[0] = pow_backward(grad, self_, exponent)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class PowBackward1(Node):
@@ -1697,24 +2104,40 @@ class PowBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            exponent = self._raw_saved_exponent.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            exponent = self._raw_saved_exponent
+            if type(exponent) is SavedVariable:  # else a Python number
+                exponent = exponent.unpack(self, raw)
             grad_inputs[0] = pow_backward_self(grad, self_, exponent)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            exponent = self._raw_saved_exponent.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            exponent = self._raw_saved_exponent
+            if type(exponent) is SavedVariable:  # else a Python number
+                exponent = exponent.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[1] = pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_exponent is not None:
+        if type(self._raw_saved_exponent) is SavedVariable:
             self._raw_saved_exponent.reset_data()
+        elif self._raw_saved_exponent is not None:  # a Python number
+            self._raw_saved_exponent = RELEASED
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class PowBackward2(Node):
@@ -1740,16 +2163,24 @@ class PowBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_ = self._saved_self
-            exponent = self._raw_saved_exponent.unpack(self, raw)
+            exponent = self._raw_saved_exponent
+            if type(exponent) is SavedVariable:  # else a Python number
+                exponent = exponent.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_exponent is not None:
+        if type(self._raw_saved_exponent) is SavedVariable:
             self._raw_saved_exponent.reset_data()
+        elif self._raw_saved_exponent is not None:  # a Python number
+            self._raw_saved_exponent = RELEASED
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
 
@@ -1770,7 +2201,11 @@ class NegBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = -grad
         return grad_inputs
 
@@ -1792,7 +2227,11 @@ class ReciprocalBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = -grad * (result * result)
         return grad_inputs
@@ -1819,7 +2258,11 @@ class ExpBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * result
         return grad_inputs
@@ -1846,14 +2289,22 @@ class LogBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad / self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SinBackward0(Node):
@@ -1873,14 +2324,22 @@ class SinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * cos(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class CosBackward0(Node):
@@ -1900,14 +2359,22 @@ class CosBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * -sin(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class TanhBackward0(Node):
@@ -1927,7 +2394,11 @@ class TanhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (1 - result * result)
         return grad_inputs
@@ -1954,7 +2425,11 @@ class SigmoidBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (1 - result) * result
         return grad_inputs
@@ -1981,7 +2456,11 @@ class ReluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = threshold_backward(grad, result, 0)
         return grad_inputs
@@ -2008,7 +2487,11 @@ class SqrtBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad / (2 * result)
         return grad_inputs
@@ -2035,14 +2518,22 @@ class AbsBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * sign(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SignBackward0(Node):
@@ -2061,7 +2552,11 @@ class SignBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2083,7 +2578,11 @@ class Exp2Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * result * 0.6931471805599453
         return grad_inputs
@@ -2110,7 +2609,11 @@ class Expm1Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (result + 1)
         return grad_inputs
@@ -2137,14 +2640,22 @@ class Log2Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad / (self_ * 0.6931471805599453)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class Log10Backward0(Node):
@@ -2164,14 +2675,22 @@ class Log10Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad / (self_ * 2.3025850929940455)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class Log1PBackward0(Node):
@@ -2191,14 +2710,22 @@ class Log1PBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad / (self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class RsqrtBackward0(Node):
@@ -2218,7 +2745,11 @@ class RsqrtBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = -0.5 * grad * result**3
         return grad_inputs
@@ -2245,7 +2776,11 @@ class TanBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (1 + result**2)
         return grad_inputs
@@ -2272,14 +2807,22 @@ class AsinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * rsqrt(-self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AcosBackward0(Node):
@@ -2299,14 +2842,22 @@ class AcosBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * -rsqrt(-self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AtanBackward0(Node):
@@ -2326,14 +2877,22 @@ class AtanBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad / (self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SinhBackward0(Node):
@@ -2353,14 +2912,22 @@ class SinhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * cosh(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class CoshBackward0(Node):
@@ -2380,14 +2947,22 @@ class CoshBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * sinh(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AsinhBackward0(Node):
@@ -2407,14 +2982,22 @@ class AsinhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * rsqrt(self_**2 + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AcoshBackward0(Node):
@@ -2434,14 +3017,22 @@ class AcoshBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * rsqrt(self_ * self_ - 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AtanhBackward0(Node):
@@ -2461,14 +3052,22 @@ class AtanhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * 1 / (1 - self_**2)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class LogitBackward0(Node):
@@ -2492,15 +3091,23 @@ class LogitBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             eps = self._saved_eps
             grad_inputs[0] = logit_backward(grad, self_, eps)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ErfBackward0(Node):
@@ -2520,14 +3127,22 @@ class ErfBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = 1.1283791670955126 * exp(-(self_**2)) * grad
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ErfcBackward0(Node):
@@ -2547,14 +3162,22 @@ class ErfcBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = -1.1283791670955126 * exp(-(self_**2)) * grad
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class FloorBackward0(Node):
@@ -2573,7 +3196,11 @@ class FloorBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2594,7 +3221,11 @@ class CeilBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2615,7 +3246,11 @@ class RoundBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2636,7 +3271,11 @@ class RoundBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2657,7 +3296,11 @@ class TruncBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2678,7 +3321,11 @@ class FracBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -2700,7 +3347,11 @@ class SumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = expand(grad, self_sym_sizes)
         return grad_inputs
@@ -2729,7 +3380,11 @@ class SumBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             keepdim = self._saved_keepdim
@@ -2754,7 +3409,11 @@ class MeanBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = mean_backward(grad, self_sym_sizes, None, False)
         return grad_inputs
@@ -2783,7 +3442,11 @@ class MeanBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             keepdim = self._saved_keepdim
@@ -2816,7 +3479,11 @@ class MaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             indices = self._raw_saved_indices.unpack(self, raw)
@@ -2852,8 +3519,14 @@ class MaxBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
         return grad_inputs
@@ -2861,8 +3534,10 @@ class MaxBackward1(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class MinBackward0(Node):
@@ -2890,7 +3565,11 @@ class MinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             indices = self._raw_saved_indices.unpack(self, raw)
@@ -2926,8 +3605,14 @@ class MinBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
         return grad_inputs
@@ -2935,8 +3620,10 @@ class MinBackward1(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ProdBackward0(Node):
@@ -2960,8 +3647,14 @@ class ProdBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = prod_backward(grad, self_, result)
         return grad_inputs
@@ -2969,8 +3662,10 @@ class ProdBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class ProdBackward1(Node):
@@ -2998,8 +3693,14 @@ class ProdBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             dim = self._saved_dim
             keepdim = self._saved_keepdim
@@ -3009,8 +3710,10 @@ class ProdBackward1(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class VarBackward0(Node):
@@ -3038,8 +3741,14 @@ class VarBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             dim = self._saved_dim
             correction = self._saved_correction
             keepdim = self._saved_keepdim
@@ -3047,8 +3756,10 @@ class VarBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class StdBackward0(Node):
@@ -3078,9 +3789,15 @@ class StdBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             dim = self._saved_dim
             correction = self._saved_correction
             keepdim = self._saved_keepdim
@@ -3090,8 +3807,10 @@ class StdBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class LinalgVectorNormBackward0(Node):
@@ -3121,8 +3840,14 @@ class LinalgVectorNormBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             ord = self._saved_ord
             result = self._raw_saved_result.unpack(self, raw)
             dim = self._saved_dim
@@ -3135,8 +3860,10 @@ class LinalgVectorNormBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AmaxBackward0(Node):
@@ -3164,10 +3891,16 @@ class AmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
             keepdim = self._saved_keepdim
-            self_ = self._raw_saved_self.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
@@ -3179,8 +3912,10 @@ class AmaxBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AminBackward0(Node):
@@ -3208,10 +3943,16 @@ class AminBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
             keepdim = self._saved_keepdim
-            self_ = self._raw_saved_self.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
@@ -3223,8 +3964,10 @@ class AminBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class LogsumexpBackward0(Node):
@@ -3252,8 +3995,14 @@ class LogsumexpBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             dim = self._saved_dim
             keepdim = self._saved_keepdim
@@ -3263,8 +4012,10 @@ class LogsumexpBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class CumsumBackward0(Node):
@@ -3288,7 +4039,11 @@ class CumsumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_scalar_type = self._saved_self_scalar_type
             dim = self._saved_dim
             grad_inputs[0] = cumsum_backward(to_dtype(grad, self_scalar_type), dim)
@@ -3320,9 +4075,15 @@ class CumprodBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_scalar_type = self._saved_self_scalar_type
-            self_ = self._raw_saved_self.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             dim = self._saved_dim
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = cumprod_backward(
@@ -3333,8 +4094,10 @@ class CumprodBackward0(Node):
     def release_variables(self) -> None:
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SoftmaxBackward0(Node):
@@ -3358,7 +4121,11 @@ class SoftmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             dim = self._saved_dim
             grad_inputs[0] = softmax_backward_data(grad, result, dim)
@@ -3390,7 +4157,11 @@ class LogSoftmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             dim = self._saved_dim
             grad_inputs[0] = log_softmax_backward_data(grad, result, dim)
@@ -3423,19 +4194,31 @@ class MmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            mat2 = self._raw_saved_mat2.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            mat2 = self._raw_saved_mat2
+            if type(mat2) is SavedVariable:  # else a Python number
+                mat2 = mat2.unpack(self, raw)
             grad_inputs[0] = mm_mat1_backward(grad, mat2)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = mm_mat2_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_mat2 is not None:
+        if type(self._raw_saved_mat2) is SavedVariable:
             self._raw_saved_mat2.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_mat2 is not None:  # a Python number
+            self._raw_saved_mat2 = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class DotBackward0(Node):
@@ -3460,19 +4243,31 @@ class DotBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            tensor = self._raw_saved_tensor.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            tensor = self._raw_saved_tensor
+            if type(tensor) is SavedVariable:  # else a Python number
+                tensor = tensor.unpack(self, raw)
             grad_inputs[0] = grad * tensor
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_tensor is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_tensor) is SavedVariable:
             self._raw_saved_tensor.reset_data()
+        elif self._raw_saved_tensor is not None:  # a Python number
+            self._raw_saved_tensor = RELEASED
 
 
 class MvBackward0(Node):
@@ -3497,19 +4292,31 @@ class MvBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            vec = self._raw_saved_vec.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            vec = self._raw_saved_vec
+            if type(vec) is SavedVariable:  # else a Python number
+                vec = vec.unpack(self, raw)
             grad_inputs[0] = outer(grad, vec)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = mv(self_.T, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_vec is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_vec) is SavedVariable:
             self._raw_saved_vec.reset_data()
+        elif self._raw_saved_vec is not None:  # a Python number
+            self._raw_saved_vec = RELEASED
 
 
 class BmmBackward0(Node):
@@ -3534,19 +4341,31 @@ class BmmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            mat2 = self._raw_saved_mat2.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            mat2 = self._raw_saved_mat2
+            if type(mat2) is SavedVariable:  # else a Python number
+                mat2 = mat2.unpack(self, raw)
             grad_inputs[0] = bmm(grad, transpose(mat2, 1, 2))
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = bmm(transpose(self_, 1, 2), grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_mat2 is not None:
+        if type(self._raw_saved_mat2) is SavedVariable:
             self._raw_saved_mat2.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_mat2 is not None:  # a Python number
+            self._raw_saved_mat2 = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class AddmmBackward0(Node):
@@ -3576,24 +4395,36 @@ class AddmmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             beta = self._saved_beta
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             alpha = self._saved_alpha
-            mat2 = self._raw_saved_mat2.unpack(self, raw)
+            mat2 = self._raw_saved_mat2
+            if type(mat2) is SavedVariable:  # else a Python number
+                mat2 = mat2.unpack(self, raw)
             grad_inputs[1] = maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
-        if self.task_should_compute_output(2):
+        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
             alpha = self._saved_alpha
-            mat1 = self._raw_saved_mat1.unpack(self, raw)
+            mat1 = self._raw_saved_mat1
+            if type(mat1) is SavedVariable:  # else a Python number
+                mat1 = mat1.unpack(self, raw)
             grad_inputs[2] = maybe_multiply(mm_mat2_backward(grad, mat1), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_mat1 is not None:
+        if type(self._raw_saved_mat1) is SavedVariable:
             self._raw_saved_mat1.reset_data()
-        if self._raw_saved_mat2 is not None:
+        elif self._raw_saved_mat1 is not None:  # a Python number
+            self._raw_saved_mat1 = RELEASED
+        if type(self._raw_saved_mat2) is SavedVariable:
             self._raw_saved_mat2.reset_data()
+        elif self._raw_saved_mat2 is not None:  # a Python number
+            self._raw_saved_mat2 = RELEASED
 
 
 class BaddbmmBackward0(Node):
@@ -3623,24 +4454,36 @@ class BaddbmmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             beta = self._saved_beta
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             alpha = self._saved_alpha
-            batch2 = self._raw_saved_batch2.unpack(self, raw)
+            batch2 = self._raw_saved_batch2
+            if type(batch2) is SavedVariable:  # else a Python number
+                batch2 = batch2.unpack(self, raw)
             grad_inputs[1] = maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
-        if self.task_should_compute_output(2):
+        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
             alpha = self._saved_alpha
-            batch1 = self._raw_saved_batch1.unpack(self, raw)
+            batch1 = self._raw_saved_batch1
+            if type(batch1) is SavedVariable:  # else a Python number
+                batch1 = batch1.unpack(self, raw)
             grad_inputs[2] = maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_batch1 is not None:
+        if type(self._raw_saved_batch1) is SavedVariable:
             self._raw_saved_batch1.reset_data()
-        if self._raw_saved_batch2 is not None:
+        elif self._raw_saved_batch1 is not None:  # a Python number
+            self._raw_saved_batch1 = RELEASED
+        if type(self._raw_saved_batch2) is SavedVariable:
             self._raw_saved_batch2.reset_data()
+        elif self._raw_saved_batch2 is not None:  # a Python number
+            self._raw_saved_batch2 = RELEASED
 
 
 class TraceBackward0(Node):
@@ -3660,7 +4503,11 @@ class TraceBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = trace_backward(grad, self_sym_sizes)
         return grad_inputs
@@ -3683,7 +4530,11 @@ class LinalgInvExBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             inverse = self._raw_saved_inverse.unpack(self, raw)
             grad_inputs[0] = -(
                 transpose(inverse, -1, -2) @ (grad @ transpose(inverse, -1, -2))
@@ -3716,15 +4567,23 @@ class LinalgDetBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            A = self._raw_saved_A.unpack(self, raw)
+            A = self._raw_saved_A
+            if type(A) is SavedVariable:  # else a Python number
+                A = A.unpack(self, raw)
             grad_inputs[0] = linalg_det_backward(grad, result, A)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_A is not None:
+        if type(self._raw_saved_A) is SavedVariable:
             self._raw_saved_A.reset_data()
+        elif self._raw_saved_A is not None:  # a Python number
+            self._raw_saved_A = RELEASED
         if self._raw_saved_result is not None:
             self._raw_saved_result.reset_data()
 
@@ -3745,7 +4604,11 @@ class TBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad.T
         return grad_inputs
 
@@ -3771,7 +4634,11 @@ class TransposeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim0 = self._saved_dim0
             dim1 = self._saved_dim1
             grad_inputs[0] = transpose(grad, dim0, dim1)
@@ -3795,7 +4662,11 @@ class PermuteBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dims = self._saved_dims
             grad_inputs[0] = permute_backwards(grad, dims)
         return grad_inputs
@@ -3818,7 +4689,11 @@ class ViewBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
@@ -3841,7 +4716,11 @@ class ExpandBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = sum_to(grad, self_sym_sizes)
         return grad_inputs
@@ -3868,6 +4747,10 @@ class CatBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
             tensors_args_sizes = self._saved_tensors_args_sizes
             dim = self._saved_dim
@@ -3896,6 +4779,10 @@ class StackBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
             tensors_args_sizes = self._saved_tensors_args_sizes
             dim = self._saved_dim
@@ -3926,7 +4813,11 @@ class SelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             index = self._saved_index
@@ -3955,7 +4846,11 @@ class SelectBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
             index = self._saved_index
             grad_inputs[0] = select_of(grad, dim, index)
@@ -3989,7 +4884,11 @@ class SliceBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             start = self._saved_start
@@ -4024,7 +4923,11 @@ class SliceBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
             start = self._saved_start
             end = self._saved_end
@@ -4056,7 +4959,11 @@ class SplitBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             split_size = self._saved_split_size
             dim = self._saved_dim
@@ -4081,7 +4988,11 @@ class UnbindBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
             grad_inputs[0] = unbind_backward(grads, dim)
         return grad_inputs
@@ -4104,7 +5015,11 @@ class ToCopyBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_scalar_type = self._saved_self_scalar_type
             grad_inputs[0] = to_dtype(grad, self_scalar_type)
         return grad_inputs
@@ -4127,7 +5042,11 @@ class FlipBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dims = self._saved_dims
             grad_inputs[0] = flip(grad, dims)
         return grad_inputs
@@ -4150,7 +5069,11 @@ class TrilBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             diagonal = self._saved_diagonal
             grad_inputs[0] = tril(grad, diagonal)
         return grad_inputs
@@ -4173,7 +5096,11 @@ class TriuBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             diagonal = self._saved_diagonal
             grad_inputs[0] = triu(grad, diagonal)
         return grad_inputs
@@ -4204,7 +5131,11 @@ class DiagonalBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             offset = self._saved_offset
             dim1 = self._saved_dim1
@@ -4236,7 +5167,11 @@ class DiagEmbedBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             offset = self._saved_offset
             dim1 = self._saved_dim1
             dim2 = self._saved_dim2
@@ -4267,7 +5202,11 @@ class DiagonalBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             offset = self._saved_offset
             dim1 = self._saved_dim1
             dim2 = self._saved_dim2
@@ -4292,7 +5231,11 @@ class SqueezeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -4315,7 +5258,11 @@ class SqueezeBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -4338,7 +5285,11 @@ class SqueezeBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -4361,7 +5312,11 @@ class SqueezeBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -4384,7 +5339,11 @@ class SqueezeBackward4(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -4407,7 +5366,11 @@ class SqueezeBackward5(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -4430,7 +5393,11 @@ class UnsqueezeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
             grad_inputs[0] = squeeze_dim(grad, dim)
         return grad_inputs
@@ -4457,7 +5424,11 @@ class IndexBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             indices = self._saved_indices
             grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
@@ -4487,16 +5458,24 @@ class IndexSelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
-            index = self._raw_saved_index.unpack(self, raw)
+            index = self._raw_saved_index
+            if type(index) is SavedVariable:  # else a Python number
+                index = index.unpack(self, raw)
             grad_inputs[0] = index_select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_index is not None:
+        if type(self._raw_saved_index) is SavedVariable:
             self._raw_saved_index.reset_data()
+        elif self._raw_saved_index is not None:  # a Python number
+            self._raw_saved_index = RELEASED
 
 
 class GatherBackward0(Node):
@@ -4522,16 +5501,24 @@ class GatherBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
-            index = self._raw_saved_index.unpack(self, raw)
+            index = self._raw_saved_index
+            if type(index) is SavedVariable:  # else a Python number
+                index = index.unpack(self, raw)
             grad_inputs[0] = gather_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_index is not None:
+        if type(self._raw_saved_index) is SavedVariable:
             self._raw_saved_index.reset_data()
+        elif self._raw_saved_index is not None:  # a Python number
+            self._raw_saved_index = RELEASED
 
 
 class ScatterBackward0(Node):
@@ -4556,19 +5543,29 @@ class ScatterBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
-            index = self._raw_saved_index.unpack(self, raw)
+            index = self._raw_saved_index
+            if type(index) is SavedVariable:  # else a Python number
+                index = index.unpack(self, raw)
             grad_inputs[0] = scatter_fill(grad, dim, index, 0)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             dim = self._saved_dim
-            index = self._raw_saved_index.unpack(self, raw)
+            index = self._raw_saved_index
+            if type(index) is SavedVariable:  # else a Python number
+                index = index.unpack(self, raw)
             grad_inputs[1] = gather(grad, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_index is not None:
+        if type(self._raw_saved_index) is SavedVariable:
             self._raw_saved_index.reset_data()
+        elif self._raw_saved_index is not None:  # a Python number
+            self._raw_saved_index = RELEASED
 
 
 class ScatterBackward1(Node):
@@ -4592,15 +5589,23 @@ class ScatterBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             dim = self._saved_dim
-            index = self._raw_saved_index.unpack(self, raw)
+            index = self._raw_saved_index
+            if type(index) is SavedVariable:  # else a Python number
+                index = index.unpack(self, raw)
             grad_inputs[0] = scatter_fill(grad, dim, index, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_index is not None:
+        if type(self._raw_saved_index) is SavedVariable:
             self._raw_saved_index.reset_data()
+        elif self._raw_saved_index is not None:  # a Python number
+            self._raw_saved_index = RELEASED
 
 
 class ScatterAddBackward0(Node):
@@ -4625,17 +5630,25 @@ class ScatterAddBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             dim = self._saved_dim
-            index = self._raw_saved_index.unpack(self, raw)
+            index = self._raw_saved_index
+            if type(index) is SavedVariable:  # else a Python number
+                index = index.unpack(self, raw)
             grad_inputs[1] = gather(grad, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_index is not None:
+        if type(self._raw_saved_index) is SavedVariable:
             self._raw_saved_index.reset_data()
+        elif self._raw_saved_index is not None:  # a Python number
+            self._raw_saved_index = RELEASED
 
 
 class IndexAddBackward0(Node):
@@ -4662,18 +5675,26 @@ class IndexAddBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             alpha = self._saved_alpha
             dim = self._saved_dim
-            index = self._raw_saved_index.unpack(self, raw)
+            index = self._raw_saved_index
+            if type(index) is SavedVariable:  # else a Python number
+                index = index.unpack(self, raw)
             grad_inputs[1] = maybe_multiply(index_select(grad, dim, index), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_index is not None:
+        if type(self._raw_saved_index) is SavedVariable:
             self._raw_saved_index.reset_data()
+        elif self._raw_saved_index is not None:  # a Python number
+            self._raw_saved_index = RELEASED
 
 
 class MaskedFillBackward0(Node):
@@ -4693,14 +5714,22 @@ class MaskedFillBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            mask = self._raw_saved_mask.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            mask = self._raw_saved_mask
+            if type(mask) is SavedVariable:  # else a Python number
+                mask = mask.unpack(self, raw)
             grad_inputs[0] = masked_fill(grad, mask, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_mask is not None:
+        if type(self._raw_saved_mask) is SavedVariable:
             self._raw_saved_mask.reset_data()
+        elif self._raw_saved_mask is not None:  # a Python number
+            self._raw_saved_mask = RELEASED
 
 
 class MaskedFillBackward1(Node):
@@ -4721,17 +5750,27 @@ class MaskedFillBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            mask = self._raw_saved_mask.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            mask = self._raw_saved_mask
+            if type(mask) is SavedVariable:  # else a Python number
+                mask = mask.unpack(self, raw)
             grad_inputs[0] = masked_fill(grad, mask, 0)
-        if self.task_should_compute_output(1):
-            mask = self._raw_saved_mask.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            mask = self._raw_saved_mask
+            if type(mask) is SavedVariable:  # else a Python number
+                mask = mask.unpack(self, raw)
             grad_inputs[1] = masked_fill_backward(grad, mask)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_mask is not None:
+        if type(self._raw_saved_mask) is SavedVariable:
             self._raw_saved_mask.reset_data()
+        elif self._raw_saved_mask is not None:  # a Python number
+            self._raw_saved_mask = RELEASED
 
 
 class MaskedSelectBackward0(Node):
@@ -4755,15 +5794,23 @@ class MaskedSelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
-            mask = self._raw_saved_mask.unpack(self, raw)
+            mask = self._raw_saved_mask
+            if type(mask) is SavedVariable:  # else a Python number
+                mask = mask.unpack(self, raw)
             grad_inputs[0] = masked_select_backward(grad, self_sym_sizes, mask)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_mask is not None:
+        if type(self._raw_saved_mask) is SavedVariable:
             self._raw_saved_mask.reset_data()
+        elif self._raw_saved_mask is not None:  # a Python number
+            self._raw_saved_mask = RELEASED
 
 
 class RollBackward0(Node):
@@ -4787,7 +5834,11 @@ class RollBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             shifts = self._saved_shifts
             dims = self._saved_dims
             grad_inputs[0] = roll_backward(grad, shifts, dims)
@@ -4815,7 +5866,11 @@ class RepeatBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             repeats = self._saved_repeats
             grad_inputs[0] = repeat_backward(grad, repeats, self_sym_sizes)
@@ -4838,7 +5893,11 @@ class CloneBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -4860,7 +5919,11 @@ class ConstantPadNdBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             pad = self._saved_pad
             grad_inputs[0] = constant_pad_nd_backward(grad, pad)
         return grad_inputs
@@ -4883,7 +5946,11 @@ class UnsafeViewBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
@@ -4905,7 +5972,11 @@ class FillBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -4928,9 +5999,13 @@ class FillBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             value_sym_sizes = self._saved_value_sym_sizes
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
@@ -4952,7 +6027,11 @@ class FillBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -4975,9 +6054,13 @@ class FillBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             value_sym_sizes = self._saved_value_sym_sizes
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
@@ -4999,7 +6082,11 @@ class ZeroBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -5041,9 +6128,15 @@ class ConvolutionBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             input_sym_sizes = self._saved_input_sym_sizes
-            weight = self._raw_saved_weight.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             stride = self._saved_stride
             padding = self._saved_padding
             dilation = self._saved_dilation
@@ -5059,9 +6152,11 @@ class ConvolutionBackward0(Node):
                 transposed,
                 groups,
             )
-        if self.task_should_compute_output(1):
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
             weight_sym_sizes = self._saved_weight_sym_sizes
-            input = self._raw_saved_input.unpack(self, raw)
+            input = self._raw_saved_input
+            if type(input) is SavedVariable:  # else a Python number
+                input = input.unpack(self, raw)
             stride = self._saved_stride
             padding = self._saved_padding
             dilation = self._saved_dilation
@@ -5077,15 +6172,19 @@ class ConvolutionBackward0(Node):
                 transposed,
                 groups,
             )
-        if self.task_should_compute_output(2):
+        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
             grad_inputs[2] = convolution_backward_bias(grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_input is not None:
+        if type(self._raw_saved_input) is SavedVariable:
             self._raw_saved_input.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_input is not None:  # a Python number
+            self._raw_saved_input = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class MaxPool2DWithIndicesBackward0(Node):
@@ -5109,7 +6208,11 @@ class MaxPool2DWithIndicesBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             result1 = self._raw_saved_result1.unpack(self, raw)
             grad_inputs[0] = max_pool2d_with_indices_backward(
@@ -5153,7 +6256,11 @@ class AvgPool2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             kernel_size = self._saved_kernel_size
             stride = self._saved_stride
@@ -5191,7 +6298,11 @@ class AdaptiveAvgPool2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
@@ -5222,15 +6333,23 @@ class NativeLayerNormBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
         grad_input_mask = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-            self.task_should_compute_output(2),
+            _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed),
+            _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed),
+            _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input.unpack(self, raw)
+            input = self._raw_saved_input
+            if type(input) is SavedVariable:  # else a Python number
+                input = input.unpack(self, raw)
             normalized_shape = self._saved_normalized_shape
-            weight = self._raw_saved_weight.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             eps = self._saved_eps
             grad_result = native_layer_norm_backward(
                 grad, input, normalized_shape, weight, eps, grad_input_mask
@@ -5244,10 +6363,14 @@ class NativeLayerNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_input is not None:
+        if type(self._raw_saved_input) is SavedVariable:
             self._raw_saved_input.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_input is not None:  # a Python number
+            self._raw_saved_input = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class NativeBatchNormBackward0(Node):
@@ -5279,16 +6402,28 @@ class NativeBatchNormBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
         grad_input_mask = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-            self.task_should_compute_output(2),
+            _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed),
+            _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed),
+            _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
-            running_mean = self._raw_saved_running_mean.unpack(self, raw)
-            running_var = self._raw_saved_running_var.unpack(self, raw)
+            input = self._raw_saved_input
+            if type(input) is SavedVariable:  # else a Python number
+                input = input.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
+            running_mean = self._raw_saved_running_mean
+            if type(running_mean) is SavedVariable:  # else a Python number
+                running_mean = running_mean.unpack(self, raw)
+            running_var = self._raw_saved_running_var
+            if type(running_var) is SavedVariable:  # else a Python number
+                running_var = running_var.unpack(self, raw)
             training = self._saved_training
             eps = self._saved_eps
             grad_result = native_batch_norm_backward(
@@ -5310,14 +6445,22 @@ class NativeBatchNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_input is not None:
+        if type(self._raw_saved_input) is SavedVariable:
             self._raw_saved_input.reset_data()
-        if self._raw_saved_running_mean is not None:
+        elif self._raw_saved_input is not None:  # a Python number
+            self._raw_saved_input = RELEASED
+        if type(self._raw_saved_running_mean) is SavedVariable:
             self._raw_saved_running_mean.reset_data()
-        if self._raw_saved_running_var is not None:
+        elif self._raw_saved_running_mean is not None:  # a Python number
+            self._raw_saved_running_mean = RELEASED
+        if type(self._raw_saved_running_var) is SavedVariable:
             self._raw_saved_running_var.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_running_var is not None:  # a Python number
+            self._raw_saved_running_var = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class NativeGroupNormBackward0(Node):
@@ -5351,14 +6494,22 @@ class NativeGroupNormBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
         grad_input_mask = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-            self.task_should_compute_output(2),
+            _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed),
+            _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed),
+            _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
+            input = self._raw_saved_input
+            if type(input) is SavedVariable:  # else a Python number
+                input = input.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             N = self._saved_N
             C = self._saved_C
             HxW = self._saved_HxW
@@ -5376,10 +6527,14 @@ class NativeGroupNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_input is not None:
+        if type(self._raw_saved_input) is SavedVariable:
             self._raw_saved_input.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_input is not None:  # a Python number
+            self._raw_saved_input = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class EmbeddingBackward0(Node):
@@ -5407,9 +6562,15 @@ class EmbeddingBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             weight_sym_sizes = self._saved_weight_sym_sizes
-            indices = self._raw_saved_indices.unpack(self, raw)
+            indices = self._raw_saved_indices
+            if type(indices) is SavedVariable:  # else a Python number
+                indices = indices.unpack(self, raw)
             padding_idx = self._saved_padding_idx
             scale_grad_by_freq = self._saved_scale_grad_by_freq
             grad_inputs[0] = embedding_backward(
@@ -5418,8 +6579,10 @@ class EmbeddingBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_indices is not None:
+        if type(self._raw_saved_indices) is SavedVariable:
             self._raw_saved_indices.reset_data()
+        elif self._raw_saved_indices is not None:  # a Python number
+            self._raw_saved_indices = RELEASED
 
 
 class GeluBackward0(Node):
@@ -5443,15 +6606,23 @@ class GeluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             approximate = self._saved_approximate
             grad_inputs[0] = gelu_backward(grad, self_, approximate)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SiluBackward0(Node):
@@ -5471,14 +6642,22 @@ class SiluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = silu_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class MishBackward0(Node):
@@ -5498,14 +6677,22 @@ class MishBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = mish_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SoftplusBackward0(Node):
@@ -5531,16 +6718,24 @@ class SoftplusBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             beta = self._saved_beta
             threshold = self._saved_threshold
             grad_inputs[0] = softplus_backward(grad, self_, beta, threshold)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class EluBackward0(Node):
@@ -5568,8 +6763,14 @@ class EluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             alpha = self._saved_alpha
             scale = self._saved_scale
             input_scale = self._saved_input_scale
@@ -5577,8 +6778,10 @@ class EluBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class CeluBackward0(Node):
@@ -5602,15 +6805,23 @@ class CeluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             alpha = self._saved_alpha
             grad_inputs[0] = elu_backward(grad, self_, alpha, 1.0, 1.0 / alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class LeakyReluBackward0(Node):
@@ -5634,15 +6845,23 @@ class LeakyReluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             negative_slope = self._saved_negative_slope
             grad_inputs[0] = leaky_relu_backward(grad, self_, negative_slope)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class HardtanhBackward0(Node):
@@ -5668,16 +6887,24 @@ class HardtanhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             min_val = self._saved_min_val
             max_val = self._saved_max_val
             grad_inputs[0] = hardtanh_backward(grad, self_, min_val, max_val)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class HardswishBackward0(Node):
@@ -5697,14 +6924,22 @@ class HardswishBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = hardswish_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class HardsigmoidBackward0(Node):
@@ -5724,14 +6959,22 @@ class HardsigmoidBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = hardsigmoid_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class LogSigmoidBackward0(Node):
@@ -5751,14 +6994,22 @@ class LogSigmoidBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = log_sigmoid_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class LeakyReluBackward1(Node):
@@ -5782,7 +7033,11 @@ class LeakyReluBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             negative_slope = self._saved_negative_slope
             grad_inputs[0] = leaky_relu_backward(grad, result, negative_slope)
@@ -5818,7 +7073,11 @@ class EluBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             alpha = self._saved_alpha
             scale = self._saved_scale
@@ -5854,7 +7113,11 @@ class CeluBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             alpha = self._saved_alpha
             grad_inputs[0] = elu_backward_result(grad, result, alpha, 1.0, 1.0 / alpha)
@@ -5889,23 +7152,39 @@ class MseLossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
             reduction = self._saved_reduction
             grad_inputs[0] = mse_loss_backward(grad, self_, target, reduction)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
             reduction = self._saved_reduction
             grad_inputs[1] = -mse_loss_backward(grad, self_, target, reduction)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_target is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_target) is SavedVariable:
             self._raw_saved_target.reset_data()
+        elif self._raw_saved_target is not None:  # a Python number
+            self._raw_saved_target = RELEASED
 
 
 class SmoothL1LossBackward0(Node):
@@ -5934,17 +7213,29 @@ class SmoothL1LossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
             reduction = self._saved_reduction
             beta = self._saved_beta
             grad_inputs[0] = smooth_l1_loss_backward(
                 grad, self_, target, reduction, beta
             )
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
             reduction = self._saved_reduction
             beta = self._saved_beta
             grad_inputs[1] = -smooth_l1_loss_backward(
@@ -5953,10 +7244,14 @@ class SmoothL1LossBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_target is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_target) is SavedVariable:
             self._raw_saved_target.reset_data()
+        elif self._raw_saved_target is not None:  # a Python number
+            self._raw_saved_target = RELEASED
 
 
 class HuberLossBackward0(Node):
@@ -5985,25 +7280,41 @@ class HuberLossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
             reduction = self._saved_reduction
             delta = self._saved_delta
             grad_inputs[0] = huber_loss_backward(grad, self_, target, reduction, delta)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
             reduction = self._saved_reduction
             delta = self._saved_delta
             grad_inputs[1] = -huber_loss_backward(grad, self_, target, reduction, delta)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_target is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_target) is SavedVariable:
             self._raw_saved_target.reset_data()
+        elif self._raw_saved_target is not None:  # a Python number
+            self._raw_saved_target = RELEASED
 
 
 class BinaryCrossEntropyBackward0(Node):
@@ -6032,18 +7343,34 @@ class BinaryCrossEntropyBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             reduction = self._saved_reduction
             grad_inputs[0] = binary_cross_entropy_backward(
                 grad, self_, target, weight, reduction
             )
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             reduction = self._saved_reduction
             grad_inputs[1] = binary_cross_entropy_target_backward(
                 grad, self_, target, weight, reduction
@@ -6051,12 +7378,18 @@ class BinaryCrossEntropyBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_target is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_target) is SavedVariable:
             self._raw_saved_target.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_target is not None:  # a Python number
+            self._raw_saved_target = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -6087,20 +7420,40 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
-            pos_weight = self._raw_saved_pos_weight.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
+            pos_weight = self._raw_saved_pos_weight
+            if type(pos_weight) is SavedVariable:  # else a Python number
+                pos_weight = pos_weight.unpack(self, raw)
             reduction = self._saved_reduction
             grad_inputs[0] = binary_cross_entropy_with_logits_backward(
                 grad, self_, target, weight, pos_weight, reduction
             )
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
-            pos_weight = self._raw_saved_pos_weight.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
+            pos_weight = self._raw_saved_pos_weight
+            if type(pos_weight) is SavedVariable:  # else a Python number
+                pos_weight = pos_weight.unpack(self, raw)
             reduction = self._saved_reduction
             grad_inputs[1] = binary_cross_entropy_with_logits_target_backward(
                 grad, self_, target, weight, pos_weight, reduction
@@ -6108,14 +7461,22 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_pos_weight is not None:
+        if type(self._raw_saved_pos_weight) is SavedVariable:
             self._raw_saved_pos_weight.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_pos_weight is not None:  # a Python number
+            self._raw_saved_pos_weight = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_target is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_target) is SavedVariable:
             self._raw_saved_target.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_target is not None:  # a Python number
+            self._raw_saved_target = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class NllLossBackward0(Node):
@@ -6145,10 +7506,20 @@ class NllLossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             reduction = self._saved_reduction
             ignore_index = self._saved_ignore_index
             grad_inputs[0] = nll_loss_backward(
@@ -6157,12 +7528,18 @@ class NllLossBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_target is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_target) is SavedVariable:
             self._raw_saved_target.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_target is not None:  # a Python number
+            self._raw_saved_target = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED
 
 
 class NllLoss2DBackward0(Node):
@@ -6192,10 +7569,20 @@ class NllLoss2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
-            target = self._raw_saved_target.unpack(self, raw)
-            weight = self._raw_saved_weight.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
+            target = self._raw_saved_target
+            if type(target) is SavedVariable:  # else a Python number
+                target = target.unpack(self, raw)
+            weight = self._raw_saved_weight
+            if type(weight) is SavedVariable:  # else a Python number
+                weight = weight.unpack(self, raw)
             reduction = self._saved_reduction
             ignore_index = self._saved_ignore_index
             grad_inputs[0] = nll_loss_backward(
@@ -6204,9 +7591,15 @@ class NllLoss2DBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
-        if self._raw_saved_target is not None:
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
+        if type(self._raw_saved_target) is SavedVariable:
             self._raw_saved_target.reset_data()
-        if self._raw_saved_weight is not None:
+        elif self._raw_saved_target is not None:  # a Python number
+            self._raw_saved_target = RELEASED
+        if type(self._raw_saved_weight) is SavedVariable:
             self._raw_saved_weight.reset_data()
+        elif self._raw_saved_weight is not None:  # a Python number
+            self._raw_saved_weight = RELEASED

@@ -16,9 +16,14 @@ import numpy as np
 
 from yamlgrad.runtime import composites, kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
+from yamlgrad.runtime.anomaly_mode import state as _anomaly
+from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.kernel_errors import kernel_error
+from yamlgrad.runtime.node import record_anomaly
+from yamlgrad.runtime.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.variable_type_utils import next_edge as _next_edge
 from yamlgrad.runtime.variable_type_utils import (
     args_sizes_of,
     bool_arg,
@@ -240,6 +245,8 @@ from .Functions import (
     NllLoss2DBackward0,
 )
 
+_new = object.__new__
+
 __all__ = [
     "add",
     "sub",
@@ -452,11 +459,46 @@ def add_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "add", "other", 2)
     )
     alpha = scalar_arg(alpha, "add", "alpha", 3)
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
@@ -469,7 +511,11 @@ def add_Tensor(
             "add", kernel_failure, self=self_data, other=other_data, alpha=alpha
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -487,11 +533,38 @@ def add_Scalar(
     )
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AddBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.add(self_data, other * alpha))
     except ValueError as kernel_failure:
@@ -499,7 +572,11 @@ def add_Scalar(
             "add", kernel_failure, self=self_data, other=other, alpha=alpha
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -520,11 +597,46 @@ def sub_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "sub", "other", 2)
     )
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SubBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
@@ -537,7 +649,11 @@ def sub_Tensor(
             "sub", kernel_failure, self=self_data, other=other_data, alpha=alpha
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -555,11 +671,38 @@ def sub_Scalar(
     )
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SubBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SubBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.subtract(self_data, other * alpha))
     except ValueError as kernel_failure:
@@ -567,7 +710,11 @@ def sub_Scalar(
             "sub", kernel_failure, self=self_data, other=other, alpha=alpha
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -588,11 +735,46 @@ def rsub_Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "rsub", "other", 2)
     )
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = RsubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RsubBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
@@ -605,7 +787,11 @@ def rsub_Tensor(
             "rsub", kernel_failure, self=self_data, other=other_data, alpha=alpha
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -623,11 +809,38 @@ def rsub_Scalar(
     )
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = RsubBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RsubBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
         result = Tensor._make(
@@ -640,7 +853,11 @@ def rsub_Scalar(
             "rsub", kernel_failure, self=self_data, other=other, alpha=alpha
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -658,21 +875,70 @@ def mul_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "mul", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MulBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.multiply(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -688,18 +954,49 @@ def mul_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
     )
     other = scalar_arg(other, "mul", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MulBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MulBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_other = other
     try:
         result = Tensor._make(np.multiply(self_data, other))
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -717,21 +1014,75 @@ def div_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = DivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DivBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.true_divide(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -747,18 +1098,49 @@ def div_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
     )
     other = scalar_arg(other, "div", "other", 2)
-    self_data, other = promote_operands(self_data, other, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = DivBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DivBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_other = other
     try:
         result = Tensor._make(np.true_divide(self_data, other))
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -779,16 +1161,64 @@ def div_Tensor_mode(
         other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
     )
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = DivBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DivBackward2)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
         grad_fn._saved_rounding_mode = rounding_mode
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(kernels.divide(self_data, other_data, rounding_mode))
     except ValueError as kernel_failure:
@@ -800,7 +1230,11 @@ def div_Tensor_mode(
             rounding_mode=rounding_mode,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -819,11 +1253,38 @@ def div_Scalar_mode(
     )
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = DivBackward3()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DivBackward3)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_other = other
         grad_fn._saved_rounding_mode = rounding_mode
     try:
@@ -837,7 +1298,11 @@ def div_Scalar_mode(
             rounding_mode=rounding_mode,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -872,13 +1337,58 @@ def where_self(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "where", "other", 3)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = WhereBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_condition = SavedVariable(condition, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(WhereBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_condition = (
+                SavedVariable(condition, False)
+                if isinstance(condition, Tensor)
+                else condition
+            )
+        else:
+            grad_fn._raw_saved_condition = None
     try:
         result = Tensor._make(np.where(condition_data, self_data, other_data))
     except ValueError as kernel_failure:
@@ -890,7 +1400,11 @@ def where_self(
             other=other_data,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -910,21 +1424,76 @@ def maximum(
         if type(other) is Tensor
         else tensor_arg(other, "maximum", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = MaximumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaximumBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.maximum(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("maximum", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -942,21 +1511,76 @@ def fmax(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmax", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = FmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FmaxBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.fmax(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("fmax", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -976,21 +1600,76 @@ def minimum(
         if type(other) is Tensor
         else tensor_arg(other, "minimum", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = MinimumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MinimumBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.minimum(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("minimum", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1008,21 +1687,76 @@ def fmin(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmin", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = FminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FminBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.fmin(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("fmin", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1040,21 +1774,78 @@ def atan2(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "atan2", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = Atan2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Atan2Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.arctan2(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("atan2", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1072,21 +1863,72 @@ def hypot(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "hypot", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = HypotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HypotBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.hypot(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("hypot", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1107,19 +1949,65 @@ def copysign_Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "copysign", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = CopysignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CopysignBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.copysign(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1136,18 +2024,52 @@ def copysign_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
     )
     other = scalar_arg(other, "copysign", "other", 2)
-    self_data, other = promote_operands(self_data, other, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CopysignBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CopysignBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.copysign(self_data, other))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1164,17 +2086,48 @@ def remainder_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
     )
     other = scalar_arg(other, "remainder", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = RemainderBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RemainderBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.remainder(self_data, other))
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1194,15 +2147,60 @@ def remainder_Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "remainder", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = RemainderBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RemainderBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.remainder(self_data, other_data))
     except ValueError as kernel_failure:
@@ -1210,7 +2208,11 @@ def remainder_Tensor(
             "remainder", kernel_failure, self=self_data, other=other_data
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1226,17 +2228,48 @@ def fmod_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
     )
     other = scalar_arg(other, "fmod", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = FmodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FmodBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.fmod(self_data, other))
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1254,21 +2287,70 @@ def fmod_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmod", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = FmodBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FmodBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.fmod(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1286,21 +2368,78 @@ def xlogy_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = XlogyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(XlogyBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(kernels.xlogy(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1316,19 +2455,53 @@ def xlogy_Scalar_Self(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
     )
-    self, other_data = promote_operands(self, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self) is np.ndarray
+        and self.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self.dtype
+        )
+    ):
+        self, other_data = promote_operands(self, other_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(other):
-        grad_fn = XlogyBackward1()
-        grad_fn.set_next_edges(collect_next_edges(other))
-        grad_fn._raw_saved_other = SavedVariable(other, False)
+    if _grad_mode.enabled and ((isinstance(other, Tensor) and other._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(XlogyBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_other = (
+            SavedVariable(other, False) if isinstance(other, Tensor) else other
+        )
         grad_fn._saved_self = self
     try:
         result = Tensor._make(kernels.xlogy(self, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1344,19 +2517,53 @@ def xlogy_Scalar_Other(
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
     )
     other = scalar_arg(other, "xlogy", "other", 2)
-    self_data, other = promote_operands(self_data, other, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = XlogyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(XlogyBackward2)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_other = other
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.xlogy(self_data, other))
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self_data, other=other)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1374,11 +2581,52 @@ def lerp_Scalar(
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
-    self_data, end_data, weight = promote_operands(self_data, end_data, weight)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(end_data) is float
+            or type(end_data) is int
+            or type(end_data) is np.ndarray
+            and end_data.dtype == self_data.dtype
+        )
+        and (
+            type(weight) is float
+            or type(weight) is int
+            or type(weight) is np.ndarray
+            and weight.dtype == self_data.dtype
+        )
+    ):
+        self_data, end_data, weight = promote_operands(self_data, end_data, weight)
     grad_fn = None
-    if compute_requires_grad(self, end):
-        grad_fn = LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(end, Tensor) and end._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LerpBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (end.grad_fn, end.output_nr)
+                if type(end) is Tensor and end.grad_fn is not None
+                else _next_edge(end)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_weight = weight
     try:
         result = Tensor._make(kernels.lerp(self_data, end_data, weight))
@@ -1387,7 +2635,11 @@ def lerp_Scalar(
             "lerp", kernel_failure, self=self_data, end=end_data, weight=weight
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1409,19 +2661,84 @@ def lerp_Tensor(
         if type(weight) is Tensor
         else tensor_arg(weight, "lerp", "weight", 3)
     )
-    self_data, end_data, weight_data = promote_operands(
-        self_data, end_data, weight_data
-    )
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(end_data) is float
+            or type(end_data) is int
+            or type(end_data) is np.ndarray
+            and end_data.dtype == self_data.dtype
+        )
+        and (
+            type(weight_data) is float
+            or type(weight_data) is int
+            or type(weight_data) is np.ndarray
+            and weight_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, end_data, weight_data = promote_operands(
+            self_data, end_data, weight_data
+        )
     grad_fn = None
-    if compute_requires_grad(self, end, weight):
-        grad_fn = LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_end = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(end, Tensor) and end._requires_grad)
+        or (isinstance(weight, Tensor) and weight._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LerpBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (end.grad_fn, end.output_nr)
+                if type(end) is Tensor and end.grad_fn is not None
+                else _next_edge(end)
+            ),
+            (
+                (weight.grad_fn, weight.output_nr)
+                if type(weight) is Tensor and weight.grad_fn is not None
+                else _next_edge(weight)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_end = (
+                SavedVariable(end, False) if isinstance(end, Tensor) else end
+            )
+        else:
+            grad_fn._raw_saved_end = None
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
     try:
         result = Tensor._make(kernels.lerp(self_data, end_data, weight_data))
     except ValueError as kernel_failure:
@@ -1429,7 +2746,11 @@ def lerp_Tensor(
             "lerp", kernel_failure, self=self_data, end=end_data, weight=weight_data
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1458,17 +2779,78 @@ def addcmul(
         else tensor_arg(tensor2, "addcmul", "tensor2", 3)
     )
     value = scalar_arg(value, "addcmul", "value", 4)
-    self_data, tensor1_data, tensor2_data = promote_operands(
-        self_data, tensor1_data, tensor2_data
-    )
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(tensor1_data) is float
+            or type(tensor1_data) is int
+            or type(tensor1_data) is np.ndarray
+            and tensor1_data.dtype == self_data.dtype
+        )
+        and (
+            type(tensor2_data) is float
+            or type(tensor2_data) is int
+            or type(tensor2_data) is np.ndarray
+            and tensor2_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, tensor1_data, tensor2_data = promote_operands(
+            self_data, tensor1_data, tensor2_data
+        )
     grad_fn = None
-    if compute_requires_grad(self, tensor1, tensor2):
-        grad_fn = AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
+        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddcmulBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (tensor1.grad_fn, tensor1.output_nr)
+                if type(tensor1) is Tensor and tensor1.grad_fn is not None
+                else _next_edge(tensor1)
+            ),
+            (
+                (tensor2.grad_fn, tensor2.output_nr)
+                if type(tensor2) is Tensor and tensor2.grad_fn is not None
+                else _next_edge(tensor2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor1 = (
+                SavedVariable(tensor1, False)
+                if isinstance(tensor1, Tensor)
+                else tensor1
+            )
+        else:
+            grad_fn._raw_saved_tensor1 = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor2 = (
+                SavedVariable(tensor2, False)
+                if isinstance(tensor2, Tensor)
+                else tensor2
+            )
+        else:
+            grad_fn._raw_saved_tensor2 = None
         grad_fn._saved_value = value
     try:
         result = Tensor._make(np.add(self_data, value * tensor1_data * tensor2_data))
@@ -1482,7 +2864,11 @@ def addcmul(
             value=value,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1511,17 +2897,81 @@ def addcdiv(
         else tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     )
     value = scalar_arg(value, "addcdiv", "value", 4)
-    self_data, tensor1_data, tensor2_data = promote_operands(
-        self_data, tensor1_data, tensor2_data
-    )
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(tensor1_data) is float
+            or type(tensor1_data) is int
+            or type(tensor1_data) is np.ndarray
+            and tensor1_data.dtype == self_data.dtype
+        )
+        and (
+            type(tensor2_data) is float
+            or type(tensor2_data) is int
+            or type(tensor2_data) is np.ndarray
+            and tensor2_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, tensor1_data, tensor2_data = promote_operands(
+            self_data, tensor1_data, tensor2_data
+        )
     grad_fn = None
-    if compute_requires_grad(self, tensor1, tensor2):
-        grad_fn = AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
-        if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
+        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddcdivBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (tensor1.grad_fn, tensor1.output_nr)
+                if type(tensor1) is Tensor and tensor1.grad_fn is not None
+                else _next_edge(tensor1)
+            ),
+            (
+                (tensor2.grad_fn, tensor2.output_nr)
+                if type(tensor2) is Tensor and tensor2.grad_fn is not None
+                else _next_edge(tensor2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor1 = (
+                SavedVariable(tensor1, False)
+                if isinstance(tensor1, Tensor)
+                else tensor1
+            )
+        else:
+            grad_fn._raw_saved_tensor1 = None
+        if (
+            grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor2 = (
+                SavedVariable(tensor2, False)
+                if isinstance(tensor2, Tensor)
+                else tensor2
+            )
+        else:
+            grad_fn._raw_saved_tensor2 = None
         grad_fn._saved_value = value
     try:
         result = Tensor._make(
@@ -1537,7 +2987,11 @@ def addcdiv(
             value=value,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1555,29 +3009,91 @@ def clamp_Tensor(
     )
     min_data = optional_tensor_arg(min, "clamp", "min", 2)
     max_data = optional_tensor_arg(max, "clamp", "max", 3)
-    self_data, min_data, max_data = promote_operands(self_data, min_data, max_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(min_data) is float
+            or type(min_data) is int
+            or type(min_data) is np.ndarray
+            and min_data.dtype == self_data.dtype
+        )
+        and (
+            type(max_data) is float
+            or type(max_data) is int
+            or type(max_data) is np.ndarray
+            and max_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, min_data, max_data = promote_operands(self_data, min_data, max_data)
     grad_fn = None
-    if compute_requires_grad(self, min, max):
-        grad_fn = ClampBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(min, Tensor) and min._requires_grad)
+        or (isinstance(max, Tensor) and max._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (min.grad_fn, min.output_nr)
+                if type(min) is Tensor and min.grad_fn is not None
+                else _next_edge(min)
+            ),
+            (
+                (max.grad_fn, max.output_nr)
+                if type(max) is Tensor and max.grad_fn is not None
+                else _next_edge(max)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_max = SavedVariable(max, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_max = (
+                SavedVariable(max, False) if isinstance(max, Tensor) else max
+            )
+        else:
+            grad_fn._raw_saved_max = None
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_min = SavedVariable(min, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_min = (
+                SavedVariable(min, False) if isinstance(min, Tensor) else min
+            )
+        else:
+            grad_fn._raw_saved_min = None
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(kernels.clamp(self_data, min_data, max_data))
     except ValueError as kernel_failure:
@@ -1585,7 +3101,11 @@ def clamp_Tensor(
             "clamp", kernel_failure, self=self_data, min=min_data, max=max_data
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1603,20 +3123,60 @@ def clamp_default(
     )
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
-    self_data, min, max = promote_operands(self_data, min, max)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(min) is float
+            or type(min) is int
+            or type(min) is np.ndarray
+            and min.dtype == self_data.dtype
+        )
+        and (
+            type(max) is float
+            or type(max) is int
+            or type(max) is np.ndarray
+            and max.dtype == self_data.dtype
+        )
+    ):
+        self_data, min, max = promote_operands(self_data, min, max)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ClampBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_max = max
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.clamp(self_data, min, max))
     except ValueError as kernel_failure:
         raise kernel_error("clamp", kernel_failure, self=self_data, min=min, max=max)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1632,19 +3192,53 @@ def clamp_min_default(
         self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
     )
     min = scalar_arg(min, "clamp_min", "min", 2)
-    self_data, min = promote_operands(self_data, min)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(min) is float
+            or type(min) is int
+            or type(min) is np.ndarray
+            and min.dtype == self_data.dtype
+        )
+    ):
+        self_data, min = promote_operands(self_data, min)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ClampMinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMinBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.clamp(self_data, min, None))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1662,21 +3256,76 @@ def clamp_min_Tensor(
     min_data = (
         min._data if type(min) is Tensor else tensor_arg(min, "clamp_min", "min", 2)
     )
-    self_data, min_data = promote_operands(self_data, min_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(min_data) is float
+            or type(min_data) is int
+            or type(min_data) is np.ndarray
+            and min_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, min_data = promote_operands(self_data, min_data)
     grad_fn = None
-    if compute_requires_grad(self, min):
-        grad_fn = ClampMinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, min))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_min = SavedVariable(min, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(min, Tensor) and min._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMinBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (min.grad_fn, min.output_nr)
+                if type(min) is Tensor and min.grad_fn is not None
+                else _next_edge(min)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_min = (
+                SavedVariable(min, False) if isinstance(min, Tensor) else min
+            )
+        else:
+            grad_fn._raw_saved_min = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(kernels.clamp(self_data, min_data, None))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1692,19 +3341,53 @@ def clamp_max_default(
         self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
     )
     max = scalar_arg(max, "clamp_max", "max", 2)
-    self_data, max = promote_operands(self_data, max)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(max) is float
+            or type(max) is int
+            or type(max) is np.ndarray
+            and max.dtype == self_data.dtype
+        )
+    ):
+        self_data, max = promote_operands(self_data, max)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ClampMaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMaxBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_max = max
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.clamp(self_data, None, max))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1722,21 +3405,76 @@ def clamp_max_Tensor(
     max_data = (
         max._data if type(max) is Tensor else tensor_arg(max, "clamp_max", "max", 2)
     )
-    self_data, max_data = promote_operands(self_data, max_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(max_data) is float
+            or type(max_data) is int
+            or type(max_data) is np.ndarray
+            and max_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, max_data = promote_operands(self_data, max_data)
     grad_fn = None
-    if compute_requires_grad(self, max):
-        grad_fn = ClampMaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, max))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_max = SavedVariable(max, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(max, Tensor) and max._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMaxBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (max.grad_fn, max.output_nr)
+                if type(max) is Tensor and max.grad_fn is not None
+                else _next_edge(max)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_max = (
+                SavedVariable(max, False) if isinstance(max, Tensor) else max
+            )
+        else:
+            grad_fn._raw_saved_max = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(kernels.clamp(self_data, None, max_data))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1759,10 +3497,28 @@ def nan_to_num(
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NanToNumBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(
             np.nan_to_num(
@@ -1779,7 +3535,11 @@ def nan_to_num(
             neginf=neginf,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -1797,7 +3557,19 @@ def eq_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "eq", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.equal(self_data, other_data))
     except ValueError as kernel_failure:
@@ -1819,7 +3591,19 @@ def ne_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "ne", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.not_equal(self_data, other_data))
     except ValueError as kernel_failure:
@@ -1841,7 +3625,19 @@ def lt_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "lt", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.less(self_data, other_data))
     except ValueError as kernel_failure:
@@ -1863,7 +3659,19 @@ def le_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "le", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.less_equal(self_data, other_data))
     except ValueError as kernel_failure:
@@ -1885,7 +3693,19 @@ def gt_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "gt", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.greater(self_data, other_data))
     except ValueError as kernel_failure:
@@ -1907,7 +3727,19 @@ def ge_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "ge", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.greater_equal(self_data, other_data))
     except ValueError as kernel_failure:
@@ -1927,7 +3759,19 @@ def eq_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
     )
     other = scalar_arg(other, "eq", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.equal(self_data, other))
     except ValueError as kernel_failure:
@@ -1947,7 +3791,19 @@ def ne_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
     )
     other = scalar_arg(other, "ne", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.not_equal(self_data, other))
     except ValueError as kernel_failure:
@@ -1967,7 +3823,19 @@ def lt_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
     )
     other = scalar_arg(other, "lt", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.less(self_data, other))
     except ValueError as kernel_failure:
@@ -1987,7 +3855,19 @@ def le_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
     )
     other = scalar_arg(other, "le", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.less_equal(self_data, other))
     except ValueError as kernel_failure:
@@ -2007,7 +3887,19 @@ def gt_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
     )
     other = scalar_arg(other, "gt", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.greater(self_data, other))
     except ValueError as kernel_failure:
@@ -2027,7 +3919,19 @@ def ge_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
     )
     other = scalar_arg(other, "ge", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.greater_equal(self_data, other))
     except ValueError as kernel_failure:
@@ -2223,7 +4127,19 @@ def bitwise_and_Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "bitwise_and", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.bitwise_and(self_data, other_data))
     except ValueError as kernel_failure:
@@ -2247,7 +4163,19 @@ def bitwise_and_Scalar(
         else tensor_arg(self, "bitwise_and", "self", 1)
     )
     other = scalar_arg(other, "bitwise_and", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.bitwise_and(self_data, other))
     except ValueError as kernel_failure:
@@ -2273,7 +4201,19 @@ def bitwise_or_Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "bitwise_or", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.bitwise_or(self_data, other_data))
     except ValueError as kernel_failure:
@@ -2297,7 +4237,19 @@ def bitwise_or_Scalar(
         else tensor_arg(self, "bitwise_or", "self", 1)
     )
     other = scalar_arg(other, "bitwise_or", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.bitwise_or(self_data, other))
     except ValueError as kernel_failure:
@@ -2323,7 +4275,19 @@ def bitwise_xor_Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "bitwise_xor", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.bitwise_xor(self_data, other_data))
     except ValueError as kernel_failure:
@@ -2347,7 +4311,19 @@ def bitwise_xor_Scalar(
         else tensor_arg(self, "bitwise_xor", "self", 1)
     )
     other = scalar_arg(other, "bitwise_xor", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.bitwise_xor(self_data, other))
     except ValueError as kernel_failure:
@@ -2373,7 +4349,19 @@ def floor_divide_default(
         if type(other) is Tensor
         else tensor_arg(other, "floor_divide", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     try:
         result = Tensor._make(np.floor_divide(self_data, other_data))
     except ValueError as kernel_failure:
@@ -2397,7 +4385,19 @@ def floor_divide_Scalar(
         else tensor_arg(self, "floor_divide", "self", 1)
     )
     other = scalar_arg(other, "floor_divide", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     try:
         result = Tensor._make(np.floor_divide(self_data, other))
     except ValueError as kernel_failure:
@@ -2417,19 +4417,53 @@ def pow_Tensor_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
     )
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
-    self_data, exponent = promote_operands(self_data, exponent)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(exponent) is float
+            or type(exponent) is int
+            or type(exponent) is np.ndarray
+            and exponent.dtype == self_data.dtype
+        )
+    ):
+        self_data, exponent = promote_operands(self_data, exponent)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = PowBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(PowBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_exponent = exponent
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.power(self_data, exponent))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self_data, exponent=exponent)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2449,15 +4483,68 @@ def pow_Tensor_Tensor(
         if type(exponent) is Tensor
         else tensor_arg(exponent, "pow", "exponent", 2)
     )
-    self_data, exponent_data = promote_operands(self_data, exponent_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(exponent_data) is float
+            or type(exponent_data) is int
+            or type(exponent_data) is np.ndarray
+            and exponent_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, exponent_data = promote_operands(self_data, exponent_data)
     grad_fn = None
-    if compute_requires_grad(self, exponent):
-        grad_fn = PowBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, exponent))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(exponent, Tensor) and exponent._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(PowBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (exponent.grad_fn, exponent.output_nr)
+                if type(exponent) is Tensor and exponent.grad_fn is not None
+                else _next_edge(exponent)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_exponent = (
+                SavedVariable(exponent, False)
+                if isinstance(exponent, Tensor)
+                else exponent
+            )
+        else:
+            grad_fn._raw_saved_exponent = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.power(self_data, exponent_data))
     except ValueError as kernel_failure:
@@ -2465,7 +4552,11 @@ def pow_Tensor_Tensor(
             "pow", kernel_failure, self=self_data, exponent=exponent_data
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2484,19 +4575,55 @@ def pow_Scalar(
         if type(exponent) is Tensor
         else tensor_arg(exponent, "pow", "exponent", 2)
     )
-    self, exponent_data = promote_operands(self, exponent_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self) is np.ndarray
+        and self.dtype.kind == "f"
+        and (
+            type(exponent_data) is float
+            or type(exponent_data) is int
+            or type(exponent_data) is np.ndarray
+            and exponent_data.dtype == self.dtype
+        )
+    ):
+        self, exponent_data = promote_operands(self, exponent_data)
     grad_fn = None
-    if compute_requires_grad(exponent):
-        grad_fn = PowBackward2()
-        grad_fn.set_next_edges(collect_next_edges(exponent))
-        grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
+    if _grad_mode.enabled and (
+        (isinstance(exponent, Tensor) and exponent._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(PowBackward2)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (exponent.grad_fn, exponent.output_nr)
+                if type(exponent) is Tensor and exponent.grad_fn is not None
+                else _next_edge(exponent)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_exponent = (
+            SavedVariable(exponent, False) if isinstance(exponent, Tensor) else exponent
+        )
         grad_fn._saved_self = self
     try:
         result = Tensor._make(np.power(self, exponent_data))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2512,15 +4639,34 @@ def neg(
         self._data if type(self) is Tensor else tensor_arg(self, "neg", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = NegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NegBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.negative(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("neg", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2536,17 +4682,39 @@ def reciprocal(
         if type(self) is Tensor
         else tensor_arg(self, "reciprocal", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ReciprocalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ReciprocalBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.reciprocal(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("reciprocal", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2561,17 +4729,39 @@ def exp(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ExpBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.exp(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("exp", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2586,18 +4776,43 @@ def log(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = LogBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LogBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.log(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("log", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2611,18 +4826,43 @@ def sin(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sin", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SinBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.sin(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("sin", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2636,18 +4876,43 @@ def cos(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cos", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CosBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.cos(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("cos", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2661,17 +4926,39 @@ def tanh(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tanh", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TanhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.tanh(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("tanh", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2686,17 +4973,39 @@ def sigmoid(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SigmoidBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(kernels.sigmoid(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("sigmoid", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2712,15 +5021,34 @@ def relu(
         self._data if type(self) is Tensor else tensor_arg(self, "relu", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ReluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(kernels.relu(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("relu", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2735,17 +5063,39 @@ def sqrt(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqrtBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.sqrt(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("sqrt", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2761,16 +5111,38 @@ def abs(
         self._data if type(self) is Tensor else tensor_arg(self, "abs", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AbsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AbsBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.abs(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("abs", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2785,15 +5157,34 @@ def sign(
         self._data if type(self) is Tensor else tensor_arg(self, "sign", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SignBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.sign(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("sign", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2807,17 +5198,39 @@ def exp2(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp2", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = Exp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Exp2Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.exp2(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("exp2", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2832,17 +5245,39 @@ def expm1(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "expm1", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = Expm1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Expm1Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.expm1(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("expm1", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2857,18 +5292,43 @@ def log2(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log2", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = Log2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Log2Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.log2(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("log2", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2882,18 +5342,43 @@ def log10(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log10", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = Log10Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Log10Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.log10(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("log10", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2907,18 +5392,43 @@ def log1p(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log1p", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = Log1PBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Log1PBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.log1p(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("log1p", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -2932,17 +5442,39 @@ def rsqrt(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = RsqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RsqrtBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.reciprocal(np.sqrt(self_data)))
     except ValueError as kernel_failure:
         raise kernel_error("rsqrt", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2967,17 +5499,39 @@ def tan(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tan", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TanBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.tan(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("tan", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2992,18 +5546,43 @@ def asin(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "asin", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AsinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AsinBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.arcsin(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("asin", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3017,18 +5596,43 @@ def acos(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "acos", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AcosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AcosBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.arccos(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("acos", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3042,18 +5646,43 @@ def atan(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "atan", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AtanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AtanBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.arctan(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("atan", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3067,18 +5696,43 @@ def sinh(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sinh", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SinhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.sinh(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("sinh", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3092,18 +5746,43 @@ def cosh(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cosh", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CoshBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.cosh(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("cosh", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3117,18 +5796,43 @@ def asinh(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "asinh", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AsinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AsinhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.arcsinh(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("asinh", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3142,18 +5846,43 @@ def acosh(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "acosh", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AcoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AcoshBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.arccosh(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("acosh", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3167,18 +5896,43 @@ def atanh(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "atanh", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AtanhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.arctanh(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("atanh", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3194,19 +5948,44 @@ def logit(
         self._data if type(self) is Tensor else tensor_arg(self, "logit", "self", 1)
     )
     eps = optional_float_arg(eps, "logit", "eps", 2)
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = LogitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LogitBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_eps = eps
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.logit(self_data, eps))
     except ValueError as kernel_failure:
         raise kernel_error("logit", kernel_failure, self=self_data, eps=eps)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3220,18 +5999,43 @@ def erf(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erf", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ErfBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ErfBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.erf(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("erf", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3245,18 +6049,43 @@ def erfc(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erfc", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ErfcBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ErfcBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.erfc(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("erfc", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3271,15 +6100,34 @@ def floor(
         self._data if type(self) is Tensor else tensor_arg(self, "floor", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = FloorBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FloorBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.floor(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("floor", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3294,15 +6142,34 @@ def ceil(
         self._data if type(self) is Tensor else tensor_arg(self, "ceil", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CeilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CeilBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.ceil(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("ceil", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3317,15 +6184,34 @@ def round_default(
         self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = RoundBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RoundBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.round(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3343,15 +6229,34 @@ def round_decimals(
     )
     decimals = int_arg(decimals, "round", "decimals", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = RoundBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RoundBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.round(self_data, decimals))
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_data, decimals=decimals)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3366,15 +6271,34 @@ def trunc(
         self._data if type(self) is Tensor else tensor_arg(self, "trunc", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TruncBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TruncBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.trunc(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("trunc", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3389,15 +6313,34 @@ def frac(
         self._data if type(self) is Tensor else tensor_arg(self, "frac", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = FracBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FracBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(self_data - np.trunc(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("frac", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3415,16 +6358,35 @@ def sum_default(
     )
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SumBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(np.sum(self_data, dtype=dtype))
     except ValueError as kernel_failure:
         raise kernel_error("sum", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3446,9 +6408,24 @@ def sum_dim_IntList(
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SumBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SumBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
@@ -3466,7 +6443,11 @@ def sum_dim_IntList(
             "sum", kernel_failure, self=self_data, dim=dim, keepdim=keepdim, dtype=dtype
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3484,16 +6465,35 @@ def mean_default(
     )
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MeanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MeanBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(np.mean(self_data, dtype=dtype))
     except ValueError as kernel_failure:
         raise kernel_error("mean", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3515,9 +6515,24 @@ def mean_dim(
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MeanBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MeanBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
@@ -3540,7 +6555,11 @@ def mean_dim(
             dtype=dtype,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3559,9 +6578,24 @@ def max_dim(
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaxBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
@@ -3590,16 +6624,38 @@ def max_default(
         self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaxBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.max(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("max", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3619,9 +6675,24 @@ def min_dim(
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MinBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
@@ -3650,16 +6721,38 @@ def min_default(
         self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MinBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.min(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("min", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3678,16 +6771,38 @@ def prod_default(
     )
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ProdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ProdBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.prod(self_data, dtype=dtype))
     except ValueError as kernel_failure:
         raise kernel_error("prod", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3710,12 +6825,30 @@ def prod_dim_int(
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ProdBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ProdBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(
             np.prod(
@@ -3735,7 +6868,11 @@ def prod_dim_int(
             dtype=dtype,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3758,13 +6895,31 @@ def var_correction(
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = VarBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(VarBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_correction = correction
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.var(self_data, dim, correction, keepdim))
     except ValueError as kernel_failure:
@@ -3777,7 +6932,11 @@ def var_correction(
             keepdim=keepdim,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -3799,13 +6958,31 @@ def std_correction(
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = StdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(StdBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_correction = correction
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.std(self_data, dim, correction, keepdim))
     except ValueError as kernel_failure:
@@ -3818,7 +6995,11 @@ def std_correction(
             keepdim=keepdim,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3845,13 +7026,31 @@ def linalg_vector_norm(
     keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = LinalgVectorNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LinalgVectorNormBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_ord = ord
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(
             kernels.vector_norm(
@@ -3872,7 +7071,11 @@ def linalg_vector_norm(
             dtype=dtype,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3916,12 +7119,30 @@ def amax(
     dim = int_list_arg(dim, "amax", "dim", 2)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AmaxBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(
             np.amax(
@@ -3935,7 +7156,11 @@ def amax(
             "amax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3955,12 +7180,30 @@ def amin(
     dim = int_list_arg(dim, "amin", "dim", 2)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AminBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(
             np.amin(
@@ -3974,7 +7217,11 @@ def amin(
             "amin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3994,12 +7241,30 @@ def logsumexp(
     dim = int_list_arg(dim, "logsumexp", "dim", 2)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = LogsumexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LogsumexpBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.logsumexp(self_data, dim, keepdim))
     except ValueError as kernel_failure:
@@ -4007,7 +7272,11 @@ def logsumexp(
             "logsumexp", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4028,9 +7297,24 @@ def cumsum(
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CumsumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CumsumBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
@@ -4040,7 +7324,11 @@ def cumsum(
             "cumsum", kernel_failure, self=self_data, dim=dim, dtype=dtype
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4060,11 +7348,29 @@ def cumprod(
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CumprodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CumprodBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
         result = Tensor._make(kernels.cumprod(self_data, dim, dtype))
@@ -4073,7 +7379,11 @@ def cumprod(
             "cumprod", kernel_failure, self=self_data, dim=dim, dtype=dtype
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4093,9 +7403,24 @@ def _softmax(
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SoftmaxBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
         result = Tensor._make(kernels.softmax(self_data, dim))
@@ -4108,7 +7433,11 @@ def _softmax(
             half_to_float=half_to_float,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4130,9 +7459,24 @@ def _log_softmax(
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = LogSoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LogSoftmaxBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
         result = Tensor._make(kernels.log_softmax(self_data, dim))
@@ -4145,7 +7489,11 @@ def _log_softmax(
             half_to_float=half_to_float,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4385,19 +7733,56 @@ def mm(
         mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "mm", "mat2", 2)
     )
     grad_fn = None
-    if compute_requires_grad(self, mat2):
-        grad_fn = MmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat2))
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(mat2, Tensor) and mat2._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MmBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (mat2.grad_fn, mat2.output_nr)
+                if type(mat2) is Tensor and mat2.grad_fn is not None
+                else _next_edge(mat2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_mat2 = (
+                SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
+            )
+        else:
+            grad_fn._raw_saved_mat2 = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.matmul(self_data, mat2_data))
     except ValueError as kernel_failure:
         raise kernel_error("mm", kernel_failure, self=self_data, mat2=mat2_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4429,19 +7814,56 @@ def dot(
         else tensor_arg(tensor, "dot", "tensor", 2)
     )
     grad_fn = None
-    if compute_requires_grad(self, tensor):
-        grad_fn = DotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_tensor = SavedVariable(tensor, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(tensor, Tensor) and tensor._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DotBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (tensor.grad_fn, tensor.output_nr)
+                if type(tensor) is Tensor and tensor.grad_fn is not None
+                else _next_edge(tensor)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor = (
+                SavedVariable(tensor, False) if isinstance(tensor, Tensor) else tensor
+            )
+        else:
+            grad_fn._raw_saved_tensor = None
     try:
         result = Tensor._make(np.dot(self_data, tensor_data))
     except ValueError as kernel_failure:
         raise kernel_error("dot", kernel_failure, self=self_data, tensor=tensor_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4458,19 +7880,56 @@ def mv(
     )
     vec_data = vec._data if type(vec) is Tensor else tensor_arg(vec, "mv", "vec", 2)
     grad_fn = None
-    if compute_requires_grad(self, vec):
-        grad_fn = MvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, vec))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_vec = SavedVariable(vec, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(vec, Tensor) and vec._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MvBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (vec.grad_fn, vec.output_nr)
+                if type(vec) is Tensor and vec.grad_fn is not None
+                else _next_edge(vec)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_vec = (
+                SavedVariable(vec, False) if isinstance(vec, Tensor) else vec
+            )
+        else:
+            grad_fn._raw_saved_vec = None
     try:
         result = Tensor._make(np.matmul(self_data, vec_data))
     except ValueError as kernel_failure:
         raise kernel_error("mv", kernel_failure, self=self_data, vec=vec_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4489,19 +7948,56 @@ def bmm(
         mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "bmm", "mat2", 2)
     )
     grad_fn = None
-    if compute_requires_grad(self, mat2):
-        grad_fn = BmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat2))
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(mat2, Tensor) and mat2._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(BmmBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (mat2.grad_fn, mat2.output_nr)
+                if type(mat2) is Tensor and mat2.grad_fn is not None
+                else _next_edge(mat2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_mat2 = (
+                SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
+            )
+        else:
+            grad_fn._raw_saved_mat2 = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(np.matmul(self_data, mat2_data))
     except ValueError as kernel_failure:
         raise kernel_error("bmm", kernel_failure, self=self_data, mat2=mat2_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4540,15 +8036,54 @@ def addmm(
     beta = scalar_arg(beta, "addmm", "beta", 4)
     alpha = scalar_arg(alpha, "addmm", "alpha", 5)
     grad_fn = None
-    if compute_requires_grad(self, mat1, mat2):
-        grad_fn = AddmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat1, mat2))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(mat1, Tensor) and mat1._requires_grad)
+        or (isinstance(mat2, Tensor) and mat2._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddmmBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (mat1.grad_fn, mat1.output_nr)
+                if type(mat1) is Tensor and mat1.grad_fn is not None
+                else _next_edge(mat1)
+            ),
+            (
+                (mat2.grad_fn, mat2.output_nr)
+                if type(mat2) is Tensor and mat2.grad_fn is not None
+                else _next_edge(mat2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_beta = beta
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_mat1 = SavedVariable(mat1, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_mat1 = (
+                SavedVariable(mat1, False) if isinstance(mat1, Tensor) else mat1
+            )
+        else:
+            grad_fn._raw_saved_mat1 = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_mat2 = (
+                SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
+            )
+        else:
+            grad_fn._raw_saved_mat2 = None
     try:
         result = Tensor._make(
             kernels.addmm(self_data, mat1_data, mat2_data, beta, alpha)
@@ -4564,7 +8099,11 @@ def addmm(
             alpha=alpha,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4596,14 +8135,53 @@ def baddbmm(
     beta = scalar_arg(beta, "baddbmm", "beta", 4)
     alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
     grad_fn = None
-    if compute_requires_grad(self, batch1, batch2):
-        grad_fn = BaddbmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(batch1, Tensor) and batch1._requires_grad)
+        or (isinstance(batch2, Tensor) and batch2._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(BaddbmmBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (batch1.grad_fn, batch1.output_nr)
+                if type(batch1) is Tensor and batch1.grad_fn is not None
+                else _next_edge(batch1)
+            ),
+            (
+                (batch2.grad_fn, batch2.output_nr)
+                if type(batch2) is Tensor and batch2.grad_fn is not None
+                else _next_edge(batch2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_batch1 = (
+                SavedVariable(batch1, False) if isinstance(batch1, Tensor) else batch1
+            )
+        else:
+            grad_fn._raw_saved_batch1 = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_batch2 = (
+                SavedVariable(batch2, False) if isinstance(batch2, Tensor) else batch2
+            )
+        else:
+            grad_fn._raw_saved_batch2 = None
         grad_fn._saved_beta = beta
     try:
         result = Tensor._make(
@@ -4620,7 +8198,11 @@ def baddbmm(
             alpha=alpha,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4635,16 +8217,35 @@ def trace(
         self._data if type(self) is Tensor else tensor_arg(self, "trace", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TraceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TraceBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(kernels.trace(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("trace", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4660,9 +8261,24 @@ def linalg_inv_ex(
     A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
     grad_fn = None
-    if compute_requires_grad(A):
-        grad_fn = LinalgInvExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+    if _grad_mode.enabled and ((isinstance(A, Tensor) and A._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LinalgInvExBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (A.grad_fn, A.output_nr)
+                if type(A) is Tensor and A.grad_fn is not None
+                else _next_edge(A)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         outputs = [
             Tensor._make(value) for value in kernels.linalg_inv_ex(A_data, check_errors)
@@ -4696,16 +8312,36 @@ def linalg_det(
     """
     A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_det", "A", 1)
     grad_fn = None
-    if compute_requires_grad(A):
-        grad_fn = LinalgDetBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
-        grad_fn._raw_saved_A = SavedVariable(A, False)
+    if _grad_mode.enabled and ((isinstance(A, Tensor) and A._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LinalgDetBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (A.grad_fn, A.output_nr)
+                if type(A) is Tensor and A.grad_fn is not None
+                else _next_edge(A)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_A = SavedVariable(A, False) if isinstance(A, Tensor) else A
     try:
         result = Tensor._make(np.linalg.det(A_data))
     except ValueError as kernel_failure:
         raise kernel_error("linalg_det", kernel_failure, A=A_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4732,9 +8368,24 @@ def t(
     """
     self_data = self._data if type(self) is Tensor else tensor_arg(self, "t", "self", 1)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(kernels.transpose_2d(self_data))
     except ValueError as kernel_failure:
@@ -4760,9 +8411,24 @@ def transpose_int(
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TransposeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TransposeBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
     try:
@@ -4790,9 +8456,24 @@ def permute_default(
     )
     dims = int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = PermuteBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(PermuteBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dims = dims
     try:
         result = Tensor._make(np.transpose(self_data, dims))
@@ -4817,9 +8498,24 @@ def view_default(
     )
     size = int_list_arg(size, "view", "size", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ViewBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ViewBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(
@@ -4860,9 +8556,24 @@ def expand_default(
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ExpandBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ExpandBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(
@@ -4889,9 +8600,18 @@ def cat(
     tensors_data = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(*tensors):
-        grad_fn = CatBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
+    if _grad_mode.enabled and (compute_requires_grad(*tensors)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CatBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (*collect_next_edges(*tensors),)
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
@@ -4899,7 +8619,11 @@ def cat(
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_data, dim=dim)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4914,9 +8638,18 @@ def stack(
     tensors_data = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(*tensors):
-        grad_fn = StackBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
+    if _grad_mode.enabled and (compute_requires_grad(*tensors)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(StackBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (*collect_next_edges(*tensors),)
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
@@ -4924,7 +8657,11 @@ def stack(
     except ValueError as kernel_failure:
         raise kernel_error("stack", kernel_failure, tensors=tensors_data, dim=dim)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -4943,9 +8680,24 @@ def select_int(
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SelectBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
@@ -4980,9 +8732,26 @@ def select_backward(
     dim = int_arg(dim, "select_backward", "dim", 3)
     index = int_arg(index, "select_backward", "index", 4)
     grad_fn = None
-    if compute_requires_grad(grad_output):
-        grad_fn = SelectBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+    if _grad_mode.enabled and (
+        (isinstance(grad_output, Tensor) and grad_output._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SelectBackwardBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (grad_output.grad_fn, grad_output.output_nr)
+                if type(grad_output) is Tensor and grad_output.grad_fn is not None
+                else _next_edge(grad_output)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
     try:
@@ -4999,7 +8768,11 @@ def select_backward(
             index=index,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5022,9 +8795,24 @@ def slice_Tensor(
     end = optional_int_arg(end, "slice", "end", 4)
     step = int_arg(step, "slice", "step", 5)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SliceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SliceBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_end = end
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
@@ -5071,9 +8859,26 @@ def slice_backward(
     end = int_arg(end, "slice_backward", "end", 5)
     step = int_arg(step, "slice_backward", "step", 6)
     grad_fn = None
-    if compute_requires_grad(grad_output):
-        grad_fn = SliceBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+    if _grad_mode.enabled and (
+        (isinstance(grad_output, Tensor) and grad_output._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SliceBackwardBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (grad_output.grad_fn, grad_output.output_nr)
+                if type(grad_output) is Tensor and grad_output.grad_fn is not None
+                else _next_edge(grad_output)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_end = end
         grad_fn._saved_start = start
@@ -5096,7 +8901,11 @@ def slice_backward(
             step=step,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5115,9 +8924,24 @@ def split_Tensor(
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SplitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SplitBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
         grad_fn._saved_split_size = split_size
@@ -5162,9 +8986,24 @@ def unbind_int(
     )
     dim = int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = UnbindBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(UnbindBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
         outputs = [
@@ -5193,16 +9032,35 @@ def _to_copy(
     )
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ToCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ToCopyBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
         result = Tensor._make(kernels.cast(self_data, dtype))
     except ValueError as kernel_failure:
         raise kernel_error("_to_copy", kernel_failure, self=self_data, dtype=dtype)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5219,16 +9077,35 @@ def flip_default(
     )
     dims = int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = FlipBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FlipBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dims = dims
     try:
         result = Tensor._make(np.flip(self_data, dims))
     except ValueError as kernel_failure:
         raise kernel_error("flip", kernel_failure, self=self_data, dims=dims)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5245,16 +9122,35 @@ def tril(
     )
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TrilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TrilBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
         result = Tensor._make(np.tril(self_data, diagonal))
     except ValueError as kernel_failure:
         raise kernel_error("tril", kernel_failure, self=self_data, diagonal=diagonal)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5271,16 +9167,35 @@ def triu(
     )
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = TriuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TriuBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
         result = Tensor._make(np.triu(self_data, diagonal))
     except ValueError as kernel_failure:
         raise kernel_error("triu", kernel_failure, self=self_data, diagonal=diagonal)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5301,9 +9216,24 @@ def diagonal(
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
     dim2 = int_arg(dim2, "diagonal", "dim2", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = DiagonalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DiagonalBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
@@ -5344,9 +9274,24 @@ def diag_embed(
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
     dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = DiagEmbedBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DiagEmbedBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
@@ -5362,7 +9307,11 @@ def diag_embed(
             dim2=dim2,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5387,9 +9336,26 @@ def diagonal_backward(
     dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
     dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
     grad_fn = None
-    if compute_requires_grad(grad_output):
-        grad_fn = DiagonalBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+    if _grad_mode.enabled and (
+        (isinstance(grad_output, Tensor) and grad_output._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DiagonalBackwardBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (grad_output.grad_fn, grad_output.output_nr)
+                if type(grad_output) is Tensor and grad_output.grad_fn is not None
+                else _next_edge(grad_output)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
@@ -5408,7 +9374,11 @@ def diagonal_backward(
             dim2=dim2,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5522,9 +9492,24 @@ def squeeze_default(
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SqueezeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqueezeBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(kernels.squeeze_dims(self_data, None))
@@ -5549,9 +9534,24 @@ def squeeze_dim(
     )
     dim = int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SqueezeBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqueezeBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(kernels.squeeze_dims(self_data, dim))
@@ -5576,9 +9576,24 @@ def squeeze_dims(
     )
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SqueezeBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqueezeBackward2)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(kernels.squeeze_dims(self_data, dim))
@@ -5601,10 +9616,25 @@ def squeeze__default(
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SqueezeBackward3()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqueezeBackward3)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         write_inplace(self, kernels.squeeze_dims(self_data, None))
@@ -5629,10 +9659,25 @@ def squeeze__dim(
     )
     dim = int_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SqueezeBackward4()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqueezeBackward4)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         write_inplace(self, kernels.squeeze_dims(self_data, dim))
@@ -5657,10 +9702,25 @@ def squeeze__dims(
     )
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SqueezeBackward5()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqueezeBackward5)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         write_inplace(self, kernels.squeeze_dims(self_data, dim))
@@ -5685,9 +9745,24 @@ def unsqueeze(
     )
     dim = int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = UnsqueezeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(UnsqueezeBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
         result = Tensor._make(np.expand_dims(self_data, dim))
@@ -5712,9 +9787,24 @@ def index_Tensor(
     )
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = IndexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(IndexBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_indices = indices
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
@@ -5722,7 +9812,11 @@ def index_Tensor(
     except ValueError as kernel_failure:
         raise kernel_error("index", kernel_failure, self=self_data, indices=indices)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5747,11 +9841,29 @@ def index_select(
         else tensor_arg(index, "index_select", "index", 3)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = IndexSelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(IndexSelectBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_index = (
+            SavedVariable(index, False) if isinstance(index, Tensor) else index
+        )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(kernels.index_select(self_data, dim, index_data))
@@ -5760,7 +9872,11 @@ def index_select(
             "index_select", kernel_failure, self=self_data, dim=dim, index=index_data
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5786,11 +9902,29 @@ def gather(
     )
     sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = GatherBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(GatherBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_index = (
+            SavedVariable(index, False) if isinstance(index, Tensor) else index
+        )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(kernels.gather(self_data, dim, index_data))
@@ -5804,7 +9938,11 @@ def gather(
             sparse_grad=sparse_grad,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5831,12 +9969,43 @@ def scatter_src(
         src._data if type(src) is Tensor else tensor_arg(src, "scatter", "src", 4)
     )
     grad_fn = None
-    if compute_requires_grad(self, src):
-        grad_fn = ScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(src, Tensor) and src._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ScatterBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (src.grad_fn, src.output_nr)
+                if type(src) is Tensor and src.grad_fn is not None
+                else _next_edge(src)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_index = (
+                SavedVariable(index, False) if isinstance(index, Tensor) else index
+            )
+        else:
+            grad_fn._raw_saved_index = None
     try:
         result = Tensor._make(kernels.scatter(self_data, dim, index_data, src_data))
     except ValueError as kernel_failure:
@@ -5849,7 +10018,11 @@ def scatter_src(
             src=src_data,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5874,11 +10047,29 @@ def scatter_value(
     )
     value = scalar_arg(value, "scatter", "value", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ScatterBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ScatterBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_index = (
+            SavedVariable(index, False) if isinstance(index, Tensor) else index
+        )
     try:
         result = Tensor._make(kernels.scatter(self_data, dim, index_data, value))
     except ValueError as kernel_failure:
@@ -5891,7 +10082,11 @@ def scatter_value(
             value=value,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5920,12 +10115,40 @@ def scatter_add(
         src._data if type(src) is Tensor else tensor_arg(src, "scatter_add", "src", 4)
     )
     grad_fn = None
-    if compute_requires_grad(self, src):
-        grad_fn = ScatterAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(src, Tensor) and src._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ScatterAddBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (src.grad_fn, src.output_nr)
+                if type(src) is Tensor and src.grad_fn is not None
+                else _next_edge(src)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_index = (
+                SavedVariable(index, False) if isinstance(index, Tensor) else index
+            )
+        else:
+            grad_fn._raw_saved_index = None
     try:
         result = Tensor._make(kernels.scatter_add(self_data, dim, index_data, src_data))
     except ValueError as kernel_failure:
@@ -5938,7 +10161,11 @@ def scatter_add(
             src=src_data,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -5970,13 +10197,41 @@ def index_add(
     )
     alpha = scalar_arg(alpha, "index_add", "alpha", 5)
     grad_fn = None
-    if compute_requires_grad(self, source):
-        grad_fn = IndexAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(source, Tensor) and source._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(IndexAddBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (source.grad_fn, source.output_nr)
+                if type(source) is Tensor and source.grad_fn is not None
+                else _next_edge(source)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_index = (
+                SavedVariable(index, False) if isinstance(index, Tensor) else index
+            )
+        else:
+            grad_fn._raw_saved_index = None
     try:
         result = Tensor._make(
             kernels.index_add(self_data, dim, index_data, source_data, alpha)
@@ -5992,7 +10247,11 @@ def index_add(
             alpha=alpha,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6017,10 +10276,28 @@ def masked_fill_Scalar(
     )
     value = scalar_arg(value, "masked_fill", "value", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MaskedFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaskedFillBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_mask = (
+            SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
+        )
     try:
         result = Tensor._make(kernels.masked_fill(self_data, mask_data, value))
     except ValueError as kernel_failure:
@@ -6028,7 +10305,11 @@ def masked_fill_Scalar(
             "masked_fill", kernel_failure, self=self_data, mask=mask_data, value=value
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6057,11 +10338,42 @@ def masked_fill_Tensor(
         else tensor_arg(value, "masked_fill", "value", 3)
     )
     grad_fn = None
-    if compute_requires_grad(self, value):
-        grad_fn = MaskedFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(value, Tensor) and value._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaskedFillBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (value.grad_fn, value.output_nr)
+                if type(value) is Tensor and value.grad_fn is not None
+                else _next_edge(value)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_mask = (
+                SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
+            )
+        else:
+            grad_fn._raw_saved_mask = None
     try:
         result = Tensor._make(kernels.masked_fill(self_data, mask_data, value_data))
     except ValueError as kernel_failure:
@@ -6073,7 +10385,11 @@ def masked_fill_Tensor(
             value=value_data,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6096,10 +10412,28 @@ def masked_select(
         else tensor_arg(mask, "masked_select", "mask", 2)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MaskedSelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaskedSelectBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_mask = (
+            SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
+        )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(kernels.masked_select(self_data, mask_data))
@@ -6108,7 +10442,11 @@ def masked_select(
             "masked_select", kernel_failure, self=self_data, mask=mask_data
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6182,9 +10520,24 @@ def roll(
     shifts = int_list_arg(shifts, "roll", "shifts", 2)
     dims = int_list_arg(dims, "roll", "dims", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = RollBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RollBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
     try:
@@ -6194,7 +10547,11 @@ def roll(
             "roll", kernel_failure, self=self_data, shifts=shifts, dims=dims
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6211,9 +10568,24 @@ def repeat_default(
     )
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = RepeatBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RepeatBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
@@ -6221,7 +10593,11 @@ def repeat_default(
     except ValueError as kernel_failure:
         raise kernel_error("repeat", kernel_failure, self=self_data, repeats=repeats)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6335,9 +10711,24 @@ def clone(
         memory_format, "clone", "memory_format", 2
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CloneBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CloneBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.array(self_data, copy=True))
     except ValueError as kernel_failure:
@@ -6345,7 +10736,11 @@ def clone(
             "clone", kernel_failure, self=self_data, memory_format=memory_format
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6378,9 +10773,24 @@ def constant_pad_nd(
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = ConstantPadNdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ConstantPadNdBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_pad = pad
     try:
         result = Tensor._make(kernels.constant_pad_nd(self_data, pad, value))
@@ -6389,7 +10799,11 @@ def constant_pad_nd(
             "constant_pad_nd", kernel_failure, self=self_data, pad=pad, value=value
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6434,9 +10848,24 @@ def _unsafe_view(
     )
     size = int_list_arg(size, "_unsafe_view", "size", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = UnsafeViewBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(UnsafeViewBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(
@@ -6445,7 +10874,11 @@ def _unsafe_view(
     except ValueError as kernel_failure:
         raise kernel_error("_unsafe_view", kernel_failure, self=self_data, size=size)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -6466,12 +10899,47 @@ def add__Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "add_", "other", 2)
     )
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
         write_inplace(
@@ -6509,12 +10977,47 @@ def sub__Tensor(
         other._data if type(other) is Tensor else tensor_arg(other, "sub_", "other", 2)
     )
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SubBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
         write_inplace(
@@ -6549,16 +11052,58 @@ def mul__Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "mul_", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MulBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, np.multiply(self_data, other_data))
     except ValueError as kernel_failure:
@@ -6583,16 +11128,63 @@ def div__Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = DivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DivBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, np.true_divide(self_data, other_data))
     except ValueError as kernel_failure:
@@ -6615,12 +11207,39 @@ def pow__Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
     )
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
-    self_data, exponent = promote_operands(self_data, exponent)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(exponent) is float
+            or type(exponent) is int
+            or type(exponent) is np.ndarray
+            and exponent.dtype == self_data.dtype
+        )
+    ):
+        self_data, exponent = promote_operands(self_data, exponent)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = PowBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(PowBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
@@ -6649,16 +11268,66 @@ def pow__Tensor(
         if type(exponent) is Tensor
         else tensor_arg(exponent, "pow_", "exponent", 2)
     )
-    self_data, exponent_data = promote_operands(self_data, exponent_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(exponent_data) is float
+            or type(exponent_data) is int
+            or type(exponent_data) is np.ndarray
+            and exponent_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, exponent_data = promote_operands(self_data, exponent_data)
     grad_fn = None
-    if compute_requires_grad(self, exponent):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(exponent, Tensor) and exponent._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = PowBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, exponent))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(PowBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (exponent.grad_fn, exponent.output_nr)
+                if type(exponent) is Tensor and exponent.grad_fn is not None
+                else _next_edge(exponent)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_exponent = (
+                SavedVariable(exponent, False)
+                if isinstance(exponent, Tensor)
+                else exponent
+            )
+        else:
+            grad_fn._raw_saved_exponent = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, np.power(self_data, exponent_data))
     except ValueError as kernel_failure:
@@ -6683,10 +11352,25 @@ def neg_(
         self._data if type(self) is Tensor else tensor_arg(self, "neg_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = NegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NegBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.negative(self_data))
     except ValueError as kernel_failure:
@@ -6709,12 +11393,30 @@ def reciprocal_(
         if type(self) is Tensor
         else tensor_arg(self, "reciprocal_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ReciprocalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ReciprocalBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.reciprocal(self_data))
     except ValueError as kernel_failure:
@@ -6736,12 +11438,30 @@ def exp_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ExpBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.exp(self_data))
     except ValueError as kernel_failure:
@@ -6763,12 +11483,30 @@ def log_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = LogBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LogBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log(self_data))
@@ -6790,12 +11528,30 @@ def sin_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sin_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SinBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.sin(self_data))
@@ -6817,12 +11573,30 @@ def cos_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cos_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = CosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CosBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.cos(self_data))
@@ -6844,12 +11618,30 @@ def tanh_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = TanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TanhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.tanh(self_data))
     except ValueError as kernel_failure:
@@ -6871,12 +11663,30 @@ def sigmoid_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SigmoidBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, kernels.sigmoid(self_data))
     except ValueError as kernel_failure:
@@ -6899,10 +11709,25 @@ def relu_(
         self._data if type(self) is Tensor else tensor_arg(self, "relu_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ReluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, kernels.relu(self_data))
     except ValueError as kernel_failure:
@@ -6924,12 +11749,30 @@ def sqrt_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SqrtBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.sqrt(self_data))
     except ValueError as kernel_failure:
@@ -6952,10 +11795,25 @@ def abs_(
         self._data if type(self) is Tensor else tensor_arg(self, "abs_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = AbsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AbsBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.abs(self_data))
@@ -6981,12 +11839,45 @@ def clamp_(
     )
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
-    self_data, min, max = promote_operands(self_data, min, max)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(min) is float
+            or type(min) is int
+            or type(min) is np.ndarray
+            and min.dtype == self_data.dtype
+        )
+        and (
+            type(max) is float
+            or type(max) is int
+            or type(max) is np.ndarray
+            and max.dtype == self_data.dtype
+        )
+    ):
+        self_data, min, max = promote_operands(self_data, min, max)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ClampBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_max = max
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
@@ -7014,12 +11905,39 @@ def clamp_min__default(
         else tensor_arg(self, "clamp_min_", "self", 1)
     )
     min = scalar_arg(min, "clamp_min_", "min", 2)
-    self_data, min = promote_operands(self_data, min)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(min) is float
+            or type(min) is int
+            or type(min) is np.ndarray
+            and min.dtype == self_data.dtype
+        )
+    ):
+        self_data, min = promote_operands(self_data, min)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ClampMinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMinBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
@@ -7046,12 +11964,39 @@ def clamp_max__default(
         else tensor_arg(self, "clamp_max_", "self", 1)
     )
     max = scalar_arg(max, "clamp_max_", "max", 2)
-    self_data, max = promote_operands(self_data, max)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(max) is float
+            or type(max) is int
+            or type(max) is np.ndarray
+            and max.dtype == self_data.dtype
+        )
+    ):
+        self_data, max = promote_operands(self_data, max)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ClampMaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMaxBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
@@ -7077,15 +12022,34 @@ def fill_Scalar(
     )
     value = scalar_arg(value, "fill", "value", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = FillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FillBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         result = Tensor._make(np.full_like(self_data, value))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_data, value=value)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -7104,16 +12068,43 @@ def fill_Tensor(
         value._data if type(value) is Tensor else tensor_arg(value, "fill", "value", 2)
     )
     grad_fn = None
-    if compute_requires_grad(self, value):
-        grad_fn = FillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(value, Tensor) and value._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FillBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (value.grad_fn, value.output_nr)
+                if type(value) is Tensor and value.grad_fn is not None
+                else _next_edge(value)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_value_sym_sizes = sizes_of(value_data)
     try:
         result = Tensor._make(np.full_like(self_data, value_data))
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_data, value=value_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -7130,10 +12121,25 @@ def fill__Scalar(
     )
     value = scalar_arg(value, "fill_", "value", 2)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = FillBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FillBackward2)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.full_like(self_data, value))
     except ValueError as kernel_failure:
@@ -7159,10 +12165,33 @@ def fill__Tensor(
         value._data if type(value) is Tensor else tensor_arg(value, "fill_", "value", 2)
     )
     grad_fn = None
-    if compute_requires_grad(self, value):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(value, Tensor) and value._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = FillBackward3()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FillBackward3)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (value.grad_fn, value.output_nr)
+                if type(value) is Tensor and value.grad_fn is not None
+                else _next_edge(value)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_value_sym_sizes = sizes_of(value_data)
     try:
         write_inplace(self, np.full_like(self_data, value_data))
@@ -7185,10 +12214,25 @@ def zero_(
         self._data if type(self) is Tensor else tensor_arg(self, "zero_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ZeroBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ZeroBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.zeros_like(self_data))
     except ValueError as kernel_failure:
@@ -7220,11 +12264,29 @@ def masked_fill__Scalar(
     )
     value = scalar_arg(value, "masked_fill_", "value", 3)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = MaskedFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaskedFillBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_mask = (
+            SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
+        )
     try:
         write_inplace(self, kernels.masked_fill(self_data, mask_data, value))
     except ValueError as kernel_failure:
@@ -7262,12 +12324,43 @@ def masked_fill__Tensor(
         else tensor_arg(value, "masked_fill_", "value", 3)
     )
     grad_fn = None
-    if compute_requires_grad(self, value):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(value, Tensor) and value._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = MaskedFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaskedFillBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (value.grad_fn, value.output_nr)
+                if type(value) is Tensor and value.grad_fn is not None
+                else _next_edge(value)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_mask = (
+                SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
+            )
+        else:
+            grad_fn._raw_saved_mask = None
     try:
         write_inplace(self, kernels.masked_fill(self_data, mask_data, value_data))
     except ValueError as kernel_failure:
@@ -7314,14 +12407,42 @@ def index_add_(
     )
     alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
     grad_fn = None
-    if compute_requires_grad(self, source):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(source, Tensor) and source._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = IndexAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(IndexAddBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (source.grad_fn, source.output_nr)
+                if type(source) is Tensor and source.grad_fn is not None
+                else _next_edge(source)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_index = (
+                SavedVariable(index, False) if isinstance(index, Tensor) else index
+            )
+        else:
+            grad_fn._raw_saved_index = None
     try:
         write_inplace(
             self, kernels.index_add(self_data, dim, index_data, source_data, alpha)
@@ -7365,13 +12486,44 @@ def scatter__src(
         src._data if type(src) is Tensor else tensor_arg(src, "scatter_", "src", 4)
     )
     grad_fn = None
-    if compute_requires_grad(self, src):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(src, Tensor) and src._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = ScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ScatterBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (src.grad_fn, src.output_nr)
+                if type(src) is Tensor and src.grad_fn is not None
+                else _next_edge(src)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_index = (
+                SavedVariable(index, False) if isinstance(index, Tensor) else index
+            )
+        else:
+            grad_fn._raw_saved_index = None
     try:
         write_inplace(self, kernels.scatter(self_data, dim, index_data, src_data))
     except ValueError as kernel_failure:
@@ -7410,12 +12562,30 @@ def scatter__value(
     )
     value = scalar_arg(value, "scatter_", "value", 4)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ScatterBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ScatterBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_index = (
+            SavedVariable(index, False) if isinstance(index, Tensor) else index
+        )
     try:
         write_inplace(self, kernels.scatter(self_data, dim, index_data, value))
     except ValueError as kernel_failure:
@@ -7458,13 +12628,41 @@ def scatter_add_(
         src._data if type(src) is Tensor else tensor_arg(src, "scatter_add_", "src", 4)
     )
     grad_fn = None
-    if compute_requires_grad(self, src):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(src, Tensor) and src._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = ScatterAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ScatterAddBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (src.grad_fn, src.output_nr)
+                if type(src) is Tensor and src.grad_fn is not None
+                else _next_edge(src)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_index = (
+                SavedVariable(index, False) if isinstance(index, Tensor) else index
+            )
+        else:
+            grad_fn._raw_saved_index = None
     try:
         write_inplace(self, kernels.scatter_add(self_data, dim, index_data, src_data))
     except ValueError as kernel_failure:
@@ -7499,17 +12697,62 @@ def div__Tensor_mode(
         other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
     )
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = DivBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(DivBackward2)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
         grad_fn._saved_rounding_mode = rounding_mode
-        if grad_fn.should_compute_output(1):
+        if grad_fn._next_edges[1][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, kernels.divide(self_data, other_data, rounding_mode))
     except ValueError as kernel_failure:
@@ -7551,18 +12794,79 @@ def addcmul_(
         else tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     )
     value = scalar_arg(value, "addcmul_", "value", 4)
-    self_data, tensor1_data, tensor2_data = promote_operands(
-        self_data, tensor1_data, tensor2_data
-    )
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(tensor1_data) is float
+            or type(tensor1_data) is int
+            or type(tensor1_data) is np.ndarray
+            and tensor1_data.dtype == self_data.dtype
+        )
+        and (
+            type(tensor2_data) is float
+            or type(tensor2_data) is int
+            or type(tensor2_data) is np.ndarray
+            and tensor2_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, tensor1_data, tensor2_data = promote_operands(
+            self_data, tensor1_data, tensor2_data
+        )
     grad_fn = None
-    if compute_requires_grad(self, tensor1, tensor2):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
+        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddcmulBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (tensor1.grad_fn, tensor1.output_nr)
+                if type(tensor1) is Tensor and tensor1.grad_fn is not None
+                else _next_edge(tensor1)
+            ),
+            (
+                (tensor2.grad_fn, tensor2.output_nr)
+                if type(tensor2) is Tensor and tensor2.grad_fn is not None
+                else _next_edge(tensor2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor1 = (
+                SavedVariable(tensor1, False)
+                if isinstance(tensor1, Tensor)
+                else tensor1
+            )
+        else:
+            grad_fn._raw_saved_tensor1 = None
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor2 = (
+                SavedVariable(tensor2, False)
+                if isinstance(tensor2, Tensor)
+                else tensor2
+            )
+        else:
+            grad_fn._raw_saved_tensor2 = None
         grad_fn._saved_value = value
     try:
         write_inplace(self, np.add(self_data, value * tensor1_data * tensor2_data))
@@ -7606,18 +12910,82 @@ def addcdiv_(
         else tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     )
     value = scalar_arg(value, "addcdiv_", "value", 4)
-    self_data, tensor1_data, tensor2_data = promote_operands(
-        self_data, tensor1_data, tensor2_data
-    )
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(tensor1_data) is float
+            or type(tensor1_data) is int
+            or type(tensor1_data) is np.ndarray
+            and tensor1_data.dtype == self_data.dtype
+        )
+        and (
+            type(tensor2_data) is float
+            or type(tensor2_data) is int
+            or type(tensor2_data) is np.ndarray
+            and tensor2_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, tensor1_data, tensor2_data = promote_operands(
+            self_data, tensor1_data, tensor2_data
+        )
     grad_fn = None
-    if compute_requires_grad(self, tensor1, tensor2):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
+        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
-        if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AddcdivBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (tensor1.grad_fn, tensor1.output_nr)
+                if type(tensor1) is Tensor and tensor1.grad_fn is not None
+                else _next_edge(tensor1)
+            ),
+            (
+                (tensor2.grad_fn, tensor2.output_nr)
+                if type(tensor2) is Tensor and tensor2.grad_fn is not None
+                else _next_edge(tensor2)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor1 = (
+                SavedVariable(tensor1, False)
+                if isinstance(tensor1, Tensor)
+                else tensor1
+            )
+        else:
+            grad_fn._raw_saved_tensor1 = None
+        if (
+            grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_tensor2 = (
+                SavedVariable(tensor2, False)
+                if isinstance(tensor2, Tensor)
+                else tensor2
+            )
+        else:
+            grad_fn._raw_saved_tensor2 = None
         grad_fn._saved_value = value
     try:
         write_inplace(
@@ -7652,12 +13020,53 @@ def lerp__Scalar(
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
-    self_data, end_data, weight = promote_operands(self_data, end_data, weight)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(end_data) is float
+            or type(end_data) is int
+            or type(end_data) is np.ndarray
+            and end_data.dtype == self_data.dtype
+        )
+        and (
+            type(weight) is float
+            or type(weight) is int
+            or type(weight) is np.ndarray
+            and weight.dtype == self_data.dtype
+        )
+    ):
+        self_data, end_data, weight = promote_operands(self_data, end_data, weight)
     grad_fn = None
-    if compute_requires_grad(self, end):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(end, Tensor) and end._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LerpBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (end.grad_fn, end.output_nr)
+                if type(end) is Tensor and end.grad_fn is not None
+                else _next_edge(end)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_weight = weight
     try:
         write_inplace(self, kernels.lerp(self_data, end_data, weight))
@@ -7689,20 +13098,82 @@ def lerp__Tensor(
         if type(weight) is Tensor
         else tensor_arg(weight, "lerp_", "weight", 3)
     )
-    self_data, end_data, weight_data = promote_operands(
-        self_data, end_data, weight_data
-    )
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(end_data) is float
+            or type(end_data) is int
+            or type(end_data) is np.ndarray
+            and end_data.dtype == self_data.dtype
+        )
+        and (
+            type(weight_data) is float
+            or type(weight_data) is int
+            or type(weight_data) is np.ndarray
+            and weight_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, end_data, weight_data = promote_operands(
+            self_data, end_data, weight_data
+        )
     grad_fn = None
-    if compute_requires_grad(self, end, weight):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(end, Tensor) and end._requires_grad)
+        or (isinstance(weight, Tensor) and weight._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_end = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LerpBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (end.grad_fn, end.output_nr)
+                if type(end) is Tensor and end.grad_fn is not None
+                else _next_edge(end)
+            ),
+            (
+                (weight.grad_fn, weight.output_nr)
+                if type(weight) is Tensor and weight.grad_fn is not None
+                else _next_edge(weight)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[2][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_end = (
+                SavedVariable(end, False) if isinstance(end, Tensor) else end
+            )
+        else:
+            grad_fn._raw_saved_end = None
+        if grad_fn._next_edges[2][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        else:
+            grad_fn._raw_saved_self = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
     try:
         write_inplace(self, kernels.lerp(self_data, end_data, weight_data))
     except ValueError as kernel_failure:
@@ -7731,16 +13202,60 @@ def hypot_(
         if type(other) is Tensor
         else tensor_arg(other, "hypot_", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = HypotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HypotBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[0][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, np.hypot(self_data, other_data))
     except ValueError as kernel_failure:
@@ -7768,14 +13283,53 @@ def copysign__Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "copysign_", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = CopysignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CopysignBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[0][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, np.copysign(self_data, other_data))
     except ValueError as kernel_failure:
@@ -7801,12 +13355,39 @@ def copysign__Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
     )
     other = scalar_arg(other, "copysign_", "other", 2)
-    self_data, other = promote_operands(self_data, other, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = CopysignBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CopysignBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.copysign(self_data, other))
@@ -7833,12 +13414,39 @@ def remainder__Scalar(
         else tensor_arg(self, "remainder_", "self", 1)
     )
     other = scalar_arg(other, "remainder_", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = RemainderBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RemainderBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.remainder(self_data, other))
     except ValueError as kernel_failure:
@@ -7867,16 +13475,58 @@ def remainder__Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "remainder_", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = RemainderBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RemainderBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, np.remainder(self_data, other_data))
     except ValueError as kernel_failure:
@@ -7901,12 +13551,39 @@ def fmod__Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
     )
     other = scalar_arg(other, "fmod_", "other", 2)
-    self_data, other = promote_operands(self_data, other)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = FmodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FmodBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.fmod(self_data, other))
     except ValueError as kernel_failure:
@@ -7931,16 +13608,58 @@ def fmod__Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmod_", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = FmodBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FmodBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if grad_fn._next_edges[1][0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, np.fmod(self_data, other_data))
     except ValueError as kernel_failure:
@@ -7967,16 +13686,66 @@ def xlogy__Tensor(
         if type(other) is Tensor
         else tensor_arg(other, "xlogy_", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(
+            self_data, other_data, int_to_float=True
+        )
     grad_fn = None
-    if compute_requires_grad(self, other):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = XlogyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(XlogyBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, kernels.xlogy(self_data, other_data))
     except ValueError as kernel_failure:
@@ -7999,12 +13768,39 @@ def xlogy__Scalar_Other(
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
     )
     other = scalar_arg(other, "xlogy_", "other", 2)
-    self_data, other = promote_operands(self_data, other, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.dtype == self_data.dtype
+        )
+    ):
+        self_data, other = promote_operands(self_data, other, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = XlogyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(XlogyBackward2)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
@@ -8033,16 +13829,64 @@ def clamp_min__Tensor(
     min_data = (
         min._data if type(min) is Tensor else tensor_arg(min, "clamp_min_", "min", 2)
     )
-    self_data, min_data = promote_operands(self_data, min_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(min_data) is float
+            or type(min_data) is int
+            or type(min_data) is np.ndarray
+            and min_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, min_data = promote_operands(self_data, min_data)
     grad_fn = None
-    if compute_requires_grad(self, min):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(min, Tensor) and min._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = ClampMinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, min))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_min = SavedVariable(min, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMinBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (min.grad_fn, min.output_nr)
+                if type(min) is Tensor and min.grad_fn is not None
+                else _next_edge(min)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_min = (
+                SavedVariable(min, False) if isinstance(min, Tensor) else min
+            )
+        else:
+            grad_fn._raw_saved_min = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, kernels.clamp(self_data, min_data, None))
     except ValueError as kernel_failure:
@@ -8069,16 +13913,64 @@ def clamp_max__Tensor(
     max_data = (
         max._data if type(max) is Tensor else tensor_arg(max, "clamp_max_", "max", 2)
     )
-    self_data, max_data = promote_operands(self_data, max_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(max_data) is float
+            or type(max_data) is int
+            or type(max_data) is np.ndarray
+            and max_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, max_data = promote_operands(self_data, max_data)
     grad_fn = None
-    if compute_requires_grad(self, max):
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(max, Tensor) and max._requires_grad)
+    ):
         check_inplace(self)
-        grad_fn = ClampMaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, max))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_max = SavedVariable(max, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ClampMaxBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (max.grad_fn, max.output_nr)
+                if type(max) is Tensor and max.grad_fn is not None
+                else _next_edge(max)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_max = (
+                SavedVariable(max, False) if isinstance(max, Tensor) else max
+            )
+        else:
+            grad_fn._raw_saved_max = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        else:
+            grad_fn._raw_saved_self = None
     try:
         write_inplace(self, kernels.clamp(self_data, None, max_data))
     except ValueError as kernel_failure:
@@ -8108,10 +14000,25 @@ def nan_to_num_(
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num_", "neginf", 4)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NanToNumBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(
@@ -8147,12 +14054,30 @@ def logit_(
         self._data if type(self) is Tensor else tensor_arg(self, "logit_", "self", 1)
     )
     eps = optional_float_arg(eps, "logit_", "eps", 2)
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = LogitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LogitBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
@@ -8179,10 +14104,25 @@ def round__decimals(
     )
     decimals = int_arg(decimals, "round_", "decimals", 2)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = RoundBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RoundBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.round(self_data, decimals))
     except ValueError as kernel_failure:
@@ -8203,12 +14143,30 @@ def asin_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "asin_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = AsinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AsinBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.arcsin(self_data))
@@ -8230,12 +14188,30 @@ def acos_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "acos_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = AcosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AcosBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.arccos(self_data))
@@ -8257,12 +14233,30 @@ def atan_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "atan_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = AtanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AtanBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.arctan(self_data))
@@ -8284,12 +14278,30 @@ def sinh_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SinhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.sinh(self_data))
@@ -8311,12 +14323,30 @@ def cosh_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = CoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CoshBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.cosh(self_data))
@@ -8338,12 +14368,30 @@ def tan_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tan_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = TanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TanBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.tan(self_data))
     except ValueError as kernel_failure:
@@ -8365,12 +14413,30 @@ def log2_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log2_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = Log2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Log2Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log2(self_data))
@@ -8392,12 +14458,30 @@ def log10_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log10_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = Log10Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Log10Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log10(self_data))
@@ -8419,12 +14503,30 @@ def log1p_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = Log1PBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Log1PBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log1p(self_data))
@@ -8446,12 +14548,30 @@ def expm1_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = Expm1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Expm1Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.expm1(self_data))
     except ValueError as kernel_failure:
@@ -8473,12 +14593,30 @@ def exp2_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = Exp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(Exp2Backward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.exp2(self_data))
     except ValueError as kernel_failure:
@@ -8500,12 +14638,30 @@ def rsqrt_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = RsqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RsqrtBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.reciprocal(np.sqrt(self_data)))
     except ValueError as kernel_failure:
@@ -8528,10 +14684,25 @@ def floor_(
         self._data if type(self) is Tensor else tensor_arg(self, "floor_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = FloorBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FloorBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.floor(self_data))
     except ValueError as kernel_failure:
@@ -8553,10 +14724,25 @@ def ceil_(
         self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = CeilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CeilBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.ceil(self_data))
     except ValueError as kernel_failure:
@@ -8578,10 +14764,25 @@ def round__default(
         self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = RoundBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(RoundBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.round(self_data))
     except ValueError as kernel_failure:
@@ -8603,10 +14804,25 @@ def trunc_(
         self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = TruncBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(TruncBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.trunc(self_data))
     except ValueError as kernel_failure:
@@ -8628,10 +14844,25 @@ def frac_(
         self._data if type(self) is Tensor else tensor_arg(self, "frac_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = FracBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(FracBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, self_data - np.trunc(self_data))
     except ValueError as kernel_failure:
@@ -8653,10 +14884,25 @@ def sign_(
         self._data if type(self) is Tensor else tensor_arg(self, "sign_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SignBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
     try:
         write_inplace(self, np.sign(self_data))
     except ValueError as kernel_failure:
@@ -8677,12 +14923,30 @@ def erf_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erf_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ErfBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ErfBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, kernels.erf(self_data))
@@ -8704,12 +14968,30 @@ def erfc_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = ErfcBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ErfcBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, kernels.erfc(self_data))
@@ -8779,19 +15061,58 @@ def convolution(
     output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
     groups = int_arg(groups, "convolution", "groups", 9)
     grad_fn = None
-    if compute_requires_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+    if _grad_mode.enabled and (
+        (isinstance(input, Tensor) and input._requires_grad)
+        or (isinstance(weight, Tensor) and weight._requires_grad)
+        or (isinstance(bias, Tensor) and bias._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ConvolutionBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (input.grad_fn, input.output_nr)
+                if type(input) is Tensor and input.grad_fn is not None
+                else _next_edge(input)
+            ),
+            (
+                (weight.grad_fn, weight.output_nr)
+                if type(weight) is Tensor and weight.grad_fn is not None
+                else _next_edge(weight)
+            ),
+            (
+                (bias.grad_fn, bias.output_nr)
+                if type(bias) is Tensor and bias.grad_fn is not None
+                else _next_edge(bias)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_dilation = dilation
         grad_fn._saved_groups = groups
-        if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_input = SavedVariable(input, False)
+        if grad_fn._next_edges[1][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_input = (
+                SavedVariable(input, False) if isinstance(input, Tensor) else input
+            )
+        else:
+            grad_fn._raw_saved_input = None
         grad_fn._saved_input_sym_sizes = sizes_of(input_data)
         grad_fn._saved_padding = padding
         grad_fn._saved_stride = stride
         grad_fn._saved_transposed = transposed
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
     try:
         result = Tensor._make(
@@ -8822,7 +15143,11 @@ def convolution(
             groups=groups,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -8849,9 +15174,24 @@ def max_pool2d_with_indices(
     dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5)
     ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MaxPool2DWithIndicesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MaxPool2DWithIndicesBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         outputs = [
@@ -8923,9 +15263,24 @@ def avg_pool2d(
         divisor_override, "avg_pool2d", "divisor_override", 7
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AvgPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AvgPool2DBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_ceil_mode = ceil_mode
         grad_fn._saved_count_include_pad = count_include_pad
         grad_fn._saved_divisor_override = divisor_override
@@ -8958,7 +15313,11 @@ def avg_pool2d(
             divisor_override=divisor_override,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -8977,9 +15336,24 @@ def _adaptive_avg_pool2d_default(
     )
     output_size = int_list_arg(output_size, "_adaptive_avg_pool2d", "output_size", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = AdaptiveAvgPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AdaptiveAvgPool2DBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(
@@ -8993,7 +15367,11 @@ def _adaptive_avg_pool2d_default(
             output_size=output_size,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9020,23 +15398,62 @@ def native_layer_norm(
     bias_data = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
     eps = float_arg(eps, "native_layer_norm", "eps", 5)
     grad_fn = None
-    if compute_requires_grad(input, weight, bias):
-        grad_fn = NativeLayerNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+    if _grad_mode.enabled and (
+        (isinstance(input, Tensor) and input._requires_grad)
+        or (isinstance(weight, Tensor) and weight._requires_grad)
+        or (isinstance(bias, Tensor) and bias._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NativeLayerNormBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (input.grad_fn, input.output_nr)
+                if type(input) is Tensor and input.grad_fn is not None
+                else _next_edge(input)
+            ),
+            (
+                (weight.grad_fn, weight.output_nr)
+                if type(weight) is Tensor and weight.grad_fn is not None
+                else _next_edge(weight)
+            ),
+            (
+                (bias.grad_fn, bias.output_nr)
+                if type(bias) is Tensor and bias.grad_fn is not None
+                else _next_edge(bias)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_eps = eps
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_input = SavedVariable(input, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_input = (
+                SavedVariable(input, False) if isinstance(input, Tensor) else input
+            )
+        else:
+            grad_fn._raw_saved_input = None
         grad_fn._saved_normalized_shape = normalized_shape
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
     try:
         outputs = [
             Tensor._make(value)
@@ -9090,35 +15507,88 @@ def native_batch_norm(
     momentum = float_arg(momentum, "native_batch_norm", "momentum", 7)
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
     grad_fn = None
-    if compute_requires_grad(input, weight, bias):
-        grad_fn = NativeBatchNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+    if _grad_mode.enabled and (
+        (isinstance(input, Tensor) and input._requires_grad)
+        or (isinstance(weight, Tensor) and weight._requires_grad)
+        or (isinstance(bias, Tensor) and bias._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NativeBatchNormBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (input.grad_fn, input.output_nr)
+                if type(input) is Tensor and input.grad_fn is not None
+                else _next_edge(input)
+            ),
+            (
+                (weight.grad_fn, weight.output_nr)
+                if type(weight) is Tensor and weight.grad_fn is not None
+                else _next_edge(weight)
+            ),
+            (
+                (bias.grad_fn, bias.output_nr)
+                if type(bias) is Tensor and bias.grad_fn is not None
+                else _next_edge(bias)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_eps = eps
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_input = SavedVariable(input, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_input = (
+                SavedVariable(input, False) if isinstance(input, Tensor) else input
+            )
+        else:
+            grad_fn._raw_saved_input = None
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_running_mean = SavedVariable(running_mean, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_running_mean = (
+                SavedVariable(running_mean, False)
+                if isinstance(running_mean, Tensor)
+                else running_mean
+            )
+        else:
+            grad_fn._raw_saved_running_mean = None
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_running_var = SavedVariable(running_var, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_running_var = (
+                SavedVariable(running_var, False)
+                if isinstance(running_var, Tensor)
+                else running_var
+            )
+        else:
+            grad_fn._raw_saved_running_var = None
         grad_fn._saved_training = training
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
     try:
         outputs = [
             Tensor._make(value)
@@ -9178,26 +15648,65 @@ def native_group_norm(
     group = int_arg(group, "native_group_norm", "group", 7)
     eps = float_arg(eps, "native_group_norm", "eps", 8)
     grad_fn = None
-    if compute_requires_grad(input, weight, bias):
-        grad_fn = NativeGroupNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+    if _grad_mode.enabled and (
+        (isinstance(input, Tensor) and input._requires_grad)
+        or (isinstance(weight, Tensor) and weight._requires_grad)
+        or (isinstance(bias, Tensor) and bias._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NativeGroupNormBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (input.grad_fn, input.output_nr)
+                if type(input) is Tensor and input.grad_fn is not None
+                else _next_edge(input)
+            ),
+            (
+                (weight.grad_fn, weight.output_nr)
+                if type(weight) is Tensor and weight.grad_fn is not None
+                else _next_edge(weight)
+            ),
+            (
+                (bias.grad_fn, bias.output_nr)
+                if type(bias) is Tensor and bias.grad_fn is not None
+                else _next_edge(bias)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_C = C
         grad_fn._saved_HxW = HxW
         grad_fn._saved_N = N
         grad_fn._saved_eps = eps
         grad_fn._saved_group = group
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_input = SavedVariable(input, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_input = (
+                SavedVariable(input, False) if isinstance(input, Tensor) else input
+            )
+        else:
+            grad_fn._raw_saved_input = None
         if (
-            grad_fn.should_compute_output(0)
-            or grad_fn.should_compute_output(1)
-            or grad_fn.should_compute_output(2)
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+            or grad_fn._next_edges[2][0] is not None
         ):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
     try:
         outputs = [
             Tensor._make(value)
@@ -9250,10 +15759,28 @@ def embedding(
     )
     sparse = bool_arg(sparse, "embedding", "sparse", 5)
     grad_fn = None
-    if compute_requires_grad(weight):
-        grad_fn = EmbeddingBackward0()
-        grad_fn.set_next_edges(collect_next_edges(weight))
-        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+    if _grad_mode.enabled and ((isinstance(weight, Tensor) and weight._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(EmbeddingBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (weight.grad_fn, weight.output_nr)
+                if type(weight) is Tensor and weight.grad_fn is not None
+                else _next_edge(weight)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_indices = (
+            SavedVariable(indices, False) if isinstance(indices, Tensor) else indices
+        )
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
@@ -9270,7 +15797,11 @@ def embedding(
             sparse=sparse,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9288,11 +15819,29 @@ def gelu(
     )
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = GeluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(GeluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_approximate = approximate
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.gelu_kernel(self_data, approximate))
     except ValueError as kernel_failure:
@@ -9300,7 +15849,11 @@ def gelu(
             "gelu", kernel_failure, self=self_data, approximate=approximate
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9315,16 +15868,38 @@ def silu(
         self._data if type(self) is Tensor else tensor_arg(self, "silu", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SiluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SiluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(self_data * kernels.sigmoid(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("silu", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9339,16 +15914,38 @@ def mish(
         self._data if type(self) is Tensor else tensor_arg(self, "mish", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = MishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MishBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.mish_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("mish", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9367,11 +15964,29 @@ def softplus(
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SoftplusBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SoftplusBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_beta = beta
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
         grad_fn._saved_threshold = threshold
     try:
         result = Tensor._make(kernels.softplus_kernel(self_data, beta, threshold))
@@ -9380,7 +15995,11 @@ def softplus(
             "softplus", kernel_failure, self=self_data, beta=beta, threshold=threshold
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9401,13 +16020,31 @@ def elu(
     scale = scalar_arg(scale, "elu", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = EluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(EluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.elu_kernel(self_data, alpha, scale, input_scale))
     except ValueError as kernel_failure:
@@ -9420,7 +16057,11 @@ def elu(
             input_scale=input_scale,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9447,17 +16088,39 @@ def celu(
     )
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = CeluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CeluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
     except ValueError as kernel_failure:
         raise kernel_error("celu", kernel_failure, self=self_data, alpha=alpha)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9476,11 +16139,29 @@ def leaky_relu(
     )
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = LeakyReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LeakyReluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_negative_slope = negative_slope
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.leaky_relu_kernel(self_data, negative_slope))
     except ValueError as kernel_failure:
@@ -9488,7 +16169,11 @@ def leaky_relu(
             "leaky_relu", kernel_failure, self=self_data, negative_slope=negative_slope
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9507,12 +16192,30 @@ def hardtanh(
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = HardtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HardtanhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.hardtanh_kernel(self_data, min_val, max_val))
     except ValueError as kernel_failure:
@@ -9520,7 +16223,11 @@ def hardtanh(
             "hardtanh", kernel_failure, self=self_data, min_val=min_val, max_val=max_val
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9535,16 +16242,38 @@ def hardswish(
         self._data if type(self) is Tensor else tensor_arg(self, "hardswish", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = HardswishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HardswishBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.hardswish_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("hardswish", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9561,16 +16290,38 @@ def hardsigmoid(
         else tensor_arg(self, "hardsigmoid", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = HardsigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HardsigmoidBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.hardsigmoid_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("hardsigmoid", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9587,16 +16338,38 @@ def log_sigmoid(
         else tensor_arg(self, "log_sigmoid", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = LogSigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LogSigmoidBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(kernels.log_sigmoid_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("log_sigmoid", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9615,10 +16388,25 @@ def leaky_relu_(
     )
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = LeakyReluBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(LeakyReluBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_negative_slope = negative_slope
     try:
         write_inplace(self, kernels.leaky_relu_kernel(self_data, negative_slope))
@@ -9650,10 +16438,25 @@ def elu_(
     scale = scalar_arg(scale, "elu_", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = EluBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(EluBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
@@ -9688,10 +16491,25 @@ def celu_(
     )
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = CeluBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CeluBackward1)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
         write_inplace(self, kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
@@ -9719,10 +16537,25 @@ def hardtanh_(
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = HardtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HardtanhBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
@@ -9753,10 +16586,25 @@ def silu_(
         self._data if type(self) is Tensor else tensor_arg(self, "silu_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = SiluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SiluBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, self_data * kernels.sigmoid(self_data))
@@ -9779,10 +16627,25 @@ def mish_(
         self._data if type(self) is Tensor else tensor_arg(self, "mish_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = MishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MishBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, kernels.mish_kernel(self_data))
@@ -9807,10 +16670,25 @@ def hardswish_(
         else tensor_arg(self, "hardswish_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = HardswishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HardswishBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, kernels.hardswish_kernel(self_data))
@@ -9835,10 +16713,25 @@ def hardsigmoid_(
         else tensor_arg(self, "hardsigmoid_", "self", 1)
     )
     grad_fn = None
-    if compute_requires_grad(self):
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
-        grad_fn = HardsigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HardsigmoidBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, kernels.hardsigmoid_kernel(self_data))
@@ -9869,14 +16762,53 @@ def mse_loss(
     )
     reduction = int_arg(reduction, "mse_loss", "reduction", 3)
     grad_fn = None
-    if compute_requires_grad(self, target):
-        grad_fn = MseLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(target, Tensor) and target._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(MseLossBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (target.grad_fn, target.output_nr)
+                if type(target) is Tensor and target.grad_fn is not None
+                else _next_edge(target)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_reduction = reduction
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, False)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_target = (
+                SavedVariable(target, False) if isinstance(target, Tensor) else target
+            )
+        else:
+            grad_fn._raw_saved_target = None
     try:
         result = Tensor._make(
             kernels.mse_loss_kernel(self_data, target_data, reduction)
@@ -9890,7 +16822,11 @@ def mse_loss(
             reduction=reduction,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9917,15 +16853,54 @@ def smooth_l1_loss(
     reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
     beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
     grad_fn = None
-    if compute_requires_grad(self, target):
-        grad_fn = SmoothL1LossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(target, Tensor) and target._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SmoothL1LossBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (target.grad_fn, target.output_nr)
+                if type(target) is Tensor and target.grad_fn is not None
+                else _next_edge(target)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_beta = beta
         grad_fn._saved_reduction = reduction
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, False)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_target = (
+                SavedVariable(target, False) if isinstance(target, Tensor) else target
+            )
+        else:
+            grad_fn._raw_saved_target = None
     try:
         result = Tensor._make(
             kernels.smooth_l1_loss_kernel(self_data, target_data, reduction, beta)
@@ -9940,7 +16915,11 @@ def smooth_l1_loss(
             beta=beta,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -9967,15 +16946,54 @@ def huber_loss(
     reduction = int_arg(reduction, "huber_loss", "reduction", 3)
     delta = float_arg(delta, "huber_loss", "delta", 4)
     grad_fn = None
-    if compute_requires_grad(self, target):
-        grad_fn = HuberLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(target, Tensor) and target._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(HuberLossBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (target.grad_fn, target.output_nr)
+                if type(target) is Tensor and target.grad_fn is not None
+                else _next_edge(target)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_delta = delta
         grad_fn._saved_reduction = reduction
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, False)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_target = (
+                SavedVariable(target, False) if isinstance(target, Tensor) else target
+            )
+        else:
+            grad_fn._raw_saved_target = None
     try:
         result = Tensor._make(
             kernels.huber_loss_kernel(self_data, target_data, reduction, delta)
@@ -9990,7 +17008,11 @@ def huber_loss(
             delta=delta,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -10017,16 +17039,63 @@ def binary_cross_entropy(
     weight_data = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
     reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
     grad_fn = None
-    if compute_requires_grad(self, target):
-        grad_fn = BinaryCrossEntropyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(target, Tensor) and target._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(BinaryCrossEntropyBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (target.grad_fn, target.output_nr)
+                if type(target) is Tensor and target.grad_fn is not None
+                else _next_edge(target)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_reduction = reduction
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_target = (
+                SavedVariable(target, False) if isinstance(target, Tensor) else target
+            )
+        else:
+            grad_fn._raw_saved_target = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
     try:
         result = Tensor._make(
             kernels.binary_cross_entropy_kernel(
@@ -10043,7 +17112,11 @@ def binary_cross_entropy(
             reduction=reduction,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -10076,18 +17149,75 @@ def binary_cross_entropy_with_logits(
     )
     reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
     grad_fn = None
-    if compute_requires_grad(self, target):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_pos_weight = SavedVariable(pos_weight, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(target, Tensor) and target._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(BinaryCrossEntropyWithLogitsBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (target.grad_fn, target.output_nr)
+                if type(target) is Tensor and target.grad_fn is not None
+                else _next_edge(target)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_pos_weight = (
+                SavedVariable(pos_weight, False)
+                if isinstance(pos_weight, Tensor)
+                else pos_weight
+            )
+        else:
+            grad_fn._raw_saved_pos_weight = None
         grad_fn._saved_reduction = reduction
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_target = (
+                SavedVariable(target, False) if isinstance(target, Tensor) else target
+            )
+        else:
+            grad_fn._raw_saved_target = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_weight = (
+                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+            )
+        else:
+            grad_fn._raw_saved_weight = None
     try:
         result = Tensor._make(
             kernels.binary_cross_entropy_with_logits_kernel(
@@ -10105,7 +17235,11 @@ def binary_cross_entropy_with_logits(
             reduction=reduction,
         )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -10134,14 +17268,38 @@ def nll_loss_forward(
     reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = NllLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NllLossBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_ignore_index = ignore_index
         grad_fn._saved_reduction = reduction
-        grad_fn._raw_saved_self = SavedVariable(self, False)
-        grad_fn._raw_saved_target = SavedVariable(target, False)
-        grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_target = (
+            SavedVariable(target, False) if isinstance(target, Tensor) else target
+        )
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_weight = (
+            SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+        )
     try:
         outputs = [
             Tensor._make(value)
@@ -10189,14 +17347,38 @@ def nll_loss2d_forward(
     reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = NllLoss2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(NllLoss2DBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_ignore_index = ignore_index
         grad_fn._saved_reduction = reduction
-        grad_fn._raw_saved_self = SavedVariable(self, False)
-        grad_fn._raw_saved_target = SavedVariable(target, False)
-        grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_target = (
+            SavedVariable(target, False) if isinstance(target, Tensor) else target
+        )
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_weight = (
+            SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
+        )
     try:
         outputs = [
             Tensor._make(value)

@@ -73,9 +73,10 @@ class set_detect_anomaly:
         state.enabled, state.check_nan = self._prev
 
 
-def record_forward_stack(metadata: dict) -> None:
-    """Keep the forward call's stack on a node (called by Node.__init__)."""
-    metadata["traceback_"] = traceback.format_stack()[:-3]
+def record_forward_stack(metadata: dict, skip: int) -> None:
+    """Keep the forward call's stack on a node, without this frame and the `skip`
+    frames that called it (runtime/node.py's record_anomaly)."""
+    metadata["traceback_"] = traceback.format_stack()[: -(skip + 1)]
 
 
 def warn_failed_node(name: str, metadata: dict | None) -> None:

@@ -109,8 +109,7 @@ def _compute_dependencies(root: Node) -> dict[Node, int]:
     stack = [root]
     while stack:
         fn = stack.pop()
-        for edge in fn._next_edges:
-            child = edge.node
+        for child, _ in fn._next_edges:
             if child is None:
                 continue
             dependencies[child] = dependencies.get(child, 0) + 1
@@ -134,8 +133,7 @@ def _init_to_execute(
     stack: list[tuple[Node, Any]] = [(root, iter(root._next_edges))]
     while stack:
         fn, children = stack[-1]
-        for edge in children:
-            child = edge.node
+        for child, _ in children:
             if child is not None and child not in visited:
                 visited.add(child)
                 stack.append((child, iter(child._next_edges)))
@@ -143,8 +141,8 @@ def _init_to_execute(
         else:
             stack.pop()
             if fn not in needed and any(
-                e.node is not None and (e.node in needed or e.node in targets)
-                for e in fn._next_edges
+                child is not None and (child in needed or child in targets)
+                for child, _ in fn._next_edges
             ):
                 needed.add(fn)
     return needed

@@ -39,7 +39,9 @@ Grad = Any  # an ndarray in a raw backward, a Tensor otherwise
 # AccumulateGrad runs first (NOTE [ Sequence Number ]).
 UINT64_MAX = 2**64 - 1
 
-_sequence_nr = itertools.count()
+# Creation order of nodes. Generated wrappers set a node's slots themselves
+# (Node.__init__ inlined) and draw its number from here too.
+sequence_nr = itertools.count()
 
 
 class Edge(NamedTuple):
@@ -82,12 +84,11 @@ class Node:
         # A tuple, not a list: once its shapes are known it holds no object the
         # cyclic garbage collector has to scan, on every node of a long graph.
         self._input_metadata: tuple[tuple[tuple[int, ...], np.dtype], ...] = ()
-        self._seq = next(_sequence_nr)
+        self._seq = next(sequence_nr)
         self._metadata: dict | None = None
         self._hooks: NodeHooks | None = None
         if anomaly_mode.state.enabled:
-            self._metadata = {}
-            anomaly_mode.record_forward_stack(self._metadata)
+            record_anomaly(self, skip=2)
 
     # -- the graph ---------------------------------------------------------------
 
@@ -96,11 +97,13 @@ class Node:
 
     @property
     def next_edges(self) -> tuple[Edge, ...]:
-        return self._next_edges
+        # Stored as plain `(node, input_nr)` pairs: a generated wrapper builds them
+        # inline, without a call per edge.
+        return tuple(Edge(node, nr) for node, nr in self._next_edges)
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((e.node, e.input_nr) for e in self._next_edges)
+        return tuple((node, nr) for node, nr in self._next_edges)
 
     def add_input_metadata(self, tensor: Tensor) -> int:
         """Record a forward output's shape and dtype; returns its output_nr."""
@@ -117,7 +120,7 @@ class Node:
 
     def should_compute_output(self, index: int) -> bool:
         """Whether input `index` of the forward op needs a gradient at all."""
-        return self._next_edges[index].node is not None
+        return self._next_edges[index][0] is not None
 
     def task_should_compute_output(self, index: int) -> bool:
         """should_compute_output, also asking whether the running task needs it."""
@@ -175,7 +178,8 @@ class Node:
         if name.startswith("_saved_"):
             raw = getattr(self, "_raw" + name, _MISSING)
             if raw is not _MISSING:
-                return None if raw is None else raw.unpack(self)
+                # A SavedVariable, or a Python number saved as it is (`x * 2`).
+                return raw.unpack(self) if hasattr(raw, "unpack") else raw
         raise AttributeError(
             f"'{type(self).__name__}' object has no attribute '{name}'"
         )
@@ -208,6 +212,13 @@ class Node:
 
 
 _MISSING = object()
+
+
+def record_anomaly(node: Node, skip: int = 0) -> None:
+    """Anomaly mode: keep the forward call's stack on a node being created,
+    without the `skip` frames between the op's code and this call."""
+    node._metadata = {}
+    anomaly_mode.record_forward_stack(node._metadata, skip + 1)
 
 
 def _tensor_type() -> type[Tensor]:

@@ -147,3 +147,9 @@ class SavedVariable:
         """Free the data after a backward without retain_graph; unpack() then raises."""
         self._data = _FREED
         self._tensor = None
+
+
+# What a node's saved Python number becomes after a backward without
+# retain_graph: unpacking it raises, as for a freed tensor.
+RELEASED = SavedVariable(0, False)
+RELEASED.reset_data()

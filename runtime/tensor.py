@@ -85,34 +85,34 @@ class VersionCounter:
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
+    # What every op reads and sets is a slot. The rest of the metadata is rarely
+    # set (a leaf's grad, hooks, a view's base): a class attribute gives its
+    # default, and the instance `__dict__` is created only for a tensor that sets
+    # one, so making a tensor costs four stores (generated wrappers inline them).
+    # As in PyTorch, a user may also set attributes of their own on a tensor.
     __slots__ = (
         "_data",
         "_requires_grad",
         "grad_fn",
         "output_nr",
-        "_version_counter",
-        "_grad",
-        "_grad_accumulator",
-        "_retains_grad",
-        "_hooks",
-        "_post_accumulate_hooks",
-        "_base",
-        "_creation_meta",
+        "__dict__",
         "__weakref__",
     )
+
+    _version_counter: VersionCounter | None = None
+    _grad: Tensor | None = None
+    _grad_accumulator: weakref.ref | None = None
+    _retains_grad = False
+    _hooks: dict | None = None
+    _post_accumulate_hooks: dict | None = None
+    _base: Tensor | None = None
+    _creation_meta: Any = None
 
     def __init__(self, data: Any, *, requires_grad: bool = False) -> None:
         self._data = data if type(data) is np.ndarray else np.asarray(data)
         self._requires_grad = False
         self.grad_fn: Node | None = None
         self.output_nr = 0
-        self._version_counter: VersionCounter | None = None
-        self._grad: Tensor | None = None
-        self._grad_accumulator: weakref.ref | None = None
-        self._retains_grad = False
-        self._hooks: dict | None = None
-        self._post_accumulate_hooks: dict | None = None
-        self._base: Tensor | None = None
         if _inference_threads[0] and _grad_mode.inference:
             self.__class__ = InferenceTensor
         if requires_grad:
@@ -126,13 +126,6 @@ class Tensor:
         t._requires_grad = False
         t.grad_fn = None
         t.output_nr = 0
-        t._version_counter = None
-        t._grad = None
-        t._grad_accumulator = None
-        t._retains_grad = False
-        t._hooks = None
-        t._post_accumulate_hooks = None
-        t._base = None
         if _inference_threads[0] and _grad_mode.inference:
             t.__class__ = InferenceTensor
         return t

@@ -299,7 +299,8 @@ def gradient_edge(t: Tensor) -> Edge:
 _new_tuple = tuple.__new__  # Edge(node, nr) without NamedTuple's Python-level __new__
 
 
-def _next_edge(a: Any) -> Edge:
+def next_edge(a: Any) -> Edge:
+    """Where a gradient for argument `a` goes (nowhere for a Python number)."""
     if type(a) is not Tensor and not isinstance(a, Tensor):
         return INVALID_EDGE
     grad_fn = a.grad_fn
@@ -312,8 +313,8 @@ def _next_edge(a: Any) -> Edge:
 
 def collect_next_edges(*args: Any) -> tuple[Edge, ...]:
     if len(args) == 1:
-        return (_next_edge(args[0]),)
-    return tuple([_next_edge(a) for a in args])
+        return (next_edge(args[0]),)
+    return tuple([next_edge(a) for a in args])
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:

@@ -607,7 +607,8 @@ def test_node_classes_hold_only_what_is_saved(saved_yaml_out: Path) -> None:
     assert "release_variables" not in scale  # nothing to free
     both = node_class(functions, "BothBackward0")
     assert '"_raw_saved_other",' in both and '"_raw_saved_self",' in both
-    assert "self_ = self._raw_saved_self.unpack(self, raw)" in both
+    assert "self_ = self._raw_saved_self\n" in both
+    assert "self_ = self_.unpack(self, raw)" in both  # unless a Python number
 
 
 def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
@@ -618,23 +619,26 @@ def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
     assert "grad_fn._saved_self_sym_sizes = sizes_of(self_data)" in shape_only
     assert "SavedVariable" not in shape_only
     uses_result = wrapper_def(variable_type, "uses_result")
-    history = uses_result.index("set_history(result, grad_fn)")
+    history = uses_result.index("result.grad_fn = grad_fn")
     saved = uses_result.index("grad_fn._raw_saved_result = SavedVariable(result, True)")
     assert history < saved
     output_shape = wrapper_def(variable_type, "output_shape")
-    history = output_shape.index("set_history(result, grad_fn)")
+    history = output_shape.index("result.grad_fn = grad_fn")
     saved = output_shape.index(
         "grad_fn._saved_result_sym_sizes = sizes_of(result._data)"
     )
     assert history < saved
     both = wrapper_def(variable_type, "both")
+    # Saved only when the other input's gradient is needed; a Python number as is.
+    assert "if grad_fn._next_edges[0][0] is not None:" in both
     assert (
-        "if grad_fn.should_compute_output(0):\n"
-        "            grad_fn._raw_saved_other = SavedVariable(other, False)"
+        "            grad_fn._raw_saved_other = (\n"
+        "                SavedVariable(other, False) if isinstance(other, Tensor) else other\n"
     ) in both
+    assert "if grad_fn._next_edges[1][0] is not None:" in both
     assert (
-        "if grad_fn.should_compute_output(1):\n"
-        "            grad_fn._raw_saved_self = SavedVariable(self, False)"
+        "            grad_fn._raw_saved_self = (\n"
+        "                SavedVariable(self, False) if isinstance(self, Tensor) else self\n"
     ) in both
 
 
@@ -1223,7 +1227,10 @@ def test_optional_tensor_list_is_saved_by_value_and_passed_as_arrays(
         'indices = tensor_optional_list_arg(indices, "pick", "indices", 2)' in wrapper
     )
     assert "grad_fn._saved_indices = indices" in wrapper
-    assert "collect_next_edges(self)" in wrapper
+    # One next edge, for self: the indices are not differentiable.
+    edges = wrapper[wrapper.index("grad_fn._next_edges = (") :]
+    edges = edges[: edges.index("\n        )\n")]
+    assert "_next_edge(self)" in edges and "indices" not in edges
 
 
 def test_a_sample_can_give_an_index_tensor_by_value(tmp_path: Path) -> None:

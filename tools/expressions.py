@@ -75,6 +75,11 @@ RESERVED_NAMES = frozenset(
         "grad_inputs",
         "Tensor",
         "kernels",
+        "_edges",
+        "_needed",
+        "task_state",
+        "SavedVariable",
+        "RELEASED",
     }
 )
 

@@ -54,7 +54,8 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"set_history_outputs", "tuple", "list"}
     | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
     | {"original_value", "make_view", "original_self"}
-    | {"kernel_error", "kernel_failure"}
+    | {"kernel_error", "kernel_failure", "next_edge", "record_anomaly"}
+    | {"_new", "_next_edge", "_grad_mode", "_anomaly", "_sequence_nr"}
 )
 
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin

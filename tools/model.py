@@ -496,11 +496,16 @@ class DifferentiabilityInfo:
         )
 
     @property
-    def promotion_locals(self) -> str:
-        """The wrapper's locals that type promotion rewrites: `self_data, other_data`."""
-        names = [
+    def promotion_names(self) -> tuple[str, ...]:
+        """The wrapper's locals that type promotion rewrites, in schema order."""
+        return tuple(
             a.local for a in self.func.arguments if a.name in self.promotion_operands
-        ]
+        )
+
+    @property
+    def promotion_locals(self) -> str:
+        """The same as an assignment target: `self_data, other_data`."""
+        names = self.promotion_names
         return ", ".join(names) + ("," if len(names) == 1 else "")
 
     @property

@@ -13,7 +13,8 @@ from typing import Any
 
 from yamlgrad.runtime.formulas import exp, sign
 from .helpers import smooth_abs_grad
-from yamlgrad.runtime.node import Grad, Node
+from yamlgrad.runtime.node import Grad, Node, task_state
+from yamlgrad.runtime.saved_variable import RELEASED, SavedVariable
 
 __all__ = [
     "SoftsignBackward0",
@@ -40,16 +41,24 @@ class SoftsignBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad / (
                 (1 + self_ * sign(self_)) * (1 + self_ * sign(self_))
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SwishBackward0(Node):
@@ -73,9 +82,15 @@ class SwishBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
             beta = self._saved_beta
-            self_ = self._raw_saved_self.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = (
                 grad
                 * (1 + exp(-beta * self_) + beta * self_ * exp(-beta * self_))
@@ -84,8 +99,10 @@ class SwishBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class CubicBackward0(Node):
@@ -110,20 +127,34 @@ class CubicBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            other = self._raw_saved_other.unpack(self, raw)
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            other = self._raw_saved_other
+            if type(other) is SavedVariable:  # else a Python number
+                other = other.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * (3 * self_ * self_ + other)
-        if self.task_should_compute_output(1):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_other is not None:
+        if type(self._raw_saved_other) is SavedVariable:
             self._raw_saved_other.reset_data()
-        if self._raw_saved_self is not None:
+        elif self._raw_saved_other is not None:  # a Python number
+            self._raw_saved_other = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class SmoothAbsBackward0(Node):
@@ -147,12 +178,20 @@ class SmoothAbsBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        if self.task_should_compute_output(0):
-            self_ = self._raw_saved_self.unpack(self, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go,
+        # and the running task (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             eps = self._saved_eps
             grad_inputs[0] = grad * smooth_abs_grad(self_, eps)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_self is not None:
+        if type(self._raw_saved_self) is SavedVariable:
             self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED

@@ -18,9 +18,14 @@ from yamlgrad.runtime import composites
 
 from . import _kernels as kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
+from yamlgrad.runtime.anomaly_mode import state as _anomaly
+from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.kernel_errors import kernel_error
+from yamlgrad.runtime.node import record_anomaly
+from yamlgrad.runtime.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.variable_type_utils import next_edge as _next_edge
 from yamlgrad.runtime.variable_type_utils import (
     collect_next_edges,
     compute_requires_grad,
@@ -36,6 +41,8 @@ from .Functions import (
     CubicBackward0,
     SmoothAbsBackward0,
 )
+
+_new = object.__new__
 
 __all__ = [
     "softsign",
@@ -55,18 +62,43 @@ def softsign(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "softsign", "self", 1)
     )
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SoftsignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SoftsignBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(self_data / (1 + np.abs(self_data)))
     except ValueError as kernel_failure:
         raise kernel_error("softsign", kernel_failure, self=self_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -82,19 +114,44 @@ def swish(
         self._data if type(self) is Tensor else tensor_arg(self, "swish", "self", 1)
     )
     beta = float_arg(beta, "swish", "beta", 2)
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SwishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SwishBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_beta = beta
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(self_data / (1 + np.exp(-beta * self_data)))
     except ValueError as kernel_failure:
         raise kernel_error("swish", kernel_failure, self=self_data, beta=beta)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -112,15 +169,63 @@ def cubic(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "cubic", "other", 2)
     )
-    self_data, other_data = promote_operands(self_data, other_data)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (
+        type(self_data) is np.ndarray
+        and self_data.dtype.kind == "f"
+        and (
+            type(other_data) is float
+            or type(other_data) is int
+            or type(other_data) is np.ndarray
+            and other_data.dtype == self_data.dtype
+        )
+    ):
+        self_data, other_data = promote_operands(self_data, other_data)
     grad_fn = None
-    if compute_requires_grad(self, other):
-        grad_fn = CubicBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_other = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, False)
+    if _grad_mode.enabled and (
+        (isinstance(self, Tensor) and self._requires_grad)
+        or (isinstance(other, Tensor) and other._requires_grad)
+    ):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(CubicBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+            (
+                (other.grad_fn, other.output_nr)
+                if type(other) is Tensor and other.grad_fn is not None
+                else _next_edge(other)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        if grad_fn._next_edges[0][0] is not None:
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_other = (
+                SavedVariable(other, False) if isinstance(other, Tensor) else other
+            )
+        else:
+            grad_fn._raw_saved_other = None
+        if (
+            grad_fn._next_edges[0][0] is not None
+            or grad_fn._next_edges[1][0] is not None
+        ):
+            # A Python number standing for a tensor is kept as it is.
+            grad_fn._raw_saved_self = (
+                SavedVariable(self, False) if isinstance(self, Tensor) else self
+            )
+        else:
+            grad_fn._raw_saved_self = None
     try:
         result = Tensor._make(
             self_data * self_data * self_data + other_data * self_data
@@ -128,7 +233,11 @@ def cubic(
     except ValueError as kernel_failure:
         raise kernel_error("cubic", kernel_failure, self=self_data, other=other_data)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
@@ -146,19 +255,44 @@ def smooth_abs(
         else tensor_arg(self, "smooth_abs", "self", 1)
     )
     eps = float_arg(eps, "smooth_abs", "eps", 2)
-    (self_data,) = promote_operands(self_data, int_to_float=True)
+    # Type promotion; the common case (a float array with Python numbers or
+    # arrays of its own dtype) is decided here and changes nothing.
+    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
+        (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SmoothAbsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SmoothAbsBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        grad_fn._next_edges = (
+            (
+                (self.grad_fn, self.output_nr)
+                if type(self) is Tensor and self.grad_fn is not None
+                else _next_edge(self)
+            ),
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
         grad_fn._saved_eps = eps
-        grad_fn._raw_saved_self = SavedVariable(self, False)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result = Tensor._make(np.sqrt(self_data * self_data + eps))
     except ValueError as kernel_failure:
         raise kernel_error("smooth_abs", kernel_failure, self=self_data, eps=eps)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        # set_history, inlined: an integer or bool result never requires grad.
+        if result._data.dtype.kind in "fc":
+            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            result.grad_fn = grad_fn
+            result._requires_grad = True
     return result
 
 
