@@ -332,13 +332,14 @@ class AddBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             alpha = self._saved_alpha
             grad_inputs[1] = maybe_multiply(grad, alpha)
         return grad_inputs
@@ -360,11 +361,12 @@ class AddBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -387,13 +389,14 @@ class SubBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             alpha = self._saved_alpha
             grad_inputs[1] = -maybe_multiply(grad, alpha)
         return grad_inputs
@@ -415,11 +418,12 @@ class SubBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -442,14 +446,15 @@ class RsubBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             alpha = self._saved_alpha
             grad_inputs[0] = -maybe_multiply(grad, alpha)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             grad_inputs[1] = grad
         return grad_inputs
 
@@ -471,11 +476,12 @@ class RsubBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             alpha = self._saved_alpha
             grad_inputs[0] = -maybe_multiply(grad, alpha)
         return grad_inputs
@@ -503,16 +509,17 @@ class MulBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
             grad_inputs[0] = grad * other
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -547,11 +554,12 @@ class MulBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._saved_other
             grad_inputs[0] = grad * other
         return grad_inputs
@@ -579,16 +587,17 @@ class DivBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
             grad_inputs[0] = grad / other
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -626,11 +635,12 @@ class DivBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._saved_other
             grad_inputs[0] = grad / other
         return grad_inputs
@@ -660,17 +670,18 @@ class DivBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             rounding_mode = self._saved_rounding_mode
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             rounding_mode = self._saved_rounding_mode
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
@@ -717,11 +728,12 @@ class DivBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             rounding_mode = self._saved_rounding_mode
             other = self._saved_other
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
@@ -746,16 +758,17 @@ class WhereBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             condition = self._raw_saved_condition
             if type(condition) is SavedVariable:  # else a Python number
                 condition = condition.unpack(self, raw)
             grad_inputs[0] = where(condition, grad, 0)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             condition = self._raw_saved_condition
             if type(condition) is SavedVariable:  # else a Python number
                 condition = condition.unpack(self, raw)
@@ -791,11 +804,12 @@ class MaximumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -805,7 +819,7 @@ class MaximumBackward0(Node):
             grad_inputs[0] = where(
                 self_ < other, 0, where(self_ == other, grad / 2, grad)
             )
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -850,11 +864,12 @@ class FmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -862,7 +877,7 @@ class FmaxBackward0(Node):
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
             grad_inputs[0] = where(logical_or(self_ >= other, isnan(other)), grad, 0)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -905,11 +920,12 @@ class MinimumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -919,7 +935,7 @@ class MinimumBackward0(Node):
             grad_inputs[0] = where(
                 self_ > other, 0, where(self_ == other, grad / 2, grad)
             )
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -964,11 +980,12 @@ class FminBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -976,7 +993,7 @@ class FminBackward0(Node):
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
             grad_inputs[0] = where(logical_or(self_ <= other, isnan(other)), grad, 0)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1019,11 +1036,12 @@ class Atan2Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
@@ -1031,7 +1049,7 @@ class Atan2Backward0(Node):
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * other / (self_ * self_ + other * other)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1076,17 +1094,18 @@ class HypotBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * self_ / result
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
@@ -1129,17 +1148,18 @@ class CopysignBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             grad_inputs[1] = zeros_like(grad)
         return grad_inputs
 
@@ -1173,11 +1193,12 @@ class CopysignBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1210,11 +1231,12 @@ class RemainderBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1241,13 +1263,14 @@ class RemainderBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1284,11 +1307,12 @@ class FmodBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1315,13 +1339,14 @@ class FmodBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1364,11 +1389,12 @@ class XlogyBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
@@ -1378,7 +1404,7 @@ class XlogyBackward0(Node):
             grad_inputs[0] = where(
                 logical_and(self_ == 0, other <= 0), 0, xlogy(grad, other)
             )
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
@@ -1420,11 +1446,12 @@ class XlogyBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
@@ -1460,11 +1487,12 @@ class XlogyBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._saved_other
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
@@ -1501,14 +1529,15 @@ class LerpBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             weight = self._saved_weight
             grad_inputs[0] = grad * (1 - weight)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             weight = self._saved_weight
             grad_inputs[1] = grad * weight
         return grad_inputs
@@ -1539,21 +1568,22 @@ class LerpBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             weight = self._raw_saved_weight
             if type(weight) is SavedVariable:  # else a Python number
                 weight = weight.unpack(self, raw)
             grad_inputs[0] = grad * (1 - weight)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             weight = self._raw_saved_weight
             if type(weight) is SavedVariable:  # else a Python number
                 weight = weight.unpack(self, raw)
             grad_inputs[1] = grad * weight
-        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             end = self._raw_saved_end
             if type(end) is SavedVariable:  # else a Python number
                 end = end.unpack(self, raw)
@@ -1603,19 +1633,20 @@ class AddcmulBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             tensor2 = self._raw_saved_tensor2
             if type(tensor2) is SavedVariable:  # else a Python number
                 tensor2 = tensor2.unpack(self, raw)
             value = self._saved_value
             grad_inputs[1] = grad * (tensor2 * value)
-        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             tensor1 = self._raw_saved_tensor1
             if type(tensor1) is SavedVariable:  # else a Python number
                 tensor1 = tensor1.unpack(self, raw)
@@ -1659,19 +1690,20 @@ class AddcdivBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             value = self._saved_value
             tensor2 = self._raw_saved_tensor2
             if type(tensor2) is SavedVariable:  # else a Python number
                 tensor2 = tensor2.unpack(self, raw)
             grad_inputs[1] = grad * (value / tensor2)
-        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             value = self._saved_value
             tensor1 = self._raw_saved_tensor1
             if type(tensor1) is SavedVariable:  # else a Python number
@@ -1718,11 +1750,12 @@ class ClampBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1733,7 +1766,7 @@ class ClampBackward0(Node):
             if type(max) is SavedVariable:  # else a Python number
                 max = max.unpack(self, raw)
             grad_inputs[0] = clamp_backward(grad, self_, min, max)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1744,7 +1777,7 @@ class ClampBackward0(Node):
             if type(max) is SavedVariable:  # else a Python number
                 max = max.unpack(self, raw)
             grad_inputs[1] = clamp_backward_min(grad, self_, min, max)
-        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1795,11 +1828,12 @@ class ClampBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1836,11 +1870,12 @@ class ClampMinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1877,11 +1912,12 @@ class ClampMinBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1889,7 +1925,7 @@ class ClampMinBackward1(Node):
             if type(min) is SavedVariable:  # else a Python number
                 min = min.unpack(self, raw)
             grad_inputs[0] = where(self_ >= min, grad, 0)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1931,11 +1967,12 @@ class ClampMaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1972,11 +2009,12 @@ class ClampMaxBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -1984,7 +2022,7 @@ class ClampMaxBackward1(Node):
             if type(max) is SavedVariable:  # else a Python number
                 max = max.unpack(self, raw)
             grad_inputs[0] = where(self_ <= max, grad, 0)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2022,11 +2060,12 @@ class NanToNumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2061,11 +2100,12 @@ class PowBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2104,11 +2144,12 @@ class PowBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2116,7 +2157,7 @@ class PowBackward1(Node):
             if type(exponent) is SavedVariable:  # else a Python number
                 exponent = exponent.unpack(self, raw)
             grad_inputs[0] = pow_backward_self(grad, self_, exponent)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2163,11 +2204,12 @@ class PowBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._saved_self
             exponent = self._raw_saved_exponent
             if type(exponent) is SavedVariable:  # else a Python number
@@ -2201,11 +2243,12 @@ class NegBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = -grad
         return grad_inputs
 
@@ -2227,11 +2270,12 @@ class ReciprocalBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = -grad * (result * result)
         return grad_inputs
@@ -2258,11 +2302,12 @@ class ExpBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * result
         return grad_inputs
@@ -2289,11 +2334,12 @@ class LogBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2324,11 +2370,12 @@ class SinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2359,11 +2406,12 @@ class CosBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2394,11 +2442,12 @@ class TanhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (1 - result * result)
         return grad_inputs
@@ -2425,11 +2474,12 @@ class SigmoidBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (1 - result) * result
         return grad_inputs
@@ -2456,11 +2506,12 @@ class ReluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = threshold_backward(grad, result, 0)
         return grad_inputs
@@ -2487,11 +2538,12 @@ class SqrtBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad / (2 * result)
         return grad_inputs
@@ -2518,11 +2570,12 @@ class AbsBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2552,11 +2605,12 @@ class SignBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2578,11 +2632,12 @@ class Exp2Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * result * 0.6931471805599453
         return grad_inputs
@@ -2609,11 +2664,12 @@ class Expm1Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (result + 1)
         return grad_inputs
@@ -2640,11 +2696,12 @@ class Log2Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2675,11 +2732,12 @@ class Log10Backward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2710,11 +2768,12 @@ class Log1PBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2745,11 +2804,12 @@ class RsqrtBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = -0.5 * grad * result**3
         return grad_inputs
@@ -2776,11 +2836,12 @@ class TanBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             grad_inputs[0] = grad * (1 + result**2)
         return grad_inputs
@@ -2807,11 +2868,12 @@ class AsinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2842,11 +2904,12 @@ class AcosBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2877,11 +2940,12 @@ class AtanBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2912,11 +2976,12 @@ class SinhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2947,11 +3012,12 @@ class CoshBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -2982,11 +3048,12 @@ class AsinhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3017,11 +3084,12 @@ class AcoshBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3052,11 +3120,12 @@ class AtanhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3091,11 +3160,12 @@ class LogitBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3127,11 +3197,12 @@ class ErfBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3162,11 +3233,12 @@ class ErfcBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3196,11 +3268,12 @@ class FloorBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3221,11 +3294,12 @@ class CeilBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3246,11 +3320,12 @@ class RoundBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3271,11 +3346,12 @@ class RoundBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3296,11 +3372,12 @@ class TruncBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3321,11 +3398,12 @@ class FracBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -3347,11 +3425,12 @@ class SumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = expand(grad, self_sym_sizes)
         return grad_inputs
@@ -3380,11 +3459,12 @@ class SumBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             keepdim = self._saved_keepdim
@@ -3409,11 +3489,12 @@ class MeanBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = mean_backward(grad, self_sym_sizes, None, False)
         return grad_inputs
@@ -3442,11 +3523,12 @@ class MeanBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             keepdim = self._saved_keepdim
@@ -3479,11 +3561,12 @@ class MaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             indices = self._raw_saved_indices.unpack(self, raw)
@@ -3519,11 +3602,12 @@ class MaxBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3565,11 +3649,12 @@ class MinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             indices = self._raw_saved_indices.unpack(self, raw)
@@ -3605,11 +3690,12 @@ class MinBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3647,11 +3733,12 @@ class ProdBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3693,11 +3780,12 @@ class ProdBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3741,11 +3829,12 @@ class VarBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3789,11 +3878,12 @@ class StdBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
@@ -3840,11 +3930,12 @@ class LinalgVectorNormBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -3891,11 +3982,12 @@ class AmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             keepdim = self._saved_keepdim
             self_ = self._raw_saved_self
@@ -3943,11 +4035,12 @@ class AminBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             keepdim = self._saved_keepdim
             self_ = self._raw_saved_self
@@ -3995,11 +4088,12 @@ class LogsumexpBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -4039,11 +4133,12 @@ class CumsumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_scalar_type = self._saved_self_scalar_type
             dim = self._saved_dim
             grad_inputs[0] = cumsum_backward(to_dtype(grad, self_scalar_type), dim)
@@ -4075,11 +4170,12 @@ class CumprodBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_scalar_type = self._saved_self_scalar_type
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
@@ -4121,11 +4217,12 @@ class SoftmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             dim = self._saved_dim
             grad_inputs[0] = softmax_backward_data(grad, result, dim)
@@ -4157,11 +4254,12 @@ class LogSoftmaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             dim = self._saved_dim
             grad_inputs[0] = log_softmax_backward_data(grad, result, dim)
@@ -4194,16 +4292,17 @@ class MmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             mat2 = self._raw_saved_mat2
             if type(mat2) is SavedVariable:  # else a Python number
                 mat2 = mat2.unpack(self, raw)
             grad_inputs[0] = mm_mat1_backward(grad, mat2)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -4243,16 +4342,17 @@ class DotBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             tensor = self._raw_saved_tensor
             if type(tensor) is SavedVariable:  # else a Python number
                 tensor = tensor.unpack(self, raw)
             grad_inputs[0] = grad * tensor
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -4292,16 +4392,17 @@ class MvBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             vec = self._raw_saved_vec
             if type(vec) is SavedVariable:  # else a Python number
                 vec = vec.unpack(self, raw)
             grad_inputs[0] = outer(grad, vec)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -4341,16 +4442,17 @@ class BmmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             mat2 = self._raw_saved_mat2
             if type(mat2) is SavedVariable:  # else a Python number
                 mat2 = mat2.unpack(self, raw)
             grad_inputs[0] = bmm(grad, transpose(mat2, 1, 2))
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -4395,20 +4497,21 @@ class AddmmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             beta = self._saved_beta
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             alpha = self._saved_alpha
             mat2 = self._raw_saved_mat2
             if type(mat2) is SavedVariable:  # else a Python number
                 mat2 = mat2.unpack(self, raw)
             grad_inputs[1] = maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
-        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             alpha = self._saved_alpha
             mat1 = self._raw_saved_mat1
             if type(mat1) is SavedVariable:  # else a Python number
@@ -4454,20 +4557,21 @@ class BaddbmmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             beta = self._saved_beta
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             alpha = self._saved_alpha
             batch2 = self._raw_saved_batch2
             if type(batch2) is SavedVariable:  # else a Python number
                 batch2 = batch2.unpack(self, raw)
             grad_inputs[1] = maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
-        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             alpha = self._saved_alpha
             batch1 = self._raw_saved_batch1
             if type(batch1) is SavedVariable:  # else a Python number
@@ -4503,11 +4607,12 @@ class TraceBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = trace_backward(grad, self_sym_sizes)
         return grad_inputs
@@ -4530,11 +4635,12 @@ class LinalgInvExBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             inverse = self._raw_saved_inverse.unpack(self, raw)
             grad_inputs[0] = -(
                 transpose(inverse, -1, -2) @ (grad @ transpose(inverse, -1, -2))
@@ -4567,11 +4673,12 @@ class LinalgDetBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             A = self._raw_saved_A
             if type(A) is SavedVariable:  # else a Python number
@@ -4604,11 +4711,12 @@ class TBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad.T
         return grad_inputs
 
@@ -4634,11 +4742,12 @@ class TransposeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim0 = self._saved_dim0
             dim1 = self._saved_dim1
             grad_inputs[0] = transpose(grad, dim0, dim1)
@@ -4662,11 +4771,12 @@ class PermuteBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dims = self._saved_dims
             grad_inputs[0] = permute_backwards(grad, dims)
         return grad_inputs
@@ -4689,11 +4799,12 @@ class ViewBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
@@ -4716,11 +4827,12 @@ class ExpandBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = sum_to(grad, self_sym_sizes)
         return grad_inputs
@@ -4743,12 +4855,13 @@ class CatBackward0(Node):
         self._saved_tensors_args_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad_inputs: list[Grad | None] = [None] * len(self._next_edges)
+        grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
@@ -4775,12 +4888,13 @@ class StackBackward0(Node):
         self._saved_tensors_args_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad_inputs: list[Grad | None] = [None] * len(self._next_edges)
+        grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
@@ -4813,11 +4927,12 @@ class SelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             index = self._saved_index
@@ -4846,11 +4961,12 @@ class SelectBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             index = self._saved_index
             grad_inputs[0] = select_of(grad, dim, index)
@@ -4884,11 +5000,12 @@ class SliceBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             start = self._saved_start
@@ -4923,11 +5040,12 @@ class SliceBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             start = self._saved_start
             end = self._saved_end
@@ -4959,11 +5077,12 @@ class SplitBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             split_size = self._saved_split_size
             dim = self._saved_dim
@@ -4988,11 +5107,12 @@ class UnbindBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             grad_inputs[0] = unbind_backward(grads, dim)
         return grad_inputs
@@ -5015,11 +5135,12 @@ class ToCopyBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_scalar_type = self._saved_self_scalar_type
             grad_inputs[0] = to_dtype(grad, self_scalar_type)
         return grad_inputs
@@ -5042,11 +5163,12 @@ class FlipBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dims = self._saved_dims
             grad_inputs[0] = flip(grad, dims)
         return grad_inputs
@@ -5069,11 +5191,12 @@ class TrilBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             diagonal = self._saved_diagonal
             grad_inputs[0] = tril(grad, diagonal)
         return grad_inputs
@@ -5096,11 +5219,12 @@ class TriuBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             diagonal = self._saved_diagonal
             grad_inputs[0] = triu(grad, diagonal)
         return grad_inputs
@@ -5131,11 +5255,12 @@ class DiagonalBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             offset = self._saved_offset
             dim1 = self._saved_dim1
@@ -5167,11 +5292,12 @@ class DiagEmbedBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             offset = self._saved_offset
             dim1 = self._saved_dim1
             dim2 = self._saved_dim2
@@ -5202,11 +5328,12 @@ class DiagonalBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             offset = self._saved_offset
             dim1 = self._saved_dim1
             dim2 = self._saved_dim2
@@ -5231,11 +5358,12 @@ class SqueezeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -5258,11 +5386,12 @@ class SqueezeBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -5285,11 +5414,12 @@ class SqueezeBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -5312,11 +5442,12 @@ class SqueezeBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -5339,11 +5470,12 @@ class SqueezeBackward4(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -5366,11 +5498,12 @@ class SqueezeBackward5(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
@@ -5393,11 +5526,12 @@ class UnsqueezeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             grad_inputs[0] = squeeze_dim(grad, dim)
         return grad_inputs
@@ -5424,11 +5558,12 @@ class IndexBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             indices = self._saved_indices
             grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
@@ -5458,11 +5593,12 @@ class IndexSelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             index = self._raw_saved_index
@@ -5501,11 +5637,12 @@ class GatherBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             dim = self._saved_dim
             index = self._raw_saved_index
@@ -5543,17 +5680,18 @@ class ScatterBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             index = self._raw_saved_index
             if type(index) is SavedVariable:  # else a Python number
                 index = index.unpack(self, raw)
             grad_inputs[0] = scatter_fill(grad, dim, index, 0)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             dim = self._saved_dim
             index = self._raw_saved_index
             if type(index) is SavedVariable:  # else a Python number
@@ -5589,11 +5727,12 @@ class ScatterBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             dim = self._saved_dim
             index = self._raw_saved_index
             if type(index) is SavedVariable:  # else a Python number
@@ -5630,13 +5769,14 @@ class ScatterAddBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             dim = self._saved_dim
             index = self._raw_saved_index
             if type(index) is SavedVariable:  # else a Python number
@@ -5675,13 +5815,14 @@ class IndexAddBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             alpha = self._saved_alpha
             dim = self._saved_dim
             index = self._raw_saved_index
@@ -5714,11 +5855,12 @@ class MaskedFillBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             mask = self._raw_saved_mask
             if type(mask) is SavedVariable:  # else a Python number
                 mask = mask.unpack(self, raw)
@@ -5750,16 +5892,17 @@ class MaskedFillBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             mask = self._raw_saved_mask
             if type(mask) is SavedVariable:  # else a Python number
                 mask = mask.unpack(self, raw)
             grad_inputs[0] = masked_fill(grad, mask, 0)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             mask = self._raw_saved_mask
             if type(mask) is SavedVariable:  # else a Python number
                 mask = mask.unpack(self, raw)
@@ -5794,11 +5937,12 @@ class MaskedSelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             mask = self._raw_saved_mask
             if type(mask) is SavedVariable:  # else a Python number
@@ -5834,11 +5978,12 @@ class RollBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             shifts = self._saved_shifts
             dims = self._saved_dims
             grad_inputs[0] = roll_backward(grad, shifts, dims)
@@ -5866,11 +6011,12 @@ class RepeatBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             repeats = self._saved_repeats
             grad_inputs[0] = repeat_backward(grad, repeats, self_sym_sizes)
@@ -5893,11 +6039,12 @@ class CloneBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -5919,11 +6066,12 @@ class ConstantPadNdBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             pad = self._saved_pad
             grad_inputs[0] = constant_pad_nd_backward(grad, pad)
         return grad_inputs
@@ -5946,11 +6094,12 @@ class UnsafeViewBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
@@ -5972,11 +6121,12 @@ class FillBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -5999,13 +6149,14 @@ class FillBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             value_sym_sizes = self._saved_value_sym_sizes
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
@@ -6027,11 +6178,12 @@ class FillBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6054,13 +6206,14 @@ class FillBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             value_sym_sizes = self._saved_value_sym_sizes
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
@@ -6082,11 +6235,12 @@ class ZeroBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6128,11 +6282,12 @@ class ConvolutionBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             input_sym_sizes = self._saved_input_sym_sizes
             weight = self._raw_saved_weight
             if type(weight) is SavedVariable:  # else a Python number
@@ -6152,7 +6307,7 @@ class ConvolutionBackward0(Node):
                 transposed,
                 groups,
             )
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             weight_sym_sizes = self._saved_weight_sym_sizes
             input = self._raw_saved_input
             if type(input) is SavedVariable:  # else a Python number
@@ -6172,7 +6327,7 @@ class ConvolutionBackward0(Node):
                 transposed,
                 groups,
             )
-        if _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed):
+        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             grad_inputs[2] = convolution_backward_bias(grad)
         return grad_inputs
 
@@ -6208,11 +6363,12 @@ class MaxPool2DWithIndicesBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             result1 = self._raw_saved_result1.unpack(self, raw)
             grad_inputs[0] = max_pool2d_with_indices_backward(
@@ -6256,11 +6412,12 @@ class AvgPool2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             kernel_size = self._saved_kernel_size
             stride = self._saved_stride
@@ -6298,11 +6455,12 @@ class AdaptiveAvgPool2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
@@ -6333,14 +6491,15 @@ class NativeLayerNormBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
         grad_input_mask = (
-            _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed),
-            _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed),
-            _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed),
+            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
+            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
+            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
         )
         if any(grad_input_mask):
             input = self._raw_saved_input
@@ -6402,14 +6561,15 @@ class NativeBatchNormBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
         grad_input_mask = (
-            _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed),
-            _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed),
-            _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed),
+            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
+            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
+            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
         )
         if any(grad_input_mask):
             input = self._raw_saved_input
@@ -6494,14 +6654,15 @@ class NativeGroupNormBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
         grad_input_mask = (
-            _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed),
-            _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed),
-            _edges[2][0] is not None and (_needed is None or _edges[2][0] in _needed),
+            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
+            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
+            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
         )
         if any(grad_input_mask):
             input = self._raw_saved_input
@@ -6562,11 +6723,12 @@ class EmbeddingBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             weight_sym_sizes = self._saved_weight_sym_sizes
             indices = self._raw_saved_indices
             if type(indices) is SavedVariable:  # else a Python number
@@ -6606,11 +6768,12 @@ class GeluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6642,11 +6805,12 @@ class SiluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6677,11 +6841,12 @@ class MishBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6718,11 +6883,12 @@ class SoftplusBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6763,11 +6929,12 @@ class EluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6805,11 +6972,12 @@ class CeluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6845,11 +7013,12 @@ class LeakyReluBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6887,11 +7056,12 @@ class HardtanhBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6924,11 +7094,12 @@ class HardswishBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6959,11 +7130,12 @@ class HardsigmoidBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -6994,11 +7166,12 @@ class LogSigmoidBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7033,11 +7206,12 @@ class LeakyReluBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             negative_slope = self._saved_negative_slope
             grad_inputs[0] = leaky_relu_backward(grad, result, negative_slope)
@@ -7073,11 +7247,12 @@ class EluBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             alpha = self._saved_alpha
             scale = self._saved_scale
@@ -7113,11 +7288,12 @@ class CeluBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             alpha = self._saved_alpha
             grad_inputs[0] = elu_backward_result(grad, result, alpha, 1.0, 1.0 / alpha)
@@ -7152,11 +7328,12 @@ class MseLossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7165,7 +7342,7 @@ class MseLossBackward0(Node):
                 target = target.unpack(self, raw)
             reduction = self._saved_reduction
             grad_inputs[0] = mse_loss_backward(grad, self_, target, reduction)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7213,11 +7390,12 @@ class SmoothL1LossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7229,7 +7407,7 @@ class SmoothL1LossBackward0(Node):
             grad_inputs[0] = smooth_l1_loss_backward(
                 grad, self_, target, reduction, beta
             )
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7280,11 +7458,12 @@ class HuberLossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7294,7 +7473,7 @@ class HuberLossBackward0(Node):
             reduction = self._saved_reduction
             delta = self._saved_delta
             grad_inputs[0] = huber_loss_backward(grad, self_, target, reduction, delta)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7343,11 +7522,12 @@ class BinaryCrossEntropyBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7361,7 +7541,7 @@ class BinaryCrossEntropyBackward0(Node):
             grad_inputs[0] = binary_cross_entropy_backward(
                 grad, self_, target, weight, reduction
             )
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7420,11 +7600,12 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7441,7 +7622,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             grad_inputs[0] = binary_cross_entropy_with_logits_backward(
                 grad, self_, target, weight, pos_weight, reduction
             )
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7506,11 +7687,12 @@ class NllLossBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -7569,11 +7751,12 @@ class NllLoss2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)

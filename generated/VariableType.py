@@ -19,7 +19,8 @@ from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.kernel_errors import kernel_error
-from yamlgrad.runtime.node import record_anomaly
+from yamlgrad.runtime.node import METADATA_CACHE as _METADATA
+from yamlgrad.runtime.node import output_metadata, record_anomaly
 from yamlgrad.runtime.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
@@ -485,17 +486,15 @@ def add_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -513,7 +512,9 @@ def add_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -556,12 +557,11 @@ def add_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -574,7 +574,9 @@ def add_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -623,17 +625,15 @@ def sub_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -651,7 +651,9 @@ def sub_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -694,12 +696,11 @@ def sub_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -712,7 +713,9 @@ def sub_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -761,17 +764,15 @@ def rsub_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -789,7 +790,9 @@ def rsub_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -832,12 +835,11 @@ def rsub_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -855,7 +857,9 @@ def rsub_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -901,28 +905,26 @@ def mul_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -936,7 +938,9 @@ def mul_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -977,12 +981,11 @@ def mul_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -994,7 +997,9 @@ def mul_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1042,31 +1047,26 @@ def div_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1080,7 +1080,9 @@ def div_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1121,12 +1123,11 @@ def div_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -1138,7 +1139,9 @@ def div_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1187,24 +1190,19 @@ def div_Tensor_mode(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
@@ -1212,7 +1210,7 @@ def div_Tensor_mode(
         else:
             grad_fn._raw_saved_other = None
         grad_fn._saved_rounding_mode = rounding_mode
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1232,7 +1230,9 @@ def div_Tensor_mode(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1276,12 +1276,11 @@ def div_Scalar_mode(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -1300,7 +1299,9 @@ def div_Scalar_mode(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1363,24 +1364,19 @@ def where_self(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_condition = (
                 SavedVariable(condition, False)
@@ -1402,7 +1398,9 @@ def where_self(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1450,34 +1448,26 @@ def maximum(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1491,7 +1481,9 @@ def maximum(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1537,34 +1529,26 @@ def fmax(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1578,7 +1562,9 @@ def fmax(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1626,34 +1612,26 @@ def minimum(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1667,7 +1645,9 @@ def minimum(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1713,34 +1693,26 @@ def fmin(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1754,7 +1726,9 @@ def fmin(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1802,34 +1776,26 @@ def atan2(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1843,7 +1809,9 @@ def atan2(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -1891,28 +1859,26 @@ def hypot(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -1926,7 +1892,9 @@ def hypot(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -1977,21 +1945,19 @@ def copysign_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -2005,7 +1971,9 @@ def copysign_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2047,12 +2015,11 @@ def copysign_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -2067,7 +2034,9 @@ def copysign_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -2109,12 +2078,11 @@ def remainder_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -2125,7 +2093,9 @@ def remainder_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2173,28 +2143,26 @@ def remainder_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -2210,7 +2178,9 @@ def remainder_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2251,12 +2221,11 @@ def fmod_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -2267,7 +2236,9 @@ def fmod_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2313,28 +2284,26 @@ def fmod_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -2348,7 +2317,9 @@ def fmod_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2396,34 +2367,26 @@ def xlogy_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -2437,7 +2400,9 @@ def xlogy_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2478,12 +2443,11 @@ def xlogy_Scalar_Self(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -2499,7 +2463,9 @@ def xlogy_Scalar_Self(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2540,12 +2506,11 @@ def xlogy_Scalar_Other(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -2561,7 +2526,9 @@ def xlogy_Scalar_Other(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2613,17 +2580,15 @@ def lerp_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (end.grad_fn, end.output_nr)
-                if type(end) is Tensor and end.grad_fn is not None
-                else _next_edge(end)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (end.grad_fn, end.output_nr)
+            if type(end) is Tensor and end.grad_fn is not None
+            else _next_edge(end)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -2637,7 +2602,9 @@ def lerp_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2696,43 +2663,41 @@ def lerp_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (end.grad_fn, end.output_nr)
                 if type(end) is Tensor and end.grad_fn is not None
                 else _next_edge(end)
-            ),
-            (
+            )
+            + (
                 (weight.grad_fn, weight.output_nr)
                 if type(weight) is Tensor and weight.grad_fn is not None
                 else _next_edge(weight)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_end = (
                 SavedVariable(end, False) if isinstance(end, Tensor) else end
             )
         else:
             grad_fn._raw_saved_end = None
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
                 SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
@@ -2748,7 +2713,9 @@ def lerp_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2814,26 +2781,27 @@ def addcmul(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (tensor1.grad_fn, tensor1.output_nr)
                 if type(tensor1) is Tensor and tensor1.grad_fn is not None
                 else _next_edge(tensor1)
-            ),
-            (
+            )
+            + (
                 (tensor2.grad_fn, tensor2.output_nr)
                 if type(tensor2) is Tensor and tensor2.grad_fn is not None
                 else _next_edge(tensor2)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor1 = (
                 SavedVariable(tensor1, False)
@@ -2842,7 +2810,7 @@ def addcmul(
             )
         else:
             grad_fn._raw_saved_tensor1 = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor2 = (
                 SavedVariable(tensor2, False)
@@ -2866,7 +2834,9 @@ def addcmul(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -2932,26 +2902,27 @@ def addcdiv(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (tensor1.grad_fn, tensor1.output_nr)
                 if type(tensor1) is Tensor and tensor1.grad_fn is not None
                 else _next_edge(tensor1)
-            ),
-            (
+            )
+            + (
                 (tensor2.grad_fn, tensor2.output_nr)
                 if type(tensor2) is Tensor and tensor2.grad_fn is not None
                 else _next_edge(tensor2)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor1 = (
                 SavedVariable(tensor1, False)
@@ -2960,10 +2931,7 @@ def addcdiv(
             )
         else:
             grad_fn._raw_saved_tensor1 = None
-        if (
-            grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
-        ):
+        if grad_fn._next_edges[2] is not None or grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor2 = (
                 SavedVariable(tensor2, False)
@@ -2989,7 +2957,9 @@ def addcdiv(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -3042,29 +3012,30 @@ def clamp_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (min.grad_fn, min.output_nr)
                 if type(min) is Tensor and min.grad_fn is not None
                 else _next_edge(min)
-            ),
-            (
+            )
+            + (
                 (max.grad_fn, max.output_nr)
                 if type(max) is Tensor and max.grad_fn is not None
                 else _next_edge(max)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_max = (
@@ -3073,9 +3044,9 @@ def clamp_Tensor(
         else:
             grad_fn._raw_saved_max = None
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_min = (
@@ -3084,9 +3055,9 @@ def clamp_Tensor(
         else:
             grad_fn._raw_saved_min = None
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
@@ -3103,7 +3074,9 @@ def clamp_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -3152,12 +3125,11 @@ def clamp_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -3174,7 +3146,9 @@ def clamp_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -3215,12 +3189,11 @@ def clamp_min_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -3236,7 +3209,9 @@ def clamp_min_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -3282,34 +3257,26 @@ def clamp_min_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (min.grad_fn, min.output_nr)
-                if type(min) is Tensor and min.grad_fn is not None
-                else _next_edge(min)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (min.grad_fn, min.output_nr)
+            if type(min) is Tensor and min.grad_fn is not None
+            else _next_edge(min)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_min = (
                 SavedVariable(min, False) if isinstance(min, Tensor) else min
             )
         else:
             grad_fn._raw_saved_min = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -3323,7 +3290,9 @@ def clamp_min_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -3364,12 +3333,11 @@ def clamp_max_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -3385,7 +3353,9 @@ def clamp_max_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -3431,34 +3401,26 @@ def clamp_max_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (max.grad_fn, max.output_nr)
-                if type(max) is Tensor and max.grad_fn is not None
-                else _next_edge(max)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (max.grad_fn, max.output_nr)
+            if type(max) is Tensor and max.grad_fn is not None
+            else _next_edge(max)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_max = (
                 SavedVariable(max, False) if isinstance(max, Tensor) else max
             )
         else:
             grad_fn._raw_saved_max = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -3472,7 +3434,9 @@ def clamp_max_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -3506,12 +3470,11 @@ def nan_to_num(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -3537,7 +3500,9 @@ def nan_to_num(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -4440,12 +4405,11 @@ def pow_Tensor_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4461,7 +4425,9 @@ def pow_Tensor_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -4509,24 +4475,19 @@ def pow_Tensor_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (exponent.grad_fn, exponent.output_nr)
-                if type(exponent) is Tensor and exponent.grad_fn is not None
-                else _next_edge(exponent)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (exponent.grad_fn, exponent.output_nr)
+            if type(exponent) is Tensor and exponent.grad_fn is not None
+            else _next_edge(exponent)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_exponent = (
                 SavedVariable(exponent, False)
@@ -4535,10 +4496,7 @@ def pow_Tensor_Tensor(
             )
         else:
             grad_fn._raw_saved_exponent = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -4554,7 +4512,9 @@ def pow_Tensor_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -4600,12 +4560,11 @@ def pow_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (exponent.grad_fn, exponent.output_nr)
-                if type(exponent) is Tensor and exponent.grad_fn is not None
-                else _next_edge(exponent)
-            ),
+            (exponent.grad_fn, exponent.output_nr)
+            if type(exponent) is Tensor and exponent.grad_fn is not None
+            else _next_edge(exponent)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4621,7 +4580,9 @@ def pow_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -4648,12 +4609,11 @@ def neg(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4664,7 +4624,9 @@ def neg(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -4696,12 +4658,11 @@ def reciprocal(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4712,7 +4673,9 @@ def reciprocal(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -4743,12 +4706,11 @@ def exp(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4759,7 +4721,9 @@ def exp(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -4790,12 +4754,11 @@ def log(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4810,7 +4773,9 @@ def log(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -4840,12 +4805,11 @@ def sin(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4860,7 +4824,9 @@ def sin(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -4890,12 +4856,11 @@ def cos(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4910,7 +4875,9 @@ def cos(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -4940,12 +4907,11 @@ def tanh(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -4956,7 +4922,9 @@ def tanh(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -4987,12 +4955,11 @@ def sigmoid(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5003,7 +4970,9 @@ def sigmoid(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -5030,12 +4999,11 @@ def relu(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5046,7 +5014,9 @@ def relu(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -5077,12 +5047,11 @@ def sqrt(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5093,7 +5062,9 @@ def sqrt(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -5120,12 +5091,11 @@ def abs(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5140,7 +5110,9 @@ def abs(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5166,12 +5138,11 @@ def sign(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5182,7 +5153,9 @@ def sign(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5212,12 +5185,11 @@ def exp2(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5228,7 +5200,9 @@ def exp2(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -5259,12 +5233,11 @@ def expm1(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5275,7 +5248,9 @@ def expm1(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -5306,12 +5281,11 @@ def log2(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5326,7 +5300,9 @@ def log2(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5356,12 +5332,11 @@ def log10(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5376,7 +5351,9 @@ def log10(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5406,12 +5383,11 @@ def log1p(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5426,7 +5402,9 @@ def log1p(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5456,12 +5434,11 @@ def rsqrt(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5472,7 +5449,9 @@ def rsqrt(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -5513,12 +5492,11 @@ def tan(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5529,7 +5507,9 @@ def tan(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -5560,12 +5540,11 @@ def asin(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5580,7 +5559,9 @@ def asin(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5610,12 +5591,11 @@ def acos(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5630,7 +5610,9 @@ def acos(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5660,12 +5642,11 @@ def atan(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5680,7 +5661,9 @@ def atan(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5710,12 +5693,11 @@ def sinh(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5730,7 +5712,9 @@ def sinh(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5760,12 +5744,11 @@ def cosh(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5780,7 +5763,9 @@ def cosh(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5810,12 +5795,11 @@ def asinh(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5830,7 +5814,9 @@ def asinh(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5860,12 +5846,11 @@ def acosh(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5880,7 +5865,9 @@ def acosh(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5910,12 +5897,11 @@ def atanh(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5930,7 +5916,9 @@ def atanh(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -5962,12 +5950,11 @@ def logit(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -5983,7 +5970,9 @@ def logit(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6013,12 +6002,11 @@ def erf(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6033,7 +6021,9 @@ def erf(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6063,12 +6053,11 @@ def erfc(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6083,7 +6072,9 @@ def erfc(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6109,12 +6100,11 @@ def floor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6125,7 +6115,9 @@ def floor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6151,12 +6143,11 @@ def ceil(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6167,7 +6158,9 @@ def ceil(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6193,12 +6186,11 @@ def round_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6209,7 +6201,9 @@ def round_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6238,12 +6232,11 @@ def round_decimals(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6254,7 +6247,9 @@ def round_decimals(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6280,12 +6275,11 @@ def trunc(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6296,7 +6290,9 @@ def trunc(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6322,12 +6318,11 @@ def frac(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6338,7 +6333,9 @@ def frac(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6367,12 +6364,11 @@ def sum_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6384,7 +6380,9 @@ def sum_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6417,12 +6415,11 @@ def sum_dim_IntList(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6445,7 +6442,9 @@ def sum_dim_IntList(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6474,12 +6473,11 @@ def mean_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6491,7 +6489,9 @@ def mean_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6524,12 +6524,11 @@ def mean_dim(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6557,7 +6556,9 @@ def mean_dim(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6587,12 +6588,11 @@ def max_dim(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6633,12 +6633,11 @@ def max_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6653,7 +6652,9 @@ def max_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -6684,12 +6685,11 @@ def min_dim(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6730,12 +6730,11 @@ def min_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6750,7 +6749,9 @@ def min_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -6780,12 +6781,11 @@ def prod_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6800,7 +6800,9 @@ def prod_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -6834,12 +6836,11 @@ def prod_dim_int(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6870,7 +6871,9 @@ def prod_dim_int(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -6904,12 +6907,11 @@ def var_correction(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6934,7 +6936,9 @@ def var_correction(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -6967,12 +6971,11 @@ def std_correction(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -6997,7 +7000,9 @@ def std_correction(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7035,12 +7040,11 @@ def linalg_vector_norm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7073,7 +7077,9 @@ def linalg_vector_norm(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7128,12 +7134,11 @@ def amax(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7158,7 +7163,9 @@ def amax(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7189,12 +7196,11 @@ def amin(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7219,7 +7225,9 @@ def amin(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7250,12 +7258,11 @@ def logsumexp(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7274,7 +7281,9 @@ def logsumexp(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7306,12 +7315,11 @@ def cumsum(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7326,7 +7334,9 @@ def cumsum(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -7357,12 +7367,11 @@ def cumprod(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7381,7 +7390,9 @@ def cumprod(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7412,12 +7423,11 @@ def _softmax(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7435,7 +7445,9 @@ def _softmax(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7468,12 +7480,11 @@ def _log_softmax(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -7491,7 +7502,9 @@ def _log_softmax(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -7745,28 +7758,26 @@ def mm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (mat2.grad_fn, mat2.output_nr)
-                if type(mat2) is Tensor and mat2.grad_fn is not None
-                else _next_edge(mat2)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (mat2.grad_fn, mat2.output_nr)
+            if type(mat2) is Tensor and mat2.grad_fn is not None
+            else _next_edge(mat2)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_mat2 = (
                 SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
             )
         else:
             grad_fn._raw_saved_mat2 = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -7780,7 +7791,9 @@ def mm(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -7826,28 +7839,26 @@ def dot(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (tensor.grad_fn, tensor.output_nr)
-                if type(tensor) is Tensor and tensor.grad_fn is not None
-                else _next_edge(tensor)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (tensor.grad_fn, tensor.output_nr)
+            if type(tensor) is Tensor and tensor.grad_fn is not None
+            else _next_edge(tensor)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor = (
                 SavedVariable(tensor, False) if isinstance(tensor, Tensor) else tensor
@@ -7861,7 +7872,9 @@ def dot(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -7892,28 +7905,26 @@ def mv(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (vec.grad_fn, vec.output_nr)
-                if type(vec) is Tensor and vec.grad_fn is not None
-                else _next_edge(vec)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (vec.grad_fn, vec.output_nr)
+            if type(vec) is Tensor and vec.grad_fn is not None
+            else _next_edge(vec)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_vec = (
                 SavedVariable(vec, False) if isinstance(vec, Tensor) else vec
@@ -7927,7 +7938,9 @@ def mv(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -7960,28 +7973,26 @@ def bmm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (mat2.grad_fn, mat2.output_nr)
-                if type(mat2) is Tensor and mat2.grad_fn is not None
-                else _next_edge(mat2)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (mat2.grad_fn, mat2.output_nr)
+            if type(mat2) is Tensor and mat2.grad_fn is not None
+            else _next_edge(mat2)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_mat2 = (
                 SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
             )
         else:
             grad_fn._raw_saved_mat2 = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -7995,7 +8006,9 @@ def bmm(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8049,35 +8062,36 @@ def addmm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (mat1.grad_fn, mat1.output_nr)
                 if type(mat1) is Tensor and mat1.grad_fn is not None
                 else _next_edge(mat1)
-            ),
-            (
+            )
+            + (
                 (mat2.grad_fn, mat2.output_nr)
                 if type(mat2) is Tensor and mat2.grad_fn is not None
                 else _next_edge(mat2)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_beta = beta
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_mat1 = (
                 SavedVariable(mat1, False) if isinstance(mat1, Tensor) else mat1
             )
         else:
             grad_fn._raw_saved_mat1 = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_mat2 = (
                 SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
@@ -8101,7 +8115,9 @@ def addmm(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8148,34 +8164,35 @@ def baddbmm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (batch1.grad_fn, batch1.output_nr)
                 if type(batch1) is Tensor and batch1.grad_fn is not None
                 else _next_edge(batch1)
-            ),
-            (
+            )
+            + (
                 (batch2.grad_fn, batch2.output_nr)
                 if type(batch2) is Tensor and batch2.grad_fn is not None
                 else _next_edge(batch2)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_batch1 = (
                 SavedVariable(batch1, False) if isinstance(batch1, Tensor) else batch1
             )
         else:
             grad_fn._raw_saved_batch1 = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_batch2 = (
                 SavedVariable(batch2, False) if isinstance(batch2, Tensor) else batch2
@@ -8200,7 +8217,9 @@ def baddbmm(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8226,12 +8245,11 @@ def trace(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8243,7 +8261,9 @@ def trace(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8270,12 +8290,11 @@ def linalg_inv_ex(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (A.grad_fn, A.output_nr)
-                if type(A) is Tensor and A.grad_fn is not None
-                else _next_edge(A)
-            ),
+            (A.grad_fn, A.output_nr)
+            if type(A) is Tensor and A.grad_fn is not None
+            else _next_edge(A)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8321,12 +8340,11 @@ def linalg_det(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (A.grad_fn, A.output_nr)
-                if type(A) is Tensor and A.grad_fn is not None
-                else _next_edge(A)
-            ),
+            (A.grad_fn, A.output_nr)
+            if type(A) is Tensor and A.grad_fn is not None
+            else _next_edge(A)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8339,7 +8357,9 @@ def linalg_det(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -8377,12 +8397,11 @@ def t(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8420,12 +8439,11 @@ def transpose_int(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8465,12 +8483,11 @@ def permute_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8507,12 +8524,11 @@ def view_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8565,12 +8581,11 @@ def expand_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8609,7 +8624,8 @@ def cat(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
-        grad_fn._next_edges = (*collect_next_edges(*tensors),)
+        # Flat: node, input_nr, node, input_nr, ...
+        grad_fn._next_edges = collect_next_edges(*tensors)
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
@@ -8621,7 +8637,9 @@ def cat(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8647,7 +8665,8 @@ def stack(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
-        grad_fn._next_edges = (*collect_next_edges(*tensors),)
+        # Flat: node, input_nr, node, input_nr, ...
+        grad_fn._next_edges = collect_next_edges(*tensors)
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
@@ -8659,7 +8678,9 @@ def stack(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8689,12 +8710,11 @@ def select_int(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8743,12 +8763,11 @@ def select_backward(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (grad_output.grad_fn, grad_output.output_nr)
-                if type(grad_output) is Tensor and grad_output.grad_fn is not None
-                else _next_edge(grad_output)
-            ),
+            (grad_output.grad_fn, grad_output.output_nr)
+            if type(grad_output) is Tensor and grad_output.grad_fn is not None
+            else _next_edge(grad_output)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8770,7 +8789,9 @@ def select_backward(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8804,12 +8825,11 @@ def slice_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8870,12 +8890,11 @@ def slice_backward(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (grad_output.grad_fn, grad_output.output_nr)
-                if type(grad_output) is Tensor and grad_output.grad_fn is not None
-                else _next_edge(grad_output)
-            ),
+            (grad_output.grad_fn, grad_output.output_nr)
+            if type(grad_output) is Tensor and grad_output.grad_fn is not None
+            else _next_edge(grad_output)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8903,7 +8922,9 @@ def slice_backward(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -8933,12 +8954,11 @@ def split_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -8995,12 +9015,11 @@ def unbind_int(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9041,12 +9060,11 @@ def _to_copy(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9058,7 +9076,9 @@ def _to_copy(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9086,12 +9106,11 @@ def flip_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9103,7 +9122,9 @@ def flip_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9131,12 +9152,11 @@ def tril(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9148,7 +9168,9 @@ def tril(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9176,12 +9198,11 @@ def triu(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9193,7 +9214,9 @@ def triu(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9225,12 +9248,11 @@ def diagonal(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9283,12 +9305,11 @@ def diag_embed(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9309,7 +9330,9 @@ def diag_embed(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9347,12 +9370,11 @@ def diagonal_backward(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (grad_output.grad_fn, grad_output.output_nr)
-                if type(grad_output) is Tensor and grad_output.grad_fn is not None
-                else _next_edge(grad_output)
-            ),
+            (grad_output.grad_fn, grad_output.output_nr)
+            if type(grad_output) is Tensor and grad_output.grad_fn is not None
+            else _next_edge(grad_output)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9376,7 +9398,9 @@ def diagonal_backward(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9501,12 +9525,11 @@ def squeeze_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9543,12 +9566,11 @@ def squeeze_dim(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9585,12 +9607,11 @@ def squeeze_dims(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9626,12 +9647,11 @@ def squeeze__default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9669,12 +9689,11 @@ def squeeze__dim(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9712,12 +9731,11 @@ def squeeze__dims(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9754,12 +9772,11 @@ def unsqueeze(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9796,12 +9813,11 @@ def index_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9814,7 +9830,9 @@ def index_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9850,12 +9868,11 @@ def index_select(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9874,7 +9891,9 @@ def index_select(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9911,12 +9930,11 @@ def gather(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -9940,7 +9958,9 @@ def gather(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -9981,25 +10001,20 @@ def scatter_src(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (src.grad_fn, src.output_nr)
-                if type(src) is Tensor and src.grad_fn is not None
-                else _next_edge(src)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (src.grad_fn, src.output_nr)
+            if type(src) is Tensor and src.grad_fn is not None
+            else _next_edge(src)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_index = (
                 SavedVariable(index, False) if isinstance(index, Tensor) else index
@@ -10020,7 +10035,9 @@ def scatter_src(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10056,12 +10073,11 @@ def scatter_value(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10084,7 +10100,9 @@ def scatter_value(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10127,22 +10145,20 @@ def scatter_add(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (src.grad_fn, src.output_nr)
-                if type(src) is Tensor and src.grad_fn is not None
-                else _next_edge(src)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (src.grad_fn, src.output_nr)
+            if type(src) is Tensor and src.grad_fn is not None
+            else _next_edge(src)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_index = (
                 SavedVariable(index, False) if isinstance(index, Tensor) else index
@@ -10163,7 +10179,9 @@ def scatter_add(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10209,23 +10227,21 @@ def index_add(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (source.grad_fn, source.output_nr)
-                if type(source) is Tensor and source.grad_fn is not None
-                else _next_edge(source)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (source.grad_fn, source.output_nr)
+            if type(source) is Tensor and source.grad_fn is not None
+            else _next_edge(source)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_index = (
                 SavedVariable(index, False) if isinstance(index, Tensor) else index
@@ -10249,7 +10265,9 @@ def index_add(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10285,12 +10303,11 @@ def masked_fill_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10307,7 +10324,9 @@ def masked_fill_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10350,24 +10369,19 @@ def masked_fill_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (value.grad_fn, value.output_nr)
-                if type(value) is Tensor and value.grad_fn is not None
-                else _next_edge(value)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (value.grad_fn, value.output_nr)
+            if type(value) is Tensor and value.grad_fn is not None
+            else _next_edge(value)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_mask = (
                 SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
@@ -10387,7 +10401,9 @@ def masked_fill_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10421,12 +10437,11 @@ def masked_select(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10444,7 +10459,9 @@ def masked_select(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10529,12 +10546,11 @@ def roll(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10549,7 +10565,9 @@ def roll(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10577,12 +10595,11 @@ def repeat_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10595,7 +10612,9 @@ def repeat_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10720,12 +10739,11 @@ def clone(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10738,7 +10756,9 @@ def clone(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10782,12 +10802,11 @@ def constant_pad_nd(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10801,7 +10820,9 @@ def constant_pad_nd(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10857,12 +10878,11 @@ def _unsafe_view(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -10876,7 +10896,9 @@ def _unsafe_view(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -10926,17 +10948,15 @@ def add__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11004,17 +11024,15 @@ def sub__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11079,28 +11097,26 @@ def mul__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -11157,31 +11173,26 @@ def div__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -11231,12 +11242,11 @@ def pow__Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11295,24 +11305,19 @@ def pow__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (exponent.grad_fn, exponent.output_nr)
-                if type(exponent) is Tensor and exponent.grad_fn is not None
-                else _next_edge(exponent)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (exponent.grad_fn, exponent.output_nr)
+            if type(exponent) is Tensor and exponent.grad_fn is not None
+            else _next_edge(exponent)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_exponent = (
                 SavedVariable(exponent, False)
@@ -11321,10 +11326,7 @@ def pow__Tensor(
             )
         else:
             grad_fn._raw_saved_exponent = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -11362,12 +11364,11 @@ def neg_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11408,12 +11409,11 @@ def reciprocal_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11453,12 +11453,11 @@ def exp_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11498,12 +11497,11 @@ def log_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11543,12 +11541,11 @@ def sin_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11588,12 +11585,11 @@ def cos_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11633,12 +11629,11 @@ def tanh_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11678,12 +11673,11 @@ def sigmoid_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11719,12 +11713,11 @@ def relu_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11764,12 +11757,11 @@ def sqrt_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11805,12 +11797,11 @@ def abs_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11869,12 +11860,11 @@ def clamp_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11929,12 +11919,11 @@ def clamp_min__default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -11988,12 +11977,11 @@ def clamp_max__default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12031,12 +12019,11 @@ def fill_Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12047,7 +12034,9 @@ def fill_Scalar(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -12080,17 +12069,15 @@ def fill_Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (value.grad_fn, value.output_nr)
-                if type(value) is Tensor and value.grad_fn is not None
-                else _next_edge(value)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (value.grad_fn, value.output_nr)
+            if type(value) is Tensor and value.grad_fn is not None
+            else _next_edge(value)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12102,7 +12089,9 @@ def fill_Tensor(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -12131,12 +12120,11 @@ def fill__Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12178,17 +12166,15 @@ def fill__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (value.grad_fn, value.output_nr)
-                if type(value) is Tensor and value.grad_fn is not None
-                else _next_edge(value)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (value.grad_fn, value.output_nr)
+            if type(value) is Tensor and value.grad_fn is not None
+            else _next_edge(value)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12224,12 +12210,11 @@ def zero_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12274,12 +12259,11 @@ def masked_fill__Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12337,24 +12321,19 @@ def masked_fill__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (value.grad_fn, value.output_nr)
-                if type(value) is Tensor and value.grad_fn is not None
-                else _next_edge(value)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (value.grad_fn, value.output_nr)
+            if type(value) is Tensor and value.grad_fn is not None
+            else _next_edge(value)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_mask = (
                 SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
@@ -12420,23 +12399,21 @@ def index_add_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (source.grad_fn, source.output_nr)
-                if type(source) is Tensor and source.grad_fn is not None
-                else _next_edge(source)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (source.grad_fn, source.output_nr)
+            if type(source) is Tensor and source.grad_fn is not None
+            else _next_edge(source)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_index = (
                 SavedVariable(index, False) if isinstance(index, Tensor) else index
@@ -12499,25 +12476,20 @@ def scatter__src(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (src.grad_fn, src.output_nr)
-                if type(src) is Tensor and src.grad_fn is not None
-                else _next_edge(src)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (src.grad_fn, src.output_nr)
+            if type(src) is Tensor and src.grad_fn is not None
+            else _next_edge(src)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_index = (
                 SavedVariable(index, False) if isinstance(index, Tensor) else index
@@ -12572,12 +12544,11 @@ def scatter__value(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -12641,22 +12612,20 @@ def scatter_add_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (src.grad_fn, src.output_nr)
-                if type(src) is Tensor and src.grad_fn is not None
-                else _next_edge(src)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (src.grad_fn, src.output_nr)
+            if type(src) is Tensor and src.grad_fn is not None
+            else _next_edge(src)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_index = (
                 SavedVariable(index, False) if isinstance(index, Tensor) else index
@@ -12724,24 +12693,19 @@ def div__Tensor_mode(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
@@ -12749,7 +12713,7 @@ def div__Tensor_mode(
         else:
             grad_fn._raw_saved_other = None
         grad_fn._saved_rounding_mode = rounding_mode
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -12830,26 +12794,27 @@ def addcmul_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (tensor1.grad_fn, tensor1.output_nr)
                 if type(tensor1) is Tensor and tensor1.grad_fn is not None
                 else _next_edge(tensor1)
-            ),
-            (
+            )
+            + (
                 (tensor2.grad_fn, tensor2.output_nr)
                 if type(tensor2) is Tensor and tensor2.grad_fn is not None
                 else _next_edge(tensor2)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor1 = (
                 SavedVariable(tensor1, False)
@@ -12858,7 +12823,7 @@ def addcmul_(
             )
         else:
             grad_fn._raw_saved_tensor1 = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor2 = (
                 SavedVariable(tensor2, False)
@@ -12946,26 +12911,27 @@ def addcdiv_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (tensor1.grad_fn, tensor1.output_nr)
                 if type(tensor1) is Tensor and tensor1.grad_fn is not None
                 else _next_edge(tensor1)
-            ),
-            (
+            )
+            + (
                 (tensor2.grad_fn, tensor2.output_nr)
                 if type(tensor2) is Tensor and tensor2.grad_fn is not None
                 else _next_edge(tensor2)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor1 = (
                 SavedVariable(tensor1, False)
@@ -12974,10 +12940,7 @@ def addcdiv_(
             )
         else:
             grad_fn._raw_saved_tensor1 = None
-        if (
-            grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
-        ):
+        if grad_fn._next_edges[2] is not None or grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_tensor2 = (
                 SavedVariable(tensor2, False)
@@ -13053,17 +13016,15 @@ def lerp__Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (end.grad_fn, end.output_nr)
-                if type(end) is Tensor and end.grad_fn is not None
-                else _next_edge(end)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (end.grad_fn, end.output_nr)
+            if type(end) is Tensor and end.grad_fn is not None
+            else _next_edge(end)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -13134,40 +13095,38 @@ def lerp__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (self.grad_fn, self.output_nr)
                 if type(self) is Tensor and self.grad_fn is not None
                 else _next_edge(self)
-            ),
-            (
+            )
+            + (
                 (end.grad_fn, end.output_nr)
                 if type(end) is Tensor and end.grad_fn is not None
                 else _next_edge(end)
-            ),
-            (
+            )
+            + (
                 (weight.grad_fn, weight.output_nr)
                 if type(weight) is Tensor and weight.grad_fn is not None
                 else _next_edge(weight)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_end = (
                 SavedVariable(end, False) if isinstance(end, Tensor) else end
             )
         else:
             grad_fn._raw_saved_end = None
-        if grad_fn._next_edges[2][0] is not None:
+        if grad_fn._next_edges[4] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
                 SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
@@ -13231,28 +13190,26 @@ def hypot_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -13312,21 +13269,19 @@ def copysign__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -13379,12 +13334,11 @@ def copysign__Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -13438,12 +13392,11 @@ def remainder__Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -13502,28 +13455,26 @@ def remainder__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -13575,12 +13526,11 @@ def fmod__Scalar(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -13635,28 +13585,26 @@ def fmod__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -13715,34 +13663,26 @@ def xlogy__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -13792,12 +13732,11 @@ def xlogy__Scalar_Other(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -13856,34 +13795,26 @@ def clamp_min__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (min.grad_fn, min.output_nr)
-                if type(min) is Tensor and min.grad_fn is not None
-                else _next_edge(min)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (min.grad_fn, min.output_nr)
+            if type(min) is Tensor and min.grad_fn is not None
+            else _next_edge(min)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_min = (
                 SavedVariable(min, False) if isinstance(min, Tensor) else min
             )
         else:
             grad_fn._raw_saved_min = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -13940,34 +13871,26 @@ def clamp_max__Tensor(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (max.grad_fn, max.output_nr)
-                if type(max) is Tensor and max.grad_fn is not None
-                else _next_edge(max)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (max.grad_fn, max.output_nr)
+            if type(max) is Tensor and max.grad_fn is not None
+            else _next_edge(max)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_max = (
                 SavedVariable(max, False) if isinstance(max, Tensor) else max
             )
         else:
             grad_fn._raw_saved_max = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         else:
             grad_fn._raw_saved_self = None
@@ -14010,12 +13933,11 @@ def nan_to_num_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14069,12 +13991,11 @@ def logit_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14114,12 +14035,11 @@ def round__decimals(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14158,12 +14078,11 @@ def asin_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14203,12 +14122,11 @@ def acos_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14248,12 +14166,11 @@ def atan_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14293,12 +14210,11 @@ def sinh_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14338,12 +14254,11 @@ def cosh_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14383,12 +14298,11 @@ def tan_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14428,12 +14342,11 @@ def log2_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14473,12 +14386,11 @@ def log10_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14518,12 +14430,11 @@ def log1p_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14563,12 +14474,11 @@ def expm1_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14608,12 +14518,11 @@ def exp2_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14653,12 +14562,11 @@ def rsqrt_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14694,12 +14602,11 @@ def floor_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14734,12 +14641,11 @@ def ceil_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14774,12 +14680,11 @@ def round__default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14814,12 +14719,11 @@ def trunc_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14854,12 +14758,11 @@ def frac_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14894,12 +14797,11 @@ def sign_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14938,12 +14840,11 @@ def erf_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -14983,12 +14884,11 @@ def erfc_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15074,28 +14974,29 @@ def convolution(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (input.grad_fn, input.output_nr)
                 if type(input) is Tensor and input.grad_fn is not None
                 else _next_edge(input)
-            ),
-            (
+            )
+            + (
                 (weight.grad_fn, weight.output_nr)
                 if type(weight) is Tensor and weight.grad_fn is not None
                 else _next_edge(weight)
-            ),
-            (
+            )
+            + (
                 (bias.grad_fn, bias.output_nr)
                 if type(bias) is Tensor and bias.grad_fn is not None
                 else _next_edge(bias)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_dilation = dilation
         grad_fn._saved_groups = groups
-        if grad_fn._next_edges[1][0] is not None:
+        if grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_input = (
                 SavedVariable(input, False) if isinstance(input, Tensor) else input
@@ -15106,7 +15007,7 @@ def convolution(
         grad_fn._saved_padding = padding
         grad_fn._saved_stride = stride
         grad_fn._saved_transposed = transposed
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
                 SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
@@ -15145,7 +15046,9 @@ def convolution(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -15183,12 +15086,11 @@ def max_pool2d_with_indices(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15272,12 +15174,11 @@ def avg_pool2d(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15315,7 +15216,9 @@ def avg_pool2d(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -15345,12 +15248,11 @@ def _adaptive_avg_pool2d_default(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15369,7 +15271,9 @@ def _adaptive_avg_pool2d_default(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -15411,30 +15315,31 @@ def native_layer_norm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (input.grad_fn, input.output_nr)
                 if type(input) is Tensor and input.grad_fn is not None
                 else _next_edge(input)
-            ),
-            (
+            )
+            + (
                 (weight.grad_fn, weight.output_nr)
                 if type(weight) is Tensor and weight.grad_fn is not None
                 else _next_edge(weight)
-            ),
-            (
+            )
+            + (
                 (bias.grad_fn, bias.output_nr)
                 if type(bias) is Tensor and bias.grad_fn is not None
                 else _next_edge(bias)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_eps = eps
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_input = (
@@ -15444,9 +15349,9 @@ def native_layer_norm(
             grad_fn._raw_saved_input = None
         grad_fn._saved_normalized_shape = normalized_shape
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
@@ -15520,30 +15425,31 @@ def native_batch_norm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (input.grad_fn, input.output_nr)
                 if type(input) is Tensor and input.grad_fn is not None
                 else _next_edge(input)
-            ),
-            (
+            )
+            + (
                 (weight.grad_fn, weight.output_nr)
                 if type(weight) is Tensor and weight.grad_fn is not None
                 else _next_edge(weight)
-            ),
-            (
+            )
+            + (
                 (bias.grad_fn, bias.output_nr)
                 if type(bias) is Tensor and bias.grad_fn is not None
                 else _next_edge(bias)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_eps = eps
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_input = (
@@ -15552,9 +15458,9 @@ def native_batch_norm(
         else:
             grad_fn._raw_saved_input = None
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_running_mean = (
@@ -15565,9 +15471,9 @@ def native_batch_norm(
         else:
             grad_fn._raw_saved_running_mean = None
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_running_var = (
@@ -15579,9 +15485,9 @@ def native_batch_norm(
             grad_fn._raw_saved_running_var = None
         grad_fn._saved_training = training
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
@@ -15661,22 +15567,23 @@ def native_group_norm(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
             (
                 (input.grad_fn, input.output_nr)
                 if type(input) is Tensor and input.grad_fn is not None
                 else _next_edge(input)
-            ),
-            (
+            )
+            + (
                 (weight.grad_fn, weight.output_nr)
                 if type(weight) is Tensor and weight.grad_fn is not None
                 else _next_edge(weight)
-            ),
-            (
+            )
+            + (
                 (bias.grad_fn, bias.output_nr)
                 if type(bias) is Tensor and bias.grad_fn is not None
                 else _next_edge(bias)
-            ),
+            )
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15686,9 +15593,9 @@ def native_group_norm(
         grad_fn._saved_eps = eps
         grad_fn._saved_group = group
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_input = (
@@ -15697,9 +15604,9 @@ def native_group_norm(
         else:
             grad_fn._raw_saved_input = None
         if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-            or grad_fn._next_edges[2][0] is not None
+            grad_fn._next_edges[0] is not None
+            or grad_fn._next_edges[2] is not None
+            or grad_fn._next_edges[4] is not None
         ):
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
@@ -15768,12 +15675,11 @@ def embedding(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (weight.grad_fn, weight.output_nr)
-                if type(weight) is Tensor and weight.grad_fn is not None
-                else _next_edge(weight)
-            ),
+            (weight.grad_fn, weight.output_nr)
+            if type(weight) is Tensor and weight.grad_fn is not None
+            else _next_edge(weight)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15799,7 +15705,9 @@ def embedding(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -15828,12 +15736,11 @@ def gelu(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15851,7 +15758,9 @@ def gelu(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -15877,12 +15786,11 @@ def silu(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15897,7 +15805,9 @@ def silu(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -15923,12 +15833,11 @@ def mish(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15943,7 +15852,9 @@ def mish(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -15973,12 +15884,11 @@ def softplus(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -15997,7 +15907,9 @@ def softplus(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16029,12 +15941,11 @@ def elu(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16059,7 +15970,9 @@ def elu(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16097,12 +16010,11 @@ def celu(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16118,7 +16030,9 @@ def celu(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16148,12 +16062,11 @@ def leaky_relu(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16171,7 +16084,9 @@ def leaky_relu(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16201,12 +16116,11 @@ def hardtanh(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16225,7 +16139,9 @@ def hardtanh(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16251,12 +16167,11 @@ def hardswish(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16271,7 +16186,9 @@ def hardswish(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16299,12 +16216,11 @@ def hardsigmoid(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16319,7 +16235,9 @@ def hardsigmoid(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16347,12 +16265,11 @@ def log_sigmoid(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16367,7 +16284,9 @@ def log_sigmoid(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16398,12 +16317,11 @@ def leaky_relu_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16448,12 +16366,11 @@ def elu_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16501,12 +16418,11 @@ def celu_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16547,12 +16463,11 @@ def hardtanh_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16596,12 +16511,11 @@ def silu_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16637,12 +16551,11 @@ def mish_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16680,12 +16593,11 @@ def hardswish_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16723,12 +16635,11 @@ def hardsigmoid_(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -16774,35 +16685,27 @@ def mse_loss(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (target.grad_fn, target.output_nr)
-                if type(target) is Tensor and target.grad_fn is not None
-                else _next_edge(target)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (target.grad_fn, target.output_nr)
+            if type(target) is Tensor and target.grad_fn is not None
+            else _next_edge(target)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_reduction = reduction
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_target = (
                 SavedVariable(target, False) if isinstance(target, Tensor) else target
@@ -16824,7 +16727,9 @@ def mse_loss(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16865,36 +16770,28 @@ def smooth_l1_loss(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (target.grad_fn, target.output_nr)
-                if type(target) is Tensor and target.grad_fn is not None
-                else _next_edge(target)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (target.grad_fn, target.output_nr)
+            if type(target) is Tensor and target.grad_fn is not None
+            else _next_edge(target)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_beta = beta
         grad_fn._saved_reduction = reduction
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_target = (
                 SavedVariable(target, False) if isinstance(target, Tensor) else target
@@ -16917,7 +16814,9 @@ def smooth_l1_loss(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -16958,36 +16857,28 @@ def huber_loss(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (target.grad_fn, target.output_nr)
-                if type(target) is Tensor and target.grad_fn is not None
-                else _next_edge(target)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (target.grad_fn, target.output_nr)
+            if type(target) is Tensor and target.grad_fn is not None
+            else _next_edge(target)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_delta = delta
         grad_fn._saved_reduction = reduction
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_target = (
                 SavedVariable(target, False) if isinstance(target, Tensor) else target
@@ -17010,7 +16901,9 @@ def huber_loss(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -17051,45 +16944,34 @@ def binary_cross_entropy(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (target.grad_fn, target.output_nr)
-                if type(target) is Tensor and target.grad_fn is not None
-                else _next_edge(target)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (target.grad_fn, target.output_nr)
+            if type(target) is Tensor and target.grad_fn is not None
+            else _next_edge(target)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
         grad_fn._saved_reduction = reduction
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_target = (
                 SavedVariable(target, False) if isinstance(target, Tensor) else target
             )
         else:
             grad_fn._raw_saved_target = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
                 SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
@@ -17114,7 +16996,9 @@ def binary_cross_entropy(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -17161,24 +17045,19 @@ def binary_cross_entropy_with_logits(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (target.grad_fn, target.output_nr)
-                if type(target) is Tensor and target.grad_fn is not None
-                else _next_edge(target)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (target.grad_fn, target.output_nr)
+            if type(target) is Tensor and target.grad_fn is not None
+            else _next_edge(target)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_pos_weight = (
                 SavedVariable(pos_weight, False)
@@ -17188,30 +17067,21 @@ def binary_cross_entropy_with_logits(
         else:
             grad_fn._raw_saved_pos_weight = None
         grad_fn._saved_reduction = reduction
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
             )
         else:
             grad_fn._raw_saved_self = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_target = (
                 SavedVariable(target, False) if isinstance(target, Tensor) else target
             )
         else:
             grad_fn._raw_saved_target = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_weight = (
                 SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
@@ -17237,7 +17107,9 @@ def binary_cross_entropy_with_logits(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -17277,12 +17149,11 @@ def nll_loss_forward(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -17356,12 +17227,11 @@ def nll_loss2d_forward(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)

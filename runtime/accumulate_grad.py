@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from yamlgrad.runtime.node import UINT64_MAX, Grad, Node
-
-if TYPE_CHECKING:
-    from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.tensor import Tensor
 
 # Reentrant: a gradient recorded with create_graph=True runs ops while it holds it.
 _GRAD_LOCK = threading.RLock()
@@ -60,8 +57,6 @@ class AccumulateGrad(Node):
 
     @staticmethod
     def _accumulate(variable: Tensor, new_grad: Grad, raw: bool) -> None:
-        from yamlgrad.runtime.tensor import Tensor
-
         old = variable._grad
         if raw:
             if old is None:

@@ -131,7 +131,7 @@ class CopySlices(Node):
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad = grads[0]
-        outputs: list[Grad | None] = [None] * len(self._next_edges)
+        outputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
         if grad is None:
             return outputs
         grad_slice = _gather(grad, self.index, raw)
@@ -251,10 +251,10 @@ def rebase_region(
     # fn's first edge stands for the region's old value, which lives in the base's
     # old history: CopySlices takes both over, so fn asks the same question
     # (should_compute_output) of the same edges.
-    edges = (_edge_of(base), *fn._next_edges[1:])
-    fn.set_next_edges(edges)
+    edges = (*_edge_of(base), *fn._next_edges[2:])
+    fn._next_edges = edges
     node = node_class(fn, index, base._data.shape)
-    node.set_next_edges(edges)
+    node._next_edges = edges
     base.output_nr = node.add_input_metadata(base)
     base.grad_fn = node
     base._requires_grad = True

@@ -47,7 +47,7 @@ class GraphRoot(Node):
 
     def __init__(self, edges: tuple[Edge, ...], grads: list[Grad]) -> None:
         super().__init__()
-        self._next_edges = edges
+        self.set_next_edges(edges)
         self._grads = grads
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -68,14 +68,14 @@ def validate_outputs(
 ) -> list[Grad | None]:
     """Check and adapt each gradient to the metadata of the input it flows to."""
     edges = node._next_edges
-    if len(outputs) != len(edges):
+    if 2 * len(outputs) != len(edges):
         raise RuntimeError(
-            invalid_number_of_gradients(node.name(), len(edges), len(outputs))
+            invalid_number_of_gradients(node.name(), len(edges) // 2, len(outputs))
         )
     for i, grad in enumerate(outputs):
         if grad is None:
             continue
-        child, input_nr = edges[i]
+        child, input_nr = edges[2 * i], edges[2 * i + 1]
         if child is None:
             continue
         if raw:
@@ -85,21 +85,33 @@ def validate_outputs(
         else:
             data = grad._data
         shape, dtype = child._input_metadata[input_nr]
-        if data.shape == shape and data.dtype == dtype:
-            outputs[i] = grad
-            continue
-        grad_shape = tuple(data.shape)
-        if grad_shape != shape:
-            if not _is_expandable_to(shape, grad_shape):
-                raise RuntimeError(
-                    invalid_gradient_shape(node.name(), i, grad_shape, shape)
-                )
-            grad = formulas.sum_to(grad, shape)
-        grad_dtype = grad.dtype if raw else grad._data.dtype
-        if grad_dtype != dtype:
-            grad = formulas.to_dtype(grad, dtype)
+        if data.shape != shape or data.dtype != dtype:
+            grad = _conform(node, i, grad, shape, dtype, raw)
         outputs[i] = grad
     return outputs
+
+
+def _conform(
+    node: Node,
+    index: int,
+    grad: Grad,
+    shape: tuple[int, ...],
+    dtype: np.dtype,
+    raw: bool,
+) -> Grad:
+    """Gradient `index` of `node` in its input's shape (undoing a broadcast) and
+    dtype; any other shape is an error."""
+    grad_shape = tuple(grad.shape if raw else grad._data.shape)
+    if grad_shape != shape:
+        if not _is_expandable_to(shape, grad_shape):
+            raise RuntimeError(
+                invalid_gradient_shape(node.name(), index, grad_shape, shape)
+            )
+        grad = formulas.sum_to(grad, shape)
+    grad_dtype = grad.dtype if raw else grad._data.dtype
+    if grad_dtype != dtype:
+        grad = formulas.to_dtype(grad, dtype)
+    return grad
 
 
 def _compute_dependencies(root: Node) -> dict[Node, int]:
@@ -109,7 +121,7 @@ def _compute_dependencies(root: Node) -> dict[Node, int]:
     stack = [root]
     while stack:
         fn = stack.pop()
-        for child, _ in fn._next_edges:
+        for child in fn._next_edges[::2]:
             if child is None:
                 continue
             dependencies[child] = dependencies.get(child, 0) + 1
@@ -130,19 +142,19 @@ def _init_to_execute(
     targets = capture_nodes | needed_targets
     needed = set(needed_targets)
     visited = {root}
-    stack: list[tuple[Node, Any]] = [(root, iter(root._next_edges))]
+    stack: list[tuple[Node, Any]] = [(root, iter(root._next_edges[::2]))]
     while stack:
         fn, children = stack[-1]
-        for child, _ in children:
+        for child in children:
             if child is not None and child not in visited:
                 visited.add(child)
-                stack.append((child, iter(child._next_edges)))
+                stack.append((child, iter(child._next_edges[::2])))
                 break
         else:
             stack.pop()
             if fn not in needed and any(
                 child is not None and (child in needed or child in targets)
-                for child, _ in fn._next_edges
+                for child in fn._next_edges[::2]
             ):
                 needed.add(fn)
     return needed
@@ -284,6 +296,7 @@ class _GraphTask:
         # runs without a heap entry per node, in the same order.
         ready: list[tuple[int, int, Node]] = []
         single: Node | None = graph_root
+        anomaly = anomaly_mode.state
         while True:
             if single is not None:
                 fn, single = single, None
@@ -293,24 +306,48 @@ class _GraphTask:
                 break
             inputs = buffers.pop(fn)
             # Tensor hooks run even on a node that only captures (autograd.grad).
-            if fn._hooks is not None or type(fn) is AccumulateGrad:
+            if type(fn) is AccumulateGrad:
+                if fn.variable._hooks:  # the leaf's own hooks
+                    inputs = hooks.call_tensor_pre_hooks(fn, inputs, raw)
+            elif fn._hooks is not None:
                 inputs = hooks.call_tensor_pre_hooks(fn, inputs, raw)
             if needed is not None:
                 for input_nr, index in self.captures.get(fn, ()):
                     self.captured[index] = inputs[input_nr]
                 if fn not in needed:
                     continue
-            if anomaly_mode.state.enabled:
+            if anomaly.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
-            elif fn._hooks is None:  # _call_function without hooks, inlined
-                outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
+            elif fn._hooks is None:
+                # _call_function without hooks, inlined; validate_outputs is
+                # inlined in the loop below.
+                outputs = fn.apply(inputs, raw)
             else:
                 outputs = _call_function(fn, inputs, raw)
             if not keep_graph:
                 fn.release_variables()
-            for (child, slot), grad in zip(fn._next_edges, outputs):
+            edges = fn._next_edges
+            if 2 * len(outputs) != len(edges):
+                raise RuntimeError(
+                    invalid_number_of_gradients(
+                        fn.name(), len(edges) // 2, len(outputs)
+                    )
+                )
+            pairs = iter(edges)  # node, input_nr, node, ...: two at a time
+            for child, slot, grad in zip(pairs, pairs, outputs):
                 if child is None:
                     continue
+                if grad is not None:  # validate_outputs, inlined
+                    if raw:
+                        if type(grad) is not np.ndarray:
+                            grad = np.asarray(grad)
+                        data = grad
+                    else:
+                        data = grad._data
+                    shape, dtype = child._input_metadata[slot]
+                    if data.shape != shape or data.dtype != dtype:
+                        index = next(i for i, g in enumerate(outputs) if g is grad)
+                        grad = _conform(fn, index, grad, shape, dtype, raw)
                 if should_execute is not None and child not in should_execute:
                     continue
                 remaining = dependencies[child] - 1

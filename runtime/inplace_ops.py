@@ -81,7 +81,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     if grad_mode.is_grad_enabled() and (self._requires_grad or src_requires_grad):
         check_inplace(self)
         fn = CopyBackwards()
-        fn.set_next_edges(collect_next_edges(self, src))
+        fn._next_edges = collect_next_edges(self, src)
     _write(self._data, data)
     self.version_counter.bump()
     if fn is not None:
@@ -133,7 +133,7 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
         raise _index_error(e, self, numpy_key, data) from None
     self.version_counter.bump()
     fn = CopyBackwards()
-    fn.set_next_edges(collect_next_edges(self, value))
+    fn._next_edges = collect_next_edges(self, value)
     fn._input_metadata = (*fn._input_metadata, (index.shape, self._data.dtype))
     node_class = CopySlices if takes_view or base is not self else IndexPutBackward0
     rebase_region(base, index, fn, node_class)

@@ -3,7 +3,9 @@
 A Node is the backward of one forward op. Its `next_edges` say where each input's
 gradient goes: `Edge(node, input_nr)` is input slot `input_nr` of `node`, and
 `Edge(None, 0)` means nowhere (an input that does not require grad, or a Python
-number). Its input metadata (one `(shape, dtype)` per forward output) is what the
+number). The node keeps them flat, `_next_edges = (node0, input_nr0, node1,
+input_nr1, ...)`: one tuple per node rather than one per edge as well, which on a
+long graph is less for Python's cyclic garbage collector to scan over and over. Its input metadata (one `(shape, dtype)` per forward output) is what the
 engine checks incoming gradients against and reduces broadcasts to.
 
 `apply(grads, raw)` is generated per op. With `raw=True` (a first-order backward)
@@ -80,7 +82,7 @@ class Node:
     )
 
     def __init__(self) -> None:
-        self._next_edges: tuple[Edge, ...] = ()
+        self._next_edges: tuple[Any, ...] = ()  # flat: node, input_nr, ...
         # A tuple, not a list: once its shapes are known it holds no object the
         # cyclic garbage collector has to scan, on every node of a long graph.
         self._input_metadata: tuple[tuple[tuple[int, ...], np.dtype], ...] = ()
@@ -93,17 +95,25 @@ class Node:
     # -- the graph ---------------------------------------------------------------
 
     def set_next_edges(self, edges: tuple[Edge, ...]) -> None:
-        self._next_edges = edges
+        """Set the edges from `(node, input_nr)` pairs."""
+        self._next_edges = tuple(item for edge in edges for item in edge)
 
     @property
     def next_edges(self) -> tuple[Edge, ...]:
         # Stored as plain `(node, input_nr)` pairs: a generated wrapper builds them
         # inline, without a call per edge.
-        return tuple(Edge(node, nr) for node, nr in self._next_edges)
+        flat = self._next_edges
+        return tuple(Edge(flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((node, nr) for node, nr in self._next_edges)
+        flat = self._next_edges
+        return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
+
+    @property
+    def num_outputs(self) -> int:
+        """How many gradients apply() returns: one per next edge."""
+        return len(self._next_edges) // 2
 
     def add_input_metadata(self, tensor: Tensor) -> int:
         """Record a forward output's shape and dtype; returns its output_nr."""
@@ -120,11 +130,11 @@ class Node:
 
     def should_compute_output(self, index: int) -> bool:
         """Whether input `index` of the forward op needs a gradient at all."""
-        return self._next_edges[index][0] is not None
+        return self._next_edges[2 * index] is not None
 
     def task_should_compute_output(self, index: int) -> bool:
         """should_compute_output, also asking whether the running task needs it."""
-        node = self._next_edges[index][0]
+        node = self._next_edges[2 * index]
         if node is None:
             return False
         needed = task_state.should_execute
@@ -212,6 +222,25 @@ class Node:
 
 
 _MISSING = object()
+
+
+# The input metadata of single-output nodes, shared: `((shape, dtype),)` is the
+# same tuple for every node whose output has that shape and dtype, so a node adds
+# no tuples of its own for the cyclic garbage collector to track. Bounded: a
+# program with ever new shapes starts it afresh now and then.
+METADATA_CACHE: dict[tuple[tuple[int, ...], np.dtype], tuple] = {}
+_METADATA_CACHE_LIMIT = 4096
+
+
+def output_metadata(data: np.ndarray) -> tuple:
+    """The shared `((shape, dtype),)` for an output array (see METADATA_CACHE)."""
+    key = (data.shape, data.dtype)
+    metadata = METADATA_CACHE.get(key)
+    if metadata is None:
+        if len(METADATA_CACHE) >= _METADATA_CACHE_LIMIT:
+            METADATA_CACHE.clear()
+        metadata = METADATA_CACHE[key] = (key,)
+    return metadata
 
 
 def record_anomaly(node: Node, skip: int = 0) -> None:

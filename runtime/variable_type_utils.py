@@ -296,25 +296,25 @@ def gradient_edge(t: Tensor) -> Edge:
     return INVALID_EDGE
 
 
-_new_tuple = tuple.__new__  # Edge(node, nr) without NamedTuple's Python-level __new__
-
-
-def next_edge(a: Any) -> Edge:
-    """Where a gradient for argument `a` goes (nowhere for a Python number)."""
+def next_edge(a: Any) -> tuple[Node | None, int]:
+    """Where a gradient for argument `a` goes, as a `(node, input_nr)` pair
+    (nowhere for a Python number)."""
     if type(a) is not Tensor and not isinstance(a, Tensor):
         return INVALID_EDGE
     grad_fn = a.grad_fn
     if grad_fn is not None:
-        return _new_tuple(Edge, (grad_fn, a.output_nr))
+        return (grad_fn, a.output_nr)
     if a._requires_grad:
-        return _new_tuple(Edge, (grad_accumulator(a), 0))
+        return (grad_accumulator(a), 0)
     return INVALID_EDGE
 
 
-def collect_next_edges(*args: Any) -> tuple[Edge, ...]:
-    if len(args) == 1:
-        return (next_edge(args[0]),)
-    return tuple([next_edge(a) for a in args])
+def collect_next_edges(*args: Any) -> tuple[Any, ...]:
+    """The arguments' edges in a node's flat form: node, input_nr, node, ..."""
+    edges: tuple[Any, ...] = ()
+    for a in args:
+        edges += next_edge(a)
+    return edges
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:

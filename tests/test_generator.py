@@ -630,12 +630,12 @@ def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
     assert history < saved
     both = wrapper_def(variable_type, "both")
     # Saved only when the other input's gradient is needed; a Python number as is.
-    assert "if grad_fn._next_edges[0][0] is not None:" in both
+    assert "if grad_fn._next_edges[0] is not None:" in both
     assert (
         "            grad_fn._raw_saved_other = (\n"
         "                SavedVariable(other, False) if isinstance(other, Tensor) else other\n"
     ) in both
-    assert "if grad_fn._next_edges[1][0] is not None:" in both
+    assert "if grad_fn._next_edges[2] is not None:" in both
     assert (
         "            grad_fn._raw_saved_self = (\n"
         "                SavedVariable(self, False) if isinstance(self, Tensor) else self\n"

@@ -41,11 +41,12 @@ class SoftsignBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -82,11 +83,12 @@ class SwishBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             beta = self._saved_beta
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
@@ -127,11 +129,12 @@ class CubicBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
@@ -139,7 +142,7 @@ class CubicBackward0(Node):
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
             grad_inputs[0] = grad * (3 * self_ * self_ + other)
-        if _edges[1][0] is not None and (_needed is None or _edges[1][0] in _needed):
+        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
@@ -178,11 +181,12 @@ class SmoothAbsBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go,
-        # and the running task (autograd.grad's inputs) needs it.
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
         _edges = self._next_edges
         _needed = task_state.should_execute
-        if _edges[0][0] is not None and (_needed is None or _edges[0][0] in _needed):
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)

@@ -21,7 +21,8 @@ from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.kernel_errors import kernel_error
-from yamlgrad.runtime.node import record_anomaly
+from yamlgrad.runtime.node import METADATA_CACHE as _METADATA
+from yamlgrad.runtime.node import output_metadata, record_anomaly
 from yamlgrad.runtime.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
@@ -76,12 +77,11 @@ def softsign(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -96,7 +96,9 @@ def softsign(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -128,12 +130,11 @@ def swish(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -149,7 +150,9 @@ def swish(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -195,31 +198,26 @@ def cubic(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
-            (
-                (other.grad_fn, other.output_nr)
-                if type(other) is Tensor and other.grad_fn is not None
-                else _next_edge(other)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        ) + (
+            (other.grad_fn, other.output_nr)
+            if type(other) is Tensor and other.grad_fn is not None
+            else _next_edge(other)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
-        if grad_fn._next_edges[0][0] is not None:
+        if grad_fn._next_edges[0] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_other = (
                 SavedVariable(other, False) if isinstance(other, Tensor) else other
             )
         else:
             grad_fn._raw_saved_other = None
-        if (
-            grad_fn._next_edges[0][0] is not None
-            or grad_fn._next_edges[1][0] is not None
-        ):
+        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
             # A Python number standing for a tensor is kept as it is.
             grad_fn._raw_saved_self = (
                 SavedVariable(self, False) if isinstance(self, Tensor) else self
@@ -235,7 +233,9 @@ def cubic(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
@@ -269,12 +269,11 @@ def smooth_abs(
         grad_fn._metadata = None
         grad_fn._hooks = None
         grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
         grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            ),
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
         )
         if _anomaly.enabled:
             record_anomaly(grad_fn)
@@ -290,7 +289,9 @@ def smooth_abs(
     if grad_fn is not None:
         # set_history, inlined: an integer or bool result never requires grad.
         if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+            grad_fn._input_metadata = _METADATA.get(
+                (result._data.shape, result._data.dtype)
+            ) or output_metadata(result._data)
             result.grad_fn = grad_fn
             result._requires_grad = True
     return result
