@@ -18,12 +18,13 @@ from yamlgrad.runtime import composites, kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.kernel_errors import kernel_error
 from yamlgrad.runtime.node import METADATA_CACHE as _METADATA
 from yamlgrad.runtime.node import output_metadata, record_anomaly
 from yamlgrad.runtime.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.saved_variable import SavedVariable
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.tensor import InferenceTensor, Tensor
 from yamlgrad.runtime.variable_type_utils import next_edge as _next_edge
 from yamlgrad.runtime.variable_type_utils import (
     args_sizes_of,
@@ -459,7 +460,11 @@ def add_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "add", "other", 2)
     )
-    alpha = scalar_arg(alpha, "add", "alpha", 3)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "add", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -500,7 +505,7 @@ def add_Tensor(
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
-        result = Tensor._make(
+        result_data = (
             np.add(self_data, other_data)
             if alpha == 1
             else np.add(self_data, np.multiply(other_data, alpha))
@@ -509,14 +514,24 @@ def add_Tensor(
         raise kernel_error(
             "add", kernel_failure, self=self_data, other=other_data, alpha=alpha
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -532,8 +547,16 @@ def add_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "add", "self", 1)
     )
-    other = scalar_arg(other, "add", "other", 2)
-    alpha = scalar_arg(alpha, "add", "alpha", 3)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "add", "other", 2)
+    )
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "add", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -566,19 +589,29 @@ def add_Scalar(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.add(self_data, other * alpha))
+        result_data = np.add(self_data, other * alpha)
     except ValueError as kernel_failure:
         raise kernel_error(
             "add", kernel_failure, self=self_data, other=other, alpha=alpha
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -598,7 +631,11 @@ def sub_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "sub", "other", 2)
     )
-    alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "sub", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -639,7 +676,7 @@ def sub_Tensor(
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
-        result = Tensor._make(
+        result_data = (
             np.subtract(self_data, other_data)
             if alpha == 1
             else np.subtract(self_data, np.multiply(other_data, alpha))
@@ -648,14 +685,24 @@ def sub_Tensor(
         raise kernel_error(
             "sub", kernel_failure, self=self_data, other=other_data, alpha=alpha
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -671,8 +718,16 @@ def sub_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sub", "self", 1)
     )
-    other = scalar_arg(other, "sub", "other", 2)
-    alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "sub", "other", 2)
+    )
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "sub", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -705,19 +760,29 @@ def sub_Scalar(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.subtract(self_data, other * alpha))
+        result_data = np.subtract(self_data, other * alpha)
     except ValueError as kernel_failure:
         raise kernel_error(
             "sub", kernel_failure, self=self_data, other=other, alpha=alpha
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -737,7 +802,11 @@ def rsub_Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "rsub", "other", 2)
     )
-    alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "rsub", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -778,7 +847,7 @@ def rsub_Tensor(
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
-        result = Tensor._make(
+        result_data = (
             np.subtract(other_data, self_data)
             if alpha == 1
             else np.subtract(other_data, np.multiply(self_data, alpha))
@@ -787,14 +856,24 @@ def rsub_Tensor(
         raise kernel_error(
             "rsub", kernel_failure, self=self_data, other=other_data, alpha=alpha
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -810,8 +889,16 @@ def rsub_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "rsub", "self", 1)
     )
-    other = scalar_arg(other, "rsub", "other", 2)
-    alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "rsub", "other", 2)
+    )
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "rsub", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -845,7 +932,7 @@ def rsub_Scalar(
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
-        result = Tensor._make(
+        result_data = (
             np.subtract(other, self_data)
             if alpha == 1
             else np.subtract(other, np.multiply(self_data, alpha))
@@ -854,14 +941,24 @@ def rsub_Scalar(
         raise kernel_error(
             "rsub", kernel_failure, self=self_data, other=other, alpha=alpha
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -932,17 +1029,27 @@ def mul_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.multiply(self_data, other_data))
+        result_data = np.multiply(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -957,7 +1064,11 @@ def mul_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
     )
-    other = scalar_arg(other, "mul", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "mul", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -991,17 +1102,27 @@ def mul_Scalar(
             record_anomaly(grad_fn)
         grad_fn._saved_other = other
     try:
-        result = Tensor._make(np.multiply(self_data, other))
+        result_data = np.multiply(self_data, other)
     except ValueError as kernel_failure:
         raise kernel_error("mul", kernel_failure, self=self_data, other=other)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1074,17 +1195,27 @@ def div_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.true_divide(self_data, other_data))
+        result_data = np.true_divide(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1099,7 +1230,11 @@ def div_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
     )
-    other = scalar_arg(other, "div", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "div", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -1133,17 +1268,27 @@ def div_Scalar(
             record_anomaly(grad_fn)
         grad_fn._saved_other = other
     try:
-        result = Tensor._make(np.true_divide(self_data, other))
+        result_data = np.true_divide(self_data, other)
     except ValueError as kernel_failure:
         raise kernel_error("div", kernel_failure, self=self_data, other=other)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1218,7 +1363,7 @@ def div_Tensor_mode(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(kernels.divide(self_data, other_data, rounding_mode))
+        result_data = kernels.divide(self_data, other_data, rounding_mode)
     except ValueError as kernel_failure:
         raise kernel_error(
             "div",
@@ -1227,14 +1372,24 @@ def div_Tensor_mode(
             other=other_data,
             rounding_mode=rounding_mode,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1251,7 +1406,11 @@ def div_Scalar_mode(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
     )
-    other = scalar_arg(other, "div", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "div", "other", 2)
+    )
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -1287,7 +1446,7 @@ def div_Scalar_mode(
         grad_fn._saved_other = other
         grad_fn._saved_rounding_mode = rounding_mode
     try:
-        result = Tensor._make(kernels.divide(self_data, other, rounding_mode))
+        result_data = kernels.divide(self_data, other, rounding_mode)
     except ValueError as kernel_failure:
         raise kernel_error(
             "div",
@@ -1296,14 +1455,24 @@ def div_Scalar_mode(
             other=other,
             rounding_mode=rounding_mode,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1386,7 +1555,7 @@ def where_self(
         else:
             grad_fn._raw_saved_condition = None
     try:
-        result = Tensor._make(np.where(condition_data, self_data, other_data))
+        result_data = np.where(condition_data, self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "where",
@@ -1395,14 +1564,24 @@ def where_self(
             self=self_data,
             other=other_data,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1475,17 +1654,27 @@ def maximum(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.maximum(self_data, other_data))
+        result_data = np.maximum(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("maximum", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1556,17 +1745,27 @@ def fmax(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.fmax(self_data, other_data))
+        result_data = np.fmax(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("fmax", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1639,17 +1838,27 @@ def minimum(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.minimum(self_data, other_data))
+        result_data = np.minimum(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("minimum", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1720,17 +1929,27 @@ def fmin(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.fmin(self_data, other_data))
+        result_data = np.fmin(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("fmin", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1803,17 +2022,27 @@ def atan2(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.arctan2(self_data, other_data))
+        result_data = np.arctan2(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("atan2", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1886,18 +2115,28 @@ def hypot(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.hypot(self_data, other_data))
+        result_data = np.hypot(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("hypot", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1965,18 +2204,28 @@ def copysign_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.copysign(self_data, other_data))
+        result_data = np.copysign(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -1991,7 +2240,11 @@ def copysign_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
     )
-    other = scalar_arg(other, "copysign", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "copysign", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -2028,18 +2281,28 @@ def copysign_Scalar(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.copysign(self_data, other))
+        result_data = np.copysign(self_data, other)
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_data, other=other)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2054,7 +2317,11 @@ def remainder_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
     )
-    other = scalar_arg(other, "remainder", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "remainder", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -2087,17 +2354,27 @@ def remainder_Scalar(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.remainder(self_data, other))
+        result_data = np.remainder(self_data, other)
     except ValueError as kernel_failure:
         raise kernel_error("remainder", kernel_failure, self=self_data, other=other)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2170,19 +2447,29 @@ def remainder_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.remainder(self_data, other_data))
+        result_data = np.remainder(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "remainder", kernel_failure, self=self_data, other=other_data
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2197,7 +2484,11 @@ def fmod_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
     )
-    other = scalar_arg(other, "fmod", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "fmod", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -2230,17 +2521,27 @@ def fmod_Scalar(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.fmod(self_data, other))
+        result_data = np.fmod(self_data, other)
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_data, other=other)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2311,17 +2612,27 @@ def fmod_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.fmod(self_data, other_data))
+        result_data = np.fmod(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("fmod", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2394,17 +2705,27 @@ def xlogy_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(kernels.xlogy(self_data, other_data))
+        result_data = kernels.xlogy(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2416,7 +2737,11 @@ def xlogy_Scalar_Self(
 
     forward: xlogy(self, other)
     """
-    self = scalar_arg(self, "xlogy", "self", 1)
+    self = (
+        self
+        if type(self) is int or type(self) is float
+        else scalar_arg(self, "xlogy", "self", 1)
+    )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
     )
@@ -2457,17 +2782,27 @@ def xlogy_Scalar_Self(
         )
         grad_fn._saved_self = self
     try:
-        result = Tensor._make(kernels.xlogy(self, other_data))
+        result_data = kernels.xlogy(self, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2482,7 +2817,11 @@ def xlogy_Scalar_Other(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
     )
-    other = scalar_arg(other, "xlogy", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "xlogy", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -2520,17 +2859,27 @@ def xlogy_Scalar_Other(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.xlogy(self_data, other))
+        result_data = kernels.xlogy(self_data, other)
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self_data, other=other)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2547,7 +2896,11 @@ def lerp_Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "lerp", "self", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
-    weight = scalar_arg(weight, "lerp", "weight", 3)
+    weight = (
+        weight
+        if type(weight) is int or type(weight) is float
+        else scalar_arg(weight, "lerp", "weight", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -2594,19 +2947,29 @@ def lerp_Scalar(
             record_anomaly(grad_fn)
         grad_fn._saved_weight = weight
     try:
-        result = Tensor._make(kernels.lerp(self_data, end_data, weight))
+        result_data = kernels.lerp(self_data, end_data, weight)
     except ValueError as kernel_failure:
         raise kernel_error(
             "lerp", kernel_failure, self=self_data, end=end_data, weight=weight
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2705,19 +3068,29 @@ def lerp_Tensor(
         else:
             grad_fn._raw_saved_weight = None
     try:
-        result = Tensor._make(kernels.lerp(self_data, end_data, weight_data))
+        result_data = kernels.lerp(self_data, end_data, weight_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "lerp", kernel_failure, self=self_data, end=end_data, weight=weight_data
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2745,7 +3118,11 @@ def addcmul(
         if type(tensor2) is Tensor
         else tensor_arg(tensor2, "addcmul", "tensor2", 3)
     )
-    value = scalar_arg(value, "addcmul", "value", 4)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "addcmul", "value", 4)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -2821,7 +3198,7 @@ def addcmul(
             grad_fn._raw_saved_tensor2 = None
         grad_fn._saved_value = value
     try:
-        result = Tensor._make(np.add(self_data, value * tensor1_data * tensor2_data))
+        result_data = np.add(self_data, value * tensor1_data * tensor2_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcmul",
@@ -2831,14 +3208,24 @@ def addcmul(
             tensor2=tensor2_data,
             value=value,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -2866,7 +3253,11 @@ def addcdiv(
         if type(tensor2) is Tensor
         else tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     )
-    value = scalar_arg(value, "addcdiv", "value", 4)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "addcdiv", "value", 4)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -2942,8 +3333,8 @@ def addcdiv(
             grad_fn._raw_saved_tensor2 = None
         grad_fn._saved_value = value
     try:
-        result = Tensor._make(
-            np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
+        result_data = np.add(
+            self_data, value * np.true_divide(tensor1_data, tensor2_data)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -2954,14 +3345,24 @@ def addcdiv(
             tensor2=tensor2_data,
             value=value,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3066,19 +3467,29 @@ def clamp_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(kernels.clamp(self_data, min_data, max_data))
+        result_data = kernels.clamp(self_data, min_data, max_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "clamp", kernel_failure, self=self_data, min=min_data, max=max_data
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3140,17 +3551,27 @@ def clamp_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.clamp(self_data, min, max))
+        result_data = kernels.clamp(self_data, min, max)
     except ValueError as kernel_failure:
         raise kernel_error("clamp", kernel_failure, self=self_data, min=min, max=max)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3165,7 +3586,11 @@ def clamp_min_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
     )
-    min = scalar_arg(min, "clamp_min", "min", 2)
+    min = (
+        min
+        if type(min) is int or type(min) is float
+        else scalar_arg(min, "clamp_min", "min", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -3203,17 +3628,27 @@ def clamp_min_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.clamp(self_data, min, None))
+        result_data = kernels.clamp(self_data, min, None)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3284,17 +3719,27 @@ def clamp_min_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(kernels.clamp(self_data, min_data, None))
+        result_data = kernels.clamp(self_data, min_data, None)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3309,7 +3754,11 @@ def clamp_max_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
     )
-    max = scalar_arg(max, "clamp_max", "max", 2)
+    max = (
+        max
+        if type(max) is int or type(max) is float
+        else scalar_arg(max, "clamp_max", "max", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -3347,17 +3796,27 @@ def clamp_max_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.clamp(self_data, None, max))
+        result_data = kernels.clamp(self_data, None, max)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3428,17 +3887,27 @@ def clamp_max_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(kernels.clamp(self_data, None, max_data))
+        result_data = kernels.clamp(self_data, None, max_data)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3483,10 +3952,8 @@ def nan_to_num(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(
-            np.nan_to_num(
-                self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
-            )
+        result_data = np.nan_to_num(
+            self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -3497,14 +3964,24 @@ def nan_to_num(
             posinf=posinf,
             neginf=neginf,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -3723,7 +4200,11 @@ def eq_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
     )
-    other = scalar_arg(other, "eq", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "eq", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -3755,7 +4236,11 @@ def ne_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
     )
-    other = scalar_arg(other, "ne", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "ne", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -3787,7 +4272,11 @@ def lt_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
     )
-    other = scalar_arg(other, "lt", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "lt", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -3819,7 +4308,11 @@ def le_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
     )
-    other = scalar_arg(other, "le", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "le", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -3851,7 +4344,11 @@ def gt_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
     )
-    other = scalar_arg(other, "gt", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "gt", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -3883,7 +4380,11 @@ def ge_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
     )
-    other = scalar_arg(other, "ge", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "ge", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -4127,7 +4628,11 @@ def bitwise_and_Scalar(
         if type(self) is Tensor
         else tensor_arg(self, "bitwise_and", "self", 1)
     )
-    other = scalar_arg(other, "bitwise_and", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "bitwise_and", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -4201,7 +4706,11 @@ def bitwise_or_Scalar(
         if type(self) is Tensor
         else tensor_arg(self, "bitwise_or", "self", 1)
     )
-    other = scalar_arg(other, "bitwise_or", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "bitwise_or", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -4275,7 +4784,11 @@ def bitwise_xor_Scalar(
         if type(self) is Tensor
         else tensor_arg(self, "bitwise_xor", "self", 1)
     )
-    other = scalar_arg(other, "bitwise_xor", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "bitwise_xor", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -4349,7 +4862,11 @@ def floor_divide_Scalar(
         if type(self) is Tensor
         else tensor_arg(self, "floor_divide", "self", 1)
     )
-    other = scalar_arg(other, "floor_divide", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "floor_divide", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -4381,7 +4898,11 @@ def pow_Tensor_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
     )
-    exponent = scalar_arg(exponent, "pow", "exponent", 2)
+    exponent = (
+        exponent
+        if type(exponent) is int or type(exponent) is float
+        else scalar_arg(exponent, "pow", "exponent", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -4419,17 +4940,27 @@ def pow_Tensor_Scalar(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.power(self_data, exponent))
+        result_data = np.power(self_data, exponent)
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self_data, exponent=exponent)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4504,20 +5035,30 @@ def pow_Tensor_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.power(self_data, exponent_data))
+        result_data = np.power(self_data, exponent_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "pow", kernel_failure, self=self_data, exponent=exponent_data
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4529,7 +5070,11 @@ def pow_Scalar(
 
     forward: np.power(self, exponent)
     """
-    self = scalar_arg(self, "pow", "self", 1)
+    self = (
+        self
+        if type(self) is int or type(self) is float
+        else scalar_arg(self, "pow", "self", 1)
+    )
     exponent_data = (
         exponent._data
         if type(exponent) is Tensor
@@ -4574,18 +5119,28 @@ def pow_Scalar(
         )
         grad_fn._saved_self = self
     try:
-        result = Tensor._make(np.power(self, exponent_data))
+        result_data = np.power(self, exponent_data)
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4618,17 +5173,27 @@ def neg(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.negative(self_data))
+        result_data = np.negative(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("neg", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4667,18 +5232,28 @@ def reciprocal(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.reciprocal(self_data))
+        result_data = np.reciprocal(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("reciprocal", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4715,18 +5290,28 @@ def exp(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.exp(self_data))
+        result_data = np.exp(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("exp", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4767,17 +5352,27 @@ def log(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.log(self_data))
+        result_data = np.log(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("log", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4818,17 +5413,27 @@ def sin(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.sin(self_data))
+        result_data = np.sin(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("sin", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4869,17 +5474,27 @@ def cos(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.cos(self_data))
+        result_data = np.cos(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("cos", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4916,18 +5531,28 @@ def tanh(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.tanh(self_data))
+        result_data = np.tanh(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("tanh", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -4964,18 +5589,28 @@ def sigmoid(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(kernels.sigmoid(self_data))
+        result_data = kernels.sigmoid(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("sigmoid", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5008,18 +5643,28 @@ def relu(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(kernels.relu(self_data))
+        result_data = kernels.relu(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("relu", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5056,18 +5701,28 @@ def sqrt(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.sqrt(self_data))
+        result_data = np.sqrt(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("sqrt", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5104,17 +5759,27 @@ def abs(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.abs(self_data))
+        result_data = np.abs(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("abs", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5147,17 +5812,27 @@ def sign(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.sign(self_data))
+        result_data = np.sign(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("sign", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5194,18 +5869,28 @@ def exp2(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.exp2(self_data))
+        result_data = np.exp2(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("exp2", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5242,18 +5927,28 @@ def expm1(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.expm1(self_data))
+        result_data = np.expm1(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("expm1", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5294,17 +5989,27 @@ def log2(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.log2(self_data))
+        result_data = np.log2(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("log2", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5345,17 +6050,27 @@ def log10(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.log10(self_data))
+        result_data = np.log10(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("log10", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5396,17 +6111,27 @@ def log1p(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.log1p(self_data))
+        result_data = np.log1p(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("log1p", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5443,18 +6168,28 @@ def rsqrt(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.reciprocal(np.sqrt(self_data)))
+        result_data = np.reciprocal(np.sqrt(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("rsqrt", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5501,18 +6236,28 @@ def tan(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.tan(self_data))
+        result_data = np.tan(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("tan", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5553,17 +6298,27 @@ def asin(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.arcsin(self_data))
+        result_data = np.arcsin(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("asin", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5604,17 +6359,27 @@ def acos(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.arccos(self_data))
+        result_data = np.arccos(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("acos", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5655,17 +6420,27 @@ def atan(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.arctan(self_data))
+        result_data = np.arctan(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("atan", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5706,17 +6481,27 @@ def sinh(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.sinh(self_data))
+        result_data = np.sinh(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("sinh", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5757,17 +6542,27 @@ def cosh(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.cosh(self_data))
+        result_data = np.cosh(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("cosh", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5808,17 +6603,27 @@ def asinh(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.arcsinh(self_data))
+        result_data = np.arcsinh(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("asinh", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5859,17 +6664,27 @@ def acosh(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.arccosh(self_data))
+        result_data = np.arccosh(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("acosh", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5910,17 +6725,27 @@ def atanh(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.arctanh(self_data))
+        result_data = np.arctanh(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("atanh", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -5964,17 +6789,27 @@ def logit(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.logit(self_data, eps))
+        result_data = kernels.logit(self_data, eps)
     except ValueError as kernel_failure:
         raise kernel_error("logit", kernel_failure, self=self_data, eps=eps)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6015,17 +6850,27 @@ def erf(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.erf(self_data))
+        result_data = kernels.erf(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("erf", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6066,17 +6911,27 @@ def erfc(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.erfc(self_data))
+        result_data = kernels.erfc(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("erfc", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6109,17 +6964,27 @@ def floor(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.floor(self_data))
+        result_data = np.floor(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("floor", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6152,17 +7017,27 @@ def ceil(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.ceil(self_data))
+        result_data = np.ceil(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("ceil", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6195,17 +7070,27 @@ def round_default(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.round(self_data))
+        result_data = np.round(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6221,7 +7106,9 @@ def round_decimals(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
     )
-    decimals = int_arg(decimals, "round", "decimals", 2)
+    decimals = (
+        decimals if type(decimals) is int else int_arg(decimals, "round", "decimals", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -6241,17 +7128,27 @@ def round_decimals(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.round(self_data, decimals))
+        result_data = np.round(self_data, decimals)
     except ValueError as kernel_failure:
         raise kernel_error("round", kernel_failure, self=self_data, decimals=decimals)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6284,17 +7181,27 @@ def trunc(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.trunc(self_data))
+        result_data = np.trunc(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("trunc", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6327,17 +7234,27 @@ def frac(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(self_data - np.trunc(self_data))
+        result_data = self_data - np.trunc(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("frac", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6374,17 +7291,27 @@ def sum_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(np.sum(self_data, dtype=dtype))
+        result_data = np.sum(self_data, dtype=dtype)
     except ValueError as kernel_failure:
         raise kernel_error("sum", kernel_failure, self=self_data, dtype=dtype)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6427,26 +7354,34 @@ def sum_dim_IntList(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(
-            np.sum(
-                self_data,
-                axis=kernels.reduce_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-                dtype=dtype,
-            )
+        result_data = np.sum(
+            self_data,
+            axis=kernels.reduce_dims(dim, self_data.ndim),
+            keepdims=keepdim,
+            dtype=dtype,
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "sum", kernel_failure, self=self_data, dim=dim, keepdim=keepdim, dtype=dtype
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6483,17 +7418,27 @@ def mean_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(np.mean(self_data, dtype=dtype))
+        result_data = np.mean(self_data, dtype=dtype)
     except ValueError as kernel_failure:
         raise kernel_error("mean", kernel_failure, self=self_data, dtype=dtype)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6536,13 +7481,11 @@ def mean_dim(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(
-            np.mean(
-                self_data,
-                axis=kernels.reduce_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-                dtype=dtype,
-            )
+        result_data = np.mean(
+            self_data,
+            axis=kernels.reduce_dims(dim, self_data.ndim),
+            keepdims=keepdim,
+            dtype=dtype,
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -6553,14 +7496,24 @@ def mean_dim(
             keepdim=keepdim,
             dtype=dtype,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6576,7 +7529,7 @@ def max_dim(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
     )
-    dim = int_arg(dim, "max", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -6646,18 +7599,28 @@ def max_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.max(self_data))
+        result_data = np.max(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("max", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6673,7 +7636,7 @@ def min_dim(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
     )
-    dim = int_arg(dim, "min", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -6743,18 +7706,28 @@ def min_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.min(self_data))
+        result_data = np.min(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("min", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6794,18 +7767,28 @@ def prod_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.prod(self_data, dtype=dtype))
+        result_data = np.prod(self_data, dtype=dtype)
     except ValueError as kernel_failure:
         raise kernel_error("prod", kernel_failure, self=self_data, dtype=dtype)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6823,7 +7806,7 @@ def prod_dim_int(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "prod", "self", 1)
     )
-    dim = int_arg(dim, "prod", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
     grad_fn = None
@@ -6851,13 +7834,11 @@ def prod_dim_int(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(
-            np.prod(
-                self_data,
-                axis=kernels.reduce_dims((dim,), self_data.ndim),
-                keepdims=keepdim,
-                dtype=dtype,
-            )
+        result_data = np.prod(
+            self_data,
+            axis=kernels.reduce_dims((dim,), self_data.ndim),
+            keepdims=keepdim,
+            dtype=dtype,
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -6868,15 +7849,25 @@ def prod_dim_int(
             keepdim=keepdim,
             dtype=dtype,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6923,7 +7914,7 @@ def var_correction(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.var(self_data, dim, correction, keepdim))
+        result_data = kernels.var(self_data, dim, correction, keepdim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "var",
@@ -6933,14 +7924,24 @@ def var_correction(
             correction=correction,
             keepdim=keepdim,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -6987,7 +7988,7 @@ def std_correction(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.std(self_data, dim, correction, keepdim))
+        result_data = kernels.std(self_data, dim, correction, keepdim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "std",
@@ -6997,15 +7998,25 @@ def std_correction(
             correction=correction,
             keepdim=keepdim,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7026,7 +8037,11 @@ def linalg_vector_norm(
         if type(self) is Tensor
         else tensor_arg(self, "linalg_vector_norm", "self", 1)
     )
-    ord = scalar_arg(ord, "linalg_vector_norm", "ord", 2)
+    ord = (
+        ord
+        if type(ord) is int or type(ord) is float
+        else scalar_arg(ord, "linalg_vector_norm", "ord", 2)
+    )
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3)
     keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
@@ -7056,13 +8071,11 @@ def linalg_vector_norm(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(
-            kernels.vector_norm(
-                self_data if dtype is None else kernels.cast(self_data, dtype),
-                ord,
-                dim,
-                keepdim,
-            )
+        result_data = kernels.vector_norm(
+            self_data if dtype is None else kernels.cast(self_data, dtype),
+            ord,
+            dim,
+            keepdim,
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -7074,15 +8087,25 @@ def linalg_vector_norm(
             keepdim=keepdim,
             dtype=dtype,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7149,26 +8172,32 @@ def amax(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(
-            np.amax(
-                self_data,
-                axis=kernels.reduce_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-            )
+        result_data = np.amax(
+            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "amax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7211,26 +8240,32 @@ def amin(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(
-            np.amin(
-                self_data,
-                axis=kernels.reduce_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-            )
+        result_data = np.amin(
+            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "amin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7273,20 +8308,30 @@ def logsumexp(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.logsumexp(self_data, dim, keepdim))
+        result_data = kernels.logsumexp(self_data, dim, keepdim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "logsumexp", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7303,7 +8348,7 @@ def cumsum(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "self", 1)
     )
-    dim = int_arg(dim, "cumsum", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7326,19 +8371,29 @@ def cumsum(
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result = Tensor._make(kernels.cumsum(self_data, dim, dtype))
+        result_data = kernels.cumsum(self_data, dim, dtype)
     except ValueError as kernel_failure:
         raise kernel_error(
             "cumsum", kernel_failure, self=self_data, dim=dim, dtype=dtype
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7355,7 +8410,7 @@ def cumprod(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "self", 1)
     )
-    dim = int_arg(dim, "cumprod", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7382,20 +8437,30 @@ def cumprod(
         )
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result = Tensor._make(kernels.cumprod(self_data, dim, dtype))
+        result_data = kernels.cumprod(self_data, dim, dtype)
     except ValueError as kernel_failure:
         raise kernel_error(
             "cumprod", kernel_failure, self=self_data, dim=dim, dtype=dtype
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7411,7 +8476,7 @@ def _softmax(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "self", 1)
     )
-    dim = int_arg(dim, "_softmax", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7433,7 +8498,7 @@ def _softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result = Tensor._make(kernels.softmax(self_data, dim))
+        result_data = kernels.softmax(self_data, dim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "_softmax",
@@ -7442,15 +8507,25 @@ def _softmax(
             dim=dim,
             half_to_float=half_to_float,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7468,7 +8543,7 @@ def _log_softmax(
         if type(self) is Tensor
         else tensor_arg(self, "_log_softmax", "self", 1)
     )
-    dim = int_arg(dim, "_log_softmax", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7490,7 +8565,7 @@ def _log_softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result = Tensor._make(kernels.log_softmax(self_data, dim))
+        result_data = kernels.log_softmax(self_data, dim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "_log_softmax",
@@ -7499,15 +8574,25 @@ def _log_softmax(
             dim=dim,
             half_to_float=half_to_float,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7618,7 +8703,7 @@ def all_dim(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
     )
-    dim = int_arg(dim, "all", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
     try:
         result = Tensor._make(
@@ -7689,7 +8774,7 @@ def any_dim(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
     )
-    dim = int_arg(dim, "any", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
     try:
         result = Tensor._make(
@@ -7785,17 +8870,27 @@ def mm(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.matmul(self_data, mat2_data))
+        result_data = np.matmul(self_data, mat2_data)
     except ValueError as kernel_failure:
         raise kernel_error("mm", kernel_failure, self=self_data, mat2=mat2_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7866,17 +8961,27 @@ def dot(
         else:
             grad_fn._raw_saved_tensor = None
     try:
-        result = Tensor._make(np.dot(self_data, tensor_data))
+        result_data = np.dot(self_data, tensor_data)
     except ValueError as kernel_failure:
         raise kernel_error("dot", kernel_failure, self=self_data, tensor=tensor_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -7932,17 +9037,27 @@ def mv(
         else:
             grad_fn._raw_saved_vec = None
     try:
-        result = Tensor._make(np.matmul(self_data, vec_data))
+        result_data = np.matmul(self_data, vec_data)
     except ValueError as kernel_failure:
         raise kernel_error("mv", kernel_failure, self=self_data, vec=vec_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8000,17 +9115,27 @@ def bmm(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(np.matmul(self_data, mat2_data))
+        result_data = np.matmul(self_data, mat2_data)
     except ValueError as kernel_failure:
         raise kernel_error("bmm", kernel_failure, self=self_data, mat2=mat2_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8046,8 +9171,16 @@ def addmm(
     mat2_data = (
         mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "addmm", "mat2", 3)
     )
-    beta = scalar_arg(beta, "addmm", "beta", 4)
-    alpha = scalar_arg(alpha, "addmm", "alpha", 5)
+    beta = (
+        beta
+        if type(beta) is int or type(beta) is float
+        else scalar_arg(beta, "addmm", "beta", 4)
+    )
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "addmm", "alpha", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -8099,9 +9232,7 @@ def addmm(
         else:
             grad_fn._raw_saved_mat2 = None
     try:
-        result = Tensor._make(
-            kernels.addmm(self_data, mat1_data, mat2_data, beta, alpha)
-        )
+        result_data = kernels.addmm(self_data, mat1_data, mat2_data, beta, alpha)
     except ValueError as kernel_failure:
         raise kernel_error(
             "addmm",
@@ -8112,14 +9243,24 @@ def addmm(
             beta=beta,
             alpha=alpha,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8148,8 +9289,16 @@ def baddbmm(
         if type(batch2) is Tensor
         else tensor_arg(batch2, "baddbmm", "batch2", 3)
     )
-    beta = scalar_arg(beta, "baddbmm", "beta", 4)
-    alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
+    beta = (
+        beta
+        if type(beta) is int or type(beta) is float
+        else scalar_arg(beta, "baddbmm", "beta", 4)
+    )
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "baddbmm", "alpha", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -8201,9 +9350,7 @@ def baddbmm(
             grad_fn._raw_saved_batch2 = None
         grad_fn._saved_beta = beta
     try:
-        result = Tensor._make(
-            kernels.addmm(self_data, batch1_data, batch2_data, beta, alpha)
-        )
+        result_data = kernels.addmm(self_data, batch1_data, batch2_data, beta, alpha)
     except ValueError as kernel_failure:
         raise kernel_error(
             "baddbmm",
@@ -8214,14 +9361,24 @@ def baddbmm(
             beta=beta,
             alpha=alpha,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8255,17 +9412,27 @@ def trace(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.trace(self_data))
+        result_data = kernels.trace(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("trace", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8351,18 +9518,28 @@ def linalg_det(
         # A Python number standing for a tensor is kept as it is.
         grad_fn._raw_saved_A = SavedVariable(A, False) if isinstance(A, Tensor) else A
     try:
-        result = Tensor._make(np.linalg.det(A_data))
+        result_data = np.linalg.det(A_data)
     except ValueError as kernel_failure:
         raise kernel_error("linalg_det", kernel_failure, A=A_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8427,8 +9604,8 @@ def transpose_int(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "transpose", "self", 1)
     )
-    dim0 = int_arg(dim0, "transpose", "dim0", 2)
-    dim1 = int_arg(dim1, "transpose", "dim1", 3)
+    dim0 = dim0 if type(dim0) is int else int_arg(dim0, "transpose", "dim0", 2)
+    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "transpose", "dim1", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8613,7 +9790,7 @@ def cat(
     forward: np.concatenate(tensors, axis=dim)
     """
     tensors_data = tensor_list_arg(tensors, "cat", "tensors", 1)
-    dim = int_arg(dim, "cat", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "cat", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and (compute_requires_grad(*tensors)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8631,17 +9808,27 @@ def cat(
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
-        result = Tensor._make(np.concatenate(tensors_data, axis=dim))
+        result_data = np.concatenate(tensors_data, axis=dim)
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_data, dim=dim)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8654,7 +9841,7 @@ def stack(
     forward: np.stack(tensors, axis=dim)
     """
     tensors_data = tensor_list_arg(tensors, "stack", "tensors", 1)
-    dim = int_arg(dim, "stack", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "stack", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and (compute_requires_grad(*tensors)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8672,17 +9859,27 @@ def stack(
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
-        result = Tensor._make(np.stack(tensors_data, axis=dim))
+        result_data = np.stack(tensors_data, axis=dim)
     except ValueError as kernel_failure:
         raise kernel_error("stack", kernel_failure, tensors=tensors_data, dim=dim)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8698,8 +9895,8 @@ def select_int(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "select", "self", 1)
     )
-    dim = int_arg(dim, "select", "dim", 2)
-    index = int_arg(index, "select", "index", 3)
+    dim = dim if type(dim) is int else int_arg(dim, "select", "dim", 2)
+    index = index if type(index) is int else int_arg(index, "select", "index", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8749,8 +9946,10 @@ def select_backward(
         else tensor_arg(grad_output, "select_backward", "grad_output", 1)
     )
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
-    dim = int_arg(dim, "select_backward", "dim", 3)
-    index = int_arg(index, "select_backward", "index", 4)
+    dim = dim if type(dim) is int else int_arg(dim, "select_backward", "dim", 3)
+    index = (
+        index if type(index) is int else int_arg(index, "select_backward", "index", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(grad_output, Tensor) and grad_output._requires_grad)
@@ -8774,8 +9973,8 @@ def select_backward(
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
     try:
-        result = Tensor._make(
-            kernels.select_backward_kernel(grad_output_data, input_sizes, dim, index)
+        result_data = kernels.select_backward_kernel(
+            grad_output_data, input_sizes, dim, index
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8786,14 +9985,24 @@ def select_backward(
             dim=dim,
             index=index,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8811,10 +10020,10 @@ def slice_Tensor(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "slice", "self", 1)
     )
-    dim = int_arg(dim, "slice", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "slice", "dim", 2)
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
-    step = int_arg(step, "slice", "step", 5)
+    step = step if type(step) is int else int_arg(step, "slice", "step", 5)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8874,10 +10083,12 @@ def slice_backward(
         else tensor_arg(grad_output, "slice_backward", "grad_output", 1)
     )
     input_sizes = int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
-    dim = int_arg(dim, "slice_backward", "dim", 3)
-    start = int_arg(start, "slice_backward", "start", 4)
-    end = int_arg(end, "slice_backward", "end", 5)
-    step = int_arg(step, "slice_backward", "step", 6)
+    dim = dim if type(dim) is int else int_arg(dim, "slice_backward", "dim", 3)
+    start = (
+        start if type(start) is int else int_arg(start, "slice_backward", "start", 4)
+    )
+    end = end if type(end) is int else int_arg(end, "slice_backward", "end", 5)
+    step = step if type(step) is int else int_arg(step, "slice_backward", "step", 6)
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(grad_output, Tensor) and grad_output._requires_grad)
@@ -8903,10 +10114,8 @@ def slice_backward(
         grad_fn._saved_start = start
         grad_fn._saved_step = step
     try:
-        result = Tensor._make(
-            kernels.slice_backward_kernel(
-                grad_output_data, input_sizes, dim, start, end, step
-            )
+        result_data = kernels.slice_backward_kernel(
+            grad_output_data, input_sizes, dim, start, end, step
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8919,14 +10128,24 @@ def slice_backward(
             end=end,
             step=step,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -8942,8 +10161,12 @@ def split_Tensor(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "split", "self", 1)
     )
-    split_size = int_arg(split_size, "split", "split_size", 2)
-    dim = int_arg(dim, "split", "dim", 3)
+    split_size = (
+        split_size
+        if type(split_size) is int
+        else int_arg(split_size, "split", "split_size", 2)
+    )
+    dim = dim if type(dim) is int else int_arg(dim, "split", "dim", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9004,7 +10227,7 @@ def unbind_int(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "unbind", "self", 1)
     )
-    dim = int_arg(dim, "unbind", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9070,17 +10293,27 @@ def _to_copy(
             record_anomaly(grad_fn)
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result = Tensor._make(kernels.cast(self_data, dtype))
+        result_data = kernels.cast(self_data, dtype)
     except ValueError as kernel_failure:
         raise kernel_error("_to_copy", kernel_failure, self=self_data, dtype=dtype)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9116,17 +10349,27 @@ def flip_default(
             record_anomaly(grad_fn)
         grad_fn._saved_dims = dims
     try:
-        result = Tensor._make(np.flip(self_data, dims))
+        result_data = np.flip(self_data, dims)
     except ValueError as kernel_failure:
         raise kernel_error("flip", kernel_failure, self=self_data, dims=dims)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9141,7 +10384,9 @@ def tril(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tril", "self", 1)
     )
-    diagonal = int_arg(diagonal, "tril", "diagonal", 2)
+    diagonal = (
+        diagonal if type(diagonal) is int else int_arg(diagonal, "tril", "diagonal", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9162,17 +10407,27 @@ def tril(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result = Tensor._make(np.tril(self_data, diagonal))
+        result_data = np.tril(self_data, diagonal)
     except ValueError as kernel_failure:
         raise kernel_error("tril", kernel_failure, self=self_data, diagonal=diagonal)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9187,7 +10442,9 @@ def triu(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "triu", "self", 1)
     )
-    diagonal = int_arg(diagonal, "triu", "diagonal", 2)
+    diagonal = (
+        diagonal if type(diagonal) is int else int_arg(diagonal, "triu", "diagonal", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9208,17 +10465,27 @@ def triu(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result = Tensor._make(np.triu(self_data, diagonal))
+        result_data = np.triu(self_data, diagonal)
     except ValueError as kernel_failure:
         raise kernel_error("triu", kernel_failure, self=self_data, diagonal=diagonal)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9235,9 +10502,9 @@ def diagonal(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "self", 1)
     )
-    offset = int_arg(offset, "diagonal", "offset", 2)
-    dim1 = int_arg(dim1, "diagonal", "dim1", 3)
-    dim2 = int_arg(dim2, "diagonal", "dim2", 4)
+    offset = offset if type(offset) is int else int_arg(offset, "diagonal", "offset", 2)
+    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "diagonal", "dim1", 3)
+    dim2 = dim2 if type(dim2) is int else int_arg(dim2, "diagonal", "dim2", 4)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9292,9 +10559,11 @@ def diag_embed(
         if type(self) is Tensor
         else tensor_arg(self, "diag_embed", "self", 1)
     )
-    offset = int_arg(offset, "diag_embed", "offset", 2)
-    dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
-    dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
+    offset = (
+        offset if type(offset) is int else int_arg(offset, "diag_embed", "offset", 2)
+    )
+    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "diag_embed", "dim1", 3)
+    dim2 = dim2 if type(dim2) is int else int_arg(dim2, "diag_embed", "dim2", 4)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9317,7 +10586,7 @@ def diag_embed(
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
     try:
-        result = Tensor._make(kernels.diag_embed(self_data, offset, dim1, dim2))
+        result_data = kernels.diag_embed(self_data, offset, dim1, dim2)
     except ValueError as kernel_failure:
         raise kernel_error(
             "diag_embed",
@@ -9327,14 +10596,24 @@ def diag_embed(
             dim1=dim1,
             dim2=dim2,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9355,9 +10634,13 @@ def diagonal_backward(
         else tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
     )
     input_sizes = int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
-    offset = int_arg(offset, "diagonal_backward", "offset", 3)
-    dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
-    dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
+    offset = (
+        offset
+        if type(offset) is int
+        else int_arg(offset, "diagonal_backward", "offset", 3)
+    )
+    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "diagonal_backward", "dim1", 4)
+    dim2 = dim2 if type(dim2) is int else int_arg(dim2, "diagonal_backward", "dim2", 5)
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(grad_output, Tensor) and grad_output._requires_grad)
@@ -9382,8 +10665,8 @@ def diagonal_backward(
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
     try:
-        result = Tensor._make(
-            kernels.diagonal_backward(grad_output_data, input_sizes, offset, dim1, dim2)
+        result_data = kernels.diagonal_backward(
+            grad_output_data, input_sizes, offset, dim1, dim2
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -9395,14 +10678,24 @@ def diagonal_backward(
             dim1=dim1,
             dim2=dim2,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9555,7 +10848,7 @@ def squeeze_dim(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
     )
-    dim = int_arg(dim, "squeeze", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9677,7 +10970,7 @@ def squeeze__dim(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
     )
-    dim = int_arg(dim, "squeeze_", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -9761,7 +11054,7 @@ def unsqueeze(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "unsqueeze", "self", 1)
     )
-    dim = int_arg(dim, "unsqueeze", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9824,17 +11117,27 @@ def index_Tensor(
         grad_fn._saved_indices = indices
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.index_tensor(self_data, indices))
+        result_data = kernels.index_tensor(self_data, indices)
     except ValueError as kernel_failure:
         raise kernel_error("index", kernel_failure, self=self_data, indices=indices)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9852,7 +11155,7 @@ def index_select(
         if type(self) is Tensor
         else tensor_arg(self, "index_select", "self", 1)
     )
-    dim = int_arg(dim, "index_select", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "index_select", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -9883,19 +11186,29 @@ def index_select(
         )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.index_select(self_data, dim, index_data))
+        result_data = kernels.index_select(self_data, dim, index_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "index_select", kernel_failure, self=self_data, dim=dim, index=index_data
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9913,7 +11226,7 @@ def gather(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "gather", "self", 1)
     )
-    dim = int_arg(dim, "gather", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "gather", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -9945,7 +11258,7 @@ def gather(
         )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.gather(self_data, dim, index_data))
+        result_data = kernels.gather(self_data, dim, index_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "gather",
@@ -9955,14 +11268,24 @@ def gather(
             index=index_data,
             sparse_grad=sparse_grad,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -9979,7 +11302,7 @@ def scatter_src(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
     )
-    dim = int_arg(dim, "scatter", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "scatter", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -10022,7 +11345,7 @@ def scatter_src(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result = Tensor._make(kernels.scatter(self_data, dim, index_data, src_data))
+        result_data = kernels.scatter(self_data, dim, index_data, src_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter",
@@ -10032,14 +11355,24 @@ def scatter_src(
             index=index_data,
             src=src_data,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10056,13 +11389,17 @@ def scatter_value(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
     )
-    dim = int_arg(dim, "scatter", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "scatter", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
         else tensor_arg(index, "scatter", "index", 3)
     )
-    value = scalar_arg(value, "scatter", "value", 4)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "scatter", "value", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -10087,7 +11424,7 @@ def scatter_value(
             SavedVariable(index, False) if isinstance(index, Tensor) else index
         )
     try:
-        result = Tensor._make(kernels.scatter(self_data, dim, index_data, value))
+        result_data = kernels.scatter(self_data, dim, index_data, value)
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter",
@@ -10097,14 +11434,24 @@ def scatter_value(
             index=index_data,
             value=value,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10123,7 +11470,7 @@ def scatter_add(
         if type(self) is Tensor
         else tensor_arg(self, "scatter_add", "self", 1)
     )
-    dim = int_arg(dim, "scatter_add", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "scatter_add", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -10166,7 +11513,7 @@ def scatter_add(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result = Tensor._make(kernels.scatter_add(self_data, dim, index_data, src_data))
+        result_data = kernels.scatter_add(self_data, dim, index_data, src_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter_add",
@@ -10176,14 +11523,24 @@ def scatter_add(
             index=index_data,
             src=src_data,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10202,7 +11559,7 @@ def index_add(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "index_add", "self", 1)
     )
-    dim = int_arg(dim, "index_add", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "index_add", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -10213,7 +11570,11 @@ def index_add(
         if type(source) is Tensor
         else tensor_arg(source, "index_add", "source", 4)
     )
-    alpha = scalar_arg(alpha, "index_add", "alpha", 5)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "index_add", "alpha", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -10249,9 +11610,7 @@ def index_add(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result = Tensor._make(
-            kernels.index_add(self_data, dim, index_data, source_data, alpha)
-        )
+        result_data = kernels.index_add(self_data, dim, index_data, source_data, alpha)
     except ValueError as kernel_failure:
         raise kernel_error(
             "index_add",
@@ -10262,14 +11621,24 @@ def index_add(
             source=source_data,
             alpha=alpha,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10292,7 +11661,11 @@ def masked_fill_Scalar(
         if type(mask) is Tensor
         else tensor_arg(mask, "masked_fill", "mask", 2)
     )
-    value = scalar_arg(value, "masked_fill", "value", 3)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "masked_fill", "value", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -10316,19 +11689,29 @@ def masked_fill_Scalar(
             SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
         )
     try:
-        result = Tensor._make(kernels.masked_fill(self_data, mask_data, value))
+        result_data = kernels.masked_fill(self_data, mask_data, value)
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_fill", kernel_failure, self=self_data, mask=mask_data, value=value
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10389,7 +11772,7 @@ def masked_fill_Tensor(
         else:
             grad_fn._raw_saved_mask = None
     try:
-        result = Tensor._make(kernels.masked_fill(self_data, mask_data, value_data))
+        result_data = kernels.masked_fill(self_data, mask_data, value_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_fill",
@@ -10398,14 +11781,24 @@ def masked_fill_Tensor(
             mask=mask_data,
             value=value_data,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10451,19 +11844,29 @@ def masked_select(
         )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.masked_select(self_data, mask_data))
+        result_data = kernels.masked_select(self_data, mask_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_select", kernel_failure, self=self_data, mask=mask_data
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10557,19 +11960,29 @@ def roll(
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
     try:
-        result = Tensor._make(kernels.roll(self_data, shifts, dims))
+        result_data = kernels.roll(self_data, shifts, dims)
     except ValueError as kernel_failure:
         raise kernel_error(
             "roll", kernel_failure, self=self_data, shifts=shifts, dims=dims
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10606,17 +12019,27 @@ def repeat_default(
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.repeat(self_data, repeats))
+        result_data = kernels.repeat(self_data, repeats)
     except ValueError as kernel_failure:
         raise kernel_error("repeat", kernel_failure, self=self_data, repeats=repeats)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10748,19 +12171,29 @@ def clone(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.array(self_data, copy=True))
+        result_data = np.array(self_data, copy=True)
     except ValueError as kernel_failure:
         raise kernel_error(
             "clone", kernel_failure, self=self_data, memory_format=memory_format
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10791,7 +12224,11 @@ def constant_pad_nd(
         else tensor_arg(self, "constant_pad_nd", "self", 1)
     )
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
-    value = scalar_arg(value, "constant_pad_nd", "value", 3)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "constant_pad_nd", "value", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -10812,19 +12249,29 @@ def constant_pad_nd(
             record_anomaly(grad_fn)
         grad_fn._saved_pad = pad
     try:
-        result = Tensor._make(kernels.constant_pad_nd(self_data, pad, value))
+        result_data = kernels.constant_pad_nd(self_data, pad, value)
     except ValueError as kernel_failure:
         raise kernel_error(
             "constant_pad_nd", kernel_failure, self=self_data, pad=pad, value=value
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10888,19 +12335,27 @@ def _unsafe_view(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(
-            np.reshape(self_data, kernels.view_shape(self_data, size))
-        )
+        result_data = np.reshape(self_data, kernels.view_shape(self_data, size))
     except ValueError as kernel_failure:
         raise kernel_error("_unsafe_view", kernel_failure, self=self_data, size=size)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -10920,7 +12375,11 @@ def add__Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "add_", "other", 2)
     )
-    alpha = scalar_arg(alpha, "add_", "alpha", 3)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "add_", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -10996,7 +12455,11 @@ def sub__Tensor(
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "sub_", "other", 2)
     )
-    alpha = scalar_arg(alpha, "sub_", "alpha", 3)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "sub_", "alpha", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -11217,7 +12680,11 @@ def pow__Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
     )
-    exponent = scalar_arg(exponent, "pow_", "exponent", 2)
+    exponent = (
+        exponent
+        if type(exponent) is int or type(exponent) is float
+        else scalar_arg(exponent, "pow_", "exponent", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -11894,7 +13361,11 @@ def clamp_min__default(
         if type(self) is Tensor
         else tensor_arg(self, "clamp_min_", "self", 1)
     )
-    min = scalar_arg(min, "clamp_min_", "min", 2)
+    min = (
+        min
+        if type(min) is int or type(min) is float
+        else scalar_arg(min, "clamp_min_", "min", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -11952,7 +13423,11 @@ def clamp_max__default(
         if type(self) is Tensor
         else tensor_arg(self, "clamp_max_", "self", 1)
     )
-    max = scalar_arg(max, "clamp_max_", "max", 2)
+    max = (
+        max
+        if type(max) is int or type(max) is float
+        else scalar_arg(max, "clamp_max_", "max", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -12008,7 +13483,11 @@ def fill_Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fill", "self", 1)
     )
-    value = scalar_arg(value, "fill", "value", 2)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "fill", "value", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -12028,17 +13507,27 @@ def fill_Scalar(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(np.full_like(self_data, value))
+        result_data = np.full_like(self_data, value)
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_data, value=value)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -12083,17 +13572,27 @@ def fill_Tensor(
             record_anomaly(grad_fn)
         grad_fn._saved_value_sym_sizes = sizes_of(value_data)
     try:
-        result = Tensor._make(np.full_like(self_data, value_data))
+        result_data = np.full_like(self_data, value_data)
     except ValueError as kernel_failure:
         raise kernel_error("fill", kernel_failure, self=self_data, value=value_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -12108,7 +13607,11 @@ def fill__Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fill_", "self", 1)
     )
-    value = scalar_arg(value, "fill_", "value", 2)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "fill_", "value", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -12247,7 +13750,11 @@ def masked_fill__Scalar(
         if type(mask) is Tensor
         else tensor_arg(mask, "masked_fill_", "mask", 2)
     )
-    value = scalar_arg(value, "masked_fill_", "value", 3)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "masked_fill_", "value", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -12373,7 +13880,7 @@ def index_add_(
         if type(self) is Tensor
         else tensor_arg(self, "index_add_", "self", 1)
     )
-    dim = int_arg(dim, "index_add_", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "index_add_", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -12384,7 +13891,11 @@ def index_add_(
         if type(source) is Tensor
         else tensor_arg(source, "index_add_", "source", 4)
     )
-    alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "index_add_", "alpha", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -12453,7 +13964,7 @@ def scatter__src(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
     )
-    dim = int_arg(dim, "scatter_", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "scatter_", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -12526,13 +14037,17 @@ def scatter__value(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
     )
-    dim = int_arg(dim, "scatter_", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "scatter_", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
         else tensor_arg(index, "scatter_", "index", 3)
     )
-    value = scalar_arg(value, "scatter_", "value", 4)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "scatter_", "value", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -12589,7 +14104,7 @@ def scatter_add_(
         if type(self) is Tensor
         else tensor_arg(self, "scatter_add_", "self", 1)
     )
-    dim = int_arg(dim, "scatter_add_", "dim", 2)
+    dim = dim if type(dim) is int else int_arg(dim, "scatter_add_", "dim", 2)
     index_data = (
         index._data
         if type(index) is Tensor
@@ -12757,7 +14272,11 @@ def addcmul_(
         if type(tensor2) is Tensor
         else tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     )
-    value = scalar_arg(value, "addcmul_", "value", 4)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "addcmul_", "value", 4)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -12874,7 +14393,11 @@ def addcdiv_(
         if type(tensor2) is Tensor
         else tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     )
-    value = scalar_arg(value, "addcdiv_", "value", 4)
+    value = (
+        value
+        if type(value) is int or type(value) is float
+        else scalar_arg(value, "addcdiv_", "value", 4)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -12982,7 +14505,11 @@ def lerp__Scalar(
         self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "self", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
-    weight = scalar_arg(weight, "lerp_", "weight", 3)
+    weight = (
+        weight
+        if type(weight) is int or type(weight) is float
+        else scalar_arg(weight, "lerp_", "weight", 3)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -13309,7 +14836,11 @@ def copysign__Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
     )
-    other = scalar_arg(other, "copysign_", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "copysign_", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -13367,7 +14898,11 @@ def remainder__Scalar(
         if type(self) is Tensor
         else tensor_arg(self, "remainder_", "self", 1)
     )
-    other = scalar_arg(other, "remainder_", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "remainder_", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -13501,7 +15036,11 @@ def fmod__Scalar(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
     )
-    other = scalar_arg(other, "fmod_", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "fmod_", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -13707,7 +15246,11 @@ def xlogy__Scalar_Other(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
     )
-    other = scalar_arg(other, "xlogy_", "other", 2)
+    other = (
+        other
+        if type(other) is int or type(other) is float
+        else scalar_arg(other, "xlogy_", "other", 2)
+    )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
     if not (
@@ -14023,7 +15566,11 @@ def round__decimals(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
     )
-    decimals = int_arg(decimals, "round_", "decimals", 2)
+    decimals = (
+        decimals
+        if type(decimals) is int
+        else int_arg(decimals, "round_", "decimals", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -14959,7 +16506,9 @@ def convolution(
     dilation = int_list_arg(dilation, "convolution", "dilation", 6)
     transposed = bool_arg(transposed, "convolution", "transposed", 7)
     output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
-    groups = int_arg(groups, "convolution", "groups", 9)
+    groups = (
+        groups if type(groups) is int else int_arg(groups, "convolution", "groups", 9)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(input, Tensor) and input._requires_grad)
@@ -15016,18 +16565,16 @@ def convolution(
             grad_fn._raw_saved_weight = None
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
     try:
-        result = Tensor._make(
-            kernels.convolution_kernel(
-                input_data,
-                weight_data,
-                bias_data,
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-            )
+        result_data = kernels.convolution_kernel(
+            input_data,
+            weight_data,
+            bias_data,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -15043,14 +16590,24 @@ def convolution(
             output_padding=output_padding,
             groups=groups,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15190,16 +16747,14 @@ def avg_pool2d(
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
         grad_fn._saved_stride = stride
     try:
-        result = Tensor._make(
-            kernels.avg_pool2d_kernel(
-                self_data,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            )
+        result_data = kernels.avg_pool2d_kernel(
+            self_data,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -15213,14 +16768,24 @@ def avg_pool2d(
             count_include_pad=count_include_pad,
             divisor_override=divisor_override,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15258,9 +16823,7 @@ def _adaptive_avg_pool2d_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(
-            kernels.adaptive_avg_pool2d_kernel(self_data, output_size)
-        )
+        result_data = kernels.adaptive_avg_pool2d_kernel(self_data, output_size)
     except ValueError as kernel_failure:
         raise kernel_error(
             "_adaptive_avg_pool2d",
@@ -15268,14 +16831,24 @@ def _adaptive_avg_pool2d_default(
             self=self_data,
             output_size=output_size,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15548,10 +17121,12 @@ def native_group_norm(
     )
     weight_data = optional_tensor_arg(weight, "native_group_norm", "weight", 2)
     bias_data = optional_tensor_arg(bias, "native_group_norm", "bias", 3)
-    N = int_arg(N, "native_group_norm", "N", 4)
-    C = int_arg(C, "native_group_norm", "C", 5)
-    HxW = int_arg(HxW, "native_group_norm", "HxW", 6)
-    group = int_arg(group, "native_group_norm", "group", 7)
+    N = N if type(N) is int else int_arg(N, "native_group_norm", "N", 4)
+    C = C if type(C) is int else int_arg(C, "native_group_norm", "C", 5)
+    HxW = HxW if type(HxW) is int else int_arg(HxW, "native_group_norm", "HxW", 6)
+    group = (
+        group if type(group) is int else int_arg(group, "native_group_norm", "group", 7)
+    )
     eps = float_arg(eps, "native_group_norm", "eps", 8)
     grad_fn = None
     if _grad_mode.enabled and (
@@ -15660,7 +17235,11 @@ def embedding(
         if type(indices) is Tensor
         else tensor_arg(indices, "embedding", "indices", 2)
     )
-    padding_idx = int_arg(padding_idx, "embedding", "padding_idx", 3)
+    padding_idx = (
+        padding_idx
+        if type(padding_idx) is int
+        else int_arg(padding_idx, "embedding", "padding_idx", 3)
+    )
     scale_grad_by_freq = bool_arg(
         scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
     )
@@ -15691,7 +17270,7 @@ def embedding(
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
     try:
-        result = Tensor._make(kernels.embedding_kernel(weight_data, indices_data))
+        result_data = kernels.embedding_kernel(weight_data, indices_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "embedding",
@@ -15702,14 +17281,24 @@ def embedding(
             scale_grad_by_freq=scale_grad_by_freq,
             sparse=sparse,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15750,19 +17339,29 @@ def gelu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.gelu_kernel(self_data, approximate))
+        result_data = kernels.gelu_kernel(self_data, approximate)
     except ValueError as kernel_failure:
         raise kernel_error(
             "gelu", kernel_failure, self=self_data, approximate=approximate
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15799,17 +17398,27 @@ def silu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(self_data * kernels.sigmoid(self_data))
+        result_data = self_data * kernels.sigmoid(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("silu", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15846,17 +17455,27 @@ def mish(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.mish_kernel(self_data))
+        result_data = kernels.mish_kernel(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("mish", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15872,8 +17491,16 @@ def softplus(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "softplus", "self", 1)
     )
-    beta = scalar_arg(beta, "softplus", "beta", 2)
-    threshold = scalar_arg(threshold, "softplus", "threshold", 3)
+    beta = (
+        beta
+        if type(beta) is int or type(beta) is float
+        else scalar_arg(beta, "softplus", "beta", 2)
+    )
+    threshold = (
+        threshold
+        if type(threshold) is int or type(threshold) is float
+        else scalar_arg(threshold, "softplus", "threshold", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -15899,19 +17526,29 @@ def softplus(
         )
         grad_fn._saved_threshold = threshold
     try:
-        result = Tensor._make(kernels.softplus_kernel(self_data, beta, threshold))
+        result_data = kernels.softplus_kernel(self_data, beta, threshold)
     except ValueError as kernel_failure:
         raise kernel_error(
             "softplus", kernel_failure, self=self_data, beta=beta, threshold=threshold
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15928,9 +17565,21 @@ def elu(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "elu", "self", 1)
     )
-    alpha = scalar_arg(alpha, "elu", "alpha", 2)
-    scale = scalar_arg(scale, "elu", "scale", 3)
-    input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "elu", "alpha", 2)
+    )
+    scale = (
+        scale
+        if type(scale) is int or type(scale) is float
+        else scalar_arg(scale, "elu", "scale", 3)
+    )
+    input_scale = (
+        input_scale
+        if type(input_scale) is int or type(input_scale) is float
+        else scalar_arg(input_scale, "elu", "input_scale", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -15957,7 +17606,7 @@ def elu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.elu_kernel(self_data, alpha, scale, input_scale))
+        result_data = kernels.elu_kernel(self_data, alpha, scale, input_scale)
     except ValueError as kernel_failure:
         raise kernel_error(
             "elu",
@@ -15967,14 +17616,24 @@ def elu(
             scale=scale,
             input_scale=input_scale,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -15999,7 +17658,11 @@ def celu(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "celu", "self", 1)
     )
-    alpha = scalar_arg(alpha, "celu", "alpha", 2)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "celu", "alpha", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -16024,17 +17687,27 @@ def celu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+        result_data = kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha)
     except ValueError as kernel_failure:
         raise kernel_error("celu", kernel_failure, self=self_data, alpha=alpha)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16051,7 +17724,11 @@ def leaky_relu(
         if type(self) is Tensor
         else tensor_arg(self, "leaky_relu", "self", 1)
     )
-    negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
+    negative_slope = (
+        negative_slope
+        if type(negative_slope) is int or type(negative_slope) is float
+        else scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -16076,19 +17753,29 @@ def leaky_relu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.leaky_relu_kernel(self_data, negative_slope))
+        result_data = kernels.leaky_relu_kernel(self_data, negative_slope)
     except ValueError as kernel_failure:
         raise kernel_error(
             "leaky_relu", kernel_failure, self=self_data, negative_slope=negative_slope
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16104,8 +17791,16 @@ def hardtanh(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "self", 1)
     )
-    min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
-    max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
+    min_val = (
+        min_val
+        if type(min_val) is int or type(min_val) is float
+        else scalar_arg(min_val, "hardtanh", "min_val", 2)
+    )
+    max_val = (
+        max_val
+        if type(max_val) is int or type(max_val) is float
+        else scalar_arg(max_val, "hardtanh", "max_val", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -16131,19 +17826,29 @@ def hardtanh(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.hardtanh_kernel(self_data, min_val, max_val))
+        result_data = kernels.hardtanh_kernel(self_data, min_val, max_val)
     except ValueError as kernel_failure:
         raise kernel_error(
             "hardtanh", kernel_failure, self=self_data, min_val=min_val, max_val=max_val
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16180,17 +17885,27 @@ def hardswish(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.hardswish_kernel(self_data))
+        result_data = kernels.hardswish_kernel(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("hardswish", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16229,17 +17944,27 @@ def hardsigmoid(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.hardsigmoid_kernel(self_data))
+        result_data = kernels.hardsigmoid_kernel(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("hardsigmoid", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16278,17 +18003,27 @@ def log_sigmoid(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(kernels.log_sigmoid_kernel(self_data))
+        result_data = kernels.log_sigmoid_kernel(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("log_sigmoid", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16305,7 +18040,11 @@ def leaky_relu_(
         if type(self) is Tensor
         else tensor_arg(self, "leaky_relu_", "self", 1)
     )
-    negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
+    negative_slope = (
+        negative_slope
+        if type(negative_slope) is int or type(negative_slope) is float
+        else scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -16352,9 +18091,21 @@ def elu_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "elu_", "self", 1)
     )
-    alpha = scalar_arg(alpha, "elu_", "alpha", 2)
-    scale = scalar_arg(scale, "elu_", "scale", 3)
-    input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "elu_", "alpha", 2)
+    )
+    scale = (
+        scale
+        if type(scale) is int or type(scale) is float
+        else scalar_arg(scale, "elu_", "scale", 3)
+    )
+    input_scale = (
+        input_scale
+        if type(input_scale) is int or type(input_scale) is float
+        else scalar_arg(input_scale, "elu_", "input_scale", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -16406,7 +18157,11 @@ def celu_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "celu_", "self", 1)
     )
-    alpha = scalar_arg(alpha, "celu_", "alpha", 2)
+    alpha = (
+        alpha
+        if type(alpha) is int or type(alpha) is float
+        else scalar_arg(alpha, "celu_", "alpha", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -16450,8 +18205,16 @@ def hardtanh_(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "hardtanh_", "self", 1)
     )
-    min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
-    max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
+    min_val = (
+        min_val
+        if type(min_val) is int or type(min_val) is float
+        else scalar_arg(min_val, "hardtanh_", "min_val", 2)
+    )
+    max_val = (
+        max_val
+        if type(max_val) is int or type(max_val) is float
+        else scalar_arg(max_val, "hardtanh_", "max_val", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -16671,7 +18434,11 @@ def mse_loss(
         if type(target) is Tensor
         else tensor_arg(target, "mse_loss", "target", 2)
     )
-    reduction = int_arg(reduction, "mse_loss", "reduction", 3)
+    reduction = (
+        reduction
+        if type(reduction) is int
+        else int_arg(reduction, "mse_loss", "reduction", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -16713,9 +18480,7 @@ def mse_loss(
         else:
             grad_fn._raw_saved_target = None
     try:
-        result = Tensor._make(
-            kernels.mse_loss_kernel(self_data, target_data, reduction)
-        )
+        result_data = kernels.mse_loss_kernel(self_data, target_data, reduction)
     except ValueError as kernel_failure:
         raise kernel_error(
             "mse_loss",
@@ -16724,14 +18489,24 @@ def mse_loss(
             target=target_data,
             reduction=reduction,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16755,7 +18530,11 @@ def smooth_l1_loss(
         if type(target) is Tensor
         else tensor_arg(target, "smooth_l1_loss", "target", 2)
     )
-    reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
+    reduction = (
+        reduction
+        if type(reduction) is int
+        else int_arg(reduction, "smooth_l1_loss", "reduction", 3)
+    )
     beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
     grad_fn = None
     if _grad_mode.enabled and (
@@ -16799,8 +18578,8 @@ def smooth_l1_loss(
         else:
             grad_fn._raw_saved_target = None
     try:
-        result = Tensor._make(
-            kernels.smooth_l1_loss_kernel(self_data, target_data, reduction, beta)
+        result_data = kernels.smooth_l1_loss_kernel(
+            self_data, target_data, reduction, beta
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -16811,14 +18590,24 @@ def smooth_l1_loss(
             reduction=reduction,
             beta=beta,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16842,7 +18631,11 @@ def huber_loss(
         if type(target) is Tensor
         else tensor_arg(target, "huber_loss", "target", 2)
     )
-    reduction = int_arg(reduction, "huber_loss", "reduction", 3)
+    reduction = (
+        reduction
+        if type(reduction) is int
+        else int_arg(reduction, "huber_loss", "reduction", 3)
+    )
     delta = float_arg(delta, "huber_loss", "delta", 4)
     grad_fn = None
     if _grad_mode.enabled and (
@@ -16886,8 +18679,8 @@ def huber_loss(
         else:
             grad_fn._raw_saved_target = None
     try:
-        result = Tensor._make(
-            kernels.huber_loss_kernel(self_data, target_data, reduction, delta)
+        result_data = kernels.huber_loss_kernel(
+            self_data, target_data, reduction, delta
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -16898,14 +18691,24 @@ def huber_loss(
             reduction=reduction,
             delta=delta,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -16930,7 +18733,11 @@ def binary_cross_entropy(
         else tensor_arg(target, "binary_cross_entropy", "target", 2)
     )
     weight_data = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
-    reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
+    reduction = (
+        reduction
+        if type(reduction) is int
+        else int_arg(reduction, "binary_cross_entropy", "reduction", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -16979,10 +18786,8 @@ def binary_cross_entropy(
         else:
             grad_fn._raw_saved_weight = None
     try:
-        result = Tensor._make(
-            kernels.binary_cross_entropy_kernel(
-                self_data, target_data, weight_data, reduction
-            )
+        result_data = kernels.binary_cross_entropy_kernel(
+            self_data, target_data, weight_data, reduction
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -16993,14 +18798,24 @@ def binary_cross_entropy(
             weight=weight_data,
             reduction=reduction,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -17031,7 +18846,11 @@ def binary_cross_entropy_with_logits(
     pos_weight_data = optional_tensor_arg(
         pos_weight, "binary_cross_entropy_with_logits", "pos_weight", 4
     )
-    reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
+    reduction = (
+        reduction
+        if type(reduction) is int
+        else int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -17089,10 +18908,8 @@ def binary_cross_entropy_with_logits(
         else:
             grad_fn._raw_saved_weight = None
     try:
-        result = Tensor._make(
-            kernels.binary_cross_entropy_with_logits_kernel(
-                self_data, target_data, weight_data, pos_weight_data, reduction
-            )
+        result_data = kernels.binary_cross_entropy_with_logits_kernel(
+            self_data, target_data, weight_data, pos_weight_data, reduction
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -17104,14 +18921,24 @@ def binary_cross_entropy_with_logits(
             pos_weight=pos_weight_data,
             reduction=reduction,
         )
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -17137,8 +18964,16 @@ def nll_loss_forward(
         else tensor_arg(target, "nll_loss_forward", "target", 2)
     )
     weight_data = optional_tensor_arg(weight, "nll_loss_forward", "weight", 3)
-    reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
-    ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
+    reduction = (
+        reduction
+        if type(reduction) is int
+        else int_arg(reduction, "nll_loss_forward", "reduction", 4)
+    )
+    ignore_index = (
+        ignore_index
+        if type(ignore_index) is int
+        else int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -17215,8 +19050,16 @@ def nll_loss2d_forward(
         else tensor_arg(target, "nll_loss2d_forward", "target", 2)
     )
     weight_data = optional_tensor_arg(weight, "nll_loss2d_forward", "weight", 3)
-    reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
-    ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
+    reduction = (
+        reduction
+        if type(reduction) is int
+        else int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
+    )
+    ignore_index = (
+        ignore_index
+        if type(ignore_index) is int
+        else int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation

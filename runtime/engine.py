@@ -117,17 +117,17 @@ def _conform(
 def _compute_dependencies(root: Node) -> dict[Node, int]:
     """How many edges point at each node reachable from `root`."""
     dependencies: dict[Node, int] = {}
-    seen = {root}
     stack = [root]
     while stack:
-        fn = stack.pop()
-        for child in fn._next_edges[::2]:
+        for child in stack.pop()._next_edges[::2]:
             if child is None:
                 continue
-            dependencies[child] = dependencies.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
+            count = dependencies.get(child)
+            if count is None:  # first seen: walk it too
+                dependencies[child] = 1
                 stack.append(child)
+            else:
+                dependencies[child] = count + 1
     return dependencies
 
 
@@ -289,22 +289,28 @@ class _GraphTask:
             self.should_execute,
         )
         counter = itertools.count()
-        buffers: dict[Node, list[Grad | None]] = {graph_root: root_buffer}
+        # Input buffers of the nodes that got some of their gradients and wait
+        # for the rest, or wait in the ready heap. A node whose only delivery is
+        # also its last (each node of a chain) never gets an entry: its inputs
+        # go with it.
+        buffers: dict[Node, list[Grad | None]] = {}
         owned: set[tuple[Node, int]] = set()  # buffer slots the engine allocated
         # The ready queue. A node that becomes ready alone while the queue is
-        # empty would be popped at once, so it skips the heap (`single`): a chain
-        # runs without a heap entry per node, in the same order.
+        # empty would be popped at once, so it skips the heap (`single`, with
+        # its inputs in `single_inputs`): a chain runs without a heap entry per
+        # node, in the same order.
         ready: list[tuple[int, int, Node]] = []
         single: Node | None = graph_root
+        single_inputs = root_buffer
         anomaly = anomaly_mode.state
         while True:
             if single is not None:
-                fn, single = single, None
+                fn, inputs, single = single, single_inputs, None
             elif ready:
                 fn = heapq.heappop(ready)[2]
+                inputs = buffers.pop(fn)
             else:
                 break
-            inputs = buffers.pop(fn)
             # Tensor hooks run even on a node that only captures (autograd.grad).
             if type(fn) is AccumulateGrad:
                 if fn.variable._hooks:  # the leaf's own hooks
@@ -345,17 +351,22 @@ class _GraphTask:
                     else:
                         data = grad._data
                     shape, dtype = child._input_metadata[slot]
-                    if data.shape != shape or data.dtype != dtype:
+                    if data.shape != shape or (
+                        data.dtype is not dtype and data.dtype != dtype
+                    ):
                         index = next(i for i, g in enumerate(outputs) if g is grad)
                         grad = _conform(fn, index, grad, shape, dtype, raw)
                 if should_execute is not None and child not in should_execute:
                     continue
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
-                buffer = buffers.get(child)
-                if buffer is None:
-                    buffer = buffers[child] = [None] * len(child._input_metadata)
-                if grad is not None:
+                buffer = buffers.get(child) if remaining else buffers.pop(child, None)
+                if buffer is None:  # its first gradient
+                    buffer = [None] * len(child._input_metadata)
+                    buffer[slot] = grad
+                    if remaining:
+                        buffers[child] = buffer
+                elif grad is not None:  # InputBuffer::add
                     old = buffer[slot]
                     if old is None:
                         buffer[slot] = grad
@@ -368,9 +379,11 @@ class _GraphTask:
                             owned.add((child, slot))
                 if remaining == 0:
                     if single is None and not ready:
-                        single = child
+                        single, single_inputs = child, buffer
                     else:
                         if single is not None:
+                            buffers[single] = single_inputs
                             heapq.heappush(ready, (-single._seq, next(counter), single))
                             single = None
+                        buffers[child] = buffer
                         heapq.heappush(ready, (-child._seq, next(counter), child))

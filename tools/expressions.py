@@ -77,6 +77,7 @@ RESERVED_NAMES = frozenset(
         "kernels",
         "_edges",
         "_needed",
+        "result_data",
         "task_state",
         "SavedVariable",
         "RELEASED",

@@ -56,7 +56,7 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"original_value", "make_view", "original_self"}
     | {"kernel_error", "kernel_failure", "next_edge", "record_anomaly"}
     | {"_new", "_next_edge", "_grad_mode", "_anomaly", "_sequence_nr"}
-    | {"_METADATA", "output_metadata"}
+    | {"_METADATA", "output_metadata", "_inference_threads", "InferenceTensor"}
 )
 
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin
