@@ -5,8 +5,11 @@
     python benchmarks/run.py --only 1,3      # some workloads only (nothing is written)
 
 The peers (torch, HIPS autograd, MyGrad, micrograd) run when installed:
-`pip install -e '.[bench]'`. Frameworks run interleaved within each repetition; the
-table reports the median time and the medians of the per-repetition ratios against
+`pip install -e '.[bench]'`. Frameworks run interleaved within each repetition, in
+an order that rotates from one repetition to the next (so none always runs right
+after another's memory was freed); every framework, numpy's BLAS included, runs on
+one thread (YAMLGRAD_BENCH_THREADS to change it), so a busy core does not decide a
+ratio. The table reports the median time and the medians of the per-repetition ratios against
 the numpy floor (the same forward in plain numpy with a hand-written backward) and
 against torch. Every framework's gradient is checked against the floor's, so a fast
 wrong answer is flagged. Workload 5 measures peak resident memory in fresh
@@ -28,7 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+# Before numpy (and torch) start their thread pools.
+THREADS = os.environ.get("YAMLGRAD_BENCH_THREADS", "1")
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, THREADS)
+
+import numpy as np  # noqa: E402
 
 # A workload-5 child imports only the framework it measures.
 ONLY = os.environ.get("YAMLGRAD_BENCH_ONLY", "")
@@ -49,6 +57,8 @@ def _optional(name: str) -> Any:
 
 
 torch = _optional("torch")
+if torch is not None:
+    torch.set_num_threads(int(THREADS))
 anp = _optional("autograd.numpy")
 ag_grad = getattr(_optional("autograd"), "grad", None)
 mg = _optional("mygrad")
@@ -530,10 +540,12 @@ def measure(workload: Workload, repeats: int) -> list[Row]:
         ok = error <= workload.tolerance * scale
         checks[name] = "ok" if ok else f"WRONG ({error:.2e})"
     times: dict[str, list[float]] = {name: [] for name in runners}
-    for _ in range(max(1, round(repeats * workload.repeats))):
-        for name, run in runners.items():
+    names = list(runners)
+    for rep in range(max(1, round(repeats * workload.repeats))):
+        shift = rep % len(names)
+        for name in names[shift:] + names[:shift]:
             start = time.perf_counter()
-            run()
+            runners[name]()
             times[name].append(time.perf_counter() - start)
     return _rows(workload.name, times, checks, workload.target, "time")
 
@@ -690,7 +702,7 @@ def machine() -> list[str]:
         pass
     return [
         f"- CPU: {cpu}, {os.cpu_count()} cores",
-        f"- BLAS: {blas}",
+        f"- BLAS: {blas}; every framework on {THREADS} thread(s)",
         f"- Python {platform.python_version()}; {', '.join(versions)}",
     ]
 

@@ -42,6 +42,7 @@ from yamlgrad.runtime.formulas import (
     exp,
     expand,
     flip,
+    fused,
     gather,
     gather_backward,
     gelu_backward,
@@ -604,7 +605,7 @@ class DivBackward0(Node):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
-            grad_inputs[1] = -grad * self_ / (other * other)
+            grad_inputs[1] = fused("/", fused("*", -grad, self_, 0), other * other, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -690,7 +691,7 @@ class DivBackward2(Node):
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
             grad_inputs[1] = (
-                -grad * (self_ / other / other)
+                fused("*", -grad, fused("/", self_ / other, other, 0), 1)
                 if rounding_mode is None
                 else zeros_like(grad)
             )
@@ -1048,7 +1049,9 @@ class Atan2Backward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * other / (self_ * self_ + other * other)
+            grad_inputs[0] = fused(
+                "/", grad * other, fused("+", self_ * self_, other * other, 1), 1
+            )
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
@@ -1056,7 +1059,12 @@ class Atan2Backward0(Node):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
-            grad_inputs[1] = grad * -self_ / (self_ * self_ + other * other)
+            grad_inputs[1] = fused(
+                "/",
+                fused("*", grad, -self_, 1),
+                fused("+", self_ * self_, other * other, 1),
+                1,
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1104,13 +1112,13 @@ class HypotBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * self_ / result
+            grad_inputs[0] = fused("/", grad * self_, result, 0)
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
-            grad_inputs[1] = grad * other / result
+            grad_inputs[1] = fused("/", grad * other, result, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1277,7 +1285,7 @@ class RemainderBackward1(Node):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
-            grad_inputs[1] = -grad * div_floor(self_, other)
+            grad_inputs[1] = fused("*", -grad, div_floor(self_, other), 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1353,7 +1361,7 @@ class FmodBackward1(Node):
             other = self._raw_saved_other
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
-            grad_inputs[1] = -grad * div_trunc(self_, other)
+            grad_inputs[1] = fused("*", -grad, div_trunc(self_, other), 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1411,7 +1419,7 @@ class XlogyBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[1] = grad * self_ / other
+            grad_inputs[1] = fused("/", grad * self_, other, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1456,7 +1464,7 @@ class XlogyBackward1(Node):
             if type(other) is SavedVariable:  # else a Python number
                 other = other.unpack(self, raw)
             self_ = self._saved_self
-            grad_inputs[0] = grad * self_ / other
+            grad_inputs[0] = fused("/", grad * self_, other, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1536,7 +1544,7 @@ class LerpBackward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             weight = self._saved_weight
-            grad_inputs[0] = grad * (1 - weight)
+            grad_inputs[0] = fused("*", grad, 1 - weight, 1)
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             weight = self._saved_weight
             grad_inputs[1] = grad * weight
@@ -1577,7 +1585,7 @@ class LerpBackward1(Node):
             weight = self._raw_saved_weight
             if type(weight) is SavedVariable:  # else a Python number
                 weight = weight.unpack(self, raw)
-            grad_inputs[0] = grad * (1 - weight)
+            grad_inputs[0] = fused("*", grad, 1 - weight, 1)
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             weight = self._raw_saved_weight
             if type(weight) is SavedVariable:  # else a Python number
@@ -1590,7 +1598,7 @@ class LerpBackward1(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[2] = grad * (end - self_)
+            grad_inputs[2] = fused("*", grad, end - self_, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1645,13 +1653,13 @@ class AddcmulBackward0(Node):
             if type(tensor2) is SavedVariable:  # else a Python number
                 tensor2 = tensor2.unpack(self, raw)
             value = self._saved_value
-            grad_inputs[1] = grad * (tensor2 * value)
+            grad_inputs[1] = fused("*", grad, tensor2 * value, 1)
         if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             tensor1 = self._raw_saved_tensor1
             if type(tensor1) is SavedVariable:  # else a Python number
                 tensor1 = tensor1.unpack(self, raw)
             value = self._saved_value
-            grad_inputs[2] = grad * (tensor1 * value)
+            grad_inputs[2] = fused("*", grad, tensor1 * value, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -1702,7 +1710,7 @@ class AddcdivBackward0(Node):
             tensor2 = self._raw_saved_tensor2
             if type(tensor2) is SavedVariable:  # else a Python number
                 tensor2 = tensor2.unpack(self, raw)
-            grad_inputs[1] = grad * (value / tensor2)
+            grad_inputs[1] = fused("*", grad, value / tensor2, 1)
         if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
             value = self._saved_value
             tensor1 = self._raw_saved_tensor1
@@ -1711,7 +1719,9 @@ class AddcdivBackward0(Node):
             tensor2 = self._raw_saved_tensor2
             if type(tensor2) is SavedVariable:  # else a Python number
                 tensor2 = tensor2.unpack(self, raw)
-            grad_inputs[2] = -grad * (value * tensor1 / (tensor2 * tensor2))
+            grad_inputs[2] = fused(
+                "*", -grad, fused("/", value * tensor1, tensor2 * tensor2, 1), 1
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2277,7 +2287,7 @@ class ReciprocalBackward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = -grad * (result * result)
+            grad_inputs[0] = fused("*", -grad, result * result, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2379,7 +2389,7 @@ class SinBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * cos(self_)
+            grad_inputs[0] = fused("*", grad, cos(self_), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2415,7 +2425,7 @@ class CosBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * -sin(self_)
+            grad_inputs[0] = fused("*", grad, -sin(self_), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2449,7 +2459,7 @@ class TanhBackward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = grad * (1 - result * result)
+            grad_inputs[0] = fused("*", grad, fused("-", 1, result * result, 1), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2481,7 +2491,7 @@ class SigmoidBackward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = grad * (1 - result) * result
+            grad_inputs[0] = fused("*", fused("*", grad, 1 - result, 1), result, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2545,7 +2555,7 @@ class SqrtBackward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = grad / (2 * result)
+            grad_inputs[0] = fused("/", grad, 2 * result, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2639,7 +2649,7 @@ class Exp2Backward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = grad * result * 0.6931471805599453
+            grad_inputs[0] = fused("*", grad * result, 0.6931471805599453, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2671,7 +2681,7 @@ class Expm1Backward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = grad * (result + 1)
+            grad_inputs[0] = fused("*", grad, result + 1, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2705,7 +2715,7 @@ class Log2Backward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad / (self_ * 0.6931471805599453)
+            grad_inputs[0] = fused("/", grad, self_ * 0.6931471805599453, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2741,7 +2751,7 @@ class Log10Backward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad / (self_ * 2.3025850929940455)
+            grad_inputs[0] = fused("/", grad, self_ * 2.3025850929940455, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2777,7 +2787,7 @@ class Log1PBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad / (self_ + 1)
+            grad_inputs[0] = fused("/", grad, self_ + 1, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2811,7 +2821,7 @@ class RsqrtBackward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = -0.5 * grad * result**3
+            grad_inputs[0] = fused("*", fused("*", -0.5, grad, 0), result**3, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2843,7 +2853,7 @@ class TanBackward0(Node):
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = grad * (1 + result**2)
+            grad_inputs[0] = fused("*", grad, 1 + result**2, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2877,7 +2887,9 @@ class AsinBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * rsqrt(-self_ * self_ + 1)
+            grad_inputs[0] = fused(
+                "*", grad, rsqrt(fused("+", fused("*", -self_, self_, 0), 1, 0)), 1
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2913,7 +2925,9 @@ class AcosBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * -rsqrt(-self_ * self_ + 1)
+            grad_inputs[0] = fused(
+                "*", grad, -rsqrt(fused("+", fused("*", -self_, self_, 0), 1, 0)), 1
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2949,7 +2963,7 @@ class AtanBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad / (self_ * self_ + 1)
+            grad_inputs[0] = fused("/", grad, fused("+", self_ * self_, 1, 0), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2985,7 +2999,7 @@ class SinhBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * cosh(self_)
+            grad_inputs[0] = fused("*", grad, cosh(self_), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3021,7 +3035,7 @@ class CoshBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * sinh(self_)
+            grad_inputs[0] = fused("*", grad, sinh(self_), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3057,7 +3071,7 @@ class AsinhBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * rsqrt(self_**2 + 1)
+            grad_inputs[0] = fused("*", grad, rsqrt(self_**2 + 1), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3093,7 +3107,7 @@ class AcoshBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * rsqrt(self_ * self_ - 1)
+            grad_inputs[0] = fused("*", grad, rsqrt(fused("-", self_ * self_, 1, 0)), 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3129,7 +3143,7 @@ class AtanhBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * 1 / (1 - self_**2)
+            grad_inputs[0] = fused("/", grad * 1, 1 - self_**2, 1)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3206,7 +3220,9 @@ class ErfBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = 1.1283791670955126 * exp(-(self_**2)) * grad
+            grad_inputs[0] = fused(
+                "*", fused("*", 1.1283791670955126, exp(-(self_**2)), 1), grad, 0
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -3242,7 +3258,9 @@ class ErfcBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = -1.1283791670955126 * exp(-(self_**2)) * grad
+            grad_inputs[0] = fused(
+                "*", fused("*", -1.1283791670955126, exp(-(self_**2)), 1), grad, 0
+            )
         return grad_inputs
 
     def release_variables(self) -> None:

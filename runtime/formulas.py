@@ -13,6 +13,7 @@ generated/VariableType.py (the runtime never imports generated/ itself).
 from __future__ import annotations
 
 import math
+import operator
 import string
 from collections import Counter
 from types import ModuleType
@@ -24,6 +25,7 @@ from yamlgrad.runtime import kernels
 from yamlgrad.runtime.tensor import Tensor
 
 __all__ = [
+    "fused",
     "cos",
     "sin",
     "exp",
@@ -194,6 +196,42 @@ def ones_like(x: Any) -> Any:
     if isinstance(x, Tensor):
         return Tensor._make(np.ones_like(x._data))
     return np.ones_like(x)
+
+
+# fused(op, a, b, temp): the ufunc for an ndarray, the operator otherwise.
+_FUSED_OPS = {
+    "+": (np.add, operator.add),
+    "-": (np.subtract, operator.sub),
+    "*": (np.multiply, operator.mul),
+    "/": (np.true_divide, operator.truediv),
+}
+
+
+def fused(op: str, a: Any, b: Any, temp: int) -> Any:
+    """`a <op> b`, where operand `temp` (0: a, 1: b) is a temporary of the formula
+    (the generator rewrites `grad * (1 - result * result)` to use it).
+
+    In a first-order backward that temporary is a fresh ndarray nobody else
+    holds, so when it already has the result's shape and dtype the result is
+    written into it (numpy's `out=`): one allocation less, which for large arrays
+    saves the page faults of fresh memory. Anything else (Tensors of a recorded
+    backward, numbers, broadcasting, another dtype) is the plain operator.
+    """
+    ufunc, operator_fn = _FUSED_OPS[op]
+    target, other = (b, a) if temp else (a, b)
+    if (
+        type(target) is np.ndarray
+        and target.dtype.kind in "fc"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.shape == target.shape
+            and other.dtype == target.dtype
+        )
+    ):
+        return ufunc(a, b, out=target)
+    return operator_fn(a, b)
 
 
 def _any_tensor(*values: Any) -> bool:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from yamlgrad.tools import journal
-from yamlgrad.tools.expressions import RESERVED_NAMES, helper_names
+from yamlgrad.tools.expressions import RESERVED_NAMES, fuse_temporaries, helper_names
 from yamlgrad.tools.load import RUNTIME_DIR, load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo, python_bindings
 
@@ -90,9 +90,10 @@ def render(
         autoescape=False,
     )
     env.filters["pyrepr"] = repr
+    env.filters["fuse"] = fuse_temporaries
     nodes = tuple(i for i in infos if i.op is not None and not i.reuses_node)
     formula_helpers = helper_names(RUNTIME_DIR / "formulas.py")
-    formulas = [d.formula for i in nodes for d in i.derivatives]
+    formulas = [fuse_temporaries(d.formula) for i in nodes for d in i.derivatives]
     utils = set(WRAPPER_UTILS)
     for info in infos:
         utils.update(a.converter for a in info.func.arguments)

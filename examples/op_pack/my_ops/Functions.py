@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime.formulas import exp, sign
+from yamlgrad.runtime.formulas import exp, fused, sign
 from .helpers import smooth_abs_grad
 from yamlgrad.runtime.node import Grad, Node, task_state
 from yamlgrad.runtime.saved_variable import RELEASED, SavedVariable
@@ -50,8 +50,16 @@ class SoftsignBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad / (
-                (1 + self_ * sign(self_)) * (1 + self_ * sign(self_))
+            grad_inputs[0] = fused(
+                "/",
+                grad,
+                fused(
+                    "*",
+                    fused("+", 1, self_ * sign(self_), 1),
+                    fused("+", 1, self_ * sign(self_), 1),
+                    1,
+                ),
+                1,
             )
         return grad_inputs
 
@@ -93,10 +101,26 @@ class SwishBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = (
-                grad
-                * (1 + exp(-beta * self_) + beta * self_ * exp(-beta * self_))
-                / ((1 + exp(-beta * self_)) * (1 + exp(-beta * self_)))
+            grad_inputs[0] = fused(
+                "/",
+                fused(
+                    "*",
+                    grad,
+                    fused(
+                        "+",
+                        fused("+", 1, exp(fused("*", -beta, self_, 0)), 1),
+                        fused("*", beta * self_, exp(fused("*", -beta, self_, 0)), 1),
+                        1,
+                    ),
+                    1,
+                ),
+                fused(
+                    "*",
+                    fused("+", 1, exp(fused("*", -beta, self_, 0)), 1),
+                    fused("+", 1, exp(fused("*", -beta, self_, 0)), 1),
+                    1,
+                ),
+                1,
             )
         return grad_inputs
 
@@ -141,7 +165,9 @@ class CubicBackward0(Node):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number
                 self_ = self_.unpack(self, raw)
-            grad_inputs[0] = grad * (3 * self_ * self_ + other)
+            grad_inputs[0] = fused(
+                "*", grad, fused("+", fused("*", 3 * self_, self_, 0), other, 0), 1
+            )
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
             self_ = self._raw_saved_self
             if type(self_) is SavedVariable:  # else a Python number

@@ -20,12 +20,13 @@ from . import _kernels as kernels
 from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.kernel_errors import kernel_error
 from yamlgrad.runtime.node import METADATA_CACHE as _METADATA
 from yamlgrad.runtime.node import output_metadata, record_anomaly
 from yamlgrad.runtime.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.saved_variable import SavedVariable
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.tensor import InferenceTensor, Tensor
 from yamlgrad.runtime.variable_type_utils import next_edge as _next_edge
 from yamlgrad.runtime.variable_type_utils import (
     collect_next_edges,
@@ -90,17 +91,27 @@ def softsign(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(self_data / (1 + np.abs(self_data)))
+        result_data = self_data / (1 + np.abs(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("softsign", kernel_failure, self=self_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -144,17 +155,27 @@ def swish(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(self_data / (1 + np.exp(-beta * self_data)))
+        result_data = self_data / (1 + np.exp(-beta * self_data))
     except ValueError as kernel_failure:
         raise kernel_error("swish", kernel_failure, self=self_data, beta=beta)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -225,19 +246,27 @@ def cubic(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result = Tensor._make(
-            self_data * self_data * self_data + other_data * self_data
-        )
+        result_data = self_data * self_data * self_data + other_data * self_data
     except ValueError as kernel_failure:
         raise kernel_error("cubic", kernel_failure, self=self_data, other=other_data)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
@@ -283,17 +312,27 @@ def smooth_abs(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result = Tensor._make(np.sqrt(self_data * self_data + eps))
+        result_data = np.sqrt(self_data * self_data + eps)
     except ValueError as kernel_failure:
         raise kernel_error("smooth_abs", kernel_failure, self=self_data, eps=eps)
-    if grad_fn is not None:
-        # set_history, inlined: an integer or bool result never requires grad.
-        if result._data.dtype.kind in "fc":
-            grad_fn._input_metadata = _METADATA.get(
-                (result._data.shape, result._data.dtype)
-            ) or output_metadata(result._data)
-            result.grad_fn = grad_fn
-            result._requires_grad = True
+    # Tensor._make and set_history, inlined: a new tensor around the kernel's
+    # result (an integer or bool one never requires grad).
+    result = _new(Tensor)
+    result._data = (
+        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
+    )
+    result.output_nr = 0
+    if grad_fn is not None and result._data.dtype.kind in "fc":
+        grad_fn._input_metadata = _METADATA.get(
+            (result._data.shape, result._data.dtype)
+        ) or output_metadata(result._data)
+        result.grad_fn = grad_fn
+        result._requires_grad = True
+    else:
+        result.grad_fn = None
+        result._requires_grad = False
+        if _inference_threads[0] and _grad_mode.inference:
+            result.__class__ = InferenceTensor
     return result
 
 
