@@ -16,6 +16,11 @@ from __future__ import annotations
 import sys
 
 from yamlgrad.runtime import autograd
+from yamlgrad.runtime.errors import silence_numpy_warnings
+
+# numpy's log(0), 0/0 and overflow inside yamlgrad give inf and nan without a
+# warning, as PyTorch's do (see silence_numpy_warnings).
+silence_numpy_warnings("yamlgrad")
 from yamlgrad.runtime.dtypes import bool_ as bool  # noqa: A001 - PyTorch's names
 from yamlgrad.runtime.dtypes import float32 as float  # noqa: A001
 from yamlgrad.runtime.dtypes import int32 as int  # noqa: A001

@@ -7265,7 +7265,7 @@ def sum_default(
 ) -> Tensor:
     """`sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: np.sum(self, dtype=dtype)
+    forward: sum_reduce(self, dtype=dtype)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
@@ -7291,7 +7291,7 @@ def sum_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = np.sum(self_data, dtype=dtype)
+        result_data = kernels.sum_reduce(self_data, dtype=dtype)
     except ValueError as kernel_failure:
         raise kernel_error("sum", kernel_failure, self=self_data, dtype=dtype)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7324,7 +7324,7 @@ def sum_dim_IntList(
 ) -> Tensor:
     """`sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: np.sum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+    forward: sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
@@ -7354,7 +7354,7 @@ def sum_dim_IntList(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = np.sum(
+        result_data = kernels.sum_reduce(
             self_data,
             axis=kernels.reduce_dims(dim, self_data.ndim),
             keepdims=keepdim,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import warnings
+
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved "
     "tensors after they have already been freed). Saved intermediate values of the "
@@ -199,3 +202,14 @@ ERR_INFERENCE_VIEW_INPLACE = (
     "inside the inference_mode block (if you don't want the inplace to be tracked) "
     "or both outside (if you want the inplace to be tracked)."
 )
+
+
+def silence_numpy_warnings(package: str) -> None:
+    """Hide numpy's RuntimeWarnings raised from the code of `package` (its
+    kernels, wrappers and formulas): log(0), 0/0, sqrt(-1) and overflow give the
+    same inf and nan as in PyTorch, which computes them without a word. Only
+    warnings attributed to that package's modules are filtered, so a user's own
+    numpy code still warns; a user's `warnings.simplefilter(...)` comes first and
+    wins. It costs nothing per op, unlike a numpy errstate around each kernel."""
+    pattern = re.escape(package) + r"(\.|$)"
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=pattern)

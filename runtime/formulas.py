@@ -274,7 +274,7 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
             x = ops.sum(x, dims, True)
         return ops.reshape(x, shape) if tuple(x.shape) != tuple(shape) else x
     if dims:
-        x = np.sum(x, axis=tuple(dims), keepdims=True)
+        x = np.add.reduce(x, axis=tuple(dims), keepdims=True)
     return np.reshape(x, shape)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from yamlgrad.runtime.kernel_errors import KernelValueError
 
 __all__ = [
+    "sum_reduce",
     "linalg_inv_ex",
     "index_add",
     "diagonal_view",
@@ -101,6 +102,15 @@ __all__ = [
     "nll_loss_kernel",
     "nll_loss2d_kernel",
 ]
+
+
+def sum_reduce(
+    x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None
+) -> Any:
+    """np.sum's own ufunc reduction, called from here: numpy's Python wrapper
+    would raise its RuntimeWarnings (inf - inf) in numpy's module, where the
+    package's warning filter cannot tell them from a user's."""
+    return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | None:

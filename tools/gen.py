@@ -137,10 +137,15 @@ def render(
         f'"""Code generated from {yaml_name}: Functions.py (the backward nodes) and\n'
         "VariableType.py (the ops, re-exported here).\n"
         '"""\n\n'
+        "from yamlgrad.runtime.errors import silence_numpy_warnings\n"
         "from yamlgrad.tools.journal import recover\n\n"
         "# Finish a generation that was killed while it switched the files.\n"
         "recover(__path__[0])\n"
         "del recover\n\n"
+        "# numpy's log(0) and 0/0 in this package's kernels and formulas: inf and nan\n"
+        "# without a warning, as PyTorch's.\n"
+        "silence_numpy_warnings(__name__)\n"
+        "del silence_numpy_warnings\n\n"
         "from .VariableType import *  # noqa: E402, F403\n"
         "from .VariableType import __all__  # noqa: E402, F401\n"
     )

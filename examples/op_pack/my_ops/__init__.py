@@ -4,11 +4,17 @@
 VariableType.py (the ops, re-exported here).
 """
 
+from yamlgrad.runtime.errors import silence_numpy_warnings
 from yamlgrad.tools.journal import recover
 
 # Finish a generation that was killed while it switched the files.
 recover(__path__[0])
 del recover
+
+# numpy's log(0) and 0/0 in this package's kernels and formulas: inf and nan
+# without a warning, as PyTorch's.
+silence_numpy_warnings(__name__)
+del silence_numpy_warnings
 
 from .VariableType import *  # noqa: E402, F403
 from .VariableType import __all__  # noqa: E402, F401

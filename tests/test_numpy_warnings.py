@@ -1,0 +1,90 @@
+"""numpy's RuntimeWarnings do not leak out of yamlgrad: log(0), 0/0, sqrt(-1) and
+overflow give inf and nan silently in the forward and in the backward, as in
+PyTorch, while a user's own numpy code still warns."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+
+torch: Any
+try:
+    import torch
+except ImportError:  # pragma: no cover - torch is an optional oracle
+    torch = None
+
+# Programs that make numpy warn at least once, forward or backward.
+PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
+    "log at 0 and below": lambda lib, x: lib.log(x),
+    "sqrt below 0": lambda lib, x: lib.sqrt(x),
+    "0 / 0": lambda lib, x: x / (x * 0),
+    "exp overflow": lambda lib, x: lib.exp(x * 1000),
+    "0 ** -1": lambda lib, x: (x * 0) ** -1.0,
+    "log of a product at 0": lambda lib, x: lib.log(x * x),
+    "reciprocal at 0": lambda lib, x: lib.reciprocal(x),
+}
+VALUES = [0.0, -1.0, 2.0]
+
+
+@pytest.fixture(autouse=True)
+def _package_filter() -> None:
+    """The filter `import yamlgrad` installs. pytest gives each test the warning
+    filters of the session's start, which may predate the import; a program that
+    imports yamlgrad keeps it."""
+    from yamlgrad.runtime.errors import silence_numpy_warnings
+
+    silence_numpy_warnings("yamlgrad")
+
+
+def _recorded(run: Callable[[], Any]) -> list[warnings.WarningMessage]:
+    """The RuntimeWarnings `run` lets through. The "always" filter goes last, so
+    any filter already installed decides first, and nothing is deduplicated."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.filterwarnings("always", category=RuntimeWarning, append=True)
+        run()
+    return [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def _forward_backward(lib: Any, program: Callable[[Any, Any], Any]) -> Any:
+    x = lib.tensor(VALUES, dtype=lib.float64, requires_grad=True)
+    out = program(lib, x)
+    out.sum().backward()
+    return out.detach().numpy(), x.grad.numpy()
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_no_runtime_warning_leaks_and_values_match_torch(name: str) -> None:
+    program = PROGRAMS[name]
+    results: list[Any] = []
+    leaked = _recorded(lambda: results.append(_forward_backward(yg, program)))
+    assert leaked == [], [(str(w.message), w.filename, w.lineno) for w in leaked]
+    value, grad = results[0]
+    assert not np.all(np.isfinite(np.concatenate([value, grad]))), "no edge case hit"
+    if torch is not None:
+        theirs: list[Any] = []
+        assert _recorded(lambda: theirs.append(_forward_backward(torch, program))) == []
+        np.testing.assert_allclose(value, theirs[0][0], equal_nan=True)
+        np.testing.assert_allclose(grad, theirs[0][1], equal_nan=True)
+
+
+def test_the_same_numpy_call_outside_yamlgrad_still_warns() -> None:
+    """The filter is scoped to yamlgrad's modules: this test's own numpy warns."""
+    leaked = _recorded(lambda: np.log(np.array([0.0, -1.0])))
+    assert {str(w.message) for w in leaked} == {
+        "divide by zero encountered in log",
+        "invalid value encountered in log",
+    }
+
+
+def test_a_users_error_filter_still_wins() -> None:
+    """`warnings.simplefilter("error")` goes first: the user asked to see them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match="divide by zero encountered in log"):
+            yg.log(yg.tensor([0.0]))
