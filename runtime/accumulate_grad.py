@@ -20,6 +20,7 @@ Rules, PyTorch's:
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 
@@ -60,7 +61,7 @@ class AccumulateGrad(Node):
         old = variable._grad
         if raw:
             if old is None:
-                variable._grad = Tensor._make(np.array(new_grad, copy=True))
+                variable._grad = Tensor._make(_owned_or_copy(new_grad))
             elif old._data.flags.writeable:
                 old._data += new_grad
             else:
@@ -77,6 +78,31 @@ class AccumulateGrad(Node):
             variable._grad = copy_(copy, new_grad)
         else:
             variable._grad = old + new_grad
+
+
+# References to a gradient nobody else holds, as AccumulateGrad sees it: the
+# engine's input buffer, apply()'s and _accumulate()'s locals, and
+# getrefcount's own argument (_owned_or_copy's parameter).
+_ONLY_THE_ENGINES = 5
+
+
+def _owned_or_copy(new_grad: Grad) -> np.ndarray:
+    """The first gradient of a leaf: the array itself when nothing else can see it
+    (PyTorch's AccumulateGrad steals a gradient whose use_count is 1), else a
+    copy. Taken only if it owns its memory (not a view of something else's, nor a
+    broadcast), is writeable and C-contiguous, and no reference to it exists but
+    the engine's buffer: a formula's fresh result, such as mm's, is not copied
+    again; a gradient that also flows elsewhere (add's `grad`), a user's seed or
+    a saved value is."""
+    if (
+        type(new_grad) is np.ndarray
+        and new_grad.base is None
+        and new_grad.flags.writeable
+        and new_grad.flags.c_contiguous
+        and sys.getrefcount(new_grad) <= _ONLY_THE_ENGINES
+    ):
+        return new_grad
+    return np.array(new_grad, copy=True)
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:

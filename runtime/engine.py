@@ -306,6 +306,7 @@ class _GraphTask:
         while True:
             if single is not None:
                 fn, inputs, single = single, single_inputs, None
+                single_inputs = None  # type: ignore[assignment]
             elif ready:
                 fn = heapq.heappop(ready)[2]
                 inputs = buffers.pop(fn)
@@ -384,6 +385,9 @@ class _GraphTask:
                         if single is not None:
                             buffers[single] = single_inputs
                             heapq.heappush(ready, (-single._seq, next(counter), single))
-                            single = None
+                            single = single_inputs = None  # type: ignore[assignment]
                         buffers[child] = buffer
                         heapq.heappush(ready, (-child._seq, next(counter), child))
+            # Hold no gradient past its delivery: a buffer is then the only
+            # reference to a fresh one, which AccumulateGrad may take as is.
+            outputs = grad = data = inputs = buffer = None  # type: ignore[assignment]
