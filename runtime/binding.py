@@ -113,6 +113,14 @@ def _bind(
     return args, kwargs
 
 
+# The overload chosen for a call, by the call's shape: the name, each argument's
+# type, each keyword's name and type. Outside lists and tuples (whose elements
+# decide) the choice depends on nothing else, so a call like one seen before
+# skips the search. Bounded: ever new shapes start it afresh now and then.
+_CHOSEN: dict[tuple[Any, ...], Overload] = {}
+_CHOSEN_LIMIT = 4096
+
+
 def dispatch(
     name: str,
     overloads: tuple[Overload, ...],
@@ -120,10 +128,21 @@ def dispatch(
     kwargs: dict[str, Any],
 ) -> Any:
     """Call the first overload that accepts the arguments (see the module doc)."""
+    key = (name, *map(type, args), *kwargs, *map(type, kwargs.values()))
+    chosen = _CHOSEN.get(key)
+    if chosen is not None:
+        return chosen.fn(*args, **kwargs)
     for strict in (True, False):
         for overload in overloads:
             bound = _bind(overload, args, kwargs, strict)
             if bound is not None:
+                if bound[0] is args and not any(
+                    type(v) is tuple or type(v) is list
+                    for v in (*args, *kwargs.values())
+                ):
+                    if len(_CHOSEN) >= _CHOSEN_LIMIT:
+                        _CHOSEN.clear()
+                    _CHOSEN[key] = overload
                 return overload.fn(*bound[0], **bound[1])
     raise TypeError(_invalid_arguments(name, overloads, args, kwargs))
 
