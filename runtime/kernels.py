@@ -1177,8 +1177,9 @@ def max_pool2d_with_indices_kernel(
     dilation: tuple[int, ...],
     ceil_mode: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(values, indices): the largest entry of each window (the first one on ties,
-    NaN wins) and its flat position `h * W + w` in the input plane, as PyTorch."""
+    """(values, indices): the largest entry of each window (the first one on ties;
+    a NaN wins, the last one of several) and its flat position `h * W + w` in the
+    input plane, as PyTorch's CPU kernel."""
     x = np.asarray(x)
     kernel, stride, padding, dilation, out = pool2d_params(
         x, kernel_size, stride, padding, dilation, ceil_mode
@@ -1189,14 +1190,34 @@ def max_pool2d_with_indices_kernel(
         max(0, (o - 1) * s + e - p - n)
         for o, s, e, p, n in zip(out, stride, effective, padding, sizes)
     ]
-    widths = [(0, 0)] * (x.ndim - 2) + [(p, r) for p, r in zip(padding, right)]
-    padded = np.pad(x, widths, constant_values=_lowest(x.dtype))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, effective, axis=(-2, -1))
-    windows = windows[..., :: stride[0], :: stride[1], :: dilation[0], :: dilation[1]]
-    windows = windows[..., : out[0], : out[1], :, :]
-    flat = windows.reshape(windows.shape[:-2] + (-1,))
-    arg = np.argmax(flat, axis=-1)
-    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    if any(padding) or any(right):
+        widths = [(0, 0)] * (x.ndim - 2) + [(p, r) for p, r in zip(padding, right)]
+        padded = np.pad(x, widths, constant_values=_lowest(x.dtype))
+    else:
+        padded = x
+    # One strided view per kernel offset, each as large as the output: the
+    # running maximum and the offset it came from are updated offset by offset
+    # (row-major, so a later equal value never wins), with no copy of the windows.
+    nan_wins = x.dtype.kind in "fc" and bool(np.isnan(x).any())
+    values: Any = None
+    arg: Any = None
+    for offset in range(kernel[0] * kernel[1]):
+        i, j = divmod(offset, kernel[1])
+        r0, c0 = i * dilation[0], j * dilation[1]
+        view = padded[
+            ...,
+            r0 : r0 + stride[0] * (out[0] - 1) + 1 : stride[0],
+            c0 : c0 + stride[1] * (out[1] - 1) + 1 : stride[1],
+        ]
+        if values is None:
+            values = view.copy()
+            arg = np.zeros(view.shape, dtype=np.int64)
+            continue
+        better = view > values
+        if nan_wins:  # PyTorch's rule: `val > max || isnan(val)`, so the last NaN
+            better |= np.isnan(view)
+        np.copyto(values, view, where=better)
+        np.copyto(arg, offset, where=better)
     kh, kw = np.divmod(arg, kernel[1])
     rows = np.arange(out[0])[:, None] * stride[0] - padding[0] + kh * dilation[0]
     cols = np.arange(out[1])[None, :] * stride[1] - padding[1] + kw * dilation[1]

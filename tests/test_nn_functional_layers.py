@@ -364,3 +364,32 @@ def test_dropout_inplace_writes_into_the_input() -> None:
     assert out is y and out.grad_fn.name() == type(ref.grad_fn).__name__
     out.backward(yg.ones(6, 5))
     np.testing.assert_allclose(x.grad.numpy(), out.detach().numpy())
+
+
+def test_max_pool2d_ties_and_nans_pick_torchs_entry() -> None:
+    """Ties keep the first entry of a window; a NaN wins, and of several NaNs the
+    last (PyTorch's CPU rule `val > max || isnan(val)`): values and indices match
+    torch over random windows, strides, paddings, dilations and ceil modes."""
+    rng = np.random.default_rng(7)
+    compared = 0
+    for trial in range(200):
+        shape = (1, 2, int(rng.integers(3, 9)), int(rng.integers(3, 9)))
+        x = rng.integers(0, 3, shape).astype(np.float64)  # small ints: many ties
+        if trial % 2:
+            x[rng.random(shape) < 0.2] = np.nan
+        k, s, d = (int(v) for v in rng.integers(1, 4, 3))
+        p = int(rng.integers(0, k // 2 + 1))
+        ceil = bool(trial % 3 == 0)
+        try:
+            want = torch.nn.functional.max_pool2d(
+                torch.tensor(x), k, s, p, d, ceil_mode=ceil, return_indices=True
+            )
+        except RuntimeError:
+            continue  # an output too small for torch; the error is tested elsewhere
+        got = yg.nn.functional.max_pool2d(
+            yg.tensor(x), k, s, p, d, ceil_mode=ceil, return_indices=True
+        )
+        np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+        np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+        compared += 1
+    assert compared > 100
