@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 from typing import Any
 
 import numpy as np
@@ -257,6 +258,11 @@ def _call_with_anomaly_checks(
     return outputs
 
 
+# References to a buffered gradient nobody else holds, as the engine's loop sees
+# it: the buffer, the loop's local and getrefcount's own argument.
+_ONLY_THE_BUFFERS = 3
+
+
 class _GraphTask:
     """The state of one backward pass (PyTorch's GraphTask), and its loop."""
 
@@ -340,8 +346,12 @@ class _GraphTask:
                         fn.name(), len(edges) // 2, len(outputs)
                     )
                 )
+            # Taken off the list as delivered (a buffer then holds the only
+            # reference to a fresh gradient; see InputBuffer::add below).
+            outputs.reverse()
             pairs = iter(edges)  # node, input_nr, node, ...: two at a time
-            for child, slot, grad in zip(pairs, pairs, outputs):
+            for child, slot in zip(pairs, pairs):
+                grad = outputs.pop()
                 if child is None:
                     continue
                 if grad is not None:  # validate_outputs, inlined
@@ -355,7 +365,7 @@ class _GraphTask:
                     if data.shape != shape or (
                         data.dtype is not dtype and data.dtype != dtype
                     ):
-                        index = next(i for i, g in enumerate(outputs) if g is grad)
+                        index = len(edges) // 2 - len(outputs) - 1
                         grad = _conform(fn, index, grad, shape, dtype, raw)
                 if should_execute is not None and child not in should_execute:
                     continue
@@ -371,7 +381,15 @@ class _GraphTask:
                     old = buffer[slot]
                     if old is None:
                         buffer[slot] = grad
-                    elif raw and (child, slot) in owned:
+                    elif raw and (
+                        (child, slot) in owned
+                        or type(old) is np.ndarray
+                        and old.base is None
+                        and old.flags.writeable
+                        and sys.getrefcount(old) <= _ONLY_THE_BUFFERS
+                    ):
+                        # Ours alone: allocated here, or a fresh gradient no one
+                        # else holds (PyTorch's InputBuffer::add steals it too).
                         np.add(old, grad, out=old)
                     else:
                         total = old + grad
@@ -390,4 +408,4 @@ class _GraphTask:
                         heapq.heappush(ready, (-child._seq, next(counter), child))
             # Hold no gradient past its delivery: a buffer is then the only
             # reference to a fresh one, which AccumulateGrad may take as is.
-            outputs = grad = data = inputs = buffer = None  # type: ignore[assignment]
+            outputs = grad = data = inputs = buffer = old = total = None  # type: ignore[assignment]

@@ -77,3 +77,42 @@ def test_a_view_or_a_broadcast_is_copied(counting: _CountingNumpy) -> None:
     (y.t() * 3.0).sum().backward()
     assert counting.copies == 2  # mul's fresh result, seen through t()'s view
     np.testing.assert_array_equal(y.grad.numpy(), np.full((2, 3), 3.0))
+
+
+@pytest.mark.parametrize("order", ["shared first", "shared last"])
+def test_a_gradient_held_by_two_buffers_is_never_summed_into(order: str) -> None:
+    """add hands one array to p's and q's buffers; p's buffer also gets another
+    gradient. Summing into the shared array in place would change q's too."""
+    x = yg.tensor(np.ones(4), requires_grad=True)
+    p, q = x * 2.0, x * 5.0
+    shared = ((p + q) * 1.0).sum()
+    other = (p * 3.0).sum()
+    loss = shared + other if order == "shared first" else other + shared
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(4, 2.0 * (1 + 3) + 5.0))
+
+
+def test_a_fresh_gradient_in_a_buffer_takes_the_next_one_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mul's two fresh gradients for one input (d * d) are summed into the
+    first, with no new array; the values are unchanged."""
+    sums = []
+    real_add = np.add
+
+    class _Numpy:
+        def add(self, *args: Any, **kwargs: Any) -> Any:
+            sums.append("out" in kwargs)
+            return real_add(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(np, name)
+
+    from yamlgrad.runtime import engine
+
+    monkeypatch.setattr(engine, "np", _Numpy())
+    d = yg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    e = d * 1.0
+    ((e * e) * 1.0).sum().backward()
+    assert sums == [True]
+    np.testing.assert_array_equal(d.grad.numpy(), [2.0, 4.0, 6.0])
