@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import composites, kernels
-from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
+from yamlgrad.runtime.binding import (
+    REQUIRED,
+    Overload,
+    Param,
+    check_arguments,
+    dispatch,
+)
 from yamlgrad.runtime.kernel_errors import kernel_error
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
@@ -446,7 +452,7 @@ def add_Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "add", "other", 2)
@@ -483,7 +489,7 @@ def add_Scalar(
     forward: np.add(self, other * alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
     )
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
@@ -514,7 +520,7 @@ def sub_Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "sub", "other", 2)
@@ -551,7 +557,7 @@ def sub_Scalar(
     forward: np.subtract(self, other * alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
     )
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
@@ -582,7 +588,7 @@ def rsub_Tensor(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "rsub", "other", 2)
@@ -619,7 +625,7 @@ def rsub_Scalar(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
     )
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
@@ -653,7 +659,7 @@ def mul_Tensor(
     forward: np.multiply(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "mul", "other", 2)
@@ -685,7 +691,7 @@ def mul_Scalar(
     forward: np.multiply(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
     )
     other = scalar_arg(other, "mul", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -712,7 +718,7 @@ def div_Tensor(
     forward: np.true_divide(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
@@ -744,7 +750,7 @@ def div_Scalar(
     forward: np.true_divide(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other = scalar_arg(other, "div", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
@@ -773,7 +779,7 @@ def div_Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
@@ -815,7 +821,7 @@ def div_Scalar_mode(
     forward: divide(self, other, rounding_mode)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
@@ -849,7 +855,17 @@ def true_divide_Tensor(
 
     composite: div(self, other)
     """
-    return div(self, other)
+    try:
+        return div(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "true_divide",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def where_self(
@@ -867,7 +883,7 @@ def where_self(
         else tensor_arg(condition, "where", "condition", 1)
     )
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "where", "self", 2)
+        self._data if type(self) is Tensor else tensor_arg(self, "where", "input", 2)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "where", "other", 3)
@@ -903,7 +919,7 @@ def maximum(
     forward: np.maximum(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "maximum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "maximum", "input", 1)
     )
     other_data = (
         other._data
@@ -937,7 +953,7 @@ def fmax(
     forward: np.fmax(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmax", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmax", "other", 2)
@@ -969,7 +985,7 @@ def minimum(
     forward: np.minimum(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "minimum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "minimum", "input", 1)
     )
     other_data = (
         other._data
@@ -1003,7 +1019,7 @@ def fmin(
     forward: np.fmin(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmin", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmin", "other", 2)
@@ -1035,7 +1051,7 @@ def atan2(
     forward: np.arctan2(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan2", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atan2", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "atan2", "other", 2)
@@ -1067,7 +1083,7 @@ def hypot(
     forward: np.hypot(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hypot", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "hypot", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "hypot", "other", 2)
@@ -1100,7 +1116,7 @@ def copysign_Tensor(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
     )
     other_data = (
         other._data
@@ -1133,7 +1149,7 @@ def copysign_Scalar(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
     )
     other = scalar_arg(other, "copysign", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
@@ -1161,7 +1177,9 @@ def remainder_Scalar(
     forward: np.remainder(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "remainder", "input", 1)
     )
     other = scalar_arg(other, "remainder", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -1187,7 +1205,9 @@ def remainder_Tensor(
     forward: np.remainder(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "remainder", "input", 1)
     )
     other_data = (
         other._data
@@ -1223,7 +1243,7 @@ def fmod_Scalar(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
     )
     other = scalar_arg(other, "fmod", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -1249,7 +1269,7 @@ def fmod_Tensor(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmod", "other", 2)
@@ -1281,7 +1301,7 @@ def xlogy_Tensor(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
@@ -1312,7 +1332,7 @@ def xlogy_Scalar_Self(
 
     forward: xlogy(self, other)
     """
-    self = scalar_arg(self, "xlogy", "self", 1)
+    self = scalar_arg(self, "xlogy", "input", 1)
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
     )
@@ -1341,7 +1361,7 @@ def xlogy_Scalar_Other(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
     )
     other = scalar_arg(other, "xlogy", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
@@ -1370,7 +1390,7 @@ def lerp_Scalar(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
@@ -1401,7 +1421,7 @@ def lerp_Tensor(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
     weight_data = (
@@ -1445,7 +1465,7 @@ def addcmul(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcmul", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcmul", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -1498,7 +1518,7 @@ def addcdiv(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -1551,7 +1571,7 @@ def clamp_Tensor(
     forward: clamp(self, min, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
     )
     min_data = optional_tensor_arg(min, "clamp", "min", 2)
     max_data = optional_tensor_arg(max, "clamp", "max", 3)
@@ -1599,7 +1619,7 @@ def clamp_default(
     forward: clamp(self, min, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
     )
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
@@ -1629,7 +1649,9 @@ def clamp_min_default(
     forward: clamp(self, min, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_min", "input", 1)
     )
     min = scalar_arg(min, "clamp_min", "min", 2)
     self_data, min = promote_operands(self_data, min)
@@ -1657,7 +1679,9 @@ def clamp_min_Tensor(
     forward: clamp(self, min, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_min", "input", 1)
     )
     min_data = (
         min._data if type(min) is Tensor else tensor_arg(min, "clamp_min", "min", 2)
@@ -1689,7 +1713,9 @@ def clamp_max_default(
     forward: clamp(self, None, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_max", "input", 1)
     )
     max = scalar_arg(max, "clamp_max", "max", 2)
     self_data, max = promote_operands(self_data, max)
@@ -1717,7 +1743,9 @@ def clamp_max_Tensor(
     forward: clamp(self, None, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_max", "input", 1)
     )
     max_data = (
         max._data if type(max) is Tensor else tensor_arg(max, "clamp_max", "max", 2)
@@ -1753,7 +1781,7 @@ def nan_to_num(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nan_to_num", "self", 1)
+        else tensor_arg(self, "nan_to_num", "input", 1)
     )
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
@@ -1792,7 +1820,7 @@ def eq_Tensor(
     forward: np.equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "eq", "other", 2)
@@ -1814,7 +1842,7 @@ def ne_Tensor(
     forward: np.not_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "ne", "other", 2)
@@ -1836,7 +1864,7 @@ def lt_Tensor(
     forward: np.less(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "lt", "other", 2)
@@ -1858,7 +1886,7 @@ def le_Tensor(
     forward: np.less_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "le", "other", 2)
@@ -1880,7 +1908,7 @@ def gt_Tensor(
     forward: np.greater(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "gt", "other", 2)
@@ -1902,7 +1930,7 @@ def ge_Tensor(
     forward: np.greater_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "ge", "other", 2)
@@ -1924,7 +1952,7 @@ def eq_Scalar(
     forward: np.equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
     )
     other = scalar_arg(other, "eq", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -1944,7 +1972,7 @@ def ne_Scalar(
     forward: np.not_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
     )
     other = scalar_arg(other, "ne", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -1964,7 +1992,7 @@ def lt_Scalar(
     forward: np.less(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
     )
     other = scalar_arg(other, "lt", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -1984,7 +2012,7 @@ def le_Scalar(
     forward: np.less_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
     )
     other = scalar_arg(other, "le", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -2004,7 +2032,7 @@ def gt_Scalar(
     forward: np.greater(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
     )
     other = scalar_arg(other, "gt", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -2024,7 +2052,7 @@ def ge_Scalar(
     forward: np.greater_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
     )
     other = scalar_arg(other, "ge", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -2043,7 +2071,7 @@ def isnan(
     forward: np.isnan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isnan", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "isnan", "input", 1)
     )
     try:
         result = Tensor._make(np.isnan(self_data))
@@ -2060,7 +2088,7 @@ def isinf(
     forward: np.isinf(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isinf", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "isinf", "input", 1)
     )
     try:
         result = Tensor._make(np.isinf(self_data))
@@ -2077,7 +2105,7 @@ def isfinite(
     forward: np.isfinite(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "input", 1)
     )
     try:
         result = Tensor._make(np.isfinite(self_data))
@@ -2096,7 +2124,7 @@ def logical_not(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_not", "self", 1)
+        else tensor_arg(self, "logical_not", "input", 1)
     )
     try:
         result = Tensor._make(np.logical_not(self_data))
@@ -2116,7 +2144,7 @@ def logical_xor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_xor", "self", 1)
+        else tensor_arg(self, "logical_xor", "input", 1)
     )
     other_data = (
         other._data
@@ -2143,7 +2171,7 @@ def logical_and(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_and", "self", 1)
+        else tensor_arg(self, "logical_and", "input", 1)
     )
     other_data = (
         other._data
@@ -2170,7 +2198,7 @@ def logical_or(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_or", "self", 1)
+        else tensor_arg(self, "logical_or", "input", 1)
     )
     other_data = (
         other._data
@@ -2196,7 +2224,7 @@ def bitwise_not(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_not", "self", 1)
+        else tensor_arg(self, "bitwise_not", "input", 1)
     )
     try:
         result = Tensor._make(np.invert(self_data))
@@ -2216,7 +2244,7 @@ def bitwise_and_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_and", "self", 1)
+        else tensor_arg(self, "bitwise_and", "input", 1)
     )
     other_data = (
         other._data
@@ -2244,7 +2272,7 @@ def bitwise_and_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_and", "self", 1)
+        else tensor_arg(self, "bitwise_and", "input", 1)
     )
     other = scalar_arg(other, "bitwise_and", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -2266,7 +2294,7 @@ def bitwise_or_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_or", "self", 1)
+        else tensor_arg(self, "bitwise_or", "input", 1)
     )
     other_data = (
         other._data
@@ -2294,7 +2322,7 @@ def bitwise_or_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_or", "self", 1)
+        else tensor_arg(self, "bitwise_or", "input", 1)
     )
     other = scalar_arg(other, "bitwise_or", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -2316,7 +2344,7 @@ def bitwise_xor_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_xor", "self", 1)
+        else tensor_arg(self, "bitwise_xor", "input", 1)
     )
     other_data = (
         other._data
@@ -2344,7 +2372,7 @@ def bitwise_xor_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_xor", "self", 1)
+        else tensor_arg(self, "bitwise_xor", "input", 1)
     )
     other = scalar_arg(other, "bitwise_xor", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -2366,7 +2394,7 @@ def floor_divide_default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "floor_divide", "self", 1)
+        else tensor_arg(self, "floor_divide", "input", 1)
     )
     other_data = (
         other._data
@@ -2394,7 +2422,7 @@ def floor_divide_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "floor_divide", "self", 1)
+        else tensor_arg(self, "floor_divide", "input", 1)
     )
     other = scalar_arg(other, "floor_divide", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -2414,7 +2442,7 @@ def pow_Tensor_Scalar(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
     )
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
     self_data, exponent = promote_operands(self_data, exponent)
@@ -2442,7 +2470,7 @@ def pow_Tensor_Tensor(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
     )
     exponent_data = (
         exponent._data
@@ -2478,7 +2506,7 @@ def pow_Scalar(
 
     forward: np.power(self, exponent)
     """
-    self = scalar_arg(self, "pow", "self", 1)
+    self = scalar_arg(self, "pow", "input", 1)
     exponent_data = (
         exponent._data
         if type(exponent) is Tensor
@@ -2509,7 +2537,7 @@ def neg(
     forward: np.negative(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "neg", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "neg", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -2534,7 +2562,7 @@ def reciprocal(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "reciprocal", "self", 1)
+        else tensor_arg(self, "reciprocal", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2559,7 +2587,7 @@ def exp(
     forward: np.exp(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2584,7 +2612,7 @@ def log(
     forward: np.log(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2609,7 +2637,7 @@ def sin(
     forward: np.sin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sin", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2634,7 +2662,7 @@ def cos(
     forward: np.cos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cos", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cos", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2659,7 +2687,7 @@ def tanh(
     forward: np.tanh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tanh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tanh", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2684,7 +2712,7 @@ def sigmoid(
     forward: sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2709,7 +2737,7 @@ def relu(
     forward: relu(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "relu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "relu", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -2733,7 +2761,7 @@ def sqrt(
     forward: np.sqrt(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2758,7 +2786,7 @@ def abs(
     forward: np.abs(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "abs", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "abs", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -2782,7 +2810,7 @@ def sign(
     forward: np.sign(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sign", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -2805,7 +2833,7 @@ def exp2(
     forward: np.exp2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp2", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp2", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2830,7 +2858,7 @@ def expm1(
     forward: np.expm1(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expm1", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "expm1", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2855,7 +2883,7 @@ def log2(
     forward: np.log2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log2", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log2", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2880,7 +2908,7 @@ def log10(
     forward: np.log10(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log10", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log10", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2905,7 +2933,7 @@ def log1p(
     forward: np.log1p(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log1p", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log1p", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2930,7 +2958,7 @@ def rsqrt(
     forward: np.reciprocal(np.sqrt(self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2954,7 +2982,11 @@ def square(
 
     composite: pow(self, 2)
     """
-    return pow(self, 2)
+    try:
+        return pow(self, 2)
+    except (AttributeError, TypeError):
+        check_arguments("square", (("input", "Tensor", 1, self),))
+        raise
 
 
 def tan(
@@ -2965,7 +2997,7 @@ def tan(
     forward: np.tan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tan", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tan", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -2990,7 +3022,7 @@ def asin(
     forward: np.arcsin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "asin", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3015,7 +3047,7 @@ def acos(
     forward: np.arccos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acos", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "acos", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3040,7 +3072,7 @@ def atan(
     forward: np.arctan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atan", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3065,7 +3097,7 @@ def sinh(
     forward: np.sinh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sinh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sinh", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3090,7 +3122,7 @@ def cosh(
     forward: np.cosh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cosh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cosh", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3115,7 +3147,7 @@ def asinh(
     forward: np.arcsinh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asinh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "asinh", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3140,7 +3172,7 @@ def acosh(
     forward: np.arccosh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acosh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "acosh", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3165,7 +3197,7 @@ def atanh(
     forward: np.arctanh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atanh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atanh", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3191,7 +3223,7 @@ def logit(
     forward: logit(self, eps)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logit", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "logit", "input", 1)
     )
     eps = optional_float_arg(eps, "logit", "eps", 2)
     (self_data,) = promote_operands(self_data, int_to_float=True)
@@ -3218,7 +3250,7 @@ def erf(
     forward: erf(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erf", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erf", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3243,7 +3275,7 @@ def erfc(
     forward: erfc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erfc", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erfc", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -3268,7 +3300,7 @@ def floor(
     forward: np.floor(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "floor", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "floor", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -3291,7 +3323,7 @@ def ceil(
     forward: np.ceil(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ceil", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ceil", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -3314,7 +3346,7 @@ def round_default(
     forward: np.round(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -3339,7 +3371,7 @@ def round_decimals(
     forward: np.round(self, decimals)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
     )
     decimals = int_arg(decimals, "round", "decimals", 2)
     grad_fn = None
@@ -3363,7 +3395,7 @@ def trunc(
     forward: np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trunc", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "trunc", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -3386,7 +3418,7 @@ def frac(
     forward: self - np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "frac", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "frac", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -3411,7 +3443,7 @@ def sum_default(
     forward: np.sum(self, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     grad_fn = None
@@ -3440,7 +3472,7 @@ def sum_dim_IntList(
     forward: np.sum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
     )
     dim = optional_int_list_arg(dim, "sum", "dim", 2)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
@@ -3480,7 +3512,7 @@ def mean_default(
     forward: np.mean(self, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mean", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     grad_fn = None
@@ -3509,7 +3541,7 @@ def mean_dim(
     forward: np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mean", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
     )
     dim = optional_int_list_arg(dim, "mean", "dim", 2)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
@@ -3554,7 +3586,7 @@ def max_dim(
     forward: max_dim(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
     )
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
@@ -3587,7 +3619,7 @@ def max_default(
     forward: np.max(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -3614,7 +3646,7 @@ def min_dim(
     forward: min_dim(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
     )
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
@@ -3647,7 +3679,7 @@ def min_default(
     forward: np.min(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -3674,7 +3706,7 @@ def prod_default(
     forward: np.prod(self, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "prod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     grad_fn = None
@@ -3704,7 +3736,7 @@ def prod_dim_int(
     forward: np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "prod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
     )
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
@@ -3752,7 +3784,7 @@ def var_correction(
     forward: var(self, dim, correction, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "var", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "var", "input", 1)
     )
     dim = optional_int_list_arg(dim, "var", "dim", 2)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
@@ -3793,7 +3825,7 @@ def std_correction(
     forward: std(self, dim, correction, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "std", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "std", "input", 1)
     )
     dim = optional_int_list_arg(dim, "std", "dim", 2)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
@@ -3838,7 +3870,7 @@ def linalg_vector_norm(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "linalg_vector_norm", "self", 1)
+        else tensor_arg(self, "linalg_vector_norm", "input", 1)
     )
     ord = scalar_arg(ord, "linalg_vector_norm", "ord", 2)
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3)
@@ -3885,7 +3917,11 @@ def norm_Scalar(
 
     composite: linalg_vector_norm(self, p)
     """
-    return linalg_vector_norm(self, p)
+    try:
+        return linalg_vector_norm(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("norm", (("input", "Tensor", 1, self),))
+        raise
 
 
 def norm_ScalarOpt_dim(
@@ -3898,7 +3934,11 @@ def norm_ScalarOpt_dim(
 
     composite: linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
     """
-    return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+    try:
+        return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+    except (AttributeError, TypeError):
+        check_arguments("norm", (("input", "Tensor", 1, self),))
+        raise
 
 
 def amax(
@@ -3911,7 +3951,7 @@ def amax(
     forward: np.amax(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "amax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "amax", "input", 1)
     )
     dim = int_list_arg(dim, "amax", "dim", 2)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
@@ -3950,7 +3990,7 @@ def amin(
     forward: np.amin(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "amin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "amin", "input", 1)
     )
     dim = int_list_arg(dim, "amin", "dim", 2)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
@@ -3989,7 +4029,9 @@ def logsumexp(
     forward: logsumexp(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logsumexp", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "logsumexp", "input", 1)
     )
     dim = int_list_arg(dim, "logsumexp", "dim", 2)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
@@ -4023,7 +4065,7 @@ def cumsum(
     forward: cumsum(self, dim, dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "input", 1)
     )
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
@@ -4055,7 +4097,7 @@ def cumprod(
     forward: cumprod(self, dim, dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "input", 1)
     )
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
@@ -4088,7 +4130,7 @@ def _softmax(
     forward: softmax(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
     )
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
@@ -4125,7 +4167,7 @@ def _log_softmax(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "_log_softmax", "self", 1)
+        else tensor_arg(self, "_log_softmax", "input", 1)
     )
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
@@ -4159,11 +4201,19 @@ def softmax_int(
 
     composite: _softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
-    return _softmax(
-        self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype),
-        dim,
-        False,
-    )
+    try:
+        return _softmax(
+            (
+                self
+                if dtype is None or dtype == self.dtype
+                else _to_copy(self, dtype=dtype)
+            ),
+            dim,
+            False,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("softmax", (("input", "Tensor", 1, self),))
+        raise
 
 
 def log_softmax_int(
@@ -4175,11 +4225,19 @@ def log_softmax_int(
 
     composite: _log_softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
-    return _log_softmax(
-        self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype),
-        dim,
-        False,
-    )
+    try:
+        return _log_softmax(
+            (
+                self
+                if dtype is None or dtype == self.dtype
+                else _to_copy(self, dtype=dtype)
+            ),
+            dim,
+            False,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("log_softmax", (("input", "Tensor", 1, self),))
+        raise
 
 
 def argmax(
@@ -4192,7 +4250,7 @@ def argmax(
     forward: argmax(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "argmax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "argmax", "input", 1)
     )
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
@@ -4215,7 +4273,7 @@ def argmin(
     forward: argmin(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "argmin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "argmin", "input", 1)
     )
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
@@ -4236,7 +4294,7 @@ def all_default(
     forward: np.all(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
     try:
         result = Tensor._make(np.all(self_data))
@@ -4255,7 +4313,7 @@ def all_dim(
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -4282,7 +4340,7 @@ def all_dims(
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -4307,7 +4365,7 @@ def any_default(
     forward: np.any(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
     try:
         result = Tensor._make(np.any(self_data))
@@ -4326,7 +4384,7 @@ def any_dim(
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -4353,7 +4411,7 @@ def any_dims(
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -4379,7 +4437,7 @@ def mm(
     forward: np.matmul(self, mat2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mm", "input", 1)
     )
     mat2_data = (
         mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "mm", "mat2", 2)
@@ -4409,7 +4467,17 @@ def matmul(
 
     composite: composites.matmul_by_rank(self, other)
     """
-    return composites.matmul_by_rank(self, other)
+    try:
+        return composites.matmul_by_rank(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "matmul",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def dot(
@@ -4421,7 +4489,7 @@ def dot(
     forward: np.dot(self, tensor)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "dot", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "dot", "input", 1)
     )
     tensor_data = (
         tensor._data
@@ -4454,7 +4522,7 @@ def mv(
     forward: np.matmul(self, vec)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mv", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mv", "input", 1)
     )
     vec_data = vec._data if type(vec) is Tensor else tensor_arg(vec, "mv", "vec", 2)
     grad_fn = None
@@ -4483,7 +4551,7 @@ def bmm(
     forward: np.matmul(self, mat2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "bmm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "bmm", "input", 1)
     )
     mat2_data = (
         mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "bmm", "mat2", 2)
@@ -4513,7 +4581,17 @@ def outer(
 
     composite: mul(reshape(self, [-1, 1]), vec2)
     """
-    return mul(reshape(self, [-1, 1]), vec2)
+    try:
+        return mul(reshape(self, [-1, 1]), vec2)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "outer",
+            (
+                ("input", "Tensor", 1, self),
+                ("vec2", "Tensor", 2, vec2),
+            ),
+        )
+        raise
 
 
 def addmm(
@@ -4529,7 +4607,7 @@ def addmm(
     forward: addmm(self, mat1, mat2, beta, alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addmm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addmm", "input", 1)
     )
     mat1_data = (
         mat1._data if type(mat1) is Tensor else tensor_arg(mat1, "addmm", "mat1", 2)
@@ -4581,7 +4659,7 @@ def baddbmm(
     forward: addmm(self, batch1, batch2, beta, alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "input", 1)
     )
     batch1_data = (
         batch1._data
@@ -4632,7 +4710,7 @@ def trace(
     forward: trace(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trace", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "trace", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -4684,7 +4762,11 @@ def linalg_inv(
 
     composite: linalg_inv_ex(A)[0]
     """
-    return linalg_inv_ex(A)[0]
+    try:
+        return linalg_inv_ex(A)[0]
+    except (AttributeError, TypeError):
+        check_arguments("linalg_inv", (("A", "Tensor", 1, A),))
+        raise
 
 
 def linalg_det(
@@ -4720,7 +4802,11 @@ def einsum(
 
     composite: composites.einsum_via_ops(equation, tensors)
     """
-    return composites.einsum_via_ops(equation, tensors)
+    try:
+        return composites.einsum_via_ops(equation, tensors)
+    except (AttributeError, TypeError):
+        check_arguments("einsum", (("tensors", "Tensor[]", 2, tensors),))
+        raise
 
 
 def t(
@@ -4730,7 +4816,9 @@ def t(
 
     forward: transpose_2d(self)
     """
-    self_data = self._data if type(self) is Tensor else tensor_arg(self, "t", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "t", "input", 1)
+    )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TBackward0()
@@ -4755,7 +4843,9 @@ def transpose_int(
     forward: np.swapaxes(self, dim0, dim1)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "transpose", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "transpose", "input", 1)
     )
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
@@ -4786,7 +4876,7 @@ def permute_default(
     forward: np.transpose(self, dims)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "permute", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "permute", "input", 1)
     )
     dims = int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
@@ -4813,7 +4903,7 @@ def view_default(
     forward: np.reshape(self, view_shape(self, size))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "view", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "view", "input", 1)
     )
     size = int_list_arg(size, "view", "size", 2)
     grad_fn = None
@@ -4841,7 +4931,11 @@ def reshape_default(
 
     composite: view(self, shape)
     """
-    return view(self, shape)
+    try:
+        return view(self, shape)
+    except (AttributeError, TypeError):
+        check_arguments("reshape", (("input", "Tensor", 1, self),))
+        raise
 
 
 def expand_default(
@@ -4855,7 +4949,7 @@ def expand_default(
     forward: np.broadcast_to(self, expand_shape(self.shape, size))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expand", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "expand", "input", 1)
     )
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
@@ -4938,7 +5032,7 @@ def select_int(
     forward: select_kernel(self, dim, index)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "select", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "select", "input", 1)
     )
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
@@ -5015,7 +5109,7 @@ def slice_Tensor(
     forward: slice_kernel(self, dim, start, end, step)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "slice", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "slice", "input", 1)
     )
     dim = int_arg(dim, "slice", "dim", 2)
     start = optional_int_arg(start, "slice", "start", 3)
@@ -5110,7 +5204,7 @@ def split_Tensor(
     forward: split_kernel(self, split_size, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "split", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "split", "input", 1)
     )
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
@@ -5146,7 +5240,11 @@ def chunk(
 
     composite: split(self, -(-self.shape[dim] // chunks), dim)
     """
-    return split(self, -(-self.shape[dim] // chunks), dim)
+    try:
+        return split(self, -(-self.shape[dim] // chunks), dim)
+    except (AttributeError, TypeError):
+        check_arguments("chunk", (("input", "Tensor", 1, self),))
+        raise
 
 
 def unbind_int(
@@ -5158,7 +5256,7 @@ def unbind_int(
     forward: unbind_kernel(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "unbind", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "unbind", "input", 1)
     )
     dim = int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
@@ -5189,7 +5287,7 @@ def _to_copy(
     forward: cast(self, dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "_to_copy", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "_to_copy", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     grad_fn = None
@@ -5215,7 +5313,7 @@ def flip_default(
     forward: np.flip(self, dims)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "flip", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "flip", "input", 1)
     )
     dims = int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
@@ -5241,7 +5339,7 @@ def tril(
     forward: np.tril(self, diagonal)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tril", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tril", "input", 1)
     )
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     grad_fn = None
@@ -5267,7 +5365,7 @@ def triu(
     forward: np.triu(self, diagonal)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "triu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "triu", "input", 1)
     )
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     grad_fn = None
@@ -5295,7 +5393,7 @@ def diagonal(
     forward: diagonal_view(self, offset, dim1, dim2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "input", 1)
     )
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
@@ -5338,7 +5436,7 @@ def diag_embed(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "diag_embed", "self", 1)
+        else tensor_arg(self, "diag_embed", "input", 1)
     )
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
@@ -5423,7 +5521,11 @@ def linalg_diagonal(
 
     composite: diagonal(A, offset, dim1, dim2)
     """
-    return diagonal(A, offset, dim1, dim2)
+    try:
+        return diagonal(A, offset, dim1, dim2)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_diagonal", (("A", "Tensor", 1, A),))
+        raise
 
 
 def diag(
@@ -5434,11 +5536,15 @@ def diag(
 
     composite: diag_embed(self, diagonal) if self.ndim == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
     """
-    return (
-        diag_embed(self, diagonal)
-        if self.ndim == 1
-        else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
-    )
+    try:
+        return (
+            diag_embed(self, diagonal)
+            if self.ndim == 1
+            else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("diag", (("input", "Tensor", 1, self),))
+        raise
 
 
 def flatten_using_ints(
@@ -5450,7 +5556,11 @@ def flatten_using_ints(
 
     composite: view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
     """
-    return view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+    try:
+        return view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+    except (AttributeError, TypeError):
+        check_arguments("flatten", (("input", "Tensor", 1, self),))
+        raise
 
 
 def unflatten_int(
@@ -5462,7 +5572,11 @@ def unflatten_int(
 
     composite: view(self, kernels.unflatten_shape(self.shape, dim, sizes))
     """
-    return view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+    try:
+        return view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+    except (AttributeError, TypeError):
+        check_arguments("unflatten", (("input", "Tensor", 1, self),))
+        raise
 
 
 def movedim_intlist(
@@ -5474,7 +5588,11 @@ def movedim_intlist(
 
     composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
-    return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    try:
+        return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    except (AttributeError, TypeError):
+        check_arguments("movedim", (("input", "Tensor", 1, self),))
+        raise
 
 
 def movedim_int(
@@ -5486,7 +5604,11 @@ def movedim_int(
 
     composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
-    return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    try:
+        return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    except (AttributeError, TypeError):
+        check_arguments("movedim", (("input", "Tensor", 1, self),))
+        raise
 
 
 def expand_as(
@@ -5497,7 +5619,17 @@ def expand_as(
 
     composite: expand(self, other.shape)
     """
-    return expand(self, other.shape)
+    try:
+        return expand(self, other.shape)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "expand_as",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def broadcast_to_default(
@@ -5508,7 +5640,11 @@ def broadcast_to_default(
 
     composite: expand(self, size)
     """
-    return expand(self, size)
+    try:
+        return expand(self, size)
+    except (AttributeError, TypeError):
+        check_arguments("broadcast_to", (("input", "Tensor", 1, self),))
+        raise
 
 
 def squeeze_default(
@@ -5519,7 +5655,7 @@ def squeeze_default(
     forward: squeeze_dims(self, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -5545,7 +5681,7 @@ def squeeze_dim(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
     dim = int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -5572,7 +5708,7 @@ def squeeze_dims(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -5598,7 +5734,7 @@ def squeeze__default(
     forward: squeeze_dims(self, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -5625,7 +5761,7 @@ def squeeze__dim(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
     dim = int_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -5653,7 +5789,7 @@ def squeeze__dims(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -5681,7 +5817,9 @@ def unsqueeze(
     forward: np.expand_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "unsqueeze", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "unsqueeze", "input", 1)
     )
     dim = int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
@@ -5708,7 +5846,7 @@ def index_Tensor(
     forward: index_tensor(self, indices)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "index", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "index", "input", 1)
     )
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
     grad_fn = None
@@ -5738,7 +5876,7 @@ def index_select(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "index_select", "self", 1)
+        else tensor_arg(self, "index_select", "input", 1)
     )
     dim = int_arg(dim, "index_select", "dim", 2)
     index_data = (
@@ -5776,7 +5914,7 @@ def gather(
     forward: gather(self, dim, index)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gather", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gather", "input", 1)
     )
     dim = int_arg(dim, "gather", "dim", 2)
     index_data = (
@@ -5819,7 +5957,7 @@ def scatter_src(
     forward: scatter(self, dim, index, src)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
     )
     dim = int_arg(dim, "scatter", "dim", 2)
     index_data = (
@@ -5864,7 +6002,7 @@ def scatter_value(
     forward: scatter(self, dim, index, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
     )
     dim = int_arg(dim, "scatter", "dim", 2)
     index_data = (
@@ -5908,7 +6046,7 @@ def scatter_add(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "scatter_add", "self", 1)
+        else tensor_arg(self, "scatter_add", "input", 1)
     )
     dim = int_arg(dim, "scatter_add", "dim", 2)
     index_data = (
@@ -5955,7 +6093,9 @@ def index_add(
     forward: index_add(self, dim, index, source, alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "index_add", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "index_add", "input", 1)
     )
     dim = int_arg(dim, "index_add", "dim", 2)
     index_data = (
@@ -6008,7 +6148,7 @@ def masked_fill_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill", "self", 1)
+        else tensor_arg(self, "masked_fill", "input", 1)
     )
     mask_data = (
         mask._data
@@ -6044,7 +6184,7 @@ def masked_fill_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill", "self", 1)
+        else tensor_arg(self, "masked_fill", "input", 1)
     )
     mask_data = (
         mask._data
@@ -6088,7 +6228,7 @@ def masked_select(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_select", "self", 1)
+        else tensor_arg(self, "masked_select", "input", 1)
     )
     mask_data = (
         mask._data
@@ -6121,11 +6261,21 @@ def take_along_dim(
 
     composite: gather(view(self, [-1]), 0, view(indices, [-1])) if dim is None else gather(self, dim, indices)
     """
-    return (
-        gather(view(self, [-1]), 0, view(indices, [-1]))
-        if dim is None
-        else gather(self, dim, indices)
-    )
+    try:
+        return (
+            gather(view(self, [-1]), 0, view(indices, [-1]))
+            if dim is None
+            else gather(self, dim, indices)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "take_along_dim",
+            (
+                ("input", "Tensor", 1, self),
+                ("indices", "Tensor", 2, indices),
+            ),
+        )
+        raise
 
 
 def hstack(
@@ -6135,7 +6285,13 @@ def hstack(
 
     composite: cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
     """
-    return cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
+    try:
+        return cat(
+            composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
 
 
 def vstack(
@@ -6145,7 +6301,11 @@ def vstack(
 
     composite: cat(composites.atleast_2d_each(tensors), 0)
     """
-    return cat(composites.atleast_2d_each(tensors), 0)
+    try:
+        return cat(composites.atleast_2d_each(tensors), 0)
+    except (AttributeError, TypeError):
+        check_arguments("vstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
 
 
 def narrow(
@@ -6158,13 +6318,17 @@ def narrow(
 
     composite: slice_Tensor(self, dim, kernels.narrow_start(self.shape, dim, start), kernels.narrow_start(self.shape, dim, start) + length, 1)
     """
-    return slice_Tensor(
-        self,
-        dim,
-        kernels.narrow_start(self.shape, dim, start),
-        kernels.narrow_start(self.shape, dim, start) + length,
-        1,
-    )
+    try:
+        return slice_Tensor(
+            self,
+            dim,
+            kernels.narrow_start(self.shape, dim, start),
+            kernels.narrow_start(self.shape, dim, start) + length,
+            1,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("narrow", (("input", "Tensor", 1, self),))
+        raise
 
 
 def roll(
@@ -6177,7 +6341,7 @@ def roll(
     forward: roll(self, shifts, dims)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "roll", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "roll", "input", 1)
     )
     shifts = int_list_arg(shifts, "roll", "shifts", 2)
     dims = int_list_arg(dims, "roll", "dims", 3)
@@ -6207,7 +6371,7 @@ def repeat_default(
     forward: repeat(self, repeats)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "repeat", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "repeat", "input", 1)
     )
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     grad_fn = None
@@ -6263,11 +6427,21 @@ def repeat_interleave_self_Tensor(
 
     composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(repeats))
     """
-    return index_select(
-        view(self, [-1]) if dim is None else self,
-        0 if dim is None else dim,
-        repeat_interleave_Tensor(repeats),
-    )
+    try:
+        return index_select(
+            view(self, [-1]) if dim is None else self,
+            0 if dim is None else dim,
+            repeat_interleave_Tensor(repeats),
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "repeat_interleave",
+            (
+                ("input", "Tensor", 1, self),
+                ("repeats", "Tensor", 2, repeats),
+            ),
+        )
+        raise
 
 
 def repeat_interleave_self_int(
@@ -6281,31 +6455,35 @@ def repeat_interleave_self_int(
 
     composite: view(clone(expand(unsqueeze(flatten(self), 1), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1), kernels.interleave_sizes(self.shape, repeats, dim)[0])), kernels.interleave_sizes(self.shape, repeats, dim)[1])
     """
-    return (
-        view(
-            clone(
-                expand(
-                    unsqueeze(flatten(self), 1),
-                    kernels.interleave_sizes(
-                        kernels.flatten_shape(self.shape, 0, -1), repeats, 0
-                    )[0],
-                )
-            ),
-            kernels.interleave_sizes(
-                kernels.flatten_shape(self.shape, 0, -1), repeats, 0
-            )[1],
+    try:
+        return (
+            view(
+                clone(
+                    expand(
+                        unsqueeze(flatten(self), 1),
+                        kernels.interleave_sizes(
+                            kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+                        )[0],
+                    )
+                ),
+                kernels.interleave_sizes(
+                    kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+                )[1],
+            )
+            if dim is None
+            else view(
+                clone(
+                    expand(
+                        unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1),
+                        kernels.interleave_sizes(self.shape, repeats, dim)[0],
+                    )
+                ),
+                kernels.interleave_sizes(self.shape, repeats, dim)[1],
+            )
         )
-        if dim is None
-        else view(
-            clone(
-                expand(
-                    unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1),
-                    kernels.interleave_sizes(self.shape, repeats, dim)[0],
-                )
-            ),
-            kernels.interleave_sizes(self.shape, repeats, dim)[1],
-        )
-    )
+    except (AttributeError, TypeError):
+        check_arguments("repeat_interleave", (("input", "Tensor", 1, self),))
+        raise
 
 
 def tile_default(
@@ -6316,7 +6494,11 @@ def tile_default(
 
     composite: repeat(self, kernels.tile_repeats(self.ndim, dims))
     """
-    return repeat(self, kernels.tile_repeats(self.ndim, dims))
+    try:
+        return repeat(self, kernels.tile_repeats(self.ndim, dims))
+    except (AttributeError, TypeError):
+        check_arguments("tile", (("input", "Tensor", 1, self),))
+        raise
 
 
 def clone(
@@ -6329,7 +6511,7 @@ def clone(
     forward: np.array(self, copy=True)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clone", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clone", "input", 1)
     )
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
@@ -6358,7 +6540,11 @@ def contiguous(
 
     composite: self
     """
-    return self
+    try:
+        return self
+    except (AttributeError, TypeError):
+        check_arguments("contiguous", (("input", "Tensor", 1, self),))
+        raise
 
 
 def constant_pad_nd(
@@ -6373,7 +6559,7 @@ def constant_pad_nd(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "constant_pad_nd", "self", 1)
+        else tensor_arg(self, "constant_pad_nd", "input", 1)
     )
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
@@ -6403,7 +6589,11 @@ def pad(
 
     composite: constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
     """
-    return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+    try:
+        return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+    except (AttributeError, TypeError):
+        check_arguments("pad", (("input", "Tensor", 1, self),))
+        raise
 
 
 def tensordot(
@@ -6416,7 +6606,17 @@ def tensordot(
 
     composite: composites.tensordot_via_mm(self, other, dims_self, dims_other)
     """
-    return composites.tensordot_via_mm(self, other, dims_self, dims_other)
+    try:
+        return composites.tensordot_via_mm(self, other, dims_self, dims_other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "tensordot",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def _unsafe_view(
@@ -6430,7 +6630,7 @@ def _unsafe_view(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "_unsafe_view", "self", 1)
+        else tensor_arg(self, "_unsafe_view", "input", 1)
     )
     size = int_list_arg(size, "_unsafe_view", "size", 2)
     grad_fn = None
@@ -6460,7 +6660,7 @@ def add__Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "add_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "add_", "other", 2)
@@ -6503,7 +6703,7 @@ def sub__Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sub_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "sub_", "other", 2)
@@ -6544,7 +6744,7 @@ def mul__Tensor(
     forward: np.multiply(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mul_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "mul_", "other", 2)
@@ -6578,7 +6778,7 @@ def div__Tensor(
     forward: np.true_divide(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
@@ -6612,7 +6812,7 @@ def pow__Scalar(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
     )
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
     self_data, exponent = promote_operands(self_data, exponent)
@@ -6642,7 +6842,7 @@ def pow__Tensor(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
     )
     exponent_data = (
         exponent._data
@@ -6680,7 +6880,7 @@ def neg_(
     forward: np.negative(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "neg_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "neg_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -6707,7 +6907,7 @@ def reciprocal_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "reciprocal_", "self", 1)
+        else tensor_arg(self, "reciprocal_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6734,7 +6934,7 @@ def exp_(
     forward: np.exp(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6761,7 +6961,7 @@ def log_(
     forward: np.log(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6788,7 +6988,7 @@ def sin_(
     forward: np.sin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sin_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sin_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6815,7 +7015,7 @@ def cos_(
     forward: np.cos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cos_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cos_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6842,7 +7042,7 @@ def tanh_(
     forward: np.tanh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6869,7 +7069,7 @@ def sigmoid_(
     forward: sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6896,7 +7096,7 @@ def relu_(
     forward: relu(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "relu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "relu_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -6922,7 +7122,7 @@ def sqrt_(
     forward: np.sqrt(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -6949,7 +7149,7 @@ def abs_(
     forward: np.abs(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "abs_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "abs_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -6977,7 +7177,7 @@ def clamp_(
     forward: clamp(self, min, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp_", "input", 1)
     )
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
@@ -7011,7 +7211,7 @@ def clamp_min__default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_min_", "self", 1)
+        else tensor_arg(self, "clamp_min_", "input", 1)
     )
     min = scalar_arg(min, "clamp_min_", "min", 2)
     self_data, min = promote_operands(self_data, min)
@@ -7043,7 +7243,7 @@ def clamp_max__default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_max_", "self", 1)
+        else tensor_arg(self, "clamp_max_", "input", 1)
     )
     max = scalar_arg(max, "clamp_max_", "max", 2)
     self_data, max = promote_operands(self_data, max)
@@ -7073,7 +7273,7 @@ def fill_Scalar(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
     )
     value = scalar_arg(value, "fill", "value", 2)
     grad_fn = None
@@ -7098,7 +7298,7 @@ def fill_Tensor(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
     )
     value_data = (
         value._data if type(value) is Tensor else tensor_arg(value, "fill", "value", 2)
@@ -7126,7 +7326,7 @@ def fill__Scalar(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
     )
     value = scalar_arg(value, "fill_", "value", 2)
     grad_fn = None
@@ -7153,7 +7353,7 @@ def fill__Tensor(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
     )
     value_data = (
         value._data if type(value) is Tensor else tensor_arg(value, "fill_", "value", 2)
@@ -7182,7 +7382,7 @@ def zero_(
     forward: np.zeros_like(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "zero_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "zero_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -7211,7 +7411,7 @@ def masked_fill__Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill_", "self", 1)
+        else tensor_arg(self, "masked_fill_", "input", 1)
     )
     mask_data = (
         mask._data
@@ -7249,7 +7449,7 @@ def masked_fill__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill_", "self", 1)
+        else tensor_arg(self, "masked_fill_", "input", 1)
     )
     mask_data = (
         mask._data
@@ -7299,7 +7499,7 @@ def index_add_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "index_add_", "self", 1)
+        else tensor_arg(self, "index_add_", "input", 1)
     )
     dim = int_arg(dim, "index_add_", "dim", 2)
     index_data = (
@@ -7353,7 +7553,7 @@ def scatter__src(
     forward: scatter(self, dim, index, src)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
     )
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_data = (
@@ -7400,7 +7600,7 @@ def scatter__value(
     forward: scatter(self, dim, index, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
     )
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_data = (
@@ -7446,7 +7646,7 @@ def scatter_add_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "scatter_add_", "self", 1)
+        else tensor_arg(self, "scatter_add_", "input", 1)
     )
     dim = int_arg(dim, "scatter_add_", "dim", 2)
     index_data = (
@@ -7493,7 +7693,7 @@ def div__Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
@@ -7538,7 +7738,7 @@ def addcmul_(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcmul_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcmul_", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -7593,7 +7793,7 @@ def addcdiv_(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv_", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -7648,7 +7848,7 @@ def lerp__Scalar(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
@@ -7681,7 +7881,7 @@ def lerp__Tensor(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
     weight_data = (
@@ -7724,7 +7924,7 @@ def hypot_(
     forward: np.hypot(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hypot_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "hypot_", "input", 1)
     )
     other_data = (
         other._data
@@ -7761,7 +7961,9 @@ def copysign__Tensor(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "copysign_", "input", 1)
     )
     other_data = (
         other._data
@@ -7798,7 +8000,9 @@ def copysign__Scalar(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "copysign_", "input", 1)
     )
     other = scalar_arg(other, "copysign_", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
@@ -7830,7 +8034,7 @@ def remainder__Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "remainder_", "self", 1)
+        else tensor_arg(self, "remainder_", "input", 1)
     )
     other = scalar_arg(other, "remainder_", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -7860,7 +8064,7 @@ def remainder__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "remainder_", "self", 1)
+        else tensor_arg(self, "remainder_", "input", 1)
     )
     other_data = (
         other._data
@@ -7898,7 +8102,7 @@ def fmod__Scalar(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
     )
     other = scalar_arg(other, "fmod_", "other", 2)
     self_data, other = promote_operands(self_data, other)
@@ -7926,7 +8130,7 @@ def fmod__Tensor(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmod_", "other", 2)
@@ -7960,7 +8164,7 @@ def xlogy__Tensor(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
     )
     other_data = (
         other._data
@@ -7996,7 +8200,7 @@ def xlogy__Scalar_Other(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
     )
     other = scalar_arg(other, "xlogy_", "other", 2)
     self_data, other = promote_operands(self_data, other, int_to_float=True)
@@ -8028,7 +8232,7 @@ def clamp_min__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_min_", "self", 1)
+        else tensor_arg(self, "clamp_min_", "input", 1)
     )
     min_data = (
         min._data if type(min) is Tensor else tensor_arg(min, "clamp_min_", "min", 2)
@@ -8064,7 +8268,7 @@ def clamp_max__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_max_", "self", 1)
+        else tensor_arg(self, "clamp_max_", "input", 1)
     )
     max_data = (
         max._data if type(max) is Tensor else tensor_arg(max, "clamp_max_", "max", 2)
@@ -8102,7 +8306,7 @@ def nan_to_num_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nan_to_num_", "self", 1)
+        else tensor_arg(self, "nan_to_num_", "input", 1)
     )
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
@@ -8144,7 +8348,7 @@ def logit_(
     forward: logit(self, eps)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logit_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "logit_", "input", 1)
     )
     eps = optional_float_arg(eps, "logit_", "eps", 2)
     (self_data,) = promote_operands(self_data, int_to_float=True)
@@ -8175,7 +8379,7 @@ def round__decimals(
     forward: np.round(self, decimals)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
     )
     decimals = int_arg(decimals, "round_", "decimals", 2)
     grad_fn = None
@@ -8201,7 +8405,7 @@ def asin_(
     forward: np.arcsin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asin_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "asin_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8228,7 +8432,7 @@ def acos_(
     forward: np.arccos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acos_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "acos_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8255,7 +8459,7 @@ def atan_(
     forward: np.arctan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atan_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8282,7 +8486,7 @@ def sinh_(
     forward: np.sinh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8309,7 +8513,7 @@ def cosh_(
     forward: np.cosh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8336,7 +8540,7 @@ def tan_(
     forward: np.tan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tan_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tan_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8363,7 +8567,7 @@ def log2_(
     forward: np.log2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log2_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log2_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8390,7 +8594,7 @@ def log10_(
     forward: np.log10(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log10_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log10_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8417,7 +8621,7 @@ def log1p_(
     forward: np.log1p(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8444,7 +8648,7 @@ def expm1_(
     forward: np.expm1(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8471,7 +8675,7 @@ def exp2_(
     forward: np.exp2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8498,7 +8702,7 @@ def rsqrt_(
     forward: np.reciprocal(np.sqrt(self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8525,7 +8729,7 @@ def floor_(
     forward: np.floor(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "floor_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "floor_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -8550,7 +8754,7 @@ def ceil_(
     forward: np.ceil(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -8575,7 +8779,7 @@ def round__default(
     forward: np.round(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -8600,7 +8804,7 @@ def trunc_(
     forward: np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -8625,7 +8829,7 @@ def frac_(
     forward: self - np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "frac_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "frac_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -8650,7 +8854,7 @@ def sign_(
     forward: np.sign(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sign_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sign_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -8675,7 +8879,7 @@ def erf_(
     forward: erf(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erf_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erf_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8702,7 +8906,7 @@ def erfc_(
     forward: erfc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -8730,7 +8934,17 @@ def linear(
 
     composite: composites.linear_by_rank(input, weight, bias)
     """
-    return composites.linear_by_rank(input, weight, bias)
+    try:
+        return composites.linear_by_rank(input, weight, bias)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linear",
+            (
+                ("input", "Tensor", 1, input),
+                ("weight", "Tensor", 2, weight),
+            ),
+        )
+        raise
 
 
 def bilinear(
@@ -8743,7 +8957,18 @@ def bilinear(
 
     composite: composites.bilinear_via_ops(input1, input2, weight, bias)
     """
-    return composites.bilinear_via_ops(input1, input2, weight, bias)
+    try:
+        return composites.bilinear_via_ops(input1, input2, weight, bias)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "bilinear",
+            (
+                ("input1", "Tensor", 1, input1),
+                ("input2", "Tensor", 2, input2),
+                ("weight", "Tensor", 3, weight),
+            ),
+        )
+        raise
 
 
 def convolution(
@@ -8841,7 +9066,7 @@ def max_pool2d_with_indices(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "max_pool2d_with_indices", "self", 1)
+        else tensor_arg(self, "max_pool2d_with_indices", "input", 1)
     )
     kernel_size = int_list_arg(kernel_size, "max_pool2d_with_indices", "kernel_size", 2)
     stride = int_list_arg(stride, "max_pool2d_with_indices", "stride", 3)
@@ -8889,9 +9114,13 @@ def max_pool2d(
 
     composite: max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
     """
-    return max_pool2d_with_indices(
-        self, kernel_size, stride, padding, dilation, ceil_mode
-    )[0]
+    try:
+        return max_pool2d_with_indices(
+            self, kernel_size, stride, padding, dilation, ceil_mode
+        )[0]
+    except (AttributeError, TypeError):
+        check_arguments("max_pool2d", (("input", "Tensor", 1, self),))
+        raise
 
 
 def avg_pool2d(
@@ -8910,7 +9139,7 @@ def avg_pool2d(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "avg_pool2d", "self", 1)
+        else tensor_arg(self, "avg_pool2d", "input", 1)
     )
     kernel_size = int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2)
     stride = int_list_arg(stride, "avg_pool2d", "stride", 3)
@@ -8973,7 +9202,7 @@ def _adaptive_avg_pool2d_default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "_adaptive_avg_pool2d", "self", 1)
+        else tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
     )
     output_size = int_list_arg(output_size, "_adaptive_avg_pool2d", "output_size", 2)
     grad_fn = None
@@ -9284,7 +9513,7 @@ def gelu(
     forward: gelu_kernel(self, approximate)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gelu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gelu", "input", 1)
     )
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     grad_fn = None
@@ -9312,7 +9541,7 @@ def silu(
     forward: self * sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "silu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "silu", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9336,7 +9565,7 @@ def mish(
     forward: mish_kernel(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mish", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mish", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9362,7 +9591,7 @@ def softplus(
     forward: softplus_kernel(self, beta, threshold)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "softplus", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "softplus", "input", 1)
     )
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
@@ -9395,7 +9624,7 @@ def elu(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "elu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "elu", "input", 1)
     )
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
@@ -9431,7 +9660,11 @@ def selu(
 
     composite: elu(self, 1.6732632423543772, 1.0507009873554805)
     """
-    return elu(self, 1.6732632423543772, 1.0507009873554805)
+    try:
+        return elu(self, 1.6732632423543772, 1.0507009873554805)
+    except (AttributeError, TypeError):
+        check_arguments("selu", (("input", "Tensor", 1, self),))
+        raise
 
 
 def celu(
@@ -9443,7 +9676,7 @@ def celu(
     forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "celu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "celu", "input", 1)
     )
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
     grad_fn = None
@@ -9472,7 +9705,7 @@ def leaky_relu(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "leaky_relu", "self", 1)
+        else tensor_arg(self, "leaky_relu", "input", 1)
     )
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
     grad_fn = None
@@ -9502,7 +9735,7 @@ def hardtanh(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "input", 1)
     )
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
@@ -9532,7 +9765,9 @@ def hardswish(
     forward: hardswish_kernel(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hardswish", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "hardswish", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9558,7 +9793,7 @@ def hardsigmoid(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "hardsigmoid", "self", 1)
+        else tensor_arg(self, "hardsigmoid", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9584,7 +9819,7 @@ def log_sigmoid(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "log_sigmoid", "self", 1)
+        else tensor_arg(self, "log_sigmoid", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9611,7 +9846,7 @@ def leaky_relu_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "leaky_relu_", "self", 1)
+        else tensor_arg(self, "leaky_relu_", "input", 1)
     )
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
     grad_fn = None
@@ -9644,7 +9879,7 @@ def elu_(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "elu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "elu_", "input", 1)
     )
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
@@ -9684,7 +9919,7 @@ def celu_(
     forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "celu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "celu_", "input", 1)
     )
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
     grad_fn = None
@@ -9714,7 +9949,9 @@ def hardtanh_(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh_", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "hardtanh_", "input", 1)
     )
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
@@ -9750,7 +9987,7 @@ def silu_(
     forward: self * sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "silu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "silu_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9776,7 +10013,7 @@ def mish_(
     forward: mish_kernel(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mish_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mish_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9804,7 +10041,7 @@ def hardswish_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "hardswish_", "self", 1)
+        else tensor_arg(self, "hardswish_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9832,7 +10069,7 @@ def hardsigmoid_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "hardsigmoid_", "self", 1)
+        else tensor_arg(self, "hardsigmoid_", "input", 1)
     )
     grad_fn = None
     if compute_requires_grad(self):
@@ -9860,7 +10097,7 @@ def mse_loss(
     forward: mse_loss_kernel(self, target, reduction)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mse_loss", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mse_loss", "input", 1)
     )
     target_data = (
         target._data
@@ -9907,7 +10144,7 @@ def smooth_l1_loss(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "smooth_l1_loss", "self", 1)
+        else tensor_arg(self, "smooth_l1_loss", "input", 1)
     )
     target_data = (
         target._data
@@ -9957,7 +10194,7 @@ def huber_loss(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "huber_loss", "self", 1)
+        else tensor_arg(self, "huber_loss", "input", 1)
     )
     target_data = (
         target._data
@@ -10007,7 +10244,7 @@ def binary_cross_entropy(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "binary_cross_entropy", "self", 1)
+        else tensor_arg(self, "binary_cross_entropy", "input", 1)
     )
     target_data = (
         target._data
@@ -10061,7 +10298,7 @@ def binary_cross_entropy_with_logits(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "binary_cross_entropy_with_logits", "self", 1)
+        else tensor_arg(self, "binary_cross_entropy_with_logits", "input", 1)
     )
     target_data = (
         target._data
@@ -10123,7 +10360,7 @@ def nll_loss_forward(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nll_loss_forward", "self", 1)
+        else tensor_arg(self, "nll_loss_forward", "input", 1)
     )
     target_data = (
         target._data
@@ -10178,7 +10415,7 @@ def nll_loss2d_forward(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nll_loss2d_forward", "self", 1)
+        else tensor_arg(self, "nll_loss2d_forward", "input", 1)
     )
     target_data = (
         target._data
@@ -10230,7 +10467,17 @@ def nll_loss(
 
     composite: nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
     """
-    return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+    try:
+        return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+    except (AttributeError, TypeError):
+        check_arguments(
+            "nll_loss",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
 
 
 def nll_loss2d(
@@ -10244,7 +10491,17 @@ def nll_loss2d(
 
     composite: nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
     """
-    return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+    try:
+        return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+    except (AttributeError, TypeError):
+        check_arguments(
+            "nll_loss2d",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
 
 
 _RSUB_OVERLOADS = (

@@ -54,7 +54,7 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"set_history_outputs", "tuple", "list"}
     | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
     | {"original_value", "make_view", "original_self"}
-    | {"kernel_error", "kernel_failure"}
+    | {"kernel_error", "kernel_failure", "check_arguments"}
 )
 
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin

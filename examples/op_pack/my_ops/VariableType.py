@@ -17,7 +17,13 @@ import numpy as np
 from yamlgrad.runtime import composites
 
 from . import _kernels as kernels
-from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
+from yamlgrad.runtime.binding import (
+    REQUIRED,
+    Overload,
+    Param,
+    check_arguments,
+    dispatch,
+)
 from yamlgrad.runtime.kernel_errors import kernel_error
 from yamlgrad.runtime.saved_variable import SavedVariable
 from yamlgrad.runtime.tensor import Tensor
@@ -53,7 +59,7 @@ def softsign(
     forward: self / (1 + np.abs(self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "softsign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "softsign", "input", 1)
     )
     (self_data,) = promote_operands(self_data, int_to_float=True)
     grad_fn = None
@@ -79,7 +85,7 @@ def swish(
     forward: self / (1 + np.exp(-beta * self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "swish", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "swish", "input", 1)
     )
     beta = float_arg(beta, "swish", "beta", 2)
     (self_data,) = promote_operands(self_data, int_to_float=True)
@@ -107,7 +113,7 @@ def cubic(
     forward: self * self * self + other * self
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cubic", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cubic", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "cubic", "other", 2)
@@ -143,7 +149,7 @@ def smooth_abs(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "smooth_abs", "self", 1)
+        else tensor_arg(self, "smooth_abs", "input", 1)
     )
     eps = float_arg(eps, "smooth_abs", "eps", 2)
     (self_data,) = promote_operands(self_data, int_to_float=True)
