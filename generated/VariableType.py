@@ -15,8 +15,14 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import composites, kernels
-from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.anomaly_mode import state as _anomaly
+from yamlgrad.runtime.binding import (
+    REQUIRED,
+    Overload,
+    Param,
+    check_arguments,
+    dispatch,
+)
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.kernel_errors import kernel_error
@@ -455,7 +461,7 @@ def add_Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "add", "other", 2)
@@ -545,7 +551,7 @@ def add_Scalar(
     forward: np.add(self, other * alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
     )
     other = (
         other
@@ -626,7 +632,7 @@ def sub_Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "sub", "other", 2)
@@ -716,7 +722,7 @@ def sub_Scalar(
     forward: np.subtract(self, other * alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
     )
     other = (
         other
@@ -797,7 +803,7 @@ def rsub_Tensor(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "rsub", "other", 2)
@@ -887,7 +893,7 @@ def rsub_Scalar(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
     )
     other = (
         other
@@ -971,7 +977,7 @@ def mul_Tensor(
     forward: np.multiply(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "mul", "other", 2)
@@ -1062,7 +1068,7 @@ def mul_Scalar(
     forward: np.multiply(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
     )
     other = (
         other
@@ -1135,7 +1141,7 @@ def div_Tensor(
     forward: np.true_divide(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
@@ -1228,7 +1234,7 @@ def div_Scalar(
     forward: np.true_divide(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other = (
         other
@@ -1303,7 +1309,7 @@ def div_Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
@@ -1404,7 +1410,7 @@ def div_Scalar_mode(
     forward: divide(self, other, rounding_mode)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
     other = (
         other
@@ -1484,7 +1490,17 @@ def true_divide_Tensor(
 
     composite: div(self, other)
     """
-    return div(self, other)
+    try:
+        return div(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "true_divide",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def where_self(
@@ -1502,7 +1518,7 @@ def where_self(
         else tensor_arg(condition, "where", "condition", 1)
     )
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "where", "self", 2)
+        self._data if type(self) is Tensor else tensor_arg(self, "where", "input", 2)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "where", "other", 3)
@@ -1594,7 +1610,7 @@ def maximum(
     forward: np.maximum(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "maximum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "maximum", "input", 1)
     )
     other_data = (
         other._data
@@ -1687,7 +1703,7 @@ def fmax(
     forward: np.fmax(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmax", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmax", "other", 2)
@@ -1778,7 +1794,7 @@ def minimum(
     forward: np.minimum(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "minimum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "minimum", "input", 1)
     )
     other_data = (
         other._data
@@ -1871,7 +1887,7 @@ def fmin(
     forward: np.fmin(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmin", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmin", "other", 2)
@@ -1962,7 +1978,7 @@ def atan2(
     forward: np.arctan2(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan2", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atan2", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "atan2", "other", 2)
@@ -2055,7 +2071,7 @@ def hypot(
     forward: np.hypot(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hypot", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "hypot", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "hypot", "other", 2)
@@ -2149,7 +2165,7 @@ def copysign_Tensor(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
     )
     other_data = (
         other._data
@@ -2238,7 +2254,7 @@ def copysign_Scalar(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
     )
     other = (
         other
@@ -2315,7 +2331,9 @@ def remainder_Scalar(
     forward: np.remainder(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "remainder", "input", 1)
     )
     other = (
         other
@@ -2387,7 +2405,9 @@ def remainder_Tensor(
     forward: np.remainder(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "remainder", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "remainder", "input", 1)
     )
     other_data = (
         other._data
@@ -2482,7 +2502,7 @@ def fmod_Scalar(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
     )
     other = (
         other
@@ -2554,7 +2574,7 @@ def fmod_Tensor(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmod", "other", 2)
@@ -2645,7 +2665,7 @@ def xlogy_Tensor(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
@@ -2740,7 +2760,7 @@ def xlogy_Scalar_Self(
     self = (
         self
         if type(self) is int or type(self) is float
-        else scalar_arg(self, "xlogy", "self", 1)
+        else scalar_arg(self, "xlogy", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
@@ -2815,7 +2835,7 @@ def xlogy_Scalar_Other(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
     )
     other = (
         other
@@ -2893,7 +2913,7 @@ def lerp_Scalar(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
     weight = (
@@ -2983,7 +3003,7 @@ def lerp_Tensor(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
     weight_data = (
@@ -3106,7 +3126,7 @@ def addcmul(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcmul", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcmul", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -3241,7 +3261,7 @@ def addcdiv(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -3376,7 +3396,7 @@ def clamp_Tensor(
     forward: clamp(self, min, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
     )
     min_data = optional_tensor_arg(min, "clamp", "min", 2)
     max_data = optional_tensor_arg(max, "clamp", "max", 3)
@@ -3503,7 +3523,7 @@ def clamp_default(
     forward: clamp(self, min, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
     )
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
@@ -3584,7 +3604,9 @@ def clamp_min_default(
     forward: clamp(self, min, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_min", "input", 1)
     )
     min = (
         min
@@ -3661,7 +3683,9 @@ def clamp_min_Tensor(
     forward: clamp(self, min, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_min", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_min", "input", 1)
     )
     min_data = (
         min._data if type(min) is Tensor else tensor_arg(min, "clamp_min", "min", 2)
@@ -3752,7 +3776,9 @@ def clamp_max_default(
     forward: clamp(self, None, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_max", "input", 1)
     )
     max = (
         max
@@ -3829,7 +3855,9 @@ def clamp_max_Tensor(
     forward: clamp(self, None, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_max", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "clamp_max", "input", 1)
     )
     max_data = (
         max._data if type(max) is Tensor else tensor_arg(max, "clamp_max", "max", 2)
@@ -3924,7 +3952,7 @@ def nan_to_num(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nan_to_num", "self", 1)
+        else tensor_arg(self, "nan_to_num", "input", 1)
     )
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
@@ -3994,7 +4022,7 @@ def eq_Tensor(
     forward: np.equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "eq", "other", 2)
@@ -4028,7 +4056,7 @@ def ne_Tensor(
     forward: np.not_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "ne", "other", 2)
@@ -4062,7 +4090,7 @@ def lt_Tensor(
     forward: np.less(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "lt", "other", 2)
@@ -4096,7 +4124,7 @@ def le_Tensor(
     forward: np.less_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "le", "other", 2)
@@ -4130,7 +4158,7 @@ def gt_Tensor(
     forward: np.greater(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "gt", "other", 2)
@@ -4164,7 +4192,7 @@ def ge_Tensor(
     forward: np.greater_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "ge", "other", 2)
@@ -4198,7 +4226,7 @@ def eq_Scalar(
     forward: np.equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "eq", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
     )
     other = (
         other
@@ -4234,7 +4262,7 @@ def ne_Scalar(
     forward: np.not_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ne", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
     )
     other = (
         other
@@ -4270,7 +4298,7 @@ def lt_Scalar(
     forward: np.less(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
     )
     other = (
         other
@@ -4306,7 +4334,7 @@ def le_Scalar(
     forward: np.less_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "le", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
     )
     other = (
         other
@@ -4342,7 +4370,7 @@ def gt_Scalar(
     forward: np.greater(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
     )
     other = (
         other
@@ -4378,7 +4406,7 @@ def ge_Scalar(
     forward: np.greater_equal(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ge", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
     )
     other = (
         other
@@ -4413,7 +4441,7 @@ def isnan(
     forward: np.isnan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isnan", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "isnan", "input", 1)
     )
     try:
         result = Tensor._make(np.isnan(self_data))
@@ -4430,7 +4458,7 @@ def isinf(
     forward: np.isinf(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isinf", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "isinf", "input", 1)
     )
     try:
         result = Tensor._make(np.isinf(self_data))
@@ -4447,7 +4475,7 @@ def isfinite(
     forward: np.isfinite(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "input", 1)
     )
     try:
         result = Tensor._make(np.isfinite(self_data))
@@ -4466,7 +4494,7 @@ def logical_not(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_not", "self", 1)
+        else tensor_arg(self, "logical_not", "input", 1)
     )
     try:
         result = Tensor._make(np.logical_not(self_data))
@@ -4486,7 +4514,7 @@ def logical_xor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_xor", "self", 1)
+        else tensor_arg(self, "logical_xor", "input", 1)
     )
     other_data = (
         other._data
@@ -4513,7 +4541,7 @@ def logical_and(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_and", "self", 1)
+        else tensor_arg(self, "logical_and", "input", 1)
     )
     other_data = (
         other._data
@@ -4540,7 +4568,7 @@ def logical_or(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "logical_or", "self", 1)
+        else tensor_arg(self, "logical_or", "input", 1)
     )
     other_data = (
         other._data
@@ -4566,7 +4594,7 @@ def bitwise_not(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_not", "self", 1)
+        else tensor_arg(self, "bitwise_not", "input", 1)
     )
     try:
         result = Tensor._make(np.invert(self_data))
@@ -4586,7 +4614,7 @@ def bitwise_and_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_and", "self", 1)
+        else tensor_arg(self, "bitwise_and", "input", 1)
     )
     other_data = (
         other._data
@@ -4626,7 +4654,7 @@ def bitwise_and_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_and", "self", 1)
+        else tensor_arg(self, "bitwise_and", "input", 1)
     )
     other = (
         other
@@ -4664,7 +4692,7 @@ def bitwise_or_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_or", "self", 1)
+        else tensor_arg(self, "bitwise_or", "input", 1)
     )
     other_data = (
         other._data
@@ -4704,7 +4732,7 @@ def bitwise_or_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_or", "self", 1)
+        else tensor_arg(self, "bitwise_or", "input", 1)
     )
     other = (
         other
@@ -4742,7 +4770,7 @@ def bitwise_xor_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_xor", "self", 1)
+        else tensor_arg(self, "bitwise_xor", "input", 1)
     )
     other_data = (
         other._data
@@ -4782,7 +4810,7 @@ def bitwise_xor_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "bitwise_xor", "self", 1)
+        else tensor_arg(self, "bitwise_xor", "input", 1)
     )
     other = (
         other
@@ -4820,7 +4848,7 @@ def floor_divide_default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "floor_divide", "self", 1)
+        else tensor_arg(self, "floor_divide", "input", 1)
     )
     other_data = (
         other._data
@@ -4860,7 +4888,7 @@ def floor_divide_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "floor_divide", "self", 1)
+        else tensor_arg(self, "floor_divide", "input", 1)
     )
     other = (
         other
@@ -4896,7 +4924,7 @@ def pow_Tensor_Scalar(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
     )
     exponent = (
         exponent
@@ -4973,7 +5001,7 @@ def pow_Tensor_Tensor(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
     )
     exponent_data = (
         exponent._data
@@ -5073,7 +5101,7 @@ def pow_Scalar(
     self = (
         self
         if type(self) is int or type(self) is float
-        else scalar_arg(self, "pow", "self", 1)
+        else scalar_arg(self, "pow", "input", 1)
     )
     exponent_data = (
         exponent._data
@@ -5152,7 +5180,7 @@ def neg(
     forward: np.negative(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "neg", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "neg", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -5207,7 +5235,7 @@ def reciprocal(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "reciprocal", "self", 1)
+        else tensor_arg(self, "reciprocal", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5265,7 +5293,7 @@ def exp(
     forward: np.exp(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5323,7 +5351,7 @@ def log(
     forward: np.log(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5384,7 +5412,7 @@ def sin(
     forward: np.sin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sin", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5445,7 +5473,7 @@ def cos(
     forward: np.cos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cos", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cos", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5506,7 +5534,7 @@ def tanh(
     forward: np.tanh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tanh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tanh", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5564,7 +5592,7 @@ def sigmoid(
     forward: sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5622,7 +5650,7 @@ def relu(
     forward: relu(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "relu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "relu", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -5676,7 +5704,7 @@ def sqrt(
     forward: np.sqrt(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5734,7 +5762,7 @@ def abs(
     forward: np.abs(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "abs", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "abs", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -5791,7 +5819,7 @@ def sign(
     forward: np.sign(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sign", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -5844,7 +5872,7 @@ def exp2(
     forward: np.exp2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp2", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp2", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5902,7 +5930,7 @@ def expm1(
     forward: np.expm1(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expm1", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "expm1", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -5960,7 +5988,7 @@ def log2(
     forward: np.log2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log2", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log2", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6021,7 +6049,7 @@ def log10(
     forward: np.log10(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log10", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log10", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6082,7 +6110,7 @@ def log1p(
     forward: np.log1p(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log1p", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log1p", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6143,7 +6171,7 @@ def rsqrt(
     forward: np.reciprocal(np.sqrt(self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6200,7 +6228,11 @@ def square(
 
     composite: pow(self, 2)
     """
-    return pow(self, 2)
+    try:
+        return pow(self, 2)
+    except (AttributeError, TypeError):
+        check_arguments("square", (("input", "Tensor", 1, self),))
+        raise
 
 
 def tan(
@@ -6211,7 +6243,7 @@ def tan(
     forward: np.tan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tan", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tan", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6269,7 +6301,7 @@ def asin(
     forward: np.arcsin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "asin", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6330,7 +6362,7 @@ def acos(
     forward: np.arccos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acos", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "acos", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6391,7 +6423,7 @@ def atan(
     forward: np.arctan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atan", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6452,7 +6484,7 @@ def sinh(
     forward: np.sinh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sinh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sinh", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6513,7 +6545,7 @@ def cosh(
     forward: np.cosh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cosh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cosh", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6574,7 +6606,7 @@ def asinh(
     forward: np.arcsinh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asinh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "asinh", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6635,7 +6667,7 @@ def acosh(
     forward: np.arccosh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acosh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "acosh", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6696,7 +6728,7 @@ def atanh(
     forward: np.arctanh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atanh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atanh", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6758,7 +6790,7 @@ def logit(
     forward: logit(self, eps)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logit", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "logit", "input", 1)
     )
     eps = optional_float_arg(eps, "logit", "eps", 2)
     # Type promotion; the common case (a float array with Python numbers or
@@ -6821,7 +6853,7 @@ def erf(
     forward: erf(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erf", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erf", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6882,7 +6914,7 @@ def erfc(
     forward: erfc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erfc", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erfc", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -6943,7 +6975,7 @@ def floor(
     forward: np.floor(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "floor", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "floor", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -6996,7 +7028,7 @@ def ceil(
     forward: np.ceil(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ceil", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ceil", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7049,7 +7081,7 @@ def round_default(
     forward: np.round(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7104,7 +7136,7 @@ def round_decimals(
     forward: np.round(self, decimals)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
     )
     decimals = (
         decimals if type(decimals) is int else int_arg(decimals, "round", "decimals", 2)
@@ -7160,7 +7192,7 @@ def trunc(
     forward: np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trunc", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "trunc", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7213,7 +7245,7 @@ def frac(
     forward: self - np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "frac", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "frac", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7268,7 +7300,7 @@ def sum_default(
     forward: sum_reduce(self, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     grad_fn = None
@@ -7327,7 +7359,7 @@ def sum_dim_IntList(
     forward: sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
     )
     dim = optional_int_list_arg(dim, "sum", "dim", 2)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
@@ -7395,7 +7427,7 @@ def mean_default(
     forward: np.mean(self, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mean", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     grad_fn = None
@@ -7454,7 +7486,7 @@ def mean_dim(
     forward: np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mean", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
     )
     dim = optional_int_list_arg(dim, "mean", "dim", 2)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
@@ -7527,7 +7559,7 @@ def max_dim(
     forward: max_dim(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
@@ -7574,7 +7606,7 @@ def max_default(
     forward: np.max(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "max", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7634,7 +7666,7 @@ def min_dim(
     forward: min_dim(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
@@ -7681,7 +7713,7 @@ def min_default(
     forward: np.min(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "min", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7741,7 +7773,7 @@ def prod_default(
     forward: np.prod(self, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "prod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     grad_fn = None
@@ -7804,7 +7836,7 @@ def prod_dim_int(
     forward: np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "prod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
@@ -7883,7 +7915,7 @@ def var_correction(
     forward: var(self, dim, correction, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "var", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "var", "input", 1)
     )
     dim = optional_int_list_arg(dim, "var", "dim", 2)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
@@ -7957,7 +7989,7 @@ def std_correction(
     forward: std(self, dim, correction, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "std", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "std", "input", 1)
     )
     dim = optional_int_list_arg(dim, "std", "dim", 2)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
@@ -8035,7 +8067,7 @@ def linalg_vector_norm(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "linalg_vector_norm", "self", 1)
+        else tensor_arg(self, "linalg_vector_norm", "input", 1)
     )
     ord = (
         ord
@@ -8117,7 +8149,11 @@ def norm_Scalar(
 
     composite: linalg_vector_norm(self, p)
     """
-    return linalg_vector_norm(self, p)
+    try:
+        return linalg_vector_norm(self, p)
+    except (AttributeError, TypeError):
+        check_arguments("norm", (("input", "Tensor", 1, self),))
+        raise
 
 
 def norm_ScalarOpt_dim(
@@ -8130,7 +8166,11 @@ def norm_ScalarOpt_dim(
 
     composite: linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
     """
-    return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+    try:
+        return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
+    except (AttributeError, TypeError):
+        check_arguments("norm", (("input", "Tensor", 1, self),))
+        raise
 
 
 def amax(
@@ -8143,7 +8183,7 @@ def amax(
     forward: np.amax(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "amax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "amax", "input", 1)
     )
     dim = int_list_arg(dim, "amax", "dim", 2)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
@@ -8211,7 +8251,7 @@ def amin(
     forward: np.amin(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "amin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "amin", "input", 1)
     )
     dim = int_list_arg(dim, "amin", "dim", 2)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
@@ -8279,7 +8319,9 @@ def logsumexp(
     forward: logsumexp(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logsumexp", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "logsumexp", "input", 1)
     )
     dim = int_list_arg(dim, "logsumexp", "dim", 2)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
@@ -8346,7 +8388,7 @@ def cumsum(
     forward: cumsum(self, dim, dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
@@ -8408,7 +8450,7 @@ def cumprod(
     forward: cumprod(self, dim, dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
@@ -8474,7 +8516,7 @@ def _softmax(
     forward: softmax(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
@@ -8541,7 +8583,7 @@ def _log_softmax(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "_log_softmax", "self", 1)
+        else tensor_arg(self, "_log_softmax", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
@@ -8605,11 +8647,19 @@ def softmax_int(
 
     composite: _softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
-    return _softmax(
-        self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype),
-        dim,
-        False,
-    )
+    try:
+        return _softmax(
+            (
+                self
+                if dtype is None or dtype == self.dtype
+                else _to_copy(self, dtype=dtype)
+            ),
+            dim,
+            False,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("softmax", (("input", "Tensor", 1, self),))
+        raise
 
 
 def log_softmax_int(
@@ -8621,11 +8671,19 @@ def log_softmax_int(
 
     composite: _log_softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
-    return _log_softmax(
-        self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype),
-        dim,
-        False,
-    )
+    try:
+        return _log_softmax(
+            (
+                self
+                if dtype is None or dtype == self.dtype
+                else _to_copy(self, dtype=dtype)
+            ),
+            dim,
+            False,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("log_softmax", (("input", "Tensor", 1, self),))
+        raise
 
 
 def argmax(
@@ -8638,7 +8696,7 @@ def argmax(
     forward: argmax(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "argmax", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "argmax", "input", 1)
     )
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
@@ -8661,7 +8719,7 @@ def argmin(
     forward: argmin(self, dim, keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "argmin", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "argmin", "input", 1)
     )
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
@@ -8682,7 +8740,7 @@ def all_default(
     forward: np.all(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
     try:
         result = Tensor._make(np.all(self_data))
@@ -8701,7 +8759,7 @@ def all_dim(
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -8728,7 +8786,7 @@ def all_dims(
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -8753,7 +8811,7 @@ def any_default(
     forward: np.any(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
     try:
         result = Tensor._make(np.any(self_data))
@@ -8772,7 +8830,7 @@ def any_dim(
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -8799,7 +8857,7 @@ def any_dims(
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -8825,7 +8883,7 @@ def mm(
     forward: np.matmul(self, mat2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mm", "input", 1)
     )
     mat2_data = (
         mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "mm", "mat2", 2)
@@ -8902,7 +8960,17 @@ def matmul(
 
     composite: composites.matmul_by_rank(self, other)
     """
-    return composites.matmul_by_rank(self, other)
+    try:
+        return composites.matmul_by_rank(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "matmul",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def dot(
@@ -8914,7 +8982,7 @@ def dot(
     forward: np.dot(self, tensor)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "dot", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "dot", "input", 1)
     )
     tensor_data = (
         tensor._data
@@ -8994,7 +9062,7 @@ def mv(
     forward: np.matmul(self, vec)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mv", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mv", "input", 1)
     )
     vec_data = vec._data if type(vec) is Tensor else tensor_arg(vec, "mv", "vec", 2)
     grad_fn = None
@@ -9070,7 +9138,7 @@ def bmm(
     forward: np.matmul(self, mat2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "bmm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "bmm", "input", 1)
     )
     mat2_data = (
         mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "bmm", "mat2", 2)
@@ -9147,7 +9215,17 @@ def outer(
 
     composite: mul(reshape(self, [-1, 1]), vec2)
     """
-    return mul(reshape(self, [-1, 1]), vec2)
+    try:
+        return mul(reshape(self, [-1, 1]), vec2)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "outer",
+            (
+                ("input", "Tensor", 1, self),
+                ("vec2", "Tensor", 2, vec2),
+            ),
+        )
+        raise
 
 
 def addmm(
@@ -9163,7 +9241,7 @@ def addmm(
     forward: addmm(self, mat1, mat2, beta, alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addmm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addmm", "input", 1)
     )
     mat1_data = (
         mat1._data if type(mat1) is Tensor else tensor_arg(mat1, "addmm", "mat1", 2)
@@ -9277,7 +9355,7 @@ def baddbmm(
     forward: addmm(self, batch1, batch2, beta, alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "input", 1)
     )
     batch1_data = (
         batch1._data
@@ -9390,7 +9468,7 @@ def trace(
     forward: trace(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trace", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "trace", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -9486,7 +9564,11 @@ def linalg_inv(
 
     composite: linalg_inv_ex(A)[0]
     """
-    return linalg_inv_ex(A)[0]
+    try:
+        return linalg_inv_ex(A)[0]
+    except (AttributeError, TypeError):
+        check_arguments("linalg_inv", (("A", "Tensor", 1, A),))
+        raise
 
 
 def linalg_det(
@@ -9553,7 +9635,11 @@ def einsum(
 
     composite: composites.einsum_via_ops(equation, tensors)
     """
-    return composites.einsum_via_ops(equation, tensors)
+    try:
+        return composites.einsum_via_ops(equation, tensors)
+    except (AttributeError, TypeError):
+        check_arguments("einsum", (("tensors", "Tensor[]", 2, tensors),))
+        raise
 
 
 def t(
@@ -9563,7 +9649,9 @@ def t(
 
     forward: transpose_2d(self)
     """
-    self_data = self._data if type(self) is Tensor else tensor_arg(self, "t", "self", 1)
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "t", "input", 1)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9602,7 +9690,9 @@ def transpose_int(
     forward: np.swapaxes(self, dim0, dim1)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "transpose", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "transpose", "input", 1)
     )
     dim0 = dim0 if type(dim0) is int else int_arg(dim0, "transpose", "dim0", 2)
     dim1 = dim1 if type(dim1) is int else int_arg(dim1, "transpose", "dim1", 3)
@@ -9647,7 +9737,7 @@ def permute_default(
     forward: np.transpose(self, dims)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "permute", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "permute", "input", 1)
     )
     dims = int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
@@ -9688,7 +9778,7 @@ def view_default(
     forward: np.reshape(self, view_shape(self, size))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "view", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "view", "input", 1)
     )
     size = int_list_arg(size, "view", "size", 2)
     grad_fn = None
@@ -9730,7 +9820,11 @@ def reshape_default(
 
     composite: view(self, shape)
     """
-    return view(self, shape)
+    try:
+        return view(self, shape)
+    except (AttributeError, TypeError):
+        check_arguments("reshape", (("input", "Tensor", 1, self),))
+        raise
 
 
 def expand_default(
@@ -9744,7 +9838,7 @@ def expand_default(
     forward: np.broadcast_to(self, expand_shape(self.shape, size))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expand", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "expand", "input", 1)
     )
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
@@ -9893,7 +9987,7 @@ def select_int(
     forward: select_kernel(self, dim, index)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "select", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "select", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "select", "dim", 2)
     index = index if type(index) is int else int_arg(index, "select", "index", 3)
@@ -10018,7 +10112,7 @@ def slice_Tensor(
     forward: slice_kernel(self, dim, start, end, step)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "slice", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "slice", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "slice", "dim", 2)
     start = optional_int_arg(start, "slice", "start", 3)
@@ -10159,7 +10253,7 @@ def split_Tensor(
     forward: split_kernel(self, split_size, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "split", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "split", "input", 1)
     )
     split_size = (
         split_size
@@ -10213,7 +10307,11 @@ def chunk(
 
     composite: split(self, -(-self.shape[dim] // chunks), dim)
     """
-    return split(self, -(-self.shape[dim] // chunks), dim)
+    try:
+        return split(self, -(-self.shape[dim] // chunks), dim)
+    except (AttributeError, TypeError):
+        check_arguments("chunk", (("input", "Tensor", 1, self),))
+        raise
 
 
 def unbind_int(
@@ -10225,7 +10323,7 @@ def unbind_int(
     forward: unbind_kernel(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "unbind", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "unbind", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
@@ -10270,7 +10368,7 @@ def _to_copy(
     forward: cast(self, dtype)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "_to_copy", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "_to_copy", "input", 1)
     )
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     grad_fn = None
@@ -10326,7 +10424,7 @@ def flip_default(
     forward: np.flip(self, dims)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "flip", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "flip", "input", 1)
     )
     dims = int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
@@ -10382,7 +10480,7 @@ def tril(
     forward: np.tril(self, diagonal)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tril", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tril", "input", 1)
     )
     diagonal = (
         diagonal if type(diagonal) is int else int_arg(diagonal, "tril", "diagonal", 2)
@@ -10440,7 +10538,7 @@ def triu(
     forward: np.triu(self, diagonal)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "triu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "triu", "input", 1)
     )
     diagonal = (
         diagonal if type(diagonal) is int else int_arg(diagonal, "triu", "diagonal", 2)
@@ -10500,7 +10598,7 @@ def diagonal(
     forward: diagonal_view(self, offset, dim1, dim2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "input", 1)
     )
     offset = offset if type(offset) is int else int_arg(offset, "diagonal", "offset", 2)
     dim1 = dim1 if type(dim1) is int else int_arg(dim1, "diagonal", "dim1", 3)
@@ -10557,7 +10655,7 @@ def diag_embed(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "diag_embed", "self", 1)
+        else tensor_arg(self, "diag_embed", "input", 1)
     )
     offset = (
         offset if type(offset) is int else int_arg(offset, "diag_embed", "offset", 2)
@@ -10710,7 +10808,11 @@ def linalg_diagonal(
 
     composite: diagonal(A, offset, dim1, dim2)
     """
-    return diagonal(A, offset, dim1, dim2)
+    try:
+        return diagonal(A, offset, dim1, dim2)
+    except (AttributeError, TypeError):
+        check_arguments("linalg_diagonal", (("A", "Tensor", 1, A),))
+        raise
 
 
 def diag(
@@ -10721,11 +10823,15 @@ def diag(
 
     composite: diag_embed(self, diagonal) if self.ndim == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
     """
-    return (
-        diag_embed(self, diagonal)
-        if self.ndim == 1
-        else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
-    )
+    try:
+        return (
+            diag_embed(self, diagonal)
+            if self.ndim == 1
+            else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+        )
+    except (AttributeError, TypeError):
+        check_arguments("diag", (("input", "Tensor", 1, self),))
+        raise
 
 
 def flatten_using_ints(
@@ -10737,7 +10843,11 @@ def flatten_using_ints(
 
     composite: view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
     """
-    return view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+    try:
+        return view(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+    except (AttributeError, TypeError):
+        check_arguments("flatten", (("input", "Tensor", 1, self),))
+        raise
 
 
 def unflatten_int(
@@ -10749,7 +10859,11 @@ def unflatten_int(
 
     composite: view(self, kernels.unflatten_shape(self.shape, dim, sizes))
     """
-    return view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+    try:
+        return view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+    except (AttributeError, TypeError):
+        check_arguments("unflatten", (("input", "Tensor", 1, self),))
+        raise
 
 
 def movedim_intlist(
@@ -10761,7 +10875,11 @@ def movedim_intlist(
 
     composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
-    return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    try:
+        return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    except (AttributeError, TypeError):
+        check_arguments("movedim", (("input", "Tensor", 1, self),))
+        raise
 
 
 def movedim_int(
@@ -10773,7 +10891,11 @@ def movedim_int(
 
     composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
-    return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    try:
+        return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    except (AttributeError, TypeError):
+        check_arguments("movedim", (("input", "Tensor", 1, self),))
+        raise
 
 
 def expand_as(
@@ -10784,7 +10906,17 @@ def expand_as(
 
     composite: expand(self, other.shape)
     """
-    return expand(self, other.shape)
+    try:
+        return expand(self, other.shape)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "expand_as",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def broadcast_to_default(
@@ -10795,7 +10927,11 @@ def broadcast_to_default(
 
     composite: expand(self, size)
     """
-    return expand(self, size)
+    try:
+        return expand(self, size)
+    except (AttributeError, TypeError):
+        check_arguments("broadcast_to", (("input", "Tensor", 1, self),))
+        raise
 
 
 def squeeze_default(
@@ -10806,7 +10942,7 @@ def squeeze_default(
     forward: squeeze_dims(self, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -10846,7 +10982,7 @@ def squeeze_dim(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -10887,7 +11023,7 @@ def squeeze_dims(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -10927,7 +11063,7 @@ def squeeze__default(
     forward: squeeze_dims(self, None)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -10968,7 +11104,7 @@ def squeeze__dim(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -11010,7 +11146,7 @@ def squeeze__dims(
     forward: squeeze_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -11052,7 +11188,9 @@ def unsqueeze(
     forward: np.expand_dims(self, dim)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "unsqueeze", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "unsqueeze", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
@@ -11093,7 +11231,7 @@ def index_Tensor(
     forward: index_tensor(self, indices)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "index", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "index", "input", 1)
     )
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
     grad_fn = None
@@ -11153,7 +11291,7 @@ def index_select(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "index_select", "self", 1)
+        else tensor_arg(self, "index_select", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "index_select", "dim", 2)
     index_data = (
@@ -11224,7 +11362,7 @@ def gather(
     forward: gather(self, dim, index)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gather", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gather", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "gather", "dim", 2)
     index_data = (
@@ -11300,7 +11438,7 @@ def scatter_src(
     forward: scatter(self, dim, index, src)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "scatter", "dim", 2)
     index_data = (
@@ -11387,7 +11525,7 @@ def scatter_value(
     forward: scatter(self, dim, index, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "scatter", "dim", 2)
     index_data = (
@@ -11468,7 +11606,7 @@ def scatter_add(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "scatter_add", "self", 1)
+        else tensor_arg(self, "scatter_add", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "scatter_add", "dim", 2)
     index_data = (
@@ -11557,7 +11695,9 @@ def index_add(
     forward: index_add(self, dim, index, source, alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "index_add", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "index_add", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "index_add", "dim", 2)
     index_data = (
@@ -11654,7 +11794,7 @@ def masked_fill_Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill", "self", 1)
+        else tensor_arg(self, "masked_fill", "input", 1)
     )
     mask_data = (
         mask._data
@@ -11727,7 +11867,7 @@ def masked_fill_Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill", "self", 1)
+        else tensor_arg(self, "masked_fill", "input", 1)
     )
     mask_data = (
         mask._data
@@ -11813,7 +11953,7 @@ def masked_select(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_select", "self", 1)
+        else tensor_arg(self, "masked_select", "input", 1)
     )
     mask_data = (
         mask._data
@@ -11879,11 +12019,21 @@ def take_along_dim(
 
     composite: gather(view(self, [-1]), 0, view(indices, [-1])) if dim is None else gather(self, dim, indices)
     """
-    return (
-        gather(view(self, [-1]), 0, view(indices, [-1]))
-        if dim is None
-        else gather(self, dim, indices)
-    )
+    try:
+        return (
+            gather(view(self, [-1]), 0, view(indices, [-1]))
+            if dim is None
+            else gather(self, dim, indices)
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "take_along_dim",
+            (
+                ("input", "Tensor", 1, self),
+                ("indices", "Tensor", 2, indices),
+            ),
+        )
+        raise
 
 
 def hstack(
@@ -11893,7 +12043,13 @@ def hstack(
 
     composite: cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
     """
-    return cat(composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1)
+    try:
+        return cat(
+            composites.atleast_1d_each(tensors), 0 if tensors[0].ndim <= 1 else 1
+        )
+    except (AttributeError, TypeError):
+        check_arguments("hstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
 
 
 def vstack(
@@ -11903,7 +12059,11 @@ def vstack(
 
     composite: cat(composites.atleast_2d_each(tensors), 0)
     """
-    return cat(composites.atleast_2d_each(tensors), 0)
+    try:
+        return cat(composites.atleast_2d_each(tensors), 0)
+    except (AttributeError, TypeError):
+        check_arguments("vstack", (("tensors", "Tensor[]", 1, tensors),))
+        raise
 
 
 def narrow(
@@ -11916,13 +12076,17 @@ def narrow(
 
     composite: slice_Tensor(self, dim, kernels.narrow_start(self.shape, dim, start), kernels.narrow_start(self.shape, dim, start) + length, 1)
     """
-    return slice_Tensor(
-        self,
-        dim,
-        kernels.narrow_start(self.shape, dim, start),
-        kernels.narrow_start(self.shape, dim, start) + length,
-        1,
-    )
+    try:
+        return slice_Tensor(
+            self,
+            dim,
+            kernels.narrow_start(self.shape, dim, start),
+            kernels.narrow_start(self.shape, dim, start) + length,
+            1,
+        )
+    except (AttributeError, TypeError):
+        check_arguments("narrow", (("input", "Tensor", 1, self),))
+        raise
 
 
 def roll(
@@ -11935,7 +12099,7 @@ def roll(
     forward: roll(self, shifts, dims)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "roll", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "roll", "input", 1)
     )
     shifts = int_list_arg(shifts, "roll", "shifts", 2)
     dims = int_list_arg(dims, "roll", "dims", 3)
@@ -11995,7 +12159,7 @@ def repeat_default(
     forward: repeat(self, repeats)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "repeat", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "repeat", "input", 1)
     )
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     grad_fn = None
@@ -12081,11 +12245,21 @@ def repeat_interleave_self_Tensor(
 
     composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(repeats))
     """
-    return index_select(
-        view(self, [-1]) if dim is None else self,
-        0 if dim is None else dim,
-        repeat_interleave_Tensor(repeats),
-    )
+    try:
+        return index_select(
+            view(self, [-1]) if dim is None else self,
+            0 if dim is None else dim,
+            repeat_interleave_Tensor(repeats),
+        )
+    except (AttributeError, TypeError):
+        check_arguments(
+            "repeat_interleave",
+            (
+                ("input", "Tensor", 1, self),
+                ("repeats", "Tensor", 2, repeats),
+            ),
+        )
+        raise
 
 
 def repeat_interleave_self_int(
@@ -12099,31 +12273,35 @@ def repeat_interleave_self_int(
 
     composite: view(clone(expand(unsqueeze(flatten(self), 1), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1), kernels.interleave_sizes(self.shape, repeats, dim)[0])), kernels.interleave_sizes(self.shape, repeats, dim)[1])
     """
-    return (
-        view(
-            clone(
-                expand(
-                    unsqueeze(flatten(self), 1),
-                    kernels.interleave_sizes(
-                        kernels.flatten_shape(self.shape, 0, -1), repeats, 0
-                    )[0],
-                )
-            ),
-            kernels.interleave_sizes(
-                kernels.flatten_shape(self.shape, 0, -1), repeats, 0
-            )[1],
+    try:
+        return (
+            view(
+                clone(
+                    expand(
+                        unsqueeze(flatten(self), 1),
+                        kernels.interleave_sizes(
+                            kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+                        )[0],
+                    )
+                ),
+                kernels.interleave_sizes(
+                    kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+                )[1],
+            )
+            if dim is None
+            else view(
+                clone(
+                    expand(
+                        unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1),
+                        kernels.interleave_sizes(self.shape, repeats, dim)[0],
+                    )
+                ),
+                kernels.interleave_sizes(self.shape, repeats, dim)[1],
+            )
         )
-        if dim is None
-        else view(
-            clone(
-                expand(
-                    unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1),
-                    kernels.interleave_sizes(self.shape, repeats, dim)[0],
-                )
-            ),
-            kernels.interleave_sizes(self.shape, repeats, dim)[1],
-        )
-    )
+    except (AttributeError, TypeError):
+        check_arguments("repeat_interleave", (("input", "Tensor", 1, self),))
+        raise
 
 
 def tile_default(
@@ -12134,7 +12312,11 @@ def tile_default(
 
     composite: repeat(self, kernels.tile_repeats(self.ndim, dims))
     """
-    return repeat(self, kernels.tile_repeats(self.ndim, dims))
+    try:
+        return repeat(self, kernels.tile_repeats(self.ndim, dims))
+    except (AttributeError, TypeError):
+        check_arguments("tile", (("input", "Tensor", 1, self),))
+        raise
 
 
 def clone(
@@ -12147,7 +12329,7 @@ def clone(
     forward: np.array(self, copy=True)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clone", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clone", "input", 1)
     )
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
@@ -12206,7 +12388,11 @@ def contiguous(
 
     composite: self
     """
-    return self
+    try:
+        return self
+    except (AttributeError, TypeError):
+        check_arguments("contiguous", (("input", "Tensor", 1, self),))
+        raise
 
 
 def constant_pad_nd(
@@ -12221,7 +12407,7 @@ def constant_pad_nd(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "constant_pad_nd", "self", 1)
+        else tensor_arg(self, "constant_pad_nd", "input", 1)
     )
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = (
@@ -12285,7 +12471,11 @@ def pad(
 
     composite: constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
     """
-    return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+    try:
+        return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+    except (AttributeError, TypeError):
+        check_arguments("pad", (("input", "Tensor", 1, self),))
+        raise
 
 
 def tensordot(
@@ -12298,7 +12488,17 @@ def tensordot(
 
     composite: composites.tensordot_via_mm(self, other, dims_self, dims_other)
     """
-    return composites.tensordot_via_mm(self, other, dims_self, dims_other)
+    try:
+        return composites.tensordot_via_mm(self, other, dims_self, dims_other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "tensordot",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
 
 
 def _unsafe_view(
@@ -12312,7 +12512,7 @@ def _unsafe_view(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "_unsafe_view", "self", 1)
+        else tensor_arg(self, "_unsafe_view", "input", 1)
     )
     size = int_list_arg(size, "_unsafe_view", "size", 2)
     grad_fn = None
@@ -12370,7 +12570,7 @@ def add__Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "add_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "add_", "other", 2)
@@ -12450,7 +12650,7 @@ def sub__Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sub_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "sub_", "other", 2)
@@ -12528,7 +12728,7 @@ def mul__Tensor(
     forward: np.multiply(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mul_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "mul_", "other", 2)
@@ -12602,7 +12802,7 @@ def div__Tensor(
     forward: np.true_divide(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
@@ -12678,7 +12878,7 @@ def pow__Scalar(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
     )
     exponent = (
         exponent
@@ -12738,7 +12938,7 @@ def pow__Tensor(
     forward: np.power(self, exponent)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
     )
     exponent_data = (
         exponent._data
@@ -12818,7 +13018,7 @@ def neg_(
     forward: np.negative(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "neg_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "neg_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -12859,7 +13059,7 @@ def reciprocal_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "reciprocal_", "self", 1)
+        else tensor_arg(self, "reciprocal_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -12903,7 +13103,7 @@ def exp_(
     forward: np.exp(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -12947,7 +13147,7 @@ def log_(
     forward: np.log(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -12991,7 +13191,7 @@ def sin_(
     forward: np.sin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sin_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sin_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -13035,7 +13235,7 @@ def cos_(
     forward: np.cos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cos_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cos_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -13079,7 +13279,7 @@ def tanh_(
     forward: np.tanh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -13123,7 +13323,7 @@ def sigmoid_(
     forward: sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -13167,7 +13367,7 @@ def relu_(
     forward: relu(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "relu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "relu_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -13207,7 +13407,7 @@ def sqrt_(
     forward: np.sqrt(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -13251,7 +13451,7 @@ def abs_(
     forward: np.abs(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "abs_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "abs_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -13293,7 +13493,7 @@ def clamp_(
     forward: clamp(self, min, max)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "clamp_", "input", 1)
     )
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
@@ -13359,7 +13559,7 @@ def clamp_min__default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_min_", "self", 1)
+        else tensor_arg(self, "clamp_min_", "input", 1)
     )
     min = (
         min
@@ -13421,7 +13621,7 @@ def clamp_max__default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_max_", "self", 1)
+        else tensor_arg(self, "clamp_max_", "input", 1)
     )
     max = (
         max
@@ -13481,7 +13681,7 @@ def fill_Scalar(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
     )
     value = (
         value
@@ -13540,7 +13740,7 @@ def fill_Tensor(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
     )
     value_data = (
         value._data if type(value) is Tensor else tensor_arg(value, "fill", "value", 2)
@@ -13605,7 +13805,7 @@ def fill__Scalar(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
     )
     value = (
         value
@@ -13650,7 +13850,7 @@ def fill__Tensor(
     forward: np.full_like(self, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
     )
     value_data = (
         value._data if type(value) is Tensor else tensor_arg(value, "fill_", "value", 2)
@@ -13700,7 +13900,7 @@ def zero_(
     forward: np.zeros_like(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "zero_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "zero_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -13743,7 +13943,7 @@ def masked_fill__Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill_", "self", 1)
+        else tensor_arg(self, "masked_fill_", "input", 1)
     )
     mask_data = (
         mask._data
@@ -13802,7 +14002,7 @@ def masked_fill__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "masked_fill_", "self", 1)
+        else tensor_arg(self, "masked_fill_", "input", 1)
     )
     mask_data = (
         mask._data
@@ -13878,7 +14078,7 @@ def index_add_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "index_add_", "self", 1)
+        else tensor_arg(self, "index_add_", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "index_add_", "dim", 2)
     index_data = (
@@ -13962,7 +14162,7 @@ def scatter__src(
     forward: scatter(self, dim, index, src)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "scatter_", "dim", 2)
     index_data = (
@@ -14035,7 +14235,7 @@ def scatter__value(
     forward: scatter(self, dim, index, value)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "scatter_", "dim", 2)
     index_data = (
@@ -14102,7 +14302,7 @@ def scatter_add_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "scatter_add_", "self", 1)
+        else tensor_arg(self, "scatter_add_", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "scatter_add_", "dim", 2)
     index_data = (
@@ -14175,7 +14375,7 @@ def div__Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
@@ -14260,7 +14460,7 @@ def addcmul_(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcmul_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcmul_", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -14381,7 +14581,7 @@ def addcdiv_(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv_", "input", 1)
     )
     tensor1_data = (
         tensor1._data
@@ -14502,7 +14702,7 @@ def lerp__Scalar(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
     weight = (
@@ -14578,7 +14778,7 @@ def lerp__Tensor(
     forward: lerp(self, end, weight)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
     )
     end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
     weight_data = (
@@ -14681,7 +14881,7 @@ def hypot_(
     forward: np.hypot(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hypot_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "hypot_", "input", 1)
     )
     other_data = (
         other._data
@@ -14760,7 +14960,9 @@ def copysign__Tensor(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "copysign_", "input", 1)
     )
     other_data = (
         other._data
@@ -14834,7 +15036,9 @@ def copysign__Scalar(
     forward: np.copysign(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign_", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "copysign_", "input", 1)
     )
     other = (
         other
@@ -14896,7 +15100,7 @@ def remainder__Scalar(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "remainder_", "self", 1)
+        else tensor_arg(self, "remainder_", "input", 1)
     )
     other = (
         other
@@ -14956,7 +15160,7 @@ def remainder__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "remainder_", "self", 1)
+        else tensor_arg(self, "remainder_", "input", 1)
     )
     other_data = (
         other._data
@@ -15034,7 +15238,7 @@ def fmod__Scalar(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
     )
     other = (
         other
@@ -15092,7 +15296,7 @@ def fmod__Tensor(
     forward: np.fmod(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "fmod_", "other", 2)
@@ -15166,7 +15370,7 @@ def xlogy__Tensor(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
     )
     other_data = (
         other._data
@@ -15244,7 +15448,7 @@ def xlogy__Scalar_Other(
     forward: xlogy(self, other)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
     )
     other = (
         other
@@ -15306,7 +15510,7 @@ def clamp_min__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_min_", "self", 1)
+        else tensor_arg(self, "clamp_min_", "input", 1)
     )
     min_data = (
         min._data if type(min) is Tensor else tensor_arg(min, "clamp_min_", "min", 2)
@@ -15382,7 +15586,7 @@ def clamp_max__Tensor(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "clamp_max_", "self", 1)
+        else tensor_arg(self, "clamp_max_", "input", 1)
     )
     max_data = (
         max._data if type(max) is Tensor else tensor_arg(max, "clamp_max_", "max", 2)
@@ -15460,7 +15664,7 @@ def nan_to_num_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nan_to_num_", "self", 1)
+        else tensor_arg(self, "nan_to_num_", "input", 1)
     )
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
@@ -15516,7 +15720,7 @@ def logit_(
     forward: logit(self, eps)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logit_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "logit_", "input", 1)
     )
     eps = optional_float_arg(eps, "logit_", "eps", 2)
     # Type promotion; the common case (a float array with Python numbers or
@@ -15564,7 +15768,7 @@ def round__decimals(
     forward: np.round(self, decimals)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
     )
     decimals = (
         decimals
@@ -15608,7 +15812,7 @@ def asin_(
     forward: np.arcsin(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asin_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "asin_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15652,7 +15856,7 @@ def acos_(
     forward: np.arccos(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acos_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "acos_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15696,7 +15900,7 @@ def atan_(
     forward: np.arctan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "atan_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15740,7 +15944,7 @@ def sinh_(
     forward: np.sinh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15784,7 +15988,7 @@ def cosh_(
     forward: np.cosh(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15828,7 +16032,7 @@ def tan_(
     forward: np.tan(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tan_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "tan_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15872,7 +16076,7 @@ def log2_(
     forward: np.log2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log2_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log2_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15916,7 +16120,7 @@ def log10_(
     forward: np.log10(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log10_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log10_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -15960,7 +16164,7 @@ def log1p_(
     forward: np.log1p(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -16004,7 +16208,7 @@ def expm1_(
     forward: np.expm1(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -16048,7 +16252,7 @@ def exp2_(
     forward: np.exp2(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -16092,7 +16296,7 @@ def rsqrt_(
     forward: np.reciprocal(np.sqrt(self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -16136,7 +16340,7 @@ def floor_(
     forward: np.floor(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "floor_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "floor_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -16175,7 +16379,7 @@ def ceil_(
     forward: np.ceil(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -16214,7 +16418,7 @@ def round__default(
     forward: np.round(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -16253,7 +16457,7 @@ def trunc_(
     forward: np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -16292,7 +16496,7 @@ def frac_(
     forward: self - np.trunc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "frac_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "frac_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -16331,7 +16535,7 @@ def sign_(
     forward: np.sign(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sign_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "sign_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -16370,7 +16574,7 @@ def erf_(
     forward: erf(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erf_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erf_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -16414,7 +16618,7 @@ def erfc_(
     forward: erfc(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -16459,7 +16663,17 @@ def linear(
 
     composite: composites.linear_by_rank(input, weight, bias)
     """
-    return composites.linear_by_rank(input, weight, bias)
+    try:
+        return composites.linear_by_rank(input, weight, bias)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "linear",
+            (
+                ("input", "Tensor", 1, input),
+                ("weight", "Tensor", 2, weight),
+            ),
+        )
+        raise
 
 
 def bilinear(
@@ -16472,7 +16686,18 @@ def bilinear(
 
     composite: composites.bilinear_via_ops(input1, input2, weight, bias)
     """
-    return composites.bilinear_via_ops(input1, input2, weight, bias)
+    try:
+        return composites.bilinear_via_ops(input1, input2, weight, bias)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "bilinear",
+            (
+                ("input1", "Tensor", 1, input1),
+                ("input2", "Tensor", 2, input2),
+                ("weight", "Tensor", 3, weight),
+            ),
+        )
+        raise
 
 
 def convolution(
@@ -16626,7 +16851,7 @@ def max_pool2d_with_indices(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "max_pool2d_with_indices", "self", 1)
+        else tensor_arg(self, "max_pool2d_with_indices", "input", 1)
     )
     kernel_size = int_list_arg(kernel_size, "max_pool2d_with_indices", "kernel_size", 2)
     stride = int_list_arg(stride, "max_pool2d_with_indices", "stride", 3)
@@ -16688,9 +16913,13 @@ def max_pool2d(
 
     composite: max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
     """
-    return max_pool2d_with_indices(
-        self, kernel_size, stride, padding, dilation, ceil_mode
-    )[0]
+    try:
+        return max_pool2d_with_indices(
+            self, kernel_size, stride, padding, dilation, ceil_mode
+        )[0]
+    except (AttributeError, TypeError):
+        check_arguments("max_pool2d", (("input", "Tensor", 1, self),))
+        raise
 
 
 def avg_pool2d(
@@ -16709,7 +16938,7 @@ def avg_pool2d(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "avg_pool2d", "self", 1)
+        else tensor_arg(self, "avg_pool2d", "input", 1)
     )
     kernel_size = int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2)
     stride = int_list_arg(stride, "avg_pool2d", "stride", 3)
@@ -16800,7 +17029,7 @@ def _adaptive_avg_pool2d_default(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "_adaptive_avg_pool2d", "self", 1)
+        else tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
     )
     output_size = int_list_arg(output_size, "_adaptive_avg_pool2d", "output_size", 2)
     grad_fn = None
@@ -17312,7 +17541,7 @@ def gelu(
     forward: gelu_kernel(self, approximate)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gelu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "gelu", "input", 1)
     )
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     grad_fn = None
@@ -17373,7 +17602,7 @@ def silu(
     forward: self * sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "silu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "silu", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -17430,7 +17659,7 @@ def mish(
     forward: mish_kernel(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mish", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mish", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -17489,7 +17718,7 @@ def softplus(
     forward: softplus_kernel(self, beta, threshold)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "softplus", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "softplus", "input", 1)
     )
     beta = (
         beta
@@ -17563,7 +17792,7 @@ def elu(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "elu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "elu", "input", 1)
     )
     alpha = (
         alpha
@@ -17644,7 +17873,11 @@ def selu(
 
     composite: elu(self, 1.6732632423543772, 1.0507009873554805)
     """
-    return elu(self, 1.6732632423543772, 1.0507009873554805)
+    try:
+        return elu(self, 1.6732632423543772, 1.0507009873554805)
+    except (AttributeError, TypeError):
+        check_arguments("selu", (("input", "Tensor", 1, self),))
+        raise
 
 
 def celu(
@@ -17656,7 +17889,7 @@ def celu(
     forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "celu", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "celu", "input", 1)
     )
     alpha = (
         alpha
@@ -17722,7 +17955,7 @@ def leaky_relu(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "leaky_relu", "self", 1)
+        else tensor_arg(self, "leaky_relu", "input", 1)
     )
     negative_slope = (
         negative_slope
@@ -17789,7 +18022,7 @@ def hardtanh(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "input", 1)
     )
     min_val = (
         min_val
@@ -17860,7 +18093,9 @@ def hardswish(
     forward: hardswish_kernel(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hardswish", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "hardswish", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -17919,7 +18154,7 @@ def hardsigmoid(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "hardsigmoid", "self", 1)
+        else tensor_arg(self, "hardsigmoid", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -17978,7 +18213,7 @@ def log_sigmoid(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "log_sigmoid", "self", 1)
+        else tensor_arg(self, "log_sigmoid", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -18038,7 +18273,7 @@ def leaky_relu_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "leaky_relu_", "self", 1)
+        else tensor_arg(self, "leaky_relu_", "input", 1)
     )
     negative_slope = (
         negative_slope
@@ -18089,7 +18324,7 @@ def elu_(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "elu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "elu_", "input", 1)
     )
     alpha = (
         alpha
@@ -18155,7 +18390,7 @@ def celu_(
     forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "celu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "celu_", "input", 1)
     )
     alpha = (
         alpha
@@ -18203,7 +18438,9 @@ def hardtanh_(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh_", "self", 1)
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "hardtanh_", "input", 1)
     )
     min_val = (
         min_val
@@ -18261,7 +18498,7 @@ def silu_(
     forward: self * sigmoid(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "silu_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "silu_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -18301,7 +18538,7 @@ def mish_(
     forward: mish_kernel(self)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mish_", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mish_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -18343,7 +18580,7 @@ def hardswish_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "hardswish_", "self", 1)
+        else tensor_arg(self, "hardswish_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -18385,7 +18622,7 @@ def hardsigmoid_(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "hardsigmoid_", "self", 1)
+        else tensor_arg(self, "hardsigmoid_", "input", 1)
     )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -18427,7 +18664,7 @@ def mse_loss(
     forward: mse_loss_kernel(self, target, reduction)
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mse_loss", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "mse_loss", "input", 1)
     )
     target_data = (
         target._data
@@ -18523,7 +18760,7 @@ def smooth_l1_loss(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "smooth_l1_loss", "self", 1)
+        else tensor_arg(self, "smooth_l1_loss", "input", 1)
     )
     target_data = (
         target._data
@@ -18624,7 +18861,7 @@ def huber_loss(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "huber_loss", "self", 1)
+        else tensor_arg(self, "huber_loss", "input", 1)
     )
     target_data = (
         target._data
@@ -18725,7 +18962,7 @@ def binary_cross_entropy(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "binary_cross_entropy", "self", 1)
+        else tensor_arg(self, "binary_cross_entropy", "input", 1)
     )
     target_data = (
         target._data
@@ -18833,7 +19070,7 @@ def binary_cross_entropy_with_logits(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "binary_cross_entropy_with_logits", "self", 1)
+        else tensor_arg(self, "binary_cross_entropy_with_logits", "input", 1)
     )
     target_data = (
         target._data
@@ -18956,7 +19193,7 @@ def nll_loss_forward(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nll_loss_forward", "self", 1)
+        else tensor_arg(self, "nll_loss_forward", "input", 1)
     )
     target_data = (
         target._data
@@ -19042,7 +19279,7 @@ def nll_loss2d_forward(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "nll_loss2d_forward", "self", 1)
+        else tensor_arg(self, "nll_loss2d_forward", "input", 1)
     )
     target_data = (
         target._data
@@ -19125,7 +19362,17 @@ def nll_loss(
 
     composite: nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
     """
-    return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+    try:
+        return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+    except (AttributeError, TypeError):
+        check_arguments(
+            "nll_loss",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
 
 
 def nll_loss2d(
@@ -19139,7 +19386,17 @@ def nll_loss2d(
 
     composite: nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
     """
-    return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+    try:
+        return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+    except (AttributeError, TypeError):
+        check_arguments(
+            "nll_loss2d",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
 
 
 _RSUB_OVERLOADS = (

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import dtypes
+from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.tensor import Tensor
 
 REQUIRED = object()
@@ -178,3 +179,18 @@ def _invalid_arguments(
             params.append(p.text)
         lines.append(f" * ({', '.join(params)})")
     return "\n".join(lines)
+
+
+def check_arguments(op: str, checks: tuple[tuple[str, str, int, Any], ...]) -> None:
+    """Raise PyTorch's TypeError for the first Tensor or Tensor[] argument of
+    the wrong type. A composite op calls this only after it failed, so a string
+    where a Tensor goes names the argument instead of an AttributeError."""
+    for name, kind, position, value in checks:
+        if kind == "Tensor" and not isinstance(value, (Tensor, *_NUMBERS)):
+            raise TypeError(argument_type(op, name, position, "Tensor", value))
+        if kind == "Tensor[]" and not (
+            isinstance(value, (tuple, list))
+            and all(isinstance(v, Tensor) for v in value)
+        ):
+            expected = "tuple of Tensors"
+            raise TypeError(argument_type(op, name, position, expected, value))

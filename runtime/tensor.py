@@ -18,6 +18,7 @@ Decisions:
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 import weakref
 from collections.abc import Callable
@@ -64,6 +65,11 @@ class Size(tuple):
         return n
 
 
+_bump_lock = threading.Lock()
+_bump_acquire = _bump_lock.acquire
+_bump_release = _bump_lock.release
+
+
 class VersionCounter:
     """How many times a tensor's data was modified in place (`t._version`).
 
@@ -79,7 +85,15 @@ class VersionCounter:
         self.views: list[weakref.ref] | None = None
 
     def bump(self) -> None:
-        self.value += 1
+        # `value += 1` is a read, an add and a store: two threads bumping one
+        # counter (views of one base, modified in place from two threads) could
+        # both read n and both store n + 1. One lock for every counter keeps the
+        # counters themselves small; reads of `value` need no lock.
+        _bump_acquire()
+        try:
+            self.value += 1
+        finally:
+            _bump_release()
 
 
 class Tensor:

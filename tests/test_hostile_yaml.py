@@ -121,6 +121,39 @@ HOSTILE = [
         entry(name="foo(Tensor self, int if=1) -> Tensor"),
         "keyword",
     ),
+    *(
+        Hostile(f"op keyword {n}", entry(name=f"{n}(Tensor self) -> Tensor"), "keyword")
+        for n in ("class", "import", "yield", "async", "await", "nonlocal")
+    ),
+    *(
+        Hostile(f"op {n}", entry(name=f"{n}(Tensor self) -> Tensor"), "bad operator")
+        for n in ("None", "True", "Tensor")
+    ),
+    # Public names that runtime/facade.py defines by hand: an op of that name would
+    # replace yg.tensor, yg.no_grad, ... (or be replaced by them).
+    *(
+        Hostile(
+            f"op facade {n}",
+            entry(name=f"{n}(Tensor self) -> Tensor", extra="  variants: function\n"),
+            rf"the op name '{n}' shadows yamlgrad\.{n}, a public name",
+        )
+        for n in ("tensor", "no_grad", "autograd", "nn", "optim", "zeros", "save")
+        + ("inference_mode", "set_grad_enabled", "float64", "ops", "linalg")
+    ),
+    # Tensor's own attributes: a method variant would replace Tensor.backward, ...
+    *(
+        Hostile(
+            f"method {n}",
+            entry(name=f"{n}(Tensor self) -> Tensor", extra="  variants: method\n"),
+            rf"the op name '{n}' shadows Tensor\.{n}, which",
+        )
+        for n in ("backward", "detach", "numpy", "item", "size", "to", "double")
+    ),
+    Hostile(
+        "in-place method detach_",
+        entry(name="detach_(Tensor(a!) self) -> Tensor(a!)"),
+        r"shadows Tensor\.detach_",
+    ),
     Hostile("op dunder", entry(name="__getattr__(Tensor self) -> Tensor"), "'__'"),
     Hostile("op __all__", entry(name="__all__(Tensor self) -> Tensor"), "'__'"),
     Hostile(
@@ -240,3 +273,34 @@ def test_an_expression_at_the_limits_is_accepted(tmp_path: Path) -> None:
     )
     foo, bar = load_derivatives(path)
     assert foo.func.name == "foo" and bar.func.name == "bar"
+
+
+def test_the_refused_public_names_are_the_facades_own() -> None:
+    """The loader reads the facade's names with ast; they must be exactly the public
+    names of the imported package that are not generated ops (bool, float and int
+    are builtins, refused as such)."""
+    import yamlgrad as yg
+    from yamlgrad.generated import VariableType
+    from yamlgrad.tools.load import facade_names, tensor_attribute_names
+
+    hand_written = (
+        set(yg.__all__) - set(VariableType.__all__) - {"bool", "float", "int"}
+    )
+    assert facade_names() == hand_written
+    methods = set(VariableType.METHODS)
+    assert not methods & tensor_attribute_names()
+    assert {"backward", "detach", "grad", "to", "copy_"} <= tensor_attribute_names()
+
+
+def test_an_op_bound_only_under_ops_may_reuse_a_facade_name(tmp_path: Path) -> None:
+    """`tensordot` in derivatives.yaml has `python_binding: false`: yg.tensordot
+    stays the facade's, so the op is accepted."""
+    from yamlgrad.tools.load import load_derivatives
+
+    path = tmp_path / "ops.yaml"
+    path.write_text(
+        entry(name="tensor(Tensor self) -> Tensor", extra="  python_binding: false\n")
+        + entry(name="backward(Tensor self) -> Tensor", extra="  variants: function\n")
+    )
+    first, second = load_derivatives(path)
+    assert (first.func.name, second.func.name) == ("tensor", "backward")

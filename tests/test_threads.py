@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from yamlgrad.runtime.tensor import VersionCounter
 
 
 def test_grad_mode_of_one_thread_is_not_seen_by_another() -> None:
@@ -193,3 +194,41 @@ def test_threads_registering_the_first_hooks_keep_them_all(
         node_hooks = y.grad_fn._hooks
         assert len(node_hooks.post_hooks) == len(node_hooks.pre_hooks) == threads
         assert len(node_hooks.tensor_pre_hooks[0]) == threads
+
+
+def test_in_place_ops_on_views_of_one_base_count_every_bump(
+    fast_switching: None,
+) -> None:
+    """Views share their base's version counter; threads modifying different views
+    in place at once must not lose a bump (`_version` counts every one)."""
+    threads, steps = 8, 400
+    base = yg.zeros(threads, 4)
+    views = [base[i] for i in range(threads)]
+    barrier = threading.Barrier(threads)
+
+    def work(index: int) -> None:
+        barrier.wait()
+        with yg.no_grad():
+            for _ in range(steps):
+                views[index].add_(1.0)
+
+    run_in_threads(threads, work)
+    assert base._version == threads * steps
+    assert all(v._version == threads * steps for v in views)
+    np.testing.assert_array_equal(base.numpy(), np.full((threads, 4), steps))
+
+
+def test_version_counter_bumps_from_many_threads_are_all_counted(
+    fast_switching: None,
+) -> None:
+    threads, steps = 8, 20_000
+    counter = VersionCounter()
+    barrier = threading.Barrier(threads)
+
+    def work(index: int) -> None:
+        barrier.wait()
+        for _ in range(steps):
+            counter.bump()
+
+    run_in_threads(threads, work)
+    assert counter.value == threads * steps

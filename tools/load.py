@@ -54,7 +54,8 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"set_history_outputs", "tuple", "list"}
     | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
     | {"original_value", "make_view", "original_self"}
-    | {"kernel_error", "kernel_failure", "next_edge", "record_anomaly"}
+    | {"kernel_error", "kernel_failure", "check_arguments"}
+    | {"next_edge", "record_anomaly"}
     | {"_new", "_next_edge", "_grad_mode", "_anomaly", "_sequence_nr"}
     | {"_METADATA", "output_metadata", "_inference_threads", "InferenceTensor"}
 )
@@ -68,6 +69,68 @@ BUILTIN_OP_NAMES = frozenset(
 )
 BUILTIN_ARGUMENT_NAMES = frozenset({"input", "max", "min", "ord"})
 MAX_NAME_LENGTH = 64  # PyTorch's longest op name has about 50 characters
+# Names the Tensor class itself or the facade installs on it (runtime/facade.py's
+# _install_tensor_methods); a generated method of that name would replace them.
+FACADE_TENSOR_METHODS = frozenset(
+    {"to", "copy_", "T", "float", "double", "half", "long", "int", "bool"}
+)
+
+
+def facade_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
+    """The public names of `yamlgrad` that are not generated ops: the literal
+    entries of runtime/facade.py's `__all__` and runtime/factories.py's `__all__`,
+    read with ast (the generator never imports the runtime)."""
+    tree = ast.parse((runtime_dir / "facade.py").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            for element in getattr(node.value, "elts", ()):
+                if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                    names.add(element.value)
+    return frozenset(names) | helper_names(runtime_dir / "factories.py")
+
+
+def tensor_attribute_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
+    """What class Tensor defines by hand (runtime/tensor.py), read with ast, plus
+    the methods the facade installs; a generated Tensor method may take none."""
+    tree = ast.parse((runtime_dir / "tensor.py").read_text(encoding="utf-8"))
+    names: set[str] = set(FACADE_TENSOR_METHODS)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Tensor":
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(item.name)
+                elif isinstance(item, ast.Assign):
+                    names.update(t.id for t in item.targets if isinstance(t, ast.Name))
+                elif isinstance(item, ast.AnnAssign) and isinstance(
+                    item.target, ast.Name
+                ):
+                    names.add(item.target.id)
+    return frozenset(names)
+
+
+def public_name_problem(
+    info: DifferentiabilityInfo,
+    public: frozenset[str],
+    tensor_attributes: frozenset[str],
+) -> str | None:
+    """Why an op's name would hide a hand-written public name, or None."""
+    name = info.func.name
+    if not info.python_binding:  # reachable only as yamlgrad.ops.<name>.<overload>
+        return None
+    if info.function and name in public:
+        return (
+            f"the op name {name!r} shadows yamlgrad.{name}, a public name of "
+            "runtime/facade.py that is not a generated op"
+        )
+    if info.method and name in tensor_attributes:
+        return (
+            f"the op name {name!r} shadows Tensor.{name}, which runtime/tensor.py "
+            "or runtime/facade.py defines by hand"
+        )
+    return None
 
 
 def name_problem(name: str, allowed_builtins: frozenset[str]) -> str | None:
@@ -102,6 +165,8 @@ def load_derivatives(
     infos: list[DifferentiabilityInfo] = []
     seen: dict[str, int] = {}
     counter: Counter[str] = Counter()
+    public = facade_names()
+    tensor_attributes = tensor_attribute_names()
     for index, entry in enumerate(entries):
         line = entries.lines[index]
         if not isinstance(entry, YamlMap):
@@ -112,6 +177,9 @@ def load_derivatives(
             info = _load_inplace(entry, display, infos)
         else:
             info = _load_entry(entry, display, formula_helpers, kernel_helpers, counter)
+        problem = public_name_problem(info, public, tensor_attributes)
+        if problem is not None:
+            raise GenError(info.loc, str(info.func), problem)
         key = f"{info.func.name}.{info.func.overload}"
         if key in seen:
             message = (

@@ -169,6 +169,11 @@ class Argument:
         return f"optional_{name}" if self.type.optional else name
 
     @property
+    def python_name(self) -> str:
+        """Its name in PyTorch's Python signature, for messages: `self` is `input`."""
+        return "input" if self.name == "self" else self.name
+
+    @property
     def local(self) -> str:
         """Its name inside the wrapper once unpacked: tensors become `<name>_data`."""
         return (
@@ -530,6 +535,21 @@ class DifferentiabilityInfo:
         if self.output_kind == "tuple" and all(names):
             return names  # type: ignore[return-value]
         return None
+
+    @property
+    def composite_checks(self) -> str:
+        """For a composite: its Tensor and Tensor[] arguments as
+        `((python_name, kind, position, name), ...)`, which the wrapper checks
+        only after the composite raised AttributeError or TypeError; "" if none."""
+        if not self.composite:
+            return ""
+        checks = [
+            f"({a.python_name!r}, {'Tensor[]' if a.is_tensor_list else 'Tensor'!r}, "
+            f"{position}, {a.name})"
+            for position, a in enumerate(self.func.arguments, 1)
+            if (a.is_tensor or a.is_tensor_list) and not a.type.optional
+        ]
+        return f"({', '.join(checks)},)" if checks else ""
 
     @property
     def all_saved(self) -> tuple[SavedAttribute, ...]:

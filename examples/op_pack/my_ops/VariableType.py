@@ -17,8 +17,14 @@ import numpy as np
 from yamlgrad.runtime import composites
 
 from . import _kernels as kernels
-from yamlgrad.runtime.binding import REQUIRED, Overload, Param, dispatch
 from yamlgrad.runtime.anomaly_mode import state as _anomaly
+from yamlgrad.runtime.binding import (
+    REQUIRED,
+    Overload,
+    Param,
+    check_arguments,
+    dispatch,
+)
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.kernel_errors import kernel_error
@@ -62,7 +68,7 @@ def softsign(
     forward: self / (1 + np.abs(self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "softsign", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "softsign", "input", 1)
     )
     # Type promotion; the common case (a float array with Python numbers or
     # arrays of its own dtype) is decided here and changes nothing.
@@ -124,7 +130,7 @@ def swish(
     forward: self / (1 + np.exp(-beta * self))
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "swish", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "swish", "input", 1)
     )
     beta = float_arg(beta, "swish", "beta", 2)
     # Type promotion; the common case (a float array with Python numbers or
@@ -188,7 +194,7 @@ def cubic(
     forward: self * self * self + other * self
     """
     self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cubic", "self", 1)
+        self._data if type(self) is Tensor else tensor_arg(self, "cubic", "input", 1)
     )
     other_data = (
         other._data if type(other) is Tensor else tensor_arg(other, "cubic", "other", 2)
@@ -281,7 +287,7 @@ def smooth_abs(
     self_data = (
         self._data
         if type(self) is Tensor
-        else tensor_arg(self, "smooth_abs", "self", 1)
+        else tensor_arg(self, "smooth_abs", "input", 1)
     )
     eps = float_arg(eps, "smooth_abs", "eps", 2)
     # Type promotion; the common case (a float array with Python numbers or
