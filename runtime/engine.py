@@ -348,6 +348,8 @@ class _GraphTask:
                 )
             # Taken off the list as delivered (a buffer then holds the only
             # reference to a fresh gradient; see InputBuffer::add below).
+            if type(outputs) is not list:  # a node of one's own may return a tuple
+                outputs = list(outputs)
             outputs.reverse()
             pairs = iter(edges)  # node, input_nr, node, ...: two at a time
             for child, slot in zip(pairs, pairs):

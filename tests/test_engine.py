@@ -900,3 +900,20 @@ def test_summed_gradients_never_mutate_an_array_seen_outside_the_engine() -> Non
     kept = y_grads[0].numpy().copy()
     (y * 1.0 + y).sum().backward()
     np.testing.assert_array_equal(y_grads[0].numpy(), kept)
+
+
+def test_a_node_returning_a_tuple_of_gradients_still_runs() -> None:
+    """The engine takes a node's gradients as any sequence, not only a list."""
+    x = yg.tensor(np.ones(2), requires_grad=True)
+    y = x * 2.0
+    node_class = type(y.grad_fn)
+
+    class TupleNode(node_class):  # type: ignore[valid-type, misc]
+        __slots__ = ()
+
+        def apply(self, grads: list, raw: bool = False) -> tuple:  # type: ignore[override]
+            return tuple(node_class.apply(self, grads, raw))
+
+    y.grad_fn.__class__ = TupleNode
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
