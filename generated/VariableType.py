@@ -36,6 +36,7 @@ from yamlgrad.runtime.variable_type_utils import (
     args_sizes_of,
     bool_arg,
     check_inplace,
+    check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
     dtype_of,
@@ -17213,6 +17214,9 @@ def native_batch_norm(
     training = bool_arg(training, "native_batch_norm", "training", 6)
     momentum = float_arg(momentum, "native_batch_norm", "momentum", 7)
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
+    if _grad_mode.enabled:
+        check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
+        check_no_requires_grad(running_var, "running_var", "native_batch_norm")
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(input, Tensor) and input._requires_grad)
@@ -18975,6 +18979,8 @@ def binary_cross_entropy(
         if type(reduction) is int
         else int_arg(reduction, "binary_cross_entropy", "reduction", 4)
     )
+    if _grad_mode.enabled:
+        check_no_requires_grad(weight, "weight", "binary_cross_entropy")
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -19088,6 +19094,11 @@ def binary_cross_entropy_with_logits(
         if type(reduction) is int
         else int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
     )
+    if _grad_mode.enabled:
+        check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
+        check_no_requires_grad(
+            pos_weight, "pos_weight", "binary_cross_entropy_with_logits"
+        )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -19211,6 +19222,8 @@ def nll_loss_forward(
         if type(ignore_index) is int
         else int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
     )
+    if _grad_mode.enabled:
+        check_no_requires_grad(weight, "weight", "nll_loss_forward")
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -19297,6 +19310,8 @@ def nll_loss2d_forward(
         if type(ignore_index) is int
         else int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
     )
+    if _grad_mode.enabled:
+        check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation

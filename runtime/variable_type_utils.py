@@ -405,6 +405,18 @@ CREATED_IN_NO_GRAD = "no_grad"
 CREATED_IN_INFERENCE = "inference_mode"
 
 
+def check_no_requires_grad(value: Any, name: str, op: str) -> None:
+    """PyTorch's check_no_requires_grad, for a tensor input the YAML gives no key:
+    in grad mode it may not require grad (a list input: none of its tensors)."""
+    values = value if isinstance(value, (list, tuple)) else (value,)
+    for v in values:
+        if isinstance(v, Tensor) and v._requires_grad:
+            raise RuntimeError(
+                f"The function '{op}' is not differentiable with respect to argument "
+                f"'{name}'. This input cannot have requires_grad True."
+            )
+
+
 def check_inplace(self: Tensor) -> None:
     """PyTorch's check_inplace, when an input of an in-place op requires grad."""
     if self.grad_fn is None and self._requires_grad:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yamlgrad as yg
@@ -41,3 +42,71 @@ def call(
 ) -> Any:
     """The generated function of this overload on the sample's arguments."""
     return wrapper(info)(**inplace_safe(info, build_args(kwargs, tensors, yg.tensor)))
+
+
+# -- calling an entry the way a user would ----------------------------------------
+
+
+def split_arguments(
+    info: DifferentiabilityInfo, values: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """Positional arguments in schema order, keywords after a gap or a `*`."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    gap = False
+    for argument in info.func.arguments:
+        if argument.name not in values:
+            gap = True
+            continue
+        if argument.kwarg_only or gap:
+            kwargs[argument.name] = values[argument.name]
+        else:
+            args.append(values[argument.name])
+    return args, kwargs
+
+
+def overload_name(info: DifferentiabilityInfo) -> str:
+    return info.func.overload or "default"
+
+
+def call_torch(
+    torch: ModuleType, info: DifferentiabilityInfo, values: dict, leaf_safe: bool = True
+) -> Any:
+    """The PyTorch call that reaches exactly this overload, as a user writes it.
+    `leaf_safe`: an in-place op gets `self * 1` for a leaf that requires grad."""
+    args, kwargs = split_arguments(
+        info, inplace_safe(info, values) if leaf_safe else values
+    )
+    name = info.func.name
+    if info.python_binding and hasattr(torch, name):
+        return getattr(torch, name)(*args, **kwargs)
+    if info.python_binding and hasattr(torch.Tensor, name):
+        return getattr(args[0], name)(*args[1:], **kwargs)
+    return getattr(getattr(torch.ops.aten, name), overload_name(info))(*args, **kwargs)
+
+
+def yamlgrad_routes(info: DifferentiabilityInfo) -> dict[str, Callable[..., Any]]:
+    """Every public way to reach this overload in yamlgrad, by route name."""
+    name = info.func.name
+    routes: dict[str, Callable[..., Any]] = {}
+    if info.python_binding and info.function:
+        routes["function"] = getattr(yg, name)
+    if info.python_binding and info.method:
+        routes["method"] = lambda *a, **k: getattr(a[0], name)(*a[1:], **k)
+    routes["ops"] = getattr(getattr(yg.ops, name), overload_name(info))
+    return routes
+
+
+def call_yamlgrad(
+    info: DifferentiabilityInfo,
+    values: dict,
+    route: str | None = None,
+    leaf_safe: bool = True,
+) -> yg.Tensor:
+    """The yamlgrad call a user would write (function, else method, else ops)."""
+    routes = yamlgrad_routes(info)
+    fn = routes[route] if route is not None else next(iter(routes.values()))
+    args, kwargs = split_arguments(
+        info, inplace_safe(info, values) if leaf_safe else values
+    )
+    return fn(*args, **kwargs)

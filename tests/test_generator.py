@@ -230,11 +230,11 @@ BAD_INPUTS = (
         ("formula for 'other', which is not a Tensor",),
     ),
     BadInput(
-        "tensor_input_without_formula",
-        mul_entry("grad * other", ""),
+        "no_tensor_input_has_a_formula",
+        f"- name: {MUL}\n  forward: np.multiply(self, other)\n",
         1,
         MUL,
-        ("'other' has no formula",),
+        ("no tensor input has a formula",),
     ),
     BadInput(
         "output_differentiability_of_a_single_return",
@@ -1270,3 +1270,18 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
         assert row.startswith(f"| `{info.func}` |")
         if info.op is not None:
             assert f"| {info.op}" in row
+
+
+def test_a_tensor_input_without_a_key_may_not_require_grad(tmp_path: Path) -> None:
+    """PyTorch's rule: no key is neither a formula nor `non_differentiable`; the
+    wrapper refuses the input when it requires grad (check_no_requires_grad)."""
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(mul_entry("grad * other", ""))
+    (info,) = load_derivatives(path)
+    assert info.no_requires_grad == ("other",)
+    assert info.non_differentiable == ()
+    assert [d.var_names for d in info.derivatives] == [("self",)]
+    real = {i.func.cpp_name: i for i in load_derivatives(REAL_YAML)}
+    assert real["binary_cross_entropy"].no_requires_grad == ("weight",)
+    assert real["native_batch_norm"].no_requires_grad == ("running_mean", "running_var")
+    assert real["mul_Tensor"].no_requires_grad == ()

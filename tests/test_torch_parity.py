@@ -25,11 +25,13 @@ from conftest import (
     DIFFERENTIABLE,
     INFOS,
     build_args,
+    call_torch,
+    call_yamlgrad,
     float_outputs,
-    inplace_safe,
     op_id,
     sample_inputs,
     slot_array,
+    yamlgrad_routes,
 )
 from yamlgrad.tools.model import DifferentiabilityInfo, Sample
 
@@ -66,64 +68,6 @@ TWICE_DIFFERENTIABLE = tuple(
 def _name_param(info: DifferentiabilityInfo) -> Any:
     """The entry as a test parameter, named after its overload."""
     return pytest.param(info, id=op_id(info))
-
-
-# -- calling an entry the way a user would ----------------------------------------
-
-
-def _split_arguments(
-    info: DifferentiabilityInfo, values: dict[str, Any]
-) -> tuple[list[Any], dict[str, Any]]:
-    """Positional arguments in schema order, keywords after a gap or a `*`."""
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    gap = False
-    for argument in info.func.arguments:
-        if argument.name not in values:
-            gap = True
-            continue
-        if argument.kwarg_only or gap:
-            kwargs[argument.name] = values[argument.name]
-        else:
-            args.append(values[argument.name])
-    return args, kwargs
-
-
-def _overload(info: DifferentiabilityInfo) -> str:
-    return info.func.overload or "default"
-
-
-def call_torch(torch: ModuleType, info: DifferentiabilityInfo, values: dict) -> Any:
-    """The PyTorch call that reaches exactly this overload, as a user writes it."""
-    args, kwargs = _split_arguments(info, inplace_safe(info, values))
-    name = info.func.name
-    if info.python_binding and hasattr(torch, name):
-        return getattr(torch, name)(*args, **kwargs)
-    if info.python_binding and hasattr(torch.Tensor, name):
-        return getattr(args[0], name)(*args[1:], **kwargs)
-    return getattr(getattr(torch.ops.aten, name), _overload(info))(*args, **kwargs)
-
-
-def yamlgrad_routes(info: DifferentiabilityInfo) -> dict[str, Callable[..., Any]]:
-    """Every public way to reach this overload in yamlgrad, by route name."""
-    name = info.func.name
-    routes: dict[str, Callable[..., Any]] = {}
-    if info.python_binding and info.function:
-        routes["function"] = getattr(yg, name)
-    if info.python_binding and info.method:
-        routes["method"] = lambda *a, **k: getattr(a[0], name)(*a[1:], **k)
-    routes["ops"] = getattr(getattr(yg.ops, name), _overload(info))
-    return routes
-
-
-def call_yamlgrad(
-    info: DifferentiabilityInfo, values: dict, route: str | None = None
-) -> yg.Tensor:
-    """The yamlgrad call a user would write (function, else method, else ops)."""
-    routes = yamlgrad_routes(info)
-    fn = routes[route] if route is not None else next(iter(routes.values()))
-    args, kwargs = _split_arguments(info, inplace_safe(info, values))
-    return fn(*args, **kwargs)
 
 
 class Case:
@@ -728,3 +672,36 @@ def test_number_to_the_power_of_a_tensor_at_edge_bases(base: float) -> None:
     out.backward(yg.tensor(cotangent))
     ref.backward(torch.tensor(cotangent))
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=RTOL)
+
+
+# -- inputs PyTorch gives no key: refused when they require grad ---------------------
+
+NO_KEY = tuple(i for i in INFOS if i.no_requires_grad)
+
+
+@pytest.mark.parametrize("info", NO_KEY, ids=op_id)
+def test_an_input_without_a_key_is_refused_as_torch_refuses_it(
+    info: DifferentiabilityInfo,
+) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    checked = []
+    for sample in info.samples:
+        kwargs, _ = sample_inputs(info, sample, rng, np.float64)
+        for name in info.no_requires_grad:
+            if not isinstance(kwargs.get(name), np.ndarray):
+                continue
+            ours = build_args(kwargs, {}, yg.tensor)
+            theirs = build_args(kwargs, {}, torch.tensor)
+            ours[name] = yg.tensor(kwargs[name], requires_grad=True)
+            theirs[name] = torch.tensor(kwargs[name], requires_grad=True)
+            with pytest.raises(RuntimeError) as want:
+                call_torch(torch, info, theirs)
+            with pytest.raises(RuntimeError) as got:
+                call_yamlgrad(info, ours)
+            assert str(got.value) == str(want.value)
+            with yg.no_grad(), torch.no_grad():  # only in grad mode, as in torch
+                call_yamlgrad(info, ours)
+                call_torch(torch, info, theirs)
+            checked.append(name)
+    assert set(checked) == set(info.no_requires_grad), info.loc

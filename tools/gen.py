@@ -103,6 +103,8 @@ def render(
             utils.add("promote_operands")
         if info.inplace:
             utils.update({"check_inplace", "write_inplace", "rebase_history"})
+        if info.no_requires_grad:
+            utils.add("check_no_requires_grad")
         if info.saves_original_self:
             utils.add("original_value")
         if info.is_view:

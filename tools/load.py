@@ -53,6 +53,7 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
     | {"set_history_outputs", "tuple", "list"}
     | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
+    | {"check_no_requires_grad"}
     | {"original_value", "make_view", "original_self"}
     | {"kernel_error", "kernel_failure", "check_arguments"}
     | {"next_edge", "record_anomaly"}
@@ -394,10 +395,11 @@ def _load_entry(
             raise GenError(loc("composite"), op_text, message)
         forward = ""
     else:
-        for a in tensor_inputs.values():
-            if a.name not in covered:
-                message = f"tensor input {a.name!r} has no formula; give one or '{NON_DIFFERENTIABLE}'"
-                raise GenError(entry_loc, op_text, message)
+        if not covered:
+            message = (
+                f"no tensor input has a formula; give one or '{NON_DIFFERENTIABLE}'"
+            )
+            raise GenError(entry_loc, op_text, message)
         if "forward" not in entry:
             raise GenError(entry_loc, op_text, "missing 'forward'")
         try:
@@ -453,6 +455,13 @@ def _load_entry(
         )
         raise GenError(entry_loc, op_text, message)
     non_differentiable = [k.strip() for k in non_differentiable]
+    # PyTorch's rule: a tensor input with no key at all is not differentiable and
+    # may not require grad (check_no_requires_grad), except one named `output`.
+    no_requires_grad = tuple(
+        n
+        for n in tensor_inputs
+        if composite is None and n not in covered and n != "output"
+    )
 
     op = None
     if derivatives:
@@ -496,6 +505,7 @@ def _load_entry(
         composite=composite,
         derivatives=tuple(derivatives),
         non_differentiable=tuple(non_differentiable),
+        no_requires_grad=no_requires_grad,
         op=op,
         method="method" in variants,
         function="function" in variants,

@@ -480,6 +480,9 @@ class DifferentiabilityInfo:
     # A tuple return's outputs that get the node as their grad_fn (PyTorch's
     # output_differentiability); None: every floating one.
     output_differentiability: tuple[bool, ...] | None = None
+    # Tensor inputs with no key: refused when they require grad (PyTorch's
+    # check_no_requires_grad), in grad mode.
+    no_requires_grad: tuple[str, ...] = ()
 
     @property
     def differentiable_inputs(self) -> tuple[Argument, ...]:
