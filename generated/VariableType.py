@@ -2922,25 +2922,6 @@ def lerp_Scalar(
         if type(weight) is int or type(weight) is float
         else scalar_arg(weight, "lerp", "weight", 3)
     )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(end_data) is float
-            or type(end_data) is int
-            or type(end_data) is np.ndarray
-            and end_data.dtype == self_data.dtype
-        )
-        and (
-            type(weight) is float
-            or type(weight) is int
-            or type(weight) is np.ndarray
-            and weight.dtype == self_data.dtype
-        )
-    ):
-        self_data, end_data, weight = promote_operands(self_data, end_data, weight)
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -3012,27 +2993,6 @@ def lerp_Tensor(
         if type(weight) is Tensor
         else tensor_arg(weight, "lerp", "weight", 3)
     )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(end_data) is float
-            or type(end_data) is int
-            or type(end_data) is np.ndarray
-            and end_data.dtype == self_data.dtype
-        )
-        and (
-            type(weight_data) is float
-            or type(weight_data) is int
-            or type(weight_data) is np.ndarray
-            and weight_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, end_data, weight_data = promote_operands(
-            self_data, end_data, weight_data
-        )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -8881,7 +8841,7 @@ def mm(
 ) -> Tensor:
     """`mm(Tensor self, Tensor mat2) -> Tensor`
 
-    forward: np.matmul(self, mat2)
+    forward: mm_kernel(self, mat2)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mm", "input", 1)
@@ -8929,7 +8889,7 @@ def mm(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = np.matmul(self_data, mat2_data)
+        result_data = kernels.mm_kernel(self_data, mat2_data)
     except ValueError as kernel_failure:
         raise kernel_error("mm", kernel_failure, self=self_data, mat2=mat2_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -8980,7 +8940,7 @@ def dot(
 ) -> Tensor:
     """`dot(Tensor self, Tensor tensor) -> Tensor`
 
-    forward: np.dot(self, tensor)
+    forward: dot_kernel(self, tensor)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "dot", "input", 1)
@@ -9030,7 +8990,7 @@ def dot(
         else:
             grad_fn._raw_saved_tensor = None
     try:
-        result_data = np.dot(self_data, tensor_data)
+        result_data = kernels.dot_kernel(self_data, tensor_data)
     except ValueError as kernel_failure:
         raise kernel_error("dot", kernel_failure, self=self_data, tensor=tensor_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9060,7 +9020,7 @@ def mv(
 ) -> Tensor:
     """`mv(Tensor self, Tensor vec) -> Tensor`
 
-    forward: np.matmul(self, vec)
+    forward: mv_kernel(self, vec)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mv", "input", 1)
@@ -9106,7 +9066,7 @@ def mv(
         else:
             grad_fn._raw_saved_vec = None
     try:
-        result_data = np.matmul(self_data, vec_data)
+        result_data = kernels.mv_kernel(self_data, vec_data)
     except ValueError as kernel_failure:
         raise kernel_error("mv", kernel_failure, self=self_data, vec=vec_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9136,7 +9096,7 @@ def bmm(
 ) -> Tensor:
     """`bmm(Tensor self, Tensor mat2) -> Tensor`
 
-    forward: np.matmul(self, mat2)
+    forward: bmm_kernel(self, mat2)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "bmm", "input", 1)
@@ -9184,7 +9144,7 @@ def bmm(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = np.matmul(self_data, mat2_data)
+        result_data = kernels.bmm_kernel(self_data, mat2_data)
     except ValueError as kernel_failure:
         raise kernel_error("bmm", kernel_failure, self=self_data, mat2=mat2_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9239,7 +9199,7 @@ def addmm(
 ) -> Tensor:
     """`addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
 
-    forward: addmm(self, mat1, mat2, beta, alpha)
+    forward: addmm_kernel(self, mat1, mat2, beta, alpha)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "addmm", "input", 1)
@@ -9311,7 +9271,7 @@ def addmm(
         else:
             grad_fn._raw_saved_mat2 = None
     try:
-        result_data = kernels.addmm(self_data, mat1_data, mat2_data, beta, alpha)
+        result_data = kernels.addmm_kernel(self_data, mat1_data, mat2_data, beta, alpha)
     except ValueError as kernel_failure:
         raise kernel_error(
             "addmm",
@@ -9353,7 +9313,7 @@ def baddbmm(
 ) -> Tensor:
     """`baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
 
-    forward: addmm(self, batch1, batch2, beta, alpha)
+    forward: baddbmm_kernel(self, batch1, batch2, beta, alpha)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "input", 1)
@@ -9429,7 +9389,9 @@ def baddbmm(
             grad_fn._raw_saved_batch2 = None
         grad_fn._saved_beta = beta
     try:
-        result_data = kernels.addmm(self_data, batch1_data, batch2_data, beta, alpha)
+        result_data = kernels.baddbmm_kernel(
+            self_data, batch1_data, batch2_data, beta, alpha
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "baddbmm",
@@ -14711,25 +14673,6 @@ def lerp__Scalar(
         if type(weight) is int or type(weight) is float
         else scalar_arg(weight, "lerp_", "weight", 3)
     )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(end_data) is float
-            or type(end_data) is int
-            or type(end_data) is np.ndarray
-            and end_data.dtype == self_data.dtype
-        )
-        and (
-            type(weight) is float
-            or type(weight) is int
-            or type(weight) is np.ndarray
-            and weight.dtype == self_data.dtype
-        )
-    ):
-        self_data, end_data, weight = promote_operands(self_data, end_data, weight)
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)
@@ -14787,27 +14730,6 @@ def lerp__Tensor(
         if type(weight) is Tensor
         else tensor_arg(weight, "lerp_", "weight", 3)
     )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(end_data) is float
-            or type(end_data) is int
-            or type(end_data) is np.ndarray
-            and end_data.dtype == self_data.dtype
-        )
-        and (
-            type(weight_data) is float
-            or type(weight_data) is int
-            or type(weight_data) is np.ndarray
-            and weight_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, end_data, weight_data = promote_operands(
-            self_data, end_data, weight_data
-        )
     grad_fn = None
     if _grad_mode.enabled and (
         (isinstance(self, Tensor) and self._requires_grad)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Any
+
+import numpy as np
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -132,6 +135,19 @@ _SCALAR_TYPE_NAMES = {
     "uint8": "Byte",
     "bool": "Bool",
 }
+
+
+def scalar_type_name(dtype: Any) -> str:
+    """PyTorch's ScalarType name of a numpy dtype: Float, Double, Long, ..."""
+    name = np.dtype(dtype).name
+    return _SCALAR_TYPE_NAMES.get(name, name)
+
+
+def type_meta_name(dtype: Any) -> str:
+    """PyTorch's C++ type name of a numpy dtype, as its TypeMeta prints it:
+    float, double, long int, ..."""
+    name = np.dtype(dtype).name
+    return _TYPE_META_NAMES.get(name, name)
 
 
 def assigned_grad_dtype(grad_dtype: str, dtype: str) -> str:

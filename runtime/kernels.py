@@ -11,10 +11,18 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.errors import scalar_type_name as _st
+from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.kernel_errors import KernelValueError
 
 __all__ = [
     "sum_reduce",
+    "mm_kernel",
+    "bmm_kernel",
+    "dot_kernel",
+    "mv_kernel",
+    "addmm_kernel",
+    "baddbmm_kernel",
     "linalg_inv_ex",
     "index_add",
     "diagonal_view",
@@ -331,7 +339,19 @@ def clamp(x: Any, low: Any, high: Any) -> Any:
 
 def lerp(start: Any, end: Any, weight: Any) -> Any:
     """start + weight * (end - start), in PyTorch's two forms: from `start` for
-    |weight| < 0.5 and from `end` otherwise, so that weight 1 gives exactly end."""
+    |weight| < 0.5 and from `end` otherwise, so that weight 1 gives exactly end.
+    No promotion: `end` and a tensor `weight` must have `start`'s dtype (a 0-d
+    weight binds as a Scalar, as in PyTorch)."""
+    dtype = np.result_type(start)
+    for name, value in (("end", end), ("weight", weight)):
+        if type(value) is np.ndarray and value.dtype != dtype:
+            if name == "weight" and value.ndim == 0:
+                weight = value.astype(dtype)
+                continue
+            raise RuntimeError(
+                f"expected dtype {_tm(dtype)} for `{name}` but got dtype "
+                f"{_tm(value.dtype)}"
+            )
     diff = np.subtract(end, start)
     small = np.abs(weight) < 0.5
     return np.where(small, start + weight * diff, end - diff * np.subtract(1, weight))
@@ -477,6 +497,66 @@ def argmax(x: Any, dim: int | None, keepdim: bool) -> Any:
 
 def argmin(x: Any, dim: int | None, keepdim: bool) -> Any:
     return _arg_reduction(np.argmin, x, dim, keepdim)
+
+
+# -- PyTorch's same-dtype checks of its matrix, convolution and loss kernels ---------
+# (element-wise ops promote; these refuse operands of two dtypes, each with its
+# own message).
+
+
+def mm_kernel(a: Any, b: Any) -> Any:
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_tm(a.dtype)} != {_tm(b.dtype)}"
+        )
+    return np.matmul(a, b)
+
+
+def bmm_kernel(a: Any, b: Any) -> Any:
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
+    return np.matmul(a, b)
+
+
+def dot_kernel(a: Any, b: Any) -> Any:
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{_st(a.dtype)} and {_st(b.dtype)}"
+        )
+    return np.dot(a, b)
+
+
+def mv_kernel(mat: Any, vec: Any) -> Any:
+    if mat.dtype != vec.dtype:
+        v, m = _st(vec.dtype), _st(mat.dtype)
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {v}, {m}, and {v}"
+        )
+    return np.matmul(mat, vec)
+
+
+def addmm_kernel(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
+    for name, a in (("self", x), ("mat1", mat1)):
+        if np.result_type(a) != mat2.dtype:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got "
+                f"{_st(np.result_type(a))} and {_st(mat2.dtype)}"
+            )
+    return addmm(x, mat1, mat2, beta, alpha)
+
+
+def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
+    dtype = np.result_type(x)
+    if b1.dtype != dtype:
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {_tm(dtype)}, batch1: "
+            f"{_tm(b1.dtype)}, batch2: {_tm(b2.dtype)}"
+        )
+    if b2.dtype != dtype:
+        raise RuntimeError(f"expected scalar type {_st(dtype)} but found {_st(b2.dtype)}")
+    return addmm(x, b1, b2, beta, alpha)
 
 
 def addmm(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
@@ -740,6 +820,8 @@ def gather(x: Any, dim: int, index: Any) -> Any:
 
 def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` (a tensor or a number) written at `index` along `dim`."""
+    if type(src) is np.ndarray and src.dtype != np.result_type(x):
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     out = np.array(x, copy=True)
     index = _index_arg(index, "scatter")
     positions = _scatter_positions(index, _dim(dim, out.ndim, "scatter"))
@@ -749,6 +831,8 @@ def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
 
 def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` added at `index` along `dim` (duplicates add up)."""
+    if type(src) is np.ndarray and src.dtype != np.result_type(x):
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     out = np.array(x, copy=True)
     index = _index_arg(index, "scatter_add")
     positions = _scatter_positions(index, _dim(dim, out.ndim, "scatter_add"))
@@ -1090,6 +1174,11 @@ def convolution_kernel(
 ) -> np.ndarray:
     """at::convolution: N-d cross-correlation, or its transpose, with groups."""
     input, weight = np.asarray(input), np.asarray(weight)
+    if bias is not None and np.result_type(bias) != input.dtype:
+        raise RuntimeError(
+            f"Input type ({_tm(input.dtype)}) and bias type "
+            f"({_tm(np.result_type(bias))}) should be the same"
+        )
     spatial = max(weight.ndim - 2, 1)
     stride = expand_param(stride, spatial)
     padding = expand_param(padding, spatial)
@@ -1106,6 +1195,10 @@ def convolution_kernel(
         output_padding,
         groups,
     )
+    if weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_st(input.dtype)} but found {_st(weight.dtype)}"
+        )
     if transposed:
         result = _conv_transpose_forward(
             input, weight, stride, padding, dilation, output_padding, groups
@@ -1587,6 +1680,10 @@ def binary_cross_entropy_kernel(
     x: Any, target: Any, weight: Any, reduction: int
 ) -> Any:
     """-w * (t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100."""
+    if np.result_type(target) != x.dtype:
+        raise RuntimeError(
+            f"Found dtype {_st(np.result_type(target))} but expected {_st(x.dtype)}"
+        )
     if np.any((x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore"):
@@ -1621,6 +1718,8 @@ def nll_loss_positions(
     n_classes = x.shape[0] if x.ndim == 1 else x.shape[1]
     moved = x if x.ndim == 1 else np.moveaxis(x, 1, -1)
     target = np.asarray(target)
+    if x.ndim == 1:  # one target, given 0-d or as [t]
+        target = target.reshape(())
     keep = target != ignore_index
     bad = keep & ((target < 0) | (target >= n_classes))
     if np.any(bad):
@@ -1636,6 +1735,26 @@ def nll_loss_kernel(
     """nll_loss_forward: (-w[t] * x[..., t, ...] reduced, the total weight)."""
     if x.ndim not in (1, 2):
         raise RuntimeError("input tensor should be 1D or 2D")
+    t = np.shape(target)
+    if len(t) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if x.ndim == 1 and len(t) == 1 and t[0] != 1:
+        raise KernelValueError(
+            f"For 1D input, 1D target must have size 1, but got target size: {t[0]}"
+        )
+    if x.ndim == 2 and not t:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if x.ndim == 2 and x.shape[0] != t[0]:
+        raise RuntimeError(
+            f"size mismatch (got input: {_sizes(x.shape)}, target: {_sizes(t)})"
+        )
+    n_classes = x.shape[-1]
+    _check_nll_weight_dtype(x, weight)
+    if weight is not None and (np.ndim(weight) != 1 or np.size(weight) != n_classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or "
+            f"no classes but got weight tensor of shape: {_sizes(np.shape(weight))}"
+        )
     return _nll_loss(x, target, weight, reduction, ignore_index)
 
 
@@ -1653,7 +1772,22 @@ def nll_loss2d_kernel(
             "only batches of spatial inputs supported (4D tensors), but got input "
             f"of dimension: {x.ndim}"
         )
+    _check_nll_weight_dtype(x, weight)
+    if weight is not None and np.size(weight) != x.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    t = np.shape(target)
+    if (x.shape[0], x.shape[2], x.shape[3]) != t:
+        raise RuntimeError(
+            f"size mismatch (got input: {_sizes(x.shape)} , target: {_sizes(t)}"
+        )
     return _nll_loss(x, target, weight, reduction, ignore_index)
+
+
+def _check_nll_weight_dtype(x: Any, weight: Any) -> None:
+    if weight is not None and np.result_type(weight) != x.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_st(x.dtype)} but found {_st(np.result_type(weight))}"
+        )
 
 
 def _nll_loss(
@@ -1664,8 +1798,10 @@ def _nll_loss(
     picked = np.take_along_axis(moved, safe[..., None], axis=-1)[..., 0]
     losses = -w * picked
     total_weight = np.asarray(np.sum(w), dtype=x.dtype)
-    if reduction == 0:
+    if reduction == 0 and x.ndim > 1:
         return losses.astype(x.dtype, copy=False), np.zeros((), dtype=x.dtype)
+    if reduction == 0:  # one unbatched target: its loss, and its weight
+        return np.asarray(losses, dtype=x.dtype), total_weight
     total = np.sum(losses)
     if reduction == 1:
         with np.errstate(invalid="ignore"):  # 0 / 0: every target ignored, as nan

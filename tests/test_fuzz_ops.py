@@ -65,6 +65,12 @@ LEFT_OUT = {
     # records none (pinned in tests/test_torch_parity.py).
     "floor_divide": "NotImplemented node in PyTorch",
 }
+# Errors of PyTorch's own kernels that yamlgrad has no reason to copy: where torch
+# raises one of these and yamlgrad computes, finite differences are the judge.
+TORCH_ONLY_ERRORS = (
+    # nll_loss2d's backward on a non-contiguous input
+    "grad_input must be contiguous",
+)
 # Ops whose backward PyTorch cannot differentiate: no second order against torch.
 NO_DOUBLE_BACKWARD_IN_TORCH = ("hardsigmoid", "hardsigmoid_")
 
@@ -387,6 +393,10 @@ class Run:
         self.errors.append(None)
         self.values.extend(outs)
 
+    def raised(self) -> frozenset[int]:
+        """The steps that raised."""
+        return frozenset(k for k, e in enumerate(self.errors) if e is not None)
+
     def float_values(self) -> list[Any]:
         """Every distinct float value (an in-place step returns its input)."""
         seen: dict[int, Any] = {}
@@ -535,6 +545,10 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
     )
     grads, error = _grads(ours, loss, create_graph)
     ref_grads, ref_error = _grads(theirs, ref_loss, create_graph)
+    if error is None and any(m in str(ref_error) for m in TORCH_ONLY_ERRORS):
+        STATS["torch-only errors"] += 1
+        check_finite_differences(program, _arrays(grads), ours.raised(), text)
+        return
     _same_errors(error, ref_error, f"backward\n{text}")
     if error is not None:
         STATS["backward errors compared"] += 1
@@ -562,9 +576,7 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
                     zip(_arrays(second[0]), _arrays(ref_second[0]))
                 ):
                     _same_arrays(g, h, f"second-order gradient of leaf {k}\n{text}")
-    if all(a.dtype == np.float64 for a in program.leaves):
-        raised = frozenset(k for k, e in enumerate(ours.errors) if e is not None)
-        check_finite_differences(program, _arrays(grads), raised, text)
+    check_finite_differences(program, _arrays(grads), ours.raised(), text)
 
 
 def _loss_at(
@@ -584,6 +596,8 @@ def check_finite_differences(
 ) -> None:
     """Central differences of the loss, element by element, at two step sizes:
     where they agree the loss is smooth there and the gradient must match them."""
+    if not all(a.dtype == np.float64 for a in program.leaves):
+        return
     base = _loss_at(program, program.leaves, skip)
     if not np.isfinite(base):
         return

@@ -686,3 +686,44 @@ def test_every_target_ignored_gives_nan_loss_and_zero_gradients_as_torch() -> No
     (ours, our_grad), (theirs, their_grad) = results
     assert np.isnan(ours) and np.isnan(theirs)
     np.testing.assert_array_equal(our_grad, their_grad)
+
+
+# nll_loss_forward's shape checks and its unbatched case, against torch's: (input
+# shape, target, weight). Found by tests/test_fuzz_ops.py.
+NLL_SHAPES = [
+    ((0, 4), [0, 3, 1], None),
+    ((3, 4), [[0, 1]] * 3, None),
+    ((3, 4), [0, 1, 2], np.ones(3)),
+    ((3, 4), [0, 1, 2], np.ones((4, 1))),
+    ((3, 4), 1, None),
+    ((4,), [1], None),
+    ((4,), [1, 2, 0], None),
+    ((4,), [], None),
+    ((4,), 1, np.arange(4.0)),
+    ((), 1, None),
+]
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("shape, target, weight", NLL_SHAPES)
+def test_nll_loss_forward_checks_shapes_as_torch(
+    shape: tuple, target: Any, weight: Any, reduction: int
+) -> None:
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    t = np.array(target, dtype=np.int64)
+
+    def run(lib: Any, op: Any) -> Any:
+        w = None if weight is None else lib.tensor(weight)
+        return op(lib.tensor(x), lib.tensor(t), w, reduction, -100)
+
+    try:
+        want = run(torch, torch.ops.aten.nll_loss_forward)
+    except Exception as error:
+        with pytest.raises(type(error)) as got:
+            run(yg, yg.ops.nll_loss_forward.default)
+        assert str(got.value) == str(error)
+        return
+    got = run(yg, yg.ops.nll_loss_forward.default)
+    for o, r in zip(got, want):
+        assert o.shape == tuple(r.shape)
+        np.testing.assert_allclose(o.numpy(), r.numpy())

@@ -1,0 +1,81 @@
+"""Operands of two float dtypes: element-wise ops promote, but PyTorch's matrix,
+convolution, lerp, scatter and loss kernels refuse them, each with its own
+message. Every combination of float32/float64 operands is run in both libraries:
+the same result dtype, or the same error text. (Found by tests/test_fuzz_ops.py.)"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+import yamlgrad.nn.functional as YF
+
+torch = pytest.importorskip("torch")
+
+# name -> call of (lib, functional module, operand makers); each maker gives a
+# ones tensor of the given shape in its dtype.
+CALLS: dict[str, Callable[..., Any]] = {
+    "mm": lambda lib, F, a, b: lib.mm(a(3, 4), b(4, 2)),
+    "mm_empty": lambda lib, F, a, b: lib.mm(a(3, 0), b(0, 2)),
+    "matmul": lambda lib, F, a, b: lib.matmul(a(3, 4), b(4, 2)),
+    "matmul_1d": lambda lib, F, a, b: lib.matmul(a(4), b(4)),
+    "matmul_3d_2d": lambda lib, F, a, b: lib.matmul(a(2, 3, 4), b(4, 2)),
+    "dot": lambda lib, F, a, b: lib.dot(a(4), b(4)),
+    "mv": lambda lib, F, a, b: lib.mv(a(3, 4), b(4)),
+    "bmm": lambda lib, F, a, b: lib.bmm(a(2, 3, 4), b(2, 4, 2)),
+    "outer": lambda lib, F, a, b: lib.outer(a(3), b(4)),
+    "addmm": lambda lib, F, a, b, c: lib.addmm(a(3, 2), b(3, 4), c(4, 2)),
+    "baddbmm": lambda lib, F, a, b, c: lib.baddbmm(a(2, 3, 2), b(2, 3, 4), c(2, 4, 2)),
+    "linear": lambda lib, F, a, b: F.linear(a(3, 4), b(2, 4)),
+    "linear_bias": lambda lib, F, a, b, c: F.linear(a(3, 4), b(2, 4), c(2)),
+    "conv2d": lambda lib, F, a, b, c: F.conv2d(a(1, 2, 4, 4), b(3, 2, 2, 2), c(3)),
+    "lerp": lambda lib, F, a, b, c: lib.lerp(a(3), b(3), c(3)),
+    "lerp_scalar": lambda lib, F, a, b: lib.lerp(a(3), b(3), 0.25),
+    "lerp_0d_weight": lambda lib, F, a, b: lib.lerp(a(3), a(3), b(())),
+    "scatter": lambda lib, F, a, b: a(3).scatter(0, lib.tensor([0]), b(1)),
+    "scatter_add": lambda lib, F, a, b: a(3).scatter_add(0, lib.tensor([0]), b(1)),
+    "index_add": lambda lib, F, a, b: a(3).index_add(0, lib.tensor([0]), b(1)),
+    "bce": lambda lib, F, a, b, c: F.binary_cross_entropy(a(3) * 0.5, b(3) * 0.5, c(3)),
+    "nll_loss": lambda lib, F, a, b: F.nll_loss(a(2, 3), lib.tensor([0, 1]), b(3)),
+    "nll_loss2d": lambda lib, F, a, b: F.nll_loss(
+        a(2, 3, 2, 2), lib.zeros(2, 2, 2, dtype=lib.int64), b(3)
+    ),
+    "where": lambda lib, F, a, b: lib.where(lib.tensor([True, False]), a(2), b(2)),
+    "cat": lambda lib, F, a, b: lib.cat([a(2), b(2)]),
+}
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for name, call in CALLS.items():
+        n = call.__code__.co_argcount - 2
+        for combo in itertools.product(("float32", "float64"), repeat=n):
+            if len(set(combo)) > 1:
+                cases.append(pytest.param(name, combo, id=f"{name}-{'-'.join(combo)}"))
+    return cases
+
+
+def _run(lib: Any, F: Any, name: str, combo: tuple[str, ...]) -> Any:
+    makers = [
+        (lambda dt: lambda *s: lib.ones(*s, dtype=getattr(lib, dt)))(dt) for dt in combo
+    ]
+    return CALLS[name](lib, F, *makers)
+
+
+@pytest.mark.parametrize("name, combo", _cases())
+def test_two_float_dtypes_as_torch(name: str, combo: tuple[str, ...]) -> None:
+    try:
+        want = _run(torch, torch.nn.functional, name, combo)
+    except RuntimeError as error:
+        with pytest.raises(RuntimeError) as got:
+            _run(yg, YF, name, combo)
+        assert str(got.value) == str(error)
+        return
+    got = _run(yg, YF, name, combo)
+    assert str(got.dtype).rpartition(".")[2] == str(want.dtype).rpartition(".")[2]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
