@@ -9738,7 +9738,7 @@ def view_default(
 ) -> Tensor:
     """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
 
-    forward: np.reshape(self, view_shape(self, size))
+    forward: view_kernel(self, size)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "view", "input", 1)
@@ -9764,9 +9764,7 @@ def view_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(
-            np.reshape(self_data, kernels.view_shape(self_data, size))
-        )
+        result = Tensor._make(kernels.view_kernel(self_data, size))
     except ValueError as kernel_failure:
         raise kernel_error("view", kernel_failure, self=self_data, size=size)
     make_view(result, self)
@@ -9781,10 +9779,10 @@ def reshape_default(
 ) -> Tensor:
     """`reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
 
-    composite: view(self, shape)
+    composite: composites.reshape_by_strides(self, shape)
     """
     try:
-        return view(self, shape)
+        return composites.reshape_by_strides(self, shape)
     except (AttributeError, TypeError):
         check_arguments("reshape", (("input", "Tensor", 1, self),))
         raise
@@ -12289,7 +12287,7 @@ def clone(
 ) -> Tensor:
     """`clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
 
-    forward: np.array(self, copy=True)
+    forward: clone_kernel(self, memory_format)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "clone", "input", 1)
@@ -12316,7 +12314,7 @@ def clone(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result_data = np.array(self_data, copy=True)
+        result_data = kernels.clone_kernel(self_data, memory_format)
     except ValueError as kernel_failure:
         raise kernel_error(
             "clone", kernel_failure, self=self_data, memory_format=memory_format
@@ -12349,10 +12347,10 @@ def contiguous(
 ) -> Tensor:
     """`contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)`
 
-    composite: self
+    composite: composites.contiguous_by_strides(self)
     """
     try:
-        return self
+        return composites.contiguous_by_strides(self)
     except (AttributeError, TypeError):
         check_arguments("contiguous", (("input", "Tensor", 1, self),))
         raise
@@ -12470,7 +12468,7 @@ def _unsafe_view(
 ) -> Tensor:
     """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`
 
-    forward: np.reshape(self, view_shape(self, size))
+    forward: view_kernel(self, size)
     """
     self_data = (
         self._data
@@ -12498,7 +12496,7 @@ def _unsafe_view(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = np.reshape(self_data, kernels.view_shape(self_data, size))
+        result_data = kernels.view_kernel(self_data, size)
     except ValueError as kernel_failure:
         raise kernel_error("_unsafe_view", kernel_failure, self=self_data, size=size)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime import formulas
+from yamlgrad.runtime import formulas, kernels
 from yamlgrad.runtime.matmul import matmul_by_rank
 from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.variable_type_utils import int_list_arg
 
 __all__ = [
     "atleast_1d_each",
@@ -23,6 +24,8 @@ __all__ = [
     "matmul_by_rank",
     "linear_by_rank",
     "bilinear_via_ops",
+    "reshape_by_strides",
+    "contiguous_by_strides",
 ]
 
 
@@ -285,3 +288,21 @@ def bilinear_via_ops(
     out = ops.sum(ops.mul(left, ops.unsqueeze(x2, 1)), -1)
     out = ops.reshape(out, lead + (out_features,))
     return out if bias is None else ops.add(out, bias)
+
+
+def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
+    """PyTorch's reshape: a view when the strides allow one (ViewBackward0), else
+    a contiguous clone seen as `shape` (UnsafeViewBackward0 after CloneBackward0)."""
+    ops = formulas.ops
+    shape = int_list_arg(shape, "reshape", "shape", 2)
+    if kernels.viewable(self._data, shape):
+        return ops.view(self, shape)
+    return ops._unsafe_view(ops.clone(self, memory_format=0), shape)
+
+
+def contiguous_by_strides(self: Tensor) -> Any:
+    """PyTorch's contiguous: `self` when its memory is in row-major order, else a
+    row-major clone (CloneBackward0)."""
+    if self._data.flags.c_contiguous:
+        return self
+    return formulas.ops.clone(self, memory_format=0)

@@ -17,6 +17,8 @@ from yamlgrad.runtime.kernel_errors import KernelValueError
 
 __all__ = [
     "sum_reduce",
+    "view_kernel",
+    "clone_kernel",
     "mm_kernel",
     "bmm_kernel",
     "dot_kernel",
@@ -167,6 +169,53 @@ def view_shape(array: Any, size: tuple[int, ...]) -> tuple[int, ...]:
     if not fits:
         raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
     return size
+
+
+ERR_VIEW_STRIDES = (
+    "view size is not compatible with input tensor's size and stride (at least one "
+    "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+
+
+def viewable(x: Any, size: tuple[int, ...]) -> bool:
+    """Whether `x` can be seen as `size` without a copy (PyTorch's computeStride)."""
+    try:
+        np.reshape(np.asarray(x), view_shape(x, size), copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
+    """`view`: the same memory as `size`, or PyTorch's error when the strides
+    cannot express it."""
+    shape = view_shape(x, size)
+    try:
+        return np.reshape(np.asarray(x), shape, copy=False)
+    except ValueError:
+        raise RuntimeError(ERR_VIEW_STRIDES) from None
+
+
+def clone_kernel(x: Any, memory_format: int | None) -> Any:
+    """`clone`: a copy with the same strides (preserve_format, the default, for
+    a tensor whose elements fill its memory once), else row-major."""
+    keep = memory_format is None and _dense(x)
+    return np.array(x, copy=True, order="K" if keep else "C")
+
+
+def _dense(x: Any) -> bool:
+    """Non-overlapping and dense, in some order of the dims (a permuted tensor),
+    as PyTorch's preserve_format asks; an expanded or strided view is not."""
+    if type(x) is not np.ndarray:
+        return True
+    expected = x.itemsize
+    for stride, size in sorted(
+        (abs(st), n) for st, n in zip(x.strides, x.shape) if n != 1
+    ):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def sigmoid(x: Any) -> Any:

@@ -77,11 +77,11 @@ def _transposed(ops: Any, input: Tensor, other: Tensor) -> Tensor:
     """2-D @ N-D as PyTorch computes it: `(other.mT @ input.mT).mT`, the first
     product folded into one mm (CloneBackward0 over TransposeBackward0 on top)."""
     unsafe_view = ops.OVERLOADS["_unsafe_view"]["default"]
-    other_t = ops.clone(ops.transpose(other, -1, -2))
+    other_t = ops.clone(ops.transpose(other, -1, -2), memory_format=0)
     batch = tuple(other_t.shape[:-1])
     rows = unsafe_view(other_t, (-1, other_t.shape[-1]))
     product = unsafe_view(ops.mm(rows, ops.t(input)), batch + (input.shape[0],))
-    return ops.clone(ops.transpose(product, -1, -2))
+    return ops.clone(ops.transpose(product, -1, -2), memory_format=0)
 
 
 def _batched(ops: Any, input: Tensor, other: Tensor) -> Tensor:
