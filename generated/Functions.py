@@ -5937,18 +5937,18 @@ class MaskedFillBackward1(Node):
 class MaskedSelectBackward0(Node):
     """Backward of `masked_select(Tensor self, Tensor mask) -> Tensor`.
 
-    self: masked_select_backward(grad, self.shape, mask)
+    self: masked_select_backward(grad, self, mask)
     """
 
     __slots__ = (
         "_raw_saved_mask",
-        "_saved_self_sym_sizes",
+        "_raw_saved_self",
     )
 
     def __init__(self) -> None:
         super().__init__()
         self._raw_saved_mask: Any = None
-        self._saved_self_sym_sizes: Any = None
+        self._raw_saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5961,11 +5961,13 @@ class MaskedSelectBackward0(Node):
         _edges = self._next_edges
         _needed = task_state.should_execute
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             mask = self._raw_saved_mask
             if type(mask) is SavedVariable:  # else a Python number
                 mask = mask.unpack(self, raw)
-            grad_inputs[0] = masked_select_backward(grad, self_sym_sizes, mask)
+            grad_inputs[0] = masked_select_backward(grad, self_, mask)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -5973,6 +5975,10 @@ class MaskedSelectBackward0(Node):
             self._raw_saved_mask.reset_data()
         elif self._raw_saved_mask is not None:  # a Python number
             self._raw_saved_mask = RELEASED
+        if type(self._raw_saved_self) is SavedVariable:
+            self._raw_saved_self.reset_data()
+        elif self._raw_saved_self is not None:  # a Python number
+            self._raw_saved_self = RELEASED
 
 
 class RollBackward0(Node):

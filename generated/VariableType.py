@@ -10266,10 +10266,10 @@ def chunk(
 ) -> Any:
     """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
 
-    composite: split(self, -(-self.shape[dim] // chunks), dim)
+    composite: split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
     """
     try:
-        return split(self, -(-self.shape[dim] // chunks), dim)
+        return split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
     except (AttributeError, TypeError):
         check_arguments("chunk", (("input", "Tensor", 1, self),))
         raise
@@ -11052,7 +11052,12 @@ def squeeze__default(
         raise kernel_error("squeeze_", kernel_failure, self=self_data)
     result = self
     if grad_fn is not None:
-        rebase_history(result, grad_fn)
+        # An in-place view op changes only `self`'s shape: on a view it is
+        # PyTorch's set_history (no CopySlices), else rebase_history.
+        if self._base is None:
+            rebase_history(result, grad_fn)
+        else:
+            set_history(result, grad_fn)
     return result
 
 
@@ -11094,7 +11099,12 @@ def squeeze__dim(
         raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
     result = self
     if grad_fn is not None:
-        rebase_history(result, grad_fn)
+        # An in-place view op changes only `self`'s shape: on a view it is
+        # PyTorch's set_history (no CopySlices), else rebase_history.
+        if self._base is None:
+            rebase_history(result, grad_fn)
+        else:
+            set_history(result, grad_fn)
     return result
 
 
@@ -11136,7 +11146,12 @@ def squeeze__dims(
         raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
     result = self
     if grad_fn is not None:
-        rebase_history(result, grad_fn)
+        # An in-place view op changes only `self`'s shape: on a view it is
+        # PyTorch's set_history (no CopySlices), else rebase_history.
+        if self._base is None:
+            rebase_history(result, grad_fn)
+        else:
+            set_history(result, grad_fn)
     return result
 
 
@@ -11943,7 +11958,10 @@ def masked_select(
         grad_fn._raw_saved_mask = (
             SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
         )
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        # A Python number standing for a tensor is kept as it is.
+        grad_fn._raw_saved_self = (
+            SavedVariable(self, False) if isinstance(self, Tensor) else self
+        )
     try:
         result_data = kernels.masked_select(self_data, mask_data)
     except ValueError as kernel_failure:
@@ -12035,14 +12053,14 @@ def narrow(
 ) -> Tensor:
     """`narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
 
-    composite: slice_Tensor(self, dim, kernels.narrow_start(self.shape, dim, start), kernels.narrow_start(self.shape, dim, start) + length, 1)
+    composite: slice_Tensor(self, dim, kernels.narrow_start(self.shape, dim, start, length), kernels.narrow_start(self.shape, dim, start, length) + length, 1)
     """
     try:
         return slice_Tensor(
             self,
             dim,
-            kernels.narrow_start(self.shape, dim, start),
-            kernels.narrow_start(self.shape, dim, start) + length,
+            kernels.narrow_start(self.shape, dim, start, length),
+            kernels.narrow_start(self.shape, dim, start, length) + length,
             1,
         )
     except (AttributeError, TypeError):
@@ -12204,13 +12222,13 @@ def repeat_interleave_self_Tensor(
 ) -> Tensor:
     """`repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
 
-    composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(repeats))
+    composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(kernels.checked_repeats(repeats, self.shape, dim)))
     """
     try:
         return index_select(
             view(self, [-1]) if dim is None else self,
             0 if dim is None else dim,
-            repeat_interleave_Tensor(repeats),
+            repeat_interleave_Tensor(kernels.checked_repeats(repeats, self.shape, dim)),
         )
     except (AttributeError, TypeError):
         check_arguments(

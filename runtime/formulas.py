@@ -1013,11 +1013,11 @@ def index_select_backward(
     return _put_at(grad, sizes, _positions(sizes, key))
 
 
-def masked_select_backward(grad: Any, sizes: tuple[int, ...], mask: Any) -> Any:
+def masked_select_backward(grad: Any, self: Any, mask: Any) -> Any:
     """Zeros of the broadcast shape with `grad` where the mask is True (the engine
     then sums a broadcast input's gradient back to its shape)."""
     mask = np.asarray(_data(mask))
-    shape = kernels.broadcast_shape(tuple(sizes), mask.shape)
+    shape = kernels.broadcast_shape(tuple(np.shape(_data(self))), mask.shape)
     positions = np.flatnonzero(np.broadcast_to(mask, shape))
     return _put_at(grad, shape, positions)
 

@@ -18,6 +18,8 @@ from yamlgrad.runtime.kernel_errors import KernelValueError
 __all__ = [
     "sum_reduce",
     "view_kernel",
+    "chunk_size",
+    "checked_repeats",
     "clone_kernel",
     "mm_kernel",
     "bmm_kernel",
@@ -323,13 +325,20 @@ def min_dim(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
 
 def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
     """Views of `split_size` along `dim`; the last one may be smaller."""
-    if split_size <= 0:
+    if np.ndim(x) == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if split_size < 0:
         raise RuntimeError(
-            "split expects split_size be non-negative, but got split_size=0"
+            f"split expects split_size be non-negative, but got split_size={split_size}"
         )
     dim = _dim(dim, np.ndim(x), "split")
     size = np.shape(x)[dim]
-    starts = range(0, max(size, 1), split_size)
+    if split_size == 0 and size != 0:
+        raise RuntimeError(
+            "split_size can only be 0 if dimension size is 0, but got dimension size "
+            f"of {size}"
+        )
+    starts = range(0, max(size, 1), max(split_size, 1))
     return [x[_along(dim, slice(s, s + split_size))] for s in starts]
 
 
@@ -1018,10 +1027,56 @@ def index_tensor(x: Any, indices: list[Any]) -> Any:
     return np.array(x[_index_key(indices)], copy=True)
 
 
-def narrow_start(shape: tuple[int, ...], dim: int, start: int) -> int:
-    """`narrow`'s start, wrapped once when negative."""
+def narrow_start(shape: tuple[int, ...], dim: int, start: int, length: int) -> int:
+    """`narrow`'s start, wrapped once when negative, with PyTorch's checks."""
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     size = shape[_dim(dim, len(shape), "narrow")]
-    return start + size if start < 0 else start
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but "
+            f"got {start})"
+        )
+    start = start + size if start < 0 else start
+    if start > size - length:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
+    return start
+
+
+def checked_repeats(repeats: Any, shape: tuple[int, ...], dim: int | None) -> Any:
+    """repeat_interleave's `repeats`, after PyTorch's checks against the input."""
+    counts = repeats._data if hasattr(repeats, "_data") else np.asarray(repeats)
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    if dim is None:
+        size, where = math.prod(shape), 0
+    else:
+        size, where = shape[_dim(dim, len(shape), "repeat_interleave")], dim
+    if counts.ndim == 1 and counts.size != 1 and counts.size != size:
+        raise RuntimeError(
+            "repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {counts.size} and input.size({where}) = {size}"
+        )
+    if counts.size == 1 and (counts.ndim == 0 or size != 1):
+        # One count for every element (0-d, or [n]): expand it (no copy).
+        return repeats.reshape((1,)).expand((size,))
+    return repeats
+
+
+def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:
+    """`chunk`'s split size, ceil(size / chunks), with PyTorch's checks."""
+    if not shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = shape[_dim(dim, len(shape), "chunk")]
+    return -(-size // chunks)
 
 
 def interleave_dim(dim: int, ndim: int) -> int:
@@ -1287,12 +1342,29 @@ def pool2d_params(
     dilation = expand_param(dilation, 2)
     if np.ndim(x) not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    for k, p, d in zip(kernel, padding, dilation):
-        if p > (d * (k - 1) + 1) // 2:
+    # pooling_output_shape's checks, height then width (C++ division truncates)
+    for k, s, p, d in zip(kernel, stride, padding, dilation):
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > math.trunc((d * (k - 1) + 1) / 2):
             raise RuntimeError(
                 "pad should be at most half of effective kernel size, but got "
                 f"pad={p}, kernel_size={k} and dilation={d}"
             )
+        if s == 0:
+            raise RuntimeError("stride should not be zero")
+    # pool2d_shape_check's
+    for what, letter, (h, w) in (("kernel size", "k", kernel), ("stride", "d", stride)):
+        if h <= 0 or w <= 0:
+            raise RuntimeError(
+                f"{what} should be greater than zero, but got {letter}H: {h} "
+                f"{letter}W: {w}"
+            )
+    if min(dilation) <= 0:
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilationH: "
+            f"{dilation[0]} dilationW: {dilation[1]}"
+        )
     sizes = np.shape(x)[-2:]
     out = tuple(
         pool_output_size(n, k, s, p, d, ceil_mode)

@@ -393,3 +393,39 @@ def test_max_pool2d_ties_and_nans_pick_torchs_entry() -> None:
         np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
         compared += 1
     assert compared > 100
+
+
+# Pooling parameters torch refuses: (kernel_size, stride, padding, dilation).
+# Found by tests/test_fuzz_ops.py (a zero kernel size was a bare ZeroDivisionError).
+BAD_POOLS = [
+    ((0, 2), (), 0, 1),
+    ((0, 2), (1, 1), 0, 1),
+    ((2, 2), (0, 1), 0, 1),
+    ((2, 2), (-1, 1), 0, 1),
+    ((-1, 2), (1, 1), 0, 1),
+    ((2, 2), (1, 1), (0, 0), (0, 1)),
+    ((2, 2), (1, 1), (-1, 0), 1),
+    ((2, 2), (1, 1), (2, 0), 1),
+]
+
+
+@pytest.mark.parametrize(
+    "pool, kernel, stride, padding, dilation",
+    [("max", *p) for p in BAD_POOLS] + [("avg", *p) for p in BAD_POOLS if p[3] == 1],
+)
+def test_bad_pooling_parameters_raise_torchs_error(
+    pool: str, kernel: Any, stride: Any, padding: Any, dilation: Any
+) -> None:
+    def run(lib: Any, ops: Any) -> Any:
+        x = lib.ones(1, 1, 4, 4)
+        if pool == "max":
+            return ops.max_pool2d_with_indices.default(
+                x, kernel, stride, padding, dilation
+            )
+        return ops.avg_pool2d.default(x, kernel, stride, padding)
+
+    with pytest.raises(RuntimeError) as want:
+        run(torch, torch.ops.aten)
+    with pytest.raises(RuntimeError) as got:
+        run(yg, yg.ops)
+    assert str(got.value) == str(want.value)

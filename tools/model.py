@@ -448,6 +448,13 @@ class Sample:
         return kwargs
 
 
+# PyTorch's in-place view functions: their wrappers use set_history on a view.
+INPLACE_VIEW_OPS = frozenset(
+    {"squeeze_", "unsqueeze_", "transpose_", "t_", "swapdims_", "swapaxes_"}
+    | {"as_strided_", "detach_"}
+)
+
+
 @dataclass(frozen=True)
 class DifferentiabilityInfo:
     """One derivatives.yaml entry, checked and ready to render."""
@@ -495,6 +502,12 @@ class DifferentiabilityInfo:
         """The output aliases `self` (`Tensor(a)` on the return): a numpy view."""
         annotation = self.func.returns[0].type.annotation
         return annotation is not None and not annotation.endswith("!")
+
+    @property
+    def is_inplace_view(self) -> bool:
+        """An in-place op that only changes `self`'s metadata (PyTorch's in-place
+        view functions: squeeze_, unsqueeze_, transpose_, t_, ...)."""
+        return self.inplace and self.func.name in INPLACE_VIEW_OPS
 
     @property
     def saves_original_self(self) -> bool:

@@ -1,0 +1,116 @@
+"""Calls tests/test_fuzz_ops.py found yamlgrad answering differently from torch,
+each compared with torch directly: the same shapes, values and grad_fn names, or
+the same error text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(f: Callable[[Any], Any], lib: Any) -> Any:
+    """Shapes, values and grad_fn names of f(lib)'s outputs, or the error."""
+    try:
+        out = f(lib)
+    except (RuntimeError, IndexError, ValueError, TypeError) as error:
+        return (type(error).__name__, str(error))
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    return [
+        (
+            tuple(o.shape),
+            np.round(o.detach().numpy().astype(float), 12).tolist(),
+            type(o.grad_fn).__name__ if o.grad_fn is not None else None,
+        )
+        for o in outs
+    ]
+
+
+def _x(lib: Any, *shape: int) -> Any:
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    return lib.tensor(data, requires_grad=True) * 1
+
+
+CALLS: dict[str, Callable[[Any], Any]] = {
+    # repeat_interleave's checks, and a one-element or 0-d `repeats`
+    "repeat_interleave sizes": lambda lib: _x(lib, 3, 4).repeat_interleave(
+        lib.tensor([1, 2]), dim=0
+    ),
+    "repeat_interleave flat sizes": lambda lib: _x(lib, 3, 4).repeat_interleave(
+        lib.tensor([1, 2])
+    ),
+    "repeat_interleave 2-d repeats": lambda lib: _x(lib, 3, 4).repeat_interleave(
+        lib.tensor([[1, 2]]), dim=0
+    ),
+    "repeat_interleave negative": lambda lib: _x(lib, 3, 4).repeat_interleave(
+        lib.tensor([1, -2, 1]), dim=0
+    ),
+    "repeat_interleave [n]": lambda lib: _x(lib, 3, 4).repeat_interleave(
+        lib.tensor([2]), dim=0
+    ),
+    "repeat_interleave 0-d": lambda lib: _x(lib, 3, 4).repeat_interleave(
+        lib.tensor(2), dim=1
+    ),
+    "repeat_interleave empty": lambda lib: _x(lib, 0, 3).repeat_interleave(
+        lib.tensor([1, 2, 3]), dim=-2
+    ),
+    # split, chunk, narrow
+    "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
+    "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
+    "split negative": lambda lib: _x(lib, 5).split(-1),
+    "split 0-d": lambda lib: _x(lib).split(1),
+    "chunk 0-d": lambda lib: _x(lib).chunk(2),
+    "chunk 0 chunks": lambda lib: _x(lib, 5, 3).chunk(0),
+    "chunk bad dim": lambda lib: _x(lib, 5, 3).chunk(2, 5),
+    "narrow start too large": lambda lib: _x(lib, 5, 3).narrow(0, 6, 0),
+    "narrow start too small": lambda lib: _x(lib, 5, 3).narrow(0, -6, 1),
+    "narrow past the end": lambda lib: _x(lib, 5, 3).narrow(0, 2, 4),
+    "narrow negative length": lambda lib: _x(lib, 5, 3).narrow(0, 2, -1),
+    "narrow 0-d": lambda lib: _x(lib).narrow(0, 0, 0),
+    "narrow negative start": lambda lib: _x(lib, 5, 3).narrow(0, -2, 2),
+    # view needs compatible strides; reshape and contiguous copy when they must
+    "view of a transpose": lambda lib: _x(lib, 4, 3, 2).permute(2, 1, 0).view(6, 4),
+    "reshape of a transpose": lambda lib: _x(lib, 4, 3, 2)
+    .permute(2, 1, 0)
+    .reshape(6, 4),
+    "reshape of a contiguous tensor": lambda lib: _x(lib, 4, 3, 2).reshape(6, 4),
+    "contiguous of a transpose": lambda lib: _x(lib, 4, 3).t().contiguous(),
+    "contiguous of a contiguous tensor": lambda lib: _x(lib, 4, 3).contiguous(),
+    # an in-place view op on a view: set_history, no CopySlices
+    "squeeze_ of a view": lambda lib: _x(lib, 3, 1, 3)[1:].squeeze_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_call_answers_as_torch(name: str) -> None:
+    assert _outcome(CALLS[name], yg) == _outcome(CALLS[name], torch)
+
+
+@pytest.mark.parametrize("lib_name", ["yamlgrad", "torch"])
+def test_squeeze_of_a_view_backpropagates_into_the_base(lib_name: str) -> None:
+    lib = yg if lib_name == "yamlgrad" else torch
+    leaf = lib.tensor(np.ones((3, 1, 3)), requires_grad=True)
+    view = leaf.clone()[1:]
+    view.squeeze_()
+    (view * lib.tensor(np.arange(6.0).reshape(2, 3))).sum().backward()
+    want = np.concatenate([np.zeros((1, 3)), np.arange(6.0).reshape(2, 3)])
+    np.testing.assert_array_equal(leaf.grad.numpy().reshape(3, 3), want)
+
+
+def test_masked_select_saves_its_input_as_torch() -> None:
+    """Changing masked_select's input in place fails its backward, in both."""
+    messages = []
+    for lib in (yg, torch):
+        x = lib.tensor(np.ones((2, 3)), requires_grad=True) * 1
+        y = x.masked_select(lib.tensor(np.eye(2, 3, dtype=bool)))
+        x.mul_(2)
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        messages.append(str(error.value).split(":")[0])
+    assert messages[0] == messages[1]
