@@ -9174,10 +9174,10 @@ def outer(
 ) -> Tensor:
     """`outer(Tensor self, Tensor vec2) -> Tensor`
 
-    composite: mul(reshape(self, [-1, 1]), vec2)
+    composite: mul(reshape(self, kernels.outer_column(self.ndim, vec2.ndim)), vec2)
     """
     try:
-        return mul(reshape(self, [-1, 1]), vec2)
+        return mul(reshape(self, kernels.outer_column(self.ndim, vec2.ndim)), vec2)
     except (AttributeError, TypeError):
         check_arguments(
             "outer",

@@ -19,6 +19,7 @@ __all__ = [
     "sum_reduce",
     "view_kernel",
     "chunk_size",
+    "outer_column",
     "checked_repeats",
     "clone_kernel",
     "mm_kernel",
@@ -562,40 +563,125 @@ def argmin(x: Any, dim: int | None, keepdim: bool) -> Any:
 # own message).
 
 
+def _size_at(x: Any, d: int) -> int:
+    """x.size(d), with PyTorch's IndexError for a dim x does not have."""
+    n = np.ndim(x)
+    if n == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if not -n <= d < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
+            f"got {d})"
+        )
+    return int(np.shape(x)[d])
+
+
+def _check_expands(x: Any, target: tuple[int, ...]) -> None:
+    """`self` of addmm/baddbmm must expand to the product's shape."""
+    shape = list(np.shape(x))
+    if len(shape) > len(target):
+        raise RuntimeError(
+            f"expand(torch.{_st(np.result_type(x))}Tensor{{{_sizes(tuple(shape))}}}, "
+            f"size={list(target)}): the number of sizes provided ({len(target)}) must "
+            f"be greater or equal to the number of dimensions in the tensor "
+            f"({len(shape)})"
+        )
+    offset = len(target) - len(shape)
+    for i in range(len(shape) - 1, -1, -1):
+        want = target[i + offset]
+        if shape[i] != 1 and shape[i] != want:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing "
+                f"size ({shape[i]}) at non-singleton dimension {i + offset}.  Target "
+                f"sizes: {list(target)}.  Tensor sizes: {shape}"
+            )
+
+
+def _check_mm_shapes(a: Any, b: Any) -> None:
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} "
+            f"and {b.shape[0]}x{b.shape[1]})"
+        )
+
+
 def mm_kernel(a: Any, b: Any) -> Any:
+    if a.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if b.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
     if a.dtype != b.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{_tm(a.dtype)} != {_tm(b.dtype)}"
         )
+    _check_mm_shapes(a, b)
     return np.matmul(a, b)
 
 
 def bmm_kernel(a: Any, b: Any) -> Any:
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_batch2(a, b)
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
     return np.matmul(a, b)
 
 
+def _check_batch2(a: Any, b: Any) -> None:
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
+        )
+
+
 def dot_kernel(a: Any, b: Any) -> Any:
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"
+        )
     if a.dtype != b.dtype:
         raise RuntimeError(
             "dot : expected both vectors to have same dtype, but found "
             f"{_st(a.dtype)} and {_st(b.dtype)}"
         )
+    if a.size != b.size:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.size}] and src [{b.size}] "
+            f"to have the same number of elements, but got {a.size} and {b.size} "
+            "elements respectively"
+        )
     return np.dot(a, b)
 
 
 def mv_kernel(mat: Any, vec: Any) -> Any:
+    rows = _size_at(mat, 0)
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got 1, {mat.ndim}, {vec.ndim}"
+        )
     if mat.dtype != vec.dtype:
         v, m = _st(vec.dtype), _st(mat.dtype)
         raise RuntimeError(
             f"addmv input tensors must have the same dtype, but got {v}, {m}, and {v}"
         )
+    if mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({rows}), mat ({rows}x{mat.shape[1]}), vec "
+            f"({vec.shape[0]})"
+        )
     return np.matmul(mat, vec)
 
 
 def addmm_kernel(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any:
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    _check_mm_shapes(mat1, mat2)
+    _check_expands(x, (mat1.shape[0], mat2.shape[1]))
     for name, a in (("self", x), ("mat1", mat1)):
         if np.result_type(a) != mat2.dtype:
             raise RuntimeError(
@@ -606,6 +692,13 @@ def addmm_kernel(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any
 
 
 def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
+    target = (_size_at(b1, 0), _size_at(b1, 1), _size_at(b2, 2))
+    _check_expands(x, target)
+    if b1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_batch2(b1, b2)
     dtype = np.result_type(x)
     if b1.dtype != dtype:
         raise RuntimeError(
@@ -1067,6 +1160,14 @@ def checked_repeats(repeats: Any, shape: tuple[int, ...], dim: int | None) -> An
         # One count for every element (0-d, or [n]): expand it (no copy).
         return repeats.reshape((1,)).expand((size,))
     return repeats
+
+
+def outer_column(self_ndim: int, vec2_ndim: int) -> tuple[int, int]:
+    """`outer`'s column shape for `self` (-1, 1), after PyTorch's 1-D checks."""
+    for name, n in (("self", self_ndim), ("vec2", vec2_ndim)):
+        if n != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {n}-D")
+    return (-1, 1)
 
 
 def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:
