@@ -960,34 +960,111 @@ def _src_part(src: Any, index: Any) -> Any:
     return _as_1d(src)[tuple(slice(0, n) for n in index.shape)]
 
 
+def _nonempty(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """PyTorch's ensure_nonempty_dim/size: a 0-d tensor counts as shape (1,)."""
+    return shape if shape else (1,)
+
+
+def _check_index_bounds(index: Any, dim: int, size: int) -> None:
+    """Every index along `dim` in [0, size), else PyTorch's error for the first."""
+    bad = (index < 0) | (index >= size)
+    if np.any(bad):
+        value = int(index[bad].flat[0])
+        raise RuntimeError(
+            f"index {value} is out of bounds for dimension {dim} with size {size}"
+        )
+
+
+def _check_gather(x: Any, dim: int, index: Any) -> None:
+    """gather_shape_check, then the bounds of every index (nothing to check for
+    an empty index)."""
+    if np.size(index) == 0:
+        return
+    shape, ishape = _nonempty(np.shape(x)), _nonempty(np.shape(index))
+    if len(shape) != len(ishape):
+        raise RuntimeError(
+            "Index tensor must have the same number of dimensions as input tensor"
+        )
+    for d in range(len(shape)):
+        if d != dim and ishape[d] > shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index "
+                f"{_sizes(np.shape(index))} to be no larger than self "
+                f"{_sizes(np.shape(x))} apart from dimension {dim}"
+            )
+    _check_index_bounds(index, dim, shape[dim])
+
+
+def _check_scatter(x: Any, dim: int, index: Any, src: Any) -> None:
+    """scatter_shape_check (src only when it is a tensor), then the bounds."""
+    if np.size(index) == 0:
+        return
+    shape, ishape = _nonempty(np.shape(x)), _nonempty(np.shape(index))
+    if len(shape) != len(ishape):
+        raise RuntimeError(
+            "Index tensor must have the same number of dimensions as self tensor"
+        )
+    wrong = any(d != dim and ishape[d] > shape[d] for d in range(len(shape)))
+    tensor_src = type(src) is np.ndarray
+    if tensor_src:
+        if not wrong:
+            # ensure_nonempty_size(src, d): src.size(d), or 1 for a 0-d src
+            wrong = any(
+                ishape[d] > (_size_at(src, d) if np.ndim(src) else 1)
+                for d in range(len(shape))
+            )
+        if len(_nonempty(np.shape(src))) != len(ishape):
+            raise RuntimeError(
+                "Index tensor must have the same number of dimensions as src tensor"
+            )
+    if wrong:
+        extra = f" and to be no larger size than src {_sizes(np.shape(src))}"
+        raise RuntimeError(
+            f"Expected index {_sizes(np.shape(index))} to be no larger than self "
+            f"{_sizes(np.shape(x))} apart from dimension {dim}"
+            + (extra if tensor_src else "")
+        )
+    _check_index_bounds(index, dim, shape[dim])
+
+
 def gather(x: Any, dim: int, index: Any) -> Any:
     """out[i][j] = x[index[i][j]][j] for dim 0 (index may be smaller than x)."""
     x = np.asarray(x)
-    positions = _scatter_positions(
-        _index_arg(index, "gather"), _dim(dim, x.ndim, "gather")
-    )
-    return np.reshape(_as_1d(x)[positions], np.shape(index))
+    shape = np.shape(index)
+    index = _index_arg(index, "gather")
+    dim = _dim(dim, x.ndim, "gather")
+    _check_gather(x, dim, np.reshape(index, shape))
+    if index.size == 0:
+        return np.zeros(shape, dtype=x.dtype)
+    positions = _scatter_positions(index, dim)
+    return np.reshape(_as_1d(x)[positions], shape)
+
+
+def _scatter_setup(x: Any, dim: int, index: Any, src: Any, op: str) -> tuple:
+    """Checks of scatter and scatter_add; (a copy of x, the index, the positions)."""
+    if type(src) is np.ndarray and src.dtype != np.result_type(x):
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    out = np.array(x, copy=True)
+    raw = np.asarray(index)
+    index = _index_arg(index, op)
+    dim = _dim(dim, out.ndim, op)
+    _check_scatter(out, dim, raw, src)
+    return out, index, _scatter_positions(index, dim) if index.size else None
 
 
 def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` (a tensor or a number) written at `index` along `dim`."""
-    if type(src) is np.ndarray and src.dtype != np.result_type(x):
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    out = np.array(x, copy=True)
-    index = _index_arg(index, "scatter")
-    positions = _scatter_positions(index, _dim(dim, out.ndim, "scatter"))
-    _as_1d(out)[positions] = _src_part(src, index)
+    out, index, positions = _scatter_setup(x, dim, index, src, "scatter")
+    if index.size:  # an empty index writes nothing, whatever src is
+        _as_1d(out)[positions] = _src_part(src, index)
     return out
 
 
 def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
     """A copy of `x` with `src` added at `index` along `dim` (duplicates add up)."""
-    if type(src) is np.ndarray and src.dtype != np.result_type(x):
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    out = np.array(x, copy=True)
-    index = _index_arg(index, "scatter_add")
-    positions = _scatter_positions(index, _dim(dim, out.ndim, "scatter_add"))
-    np.add.at(_as_1d(out), positions, _src_part(src, index))
+    out, index, positions = _scatter_setup(x, dim, index, src, "scatter_add")
+    if index.size:
+        np.add.at(_as_1d(out), positions, _src_part(src, index))
     return out
 
 
