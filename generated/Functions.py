@@ -278,6 +278,8 @@ __all__ = [
     "CloneBackward0",
     "ConstantPadNdBackward0",
     "UnsafeViewBackward0",
+    "ReshapeAliasBackward0",
+    "AliasBackward0",
     "FillBackward0",
     "FillBackward1",
     "FillBackward2",
@@ -6126,6 +6128,60 @@ class UnsafeViewBackward0(Node):
         if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
             self_sym_sizes = self._saved_self_sym_sizes
             grad_inputs[0] = reshape(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class ReshapeAliasBackward0(Node):
+    """Backward of `_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`.
+
+    self: reshape(grad, self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_self_sym_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+            self_sym_sizes = self._saved_self_sym_sizes
+            grad_inputs[0] = reshape(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class AliasBackward0(Node):
+    """Backward of `alias(Tensor(a) self) -> Tensor(a)`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+            grad_inputs[0] = grad
         return grad_inputs
 
 

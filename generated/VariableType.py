@@ -218,6 +218,8 @@ from .Functions import (
     CloneBackward0,
     ConstantPadNdBackward0,
     UnsafeViewBackward0,
+    ReshapeAliasBackward0,
+    AliasBackward0,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -10834,10 +10836,14 @@ def movedim_intlist(
 ) -> Tensor:
     """`movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
 
-    composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    composite: alias(self) if kernels.movedim_dims(self.ndim, source, destination) == () else permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
     try:
-        return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+        return (
+            alias(self)
+            if kernels.movedim_dims(self.ndim, source, destination) == ()
+            else permute(self, kernels.movedim_dims(self.ndim, source, destination))
+        )
     except (AttributeError, TypeError):
         check_arguments("movedim", (("input", "Tensor", 1, self),))
         raise
@@ -10850,10 +10856,14 @@ def movedim_int(
 ) -> Tensor:
     """`movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
 
-    composite: permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    composite: alias(self) if kernels.movedim_dims(self.ndim, source, destination) == () else permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
     try:
-        return permute(self, kernels.movedim_dims(self.ndim, source, destination))
+        return (
+            alias(self)
+            if kernels.movedim_dims(self.ndim, source, destination) == ()
+            else permute(self, kernels.movedim_dims(self.ndim, source, destination))
+        )
     except (AttributeError, TypeError):
         check_arguments("movedim", (("input", "Tensor", 1, self),))
         raise
@@ -12535,6 +12545,91 @@ def _unsafe_view(
         result._requires_grad = False
         if _inference_threads[0] and _grad_mode.inference:
             result.__class__ = InferenceTensor
+    return result
+
+
+def _reshape_alias(
+    self: Any,
+    size: Any,
+    stride: Any,
+) -> Tensor:
+    """`_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`
+
+    forward: reshape_alias_kernel(self, size, stride)
+    """
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "_reshape_alias", "input", 1)
+    )
+    size = int_list_arg(size, "_reshape_alias", "size", 2)
+    stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
+    grad_fn = None
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(ReshapeAliasBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
+        grad_fn._next_edges = (
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    try:
+        result = Tensor._make(kernels.reshape_alias_kernel(self_data, size, stride))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_reshape_alias", kernel_failure, self=self_data, size=size, stride=stride
+        )
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def alias(
+    self: Any,
+) -> Tensor:
+    """`alias(Tensor(a) self) -> Tensor(a)`
+
+    forward: alias_kernel(self)
+    """
+    self_data = (
+        self._data if type(self) is Tensor else tensor_arg(self, "alias", "input", 1)
+    )
+    grad_fn = None
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(AliasBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
+        grad_fn._next_edges = (
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+    try:
+        result = Tensor._make(kernels.alias_kernel(self_data))
+    except ValueError as kernel_failure:
+        raise kernel_error("alias", kernel_failure, self=self_data)
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21837,6 +21932,12 @@ OVERLOADS = {
     },
     "_unsafe_view": {
         "default": _unsafe_view,
+    },
+    "_reshape_alias": {
+        "default": _reshape_alias,
+    },
+    "alias": {
+        "default": alias,
     },
     "add_": {
         "Tensor": add__Tensor,

@@ -145,7 +145,7 @@ def einsum_via_ops(equation: str, tensors: list[Tensor]) -> Any:
         t = ops.permute(t, [spec.index(c) for c in present])
         shape = tuple(sizes[c] if c in spec else 1 for c in order)
         if tuple(t.shape) != shape:
-            t = ops.reshape(t, shape)
+            t = _view_or_reshape(ops, t, shape)
         aligned.append((t, set(spec)))
     # A summed letter in one operand only is summed there first.
     for k, (t, letters) in enumerate(aligned):
@@ -173,7 +173,7 @@ def einsum_via_ops(equation: str, tensors: list[Tensor]) -> Any:
         letters = (letters | other_letters) - set(pair)
     out_shape = tuple(result.shape[: len(out)])
     if tuple(result.shape) != out_shape:
-        result = ops.reshape(result, out_shape)
+        result = _view_or_reshape(ops, result, out_shape)
     return result
 
 
@@ -208,15 +208,17 @@ def _sumproduct_pair(
             n *= shape[d]
         return n
 
-    a3 = ops.reshape(
-        ops.permute(a, lro + lo + summed + ro), (size(lro), size(lo), size(summed))
+    a3 = _view_or_reshape(
+        ops, ops.permute(a, lro + lo + summed + ro), (size(lro), size(lo), size(summed))
     )
-    b3 = ops.reshape(
-        ops.permute(b, lro + summed + ro + lo), (size(lro), size(summed), size(ro))
+    b3 = _view_or_reshape(
+        ops, ops.permute(b, lro + summed + ro + lo), (size(lro), size(summed), size(ro))
     )
     product = ops.bmm(a3, b3)
     kept = lro + lo + ro
-    product = ops.reshape(product, tuple(shape[d] for d in kept) + (1,) * len(summed))
+    product = _view_or_reshape(
+        ops, product, tuple(shape[d] for d in kept) + (1,) * len(summed)
+    )
     inverse = [0] * len(order)
     for position, d in enumerate(kept + summed):
         inverse[d] = position
@@ -291,12 +293,17 @@ def bilinear_via_ops(
 
 
 def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
-    """PyTorch's reshape: a view when the strides allow one (ViewBackward0), else
-    a contiguous clone seen as `shape` (UnsafeViewBackward0 after CloneBackward0)."""
+    """PyTorch's reshape: a view of a contiguous tensor (ViewBackward0), an alias
+    with other strides when they allow one (ReshapeAliasBackward0), else a
+    contiguous clone seen as `shape` (UnsafeViewBackward0 after CloneBackward0)."""
     ops = formulas.ops
     shape = int_list_arg(shape, "reshape", "shape", 2)
-    if kernels.viewable(self._data, shape):
+    data = self._data
+    if data.flags.c_contiguous:
         return ops.view(self, shape)
+    if kernels.viewable(data, shape):
+        shape = kernels.view_shape(data, shape)
+        return ops._reshape_alias(self, shape, kernels.element_strides(data, shape))
     return ops._unsafe_view(ops.clone(self, memory_format=0), shape)
 
 
@@ -306,3 +313,11 @@ def contiguous_by_strides(self: Tensor) -> Any:
     if self._data.flags.c_contiguous:
         return self
     return formulas.ops.clone(self, memory_format=0)
+
+
+def _view_or_reshape(ops: Any, t: Tensor, shape: tuple[int, ...]) -> Any:
+    """`view` where the strides allow it (what einsum's steps record in PyTorch,
+    whose intermediates there are contiguous), else `reshape`."""
+    if kernels.viewable(t._data, shape):
+        return ops.view(t, shape)
+    return ops.reshape(t, shape)

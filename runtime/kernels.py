@@ -18,6 +18,8 @@ from yamlgrad.runtime.kernel_errors import KernelValueError
 __all__ = [
     "sum_reduce",
     "view_kernel",
+    "alias_kernel",
+    "reshape_alias_kernel",
     "chunk_size",
     "outer_column",
     "checked_repeats",
@@ -197,6 +199,26 @@ def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
         return np.reshape(np.asarray(x), shape, copy=False)
     except ValueError:
         raise RuntimeError(ERR_VIEW_STRIDES) from None
+
+
+def alias_kernel(x: Any) -> Any:
+    """`alias`: a new array over the same memory."""
+    return np.asarray(x).view()
+
+
+def reshape_alias_kernel(x: Any, size: tuple[int, ...], stride: tuple[int, ...]) -> Any:
+    """`_reshape_alias`: `x` seen as `size` with the given element strides."""
+    out = view_kernel(x, size)
+    strides = tuple(s * out.itemsize for s in stride)
+    if out.strides != strides and out.size > 1:
+        out = np.lib.stride_tricks.as_strided(out, shape=out.shape, strides=strides)
+    return out
+
+
+def element_strides(x: Any, size: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides, in elements, of `x` seen as `size` without a copy."""
+    out = np.reshape(np.asarray(x), view_shape(x, size), copy=False)
+    return tuple(s // out.itemsize for s in out.strides)
 
 
 def clone_kernel(x: Any, memory_format: int | None) -> Any:
@@ -626,7 +648,9 @@ def bmm_kernel(a: Any, b: Any) -> Any:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_batch2(a, b)
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
+        raise RuntimeError(
+            f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}"
+        )
     return np.matmul(a, b)
 
 
@@ -706,7 +730,9 @@ def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
             f"{_tm(b1.dtype)}, batch2: {_tm(b2.dtype)}"
         )
     if b2.dtype != dtype:
-        raise RuntimeError(f"expected scalar type {_st(dtype)} but found {_st(b2.dtype)}")
+        raise RuntimeError(
+            f"expected scalar type {_st(dtype)} but found {_st(b2.dtype)}"
+        )
     return addmm(x, b1, b2, beta, alpha)
 
 
@@ -829,6 +855,14 @@ def movedim_dims(
         )
     src = tuple(_dim(d, ndim, "movedim") for d in src)
     dst = tuple(_dim(d, ndim, "movedim") for d in dst)
+    for name, dims, given in (
+        ("source", src, source),
+        ("destination", dst, destination),
+    ):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if ndim == 0:
+        return ()
     order = [d for d in range(ndim) if d not in src]
     perm = [-1] * max(ndim, 0)
     for s, d in zip(src, dst):
@@ -1252,7 +1286,9 @@ def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:
     if not shape:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        raise RuntimeError(
+            f"chunk expects `chunks` to be greater than 0, got: {chunks}"
+        )
     size = shape[_dim(dim, len(shape), "chunk")]
     return -(-size // chunks)
 
@@ -2036,7 +2072,9 @@ def nll_loss_kernel(
         raise RuntimeError("input tensor should be 1D or 2D")
     t = np.shape(target)
     if len(t) > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        raise RuntimeError(
+            "0D or 1D target tensor expected, multi-target not supported"
+        )
     if x.ndim == 1 and len(t) == 1 and t[0] != 1:
         raise KernelValueError(
             f"For 1D input, 1D target must have size 1, but got target size: {t[0]}"
@@ -2073,7 +2111,9 @@ def nll_loss2d_kernel(
         )
     _check_nll_weight_dtype(x, weight)
     if weight is not None and np.size(weight) != x.shape[1]:
-        raise RuntimeError("weight tensor should be defined either for all or no classes")
+        raise RuntimeError(
+            "weight tensor should be defined either for all or no classes"
+        )
     t = np.shape(target)
     if (x.shape[0], x.shape[2], x.shape[3]) != t:
         raise RuntimeError(

@@ -82,6 +82,18 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "reshape of a contiguous tensor": lambda lib: _x(lib, 4, 3, 2).reshape(6, 4),
     "contiguous of a transpose": lambda lib: _x(lib, 4, 3).t().contiguous(),
     "contiguous of a contiguous tensor": lambda lib: _x(lib, 4, 3).contiguous(),
+    "reshape of a strided view": lambda lib: _x(lib, 3, 3, 8)[..., ::2].reshape(9, 4),
+    "flatten of a strided view": lambda lib: _x(lib, 3, 3, 8)[..., ::2].flatten(),
+    "flatten of a transpose": lambda lib: _x(lib, 4, 3, 2).permute(2, 1, 0).flatten(),
+    "reshape of a transpose, viewable": lambda lib: _x(lib, 3, 3, 8)
+    .transpose(0, 1)
+    .reshape(3, 3, 2, 4),
+    "reshape of a transposed matrix": lambda lib: _x(lib, 4, 3).t().reshape(3, 2, 2),
+    # movedim: a 0-d tensor is aliased; repeated dims are refused
+    "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
+    "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
+    "movedim repeated source": lambda lib: _x(lib, 2, 3).movedim([0, 0], [0, 1]),
+    "movedim repeated destination": lambda lib: _x(lib, 2, 3).movedim([0, 1], [1, 1]),
     # an in-place view op on a view: set_history, no CopySlices
     "squeeze_ of a view": lambda lib: _x(lib, 3, 1, 3)[1:].squeeze_(),
 }

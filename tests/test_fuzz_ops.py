@@ -141,7 +141,11 @@ class Step:
         def show(v: Any) -> str:
             if isinstance(v, list):
                 return "[" + ", ".join(show(x) for x in v) + "]"
-            return "None" if v is None else str(v) if isinstance(v, (Ref, Const)) else repr(v)
+            return (
+                "None"
+                if v is None
+                else str(v) if isinstance(v, (Ref, Const)) else repr(v)
+            )
 
         args = ", ".join(f"{n}={show(v)}" for n, v in self.args)
         return f"{op_id(self.info)}({args})"
@@ -198,7 +202,11 @@ def _mutate_value(value: Any, draw: Any) -> Any:
         return draw(st.sampled_from([0.0, -1.5, 0.5, 3.0]))
     if isinstance(value, tuple) and value and all(isinstance(x, int) for x in value):
         i = draw(st.integers(0, len(value) - 1))
-        return value[:i] + (value[i] + draw(st.sampled_from([-2, -1, 1])),) + value[i + 1 :]
+        return (
+            value[:i]
+            + (value[i] + draw(st.sampled_from([-2, -1, 1])),)
+            + value[i + 1 :]
+        )
     return value
 
 
@@ -318,7 +326,9 @@ KINDS = (IndexError, TypeError, ValueError, NotImplementedError, RuntimeError)
 
 def kind(error: BaseException) -> str:
     """The builtin kind of an exception (torch's LinAlgError is a RuntimeError)."""
-    return next((k.__name__ for k in KINDS if isinstance(error, k)), type(error).__name__)
+    return next(
+        (k.__name__ for k in KINDS if isinstance(error, k)), type(error).__name__
+    )
 
 
 def _view(lib: ModuleType, x: Any, view: str) -> Any:
@@ -398,9 +408,9 @@ class Run:
                 result = call_torch(self.lib, step.info, values, leaf_safe=False)
         except Exception as error:  # compared with the other library's
             if before is not None:
-                assert _snapshot(values) == before, (
-                    f"{op_id(step.info)} raised {error!r} and changed its inputs"
-                )
+                assert (
+                    _snapshot(values) == before
+                ), f"{op_id(step.info)} raised {error!r} and changed its inputs"
             self.outputs.append(None)
             self.errors.append(error)
             return
@@ -561,9 +571,7 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
         # In step: after a disagreement the two runs' values would not line up.
         ours.advance(item)
         theirs.advance(item)
-        if item[0] == "step" and not compare_step(
-            program, item[1], ours, theirs, text
-        ):
+        if item[0] == "step" and not compare_step(program, item[1], ours, theirs, text):
             return
     loss, ref_loss = ours.loss(), theirs.loss()
     if loss is None or not ref_loss.requires_grad:
@@ -608,9 +616,7 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
     check_finite_differences(program, _arrays(grads), ours.raised(), text)
 
 
-def _loss_at(
-    program: Program, arrays: list[np.ndarray], skip: frozenset[int]
-) -> float:
+def _loss_at(program: Program, arrays: list[np.ndarray], skip: frozenset[int]) -> float:
     saved = program.leaves
     program.leaves = arrays
     try:

@@ -16,7 +16,17 @@ import yamlgrad as yg
 torch = pytest.importorskip("torch")
 
 INPUTS = [(), (3,), (3, 4), (2, 3, 4)]
-INDICES = [[0], [[3]], [[-1]], [[0, 1, 2, 3, 4]], [[1], [2]], [[[0]]], 0, [], [[0, 1], [2, 0]]]
+INDICES = [
+    [0],
+    [[3]],
+    [[-1]],
+    [[0, 1, 2, 3, 4]],
+    [[1], [2]],
+    [[[0]]],
+    0,
+    [],
+    [[0, 1], [2, 0]],
+]
 SOURCES = [None, (), (1, 1), (2, 2), (3, 5), (1,)]
 
 
@@ -40,7 +50,9 @@ def test_every_shape_combination_as_torch(op: str) -> None:
     if op == "scatter_add":
         sources = [s for s in SOURCES if s is not None]
     mismatches = []
-    for shape, index, dim, src in itertools.product(INPUTS, INDICES, (0, 1, -1), sources):
+    for shape, index, dim, src in itertools.product(
+        INPUTS, INDICES, (0, 1, -1), sources
+    ):
         got = _outcome(op, shape, index, dim, src, yg)
         want = _outcome(op, shape, index, dim, src, torch)
         if got != want:

@@ -937,6 +937,8 @@ GOLDEN_NODE_NAMES = (
     ("pad", None),
     ("tensordot", None),
     ("_unsafe_view", "UnsafeViewBackward0"),
+    ("_reshape_alias", "ReshapeAliasBackward0"),
+    ("alias", "AliasBackward0"),
     ("add__Tensor", "AddBackward0"),
     ("sub__Tensor", "SubBackward0"),
     ("mul__Tensor", "MulBackward0"),

@@ -189,10 +189,10 @@ def load_derivatives(
             raise GenError(info.loc, str(info.func), message)
         seen[key] = info.loc.line
         infos.append(info)
-    # A composite calls public names (`view`) or, for an overload without one,
-    # its wrapper (`slice_Tensor`).
+    # A composite calls public names (`view`) or, for an overload or an op
+    # without one, its wrapper (`slice_Tensor`, `alias`).
     op_names = frozenset(i.func.name for i in infos if i.python_binding) | frozenset(
-        i.func.cpp_name for i in infos if i.func.overload
+        i.func.cpp_name for i in infos if i.func.overload or not i.python_binding
     )
     composite_helpers = helper_names(RUNTIME_DIR / "composites.py")
     infos = [
