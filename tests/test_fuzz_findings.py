@@ -89,6 +89,13 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     .transpose(0, 1)
     .reshape(3, 3, 2, 4),
     "reshape of a transposed matrix": lambda lib: _x(lib, 4, 3).t().reshape(3, 2, 2),
+    # linear with a bias on a non-contiguous input: matmul, then add_
+    "linear of a transposed input": lambda lib: lib.nn.functional.linear(
+        _x(lib, 4, 3, 2).transpose(0, 2), _x(lib, 5, 4), _x(lib, 5)
+    ),
+    "linear of a 2-d bias": lambda lib: lib.nn.functional.linear(
+        _x(lib, 2, 3, 4, 4), _x(lib, 5, 4), _x(lib, 4, 5)
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
