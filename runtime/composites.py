@@ -230,8 +230,8 @@ def _sumproduct_pair(
 
 def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
     """`input @ weight.T + bias` as at::linear computes it, so the node is PyTorch's:
-    addmm for a 2-D input with a bias (AddmmBackward0); with a bias and a
-    contiguous input (3-D, or a 1-D bias), the input flattened to 2-D, addmm, and
+    addmm for a 2-D input with a bias (AddmmBackward0); with a contiguous input
+    and a contiguous 1-D bias, the input flattened to 2-D, addmm, and
     a view back (ViewBackward0); with a bias otherwise, matmul then the bias added
     in place (AddBackward0); without one,
     matmul with `weight.t()` (MmBackward0, UnsafeViewBackward0, SqueezeBackward4)."""
@@ -248,7 +248,11 @@ def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
         return matmul_by_rank(input, ops.t(weight))
     if input.ndim == 2:
         return ops.addmm(bias, input, ops.t(weight))
-    if not (input._data.flags.c_contiguous and (input.ndim == 3 or bias.ndim == 1)):
+    if not (
+        input._data.flags.c_contiguous
+        and bias.ndim == 1
+        and bias._data.flags.c_contiguous
+    ):
         # PyTorch's general path: matmul, then the bias added in place.
         return ops.add_(matmul_by_rank(input, ops.t(weight)), bias)
     flat = ops.reshape(input, (rows, input.shape[-1]) if input.ndim else (1, 1))

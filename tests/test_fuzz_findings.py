@@ -96,6 +96,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "linear of a 2-d bias": lambda lib: lib.nn.functional.linear(
         _x(lib, 2, 3, 4, 4), _x(lib, 5, 4), _x(lib, 4, 5)
     ),
+    "linear of a 3-d input, 2-d bias": lambda lib: lib.nn.functional.linear(
+        _x(lib, 2, 3, 4), _x(lib, 5, 4), _x(lib, 3, 5)
+    ),
+    "linear of a strided bias": lambda lib: lib.nn.functional.linear(
+        _x(lib, 2, 3, 4), _x(lib, 5, 4), _x(lib, 10)[::2]
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
