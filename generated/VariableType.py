@@ -10384,7 +10384,7 @@ def flip_default(
 ) -> Tensor:
     """`flip(Tensor self, int[] dims) -> Tensor`
 
-    forward: np.flip(self, dims)
+    forward: flip_kernel(self, dims)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "flip", "input", 1)
@@ -10410,7 +10410,7 @@ def flip_default(
             record_anomaly(grad_fn)
         grad_fn._saved_dims = dims
     try:
-        result_data = np.flip(self_data, dims)
+        result_data = kernels.flip_kernel(self_data, dims)
     except ValueError as kernel_failure:
         raise kernel_error("flip", kernel_failure, self=self_data, dims=dims)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10440,7 +10440,7 @@ def tril(
 ) -> Tensor:
     """`tril(Tensor self, SymInt diagonal=0) -> Tensor`
 
-    forward: np.tril(self, diagonal)
+    forward: triangle(self, diagonal, False)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tril", "input", 1)
@@ -10468,7 +10468,7 @@ def tril(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = np.tril(self_data, diagonal)
+        result_data = kernels.triangle(self_data, diagonal, False)
     except ValueError as kernel_failure:
         raise kernel_error("tril", kernel_failure, self=self_data, diagonal=diagonal)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10498,7 +10498,7 @@ def triu(
 ) -> Tensor:
     """`triu(Tensor self, SymInt diagonal=0) -> Tensor`
 
-    forward: np.triu(self, diagonal)
+    forward: triangle(self, diagonal, True)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "triu", "input", 1)
@@ -10526,7 +10526,7 @@ def triu(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = np.triu(self_data, diagonal)
+        result_data = kernels.triangle(self_data, diagonal, True)
     except ValueError as kernel_failure:
         raise kernel_error("triu", kernel_failure, self=self_data, diagonal=diagonal)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's

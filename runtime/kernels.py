@@ -21,6 +21,8 @@ __all__ = [
     "alias_kernel",
     "reshape_alias_kernel",
     "chunk_size",
+    "flip_kernel",
+    "triangle",
     "outer_column",
     "checked_repeats",
     "clone_kernel",
@@ -1279,6 +1281,28 @@ def outer_column(self_ndim: int, vec2_ndim: int) -> tuple[int, int]:
         if n != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {n}-D")
     return (-1, 1)
+
+
+def flip_kernel(x: Any, dims: tuple[int, ...]) -> Any:
+    """`flip`: reversed along `dims` (wrapped, distinct; a 0-d tensor takes 0)."""
+    ndim = np.ndim(x)
+    wrapped = tuple(_dim(d, ndim, "flip") for d in dims)
+    seen = set()
+    for d in wrapped:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    if ndim == 0:
+        return np.array(x, copy=True)
+    return np.flip(x, wrapped).copy()
+
+
+def triangle(x: Any, diagonal: int, upper: bool) -> Any:
+    """`tril`/`triu` of the last two dims, with PyTorch's rank check."""
+    if np.ndim(x) < 2:
+        name = "triu" if upper else "tril"
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return np.triu(x, diagonal) if upper else np.tril(x, diagonal)
 
 
 def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:

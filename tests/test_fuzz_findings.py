@@ -102,6 +102,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "linear of a strided bias": lambda lib: lib.nn.functional.linear(
         _x(lib, 2, 3, 4), _x(lib, 5, 4), _x(lib, 10)[::2]
     ),
+    "flip of a 0-d tensor": lambda lib: _x(lib).flip(0),
+    "flip out of range": lambda lib: _x(lib).flip(1),
+    "flip repeated dims": lambda lib: _x(lib, 2, 3).flip(0, 0),
+    "flip negative dims": lambda lib: _x(lib, 2, 3).flip(-1, 0),
+    "tril of a vector": lambda lib: _x(lib, 3).tril(),
+    "triu of a 0-d tensor": lambda lib: _x(lib).triu(),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
