@@ -352,7 +352,7 @@ def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> A
 
 def threshold_backward(grad: Any, result: Any, threshold: float) -> Any:
     """relu's backward: the gradient where the output is above the threshold."""
-    return grad * (result > threshold)
+    return _zero_outside(grad, _data(result) > threshold)
 
 
 def to_dtype(x: Any, dtype: np.dtype) -> Any:
@@ -1410,6 +1410,15 @@ def _nn_factor(condition: Any, like: Any) -> Any:
     return _constant(np.asarray(condition, dtype=dtype), like)
 
 
+def _zero_outside(value: Any, keep: Any) -> Any:
+    """`value` where the raw bool `keep` holds, else 0, by selection (as
+    PyTorch's masked backward kernels do): an inf or nan gradient outside
+    the region gives 0, not nan."""
+    if isinstance(value, Tensor):
+        return ops.where(_constant(np.asarray(keep), value), value, 0)
+    return np.where(keep, value, 0).astype(np.result_type(value), copy=False)
+
+
 def _nn_softplus(x: Any) -> Any:
     """log(1 + exp(x)) without overflow: log1p(exp(-|x|)) + relu(x)."""
     return _nn_log1p(exp(-_abs(x))) + _nn_relu(x)
@@ -1476,21 +1485,20 @@ def leaky_relu_backward(grad: Any, self: Any, negative_slope: float) -> Any:
 def hardtanh_backward(grad: Any, self: Any, min_val: float, max_val: float) -> Any:
     """The gradient strictly inside (min_val, max_val), zero outside."""
     x = _data(self)
-    return grad * _nn_factor((x > min_val) & (x < max_val), self)
+    return _zero_outside(grad, (x > min_val) & (x < max_val))
 
 
 def hardswish_backward(grad: Any, self: Any) -> Any:
     """(2x + 3) / 6 on (-3, 3), 1 above, 0 below."""
     x = _data(self)
-    middle = _nn_factor((x > -3) & (x < 3), self)
-    above = _nn_factor(x >= 3, self)
-    return grad * (middle * (self / 3 + 0.5) + above)
+    middle = _zero_outside(grad * (self / 3 + 0.5), (x > -3) & (x < 3))
+    return where(_nn_factor(x >= 3, self) > 0, grad, middle)
 
 
 def hardsigmoid_backward(grad: Any, self: Any) -> Any:
     """1/6 on (-3, 3), 0 elsewhere; PyTorch's 1/6 is a float32 constant."""
     x = _data(self)
-    return grad * (_nn_factor((x > -3) & (x < 3), self) * _NN_ONE_SIXTH)
+    return _zero_outside(grad * _NN_ONE_SIXTH, (x > -3) & (x < 3))
 
 
 _NN_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
