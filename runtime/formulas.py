@@ -1491,14 +1491,14 @@ def hardtanh_backward(grad: Any, self: Any, min_val: float, max_val: float) -> A
 def hardswish_backward(grad: Any, self: Any) -> Any:
     """(2x + 3) / 6 on (-3, 3), 1 above, 0 below."""
     x = _data(self)
-    middle = _zero_outside(grad * (self / 3 + 0.5), (x > -3) & (x < 3))
+    middle = _zero_outside(grad, (x > -3) & (x < 3)) * (self / 3 + 0.5)
     return where(_nn_factor(x >= 3, self) > 0, grad, middle)
 
 
 def hardsigmoid_backward(grad: Any, self: Any) -> Any:
     """1/6 on (-3, 3), 0 elsewhere; PyTorch's 1/6 is a float32 constant."""
     x = _data(self)
-    return _zero_outside(grad * _NN_ONE_SIXTH, (x > -3) & (x < 3))
+    return _zero_outside(grad, (x > -3) & (x < 3)) * _NN_ONE_SIXTH
 
 
 _NN_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
