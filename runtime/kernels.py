@@ -939,6 +939,8 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
             f"source.size(dim): ({src.shape[axis]}), for dim: {axis}"
         )
     size = out.shape[axis]
+    if out.size == 0:  # nothing to add to: PyTorch checks no index
+        return out
     bad = index[(index < -size) | (index >= size)].reshape(-1)
     if bad.size:
         raise RuntimeError(

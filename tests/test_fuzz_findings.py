@@ -108,6 +108,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "flip negative dims": lambda lib: _x(lib, 2, 3).flip(-1, 0),
     "tril of a vector": lambda lib: _x(lib, 3).tril(),
     "triu of a 0-d tensor": lambda lib: _x(lib).triu(),
+    "index_add into an empty tensor": lambda lib: _x(lib, 0, 3).index_add(
+        0, lib.tensor([0, 3, 1]), _x(lib, 3, 3)
+    ),
+    "index_add out of bounds": lambda lib: _x(lib, 2, 3).index_add(
+        0, lib.tensor([0, 3, 1]), _x(lib, 3, 3)
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
