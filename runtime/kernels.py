@@ -967,7 +967,17 @@ def index_select(x: Any, dim: int, index: Any) -> Any:
                 f"{index.size} value(s)"
             )
         return np.array(x, copy=True)
-    return np.take(x, index.reshape(-1), axis=_dim(dim, np.ndim(x), "index_select"))
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(
+            "index_select(): Expected dtype int32 or int64 for index"
+        )
+    axis = _dim(dim, np.ndim(x), "index_select")
+    size = np.shape(x)[axis]
+    if size == 0 and index.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if np.any((index < 0) | (index >= size)):
+        raise IndexError("index out of range in self")
+    return np.take(x, index.reshape(-1), axis=axis)
 
 
 def _scatter_positions(index: Any, dim: int) -> tuple[Any, ...]:

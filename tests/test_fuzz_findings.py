@@ -114,6 +114,18 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "index_add out of bounds": lambda lib: _x(lib, 2, 3).index_add(
         0, lib.tensor([0, 3, 1]), _x(lib, 3, 3)
     ),
+    "index_select from an empty dim": lambda lib: _x(lib, 0, 3).index_select(
+        0, lib.tensor([0])
+    ),
+    "index_select out of range": lambda lib: _x(lib, 2, 3).index_select(
+        0, lib.tensor([5])
+    ),
+    "index_select negative": lambda lib: _x(lib, 2, 3).index_select(
+        0, lib.tensor([-1])
+    ),
+    "index_select float index": lambda lib: _x(lib, 2, 3).index_select(
+        0, lib.tensor([0.5])
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
