@@ -7,8 +7,8 @@ parameter takes only a Tensor), then letting a Python number stand for a `Tensor
 as PyTorch's binding does: `torch.add(x, 2)` records AddBackward0 (add.Tensor with
 a wrapped number), while `torch.rsub(x, 2)` matches rsub.Scalar (RsubBackward1).
 
-A lone `int[]` parameter after `self` also takes its ints unpacked:
-`x.view(2, 3)` is `x.view((2, 3))`.
+A lone, non-optional `int[]` parameter after `self` also takes its ints
+unpacked: `x.view(2, 3)` is `x.view((2, 3))` (`x.std(0, 1)` is not unpacked).
 """
 
 from __future__ import annotations
@@ -47,7 +47,11 @@ class Overload:
     @property
     def varargs_list(self) -> bool:
         positional = [p for p in self.params if not p.kwarg_only]
-        return len(positional) == 2 and positional[1].kind == "int[]"
+        return (
+            len(positional) == 2
+            and positional[1].kind == "int[]"
+            and not positional[1].optional  # `int[1]? dim` (std, var) takes a list
+        )
 
 
 def _matches(param: Param, value: Any, strict: bool) -> bool:

@@ -879,7 +879,12 @@ def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
     if dims is None:
         return np.reshape(x, tuple(s for s in shape if s != 1))
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    wrapped = {_dim(d, len(shape), "squeeze") for d in dims}
+    wrapped = set()
+    for d in dims:
+        d = _dim(d, len(shape), "squeeze")
+        if d in wrapped:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        wrapped.add(d)
     return np.reshape(
         x, tuple(s for i, s in enumerate(shape) if not (i in wrapped and s == 1))
     )

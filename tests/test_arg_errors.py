@@ -107,27 +107,11 @@ METHOD_KINDS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
 }
 
 
-# TODO: known gaps, found by the test below.
-METHOD_GAPS = {
-    # x.squeeze(1, 1, 1, 1, 1, 1): torch raises "dim 1 appears multiple times in
-    # the list of dims"; yamlgrad squeezes dim 1 once.
-    ("squeeze", "too many positional"): "duplicate dims accepted",
-    ("squeeze_", "too many positional"): "duplicate dims accepted",
-    # x.std(1, 1, 1, 1, 1, 1): torch has no unpacked-ints form for std and var, so
-    # TypeError; yamlgrad's binding unpacks the ints into dim, and numpy then
-    # refuses the duplicates (RuntimeError).
-    ("std", "too many positional"): "ints unpacked into dim",
-    ("var", "too many positional"): "ints unpacked into dim",
-}
-
-
 @pytest.mark.parametrize("kind", list(METHOD_KINDS))
 @pytest.mark.parametrize("name", METHODS)
 def test_bad_method_call_raises_torchs_exception_type(name: str, kind: str) -> None:
     """Tensor methods: the types match; the texts differ as for the functions
     (torch says "Tensor.abs() takes no arguments (6 given)")."""
-    if (name, kind) in METHOD_GAPS:
-        pytest.xfail(METHOD_GAPS[name, kind])
     args, kwargs = METHOD_KINDS[kind]
     x = yg.ones(2, 2)
     ours = failure(getattr(x, name), args, kwargs)

@@ -111,7 +111,12 @@ def _non_contiguous(array: np.ndarray) -> np.ndarray:
     return view
 
 
-@pytest.mark.parametrize("info", DIFFERENTIABLE, ids=op_id)
+# `_reshape_alias` takes its strides as an argument: they address the input's
+# memory, so another layout is another tensor (as in PyTorch).
+LAYOUT_BLIND = tuple(i for i in DIFFERENTIABLE if i.func.name != "_reshape_alias")
+
+
+@pytest.mark.parametrize("info", LAYOUT_BLIND, ids=op_id)
 def test_non_contiguous_inputs_give_the_same_values_and_gradients(
     info: DifferentiabilityInfo,
 ) -> None:
