@@ -209,11 +209,16 @@ def alias_kernel(x: Any) -> Any:
 
 
 def reshape_alias_kernel(x: Any, size: tuple[int, ...], stride: tuple[int, ...]) -> Any:
-    """`_reshape_alias`: `x` seen as `size` with the given element strides."""
+    """`_reshape_alias`: `x` seen as `size` with the given element strides. Only
+    the strides of a view are accepted (what reshape passes): any others would
+    address memory numpy cannot check."""
     out = view_kernel(x, size)
-    strides = tuple(s * out.itemsize for s in stride)
-    if out.strides != strides and out.size > 1:
-        out = np.lib.stride_tricks.as_strided(out, shape=out.shape, strides=strides)
+    if out.size > 1 and tuple(s * out.itemsize for s in stride) != out.strides:
+        have = [s // out.itemsize for s in out.strides]
+        raise RuntimeError(
+            f"_reshape_alias: strides {list(stride)} are not those of a view of the "
+            f"input as {list(size)} ({have})"
+        )
     return out
 
 
