@@ -8476,7 +8476,7 @@ def _softmax(
 ) -> Tensor:
     """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 
-    forward: softmax(self, dim)
+    forward: softmax(cpu_softmax_input(self, half_to_float), dim)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
@@ -8503,7 +8503,9 @@ def _softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result_data = kernels.softmax(self_data, dim)
+        result_data = kernels.softmax(
+            kernels.cpu_softmax_input(self_data, half_to_float), dim
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "_softmax",
@@ -8541,7 +8543,7 @@ def _log_softmax(
 ) -> Tensor:
     """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 
-    forward: log_softmax(self, dim)
+    forward: log_softmax(cpu_softmax_input(self, half_to_float), dim)
     """
     self_data = (
         self._data
@@ -8570,7 +8572,9 @@ def _log_softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result_data = kernels.log_softmax(self_data, dim)
+        result_data = kernels.log_softmax(
+            kernels.cpu_softmax_input(self_data, half_to_float), dim
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "_log_softmax",

@@ -21,6 +21,7 @@ __all__ = [
     "alias_kernel",
     "reshape_alias_kernel",
     "chunk_size",
+    "cpu_softmax_input",
     "flip_kernel",
     "triangle",
     "outer_column",
@@ -1325,6 +1326,14 @@ def triangle(x: Any, diagonal: int, upper: bool) -> Any:
         name = "triu" if upper else "tril"
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     return np.triu(x, diagonal) if upper else np.tril(x, diagonal)
+
+
+def cpu_softmax_input(x: Any, half_to_float: bool) -> Any:
+    """`_softmax`/`_log_softmax`'s input, refusing half_to_float as PyTorch's CPU
+    kernels do."""
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+    return x
 
 
 def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:

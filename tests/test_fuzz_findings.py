@@ -126,6 +126,14 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "index_select float index": lambda lib: _x(lib, 2, 3).index_select(
         0, lib.tensor([0.5])
     ),
+    "_softmax half_to_float": lambda lib: lib.ops.aten._softmax(_x(lib, 3), 0, True)
+    if lib is torch
+    else yg.ops._softmax.default(_x(lib, 3), 0, True),
+    "_log_softmax half_to_float": lambda lib: lib.ops.aten._log_softmax(
+        _x(lib, 3), 0, True
+    )
+    if lib is torch
+    else yg.ops._log_softmax.default(_x(lib, 3), 0, True),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
