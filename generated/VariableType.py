@@ -7566,7 +7566,7 @@ def max_default(
 ) -> Tensor:
     """`max(Tensor self) -> Tensor`
 
-    forward: np.max(self)
+    forward: max_all(self)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
@@ -7594,7 +7594,7 @@ def max_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = np.max(self_data)
+        result_data = kernels.max_all(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("max", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7673,7 +7673,7 @@ def min_default(
 ) -> Tensor:
     """`min(Tensor self) -> Tensor`
 
-    forward: np.min(self)
+    forward: min_all(self)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
@@ -7701,7 +7701,7 @@ def min_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = np.min(self_data)
+        result_data = kernels.min_all(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("min", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -8143,7 +8143,7 @@ def amax(
 ) -> Tensor:
     """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
 
-    forward: np.amax(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
+    forward: amax_kernel(self, dim, keepdim)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amax", "input", 1)
@@ -8175,9 +8175,7 @@ def amax(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = np.amax(
-            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
-        )
+        result_data = kernels.amax_kernel(self_data, dim, keepdim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "amax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8211,7 +8209,7 @@ def amin(
 ) -> Tensor:
     """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
 
-    forward: np.amin(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim)
+    forward: amin_kernel(self, dim, keepdim)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amin", "input", 1)
@@ -8243,9 +8241,7 @@ def amin(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = np.amin(
-            self_data, axis=kernels.reduce_dims(dim, self_data.ndim), keepdims=keepdim
-        )
+        result_data = kernels.amin_kernel(self_data, dim, keepdim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "amin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim

@@ -21,6 +21,10 @@ __all__ = [
     "alias_kernel",
     "reshape_alias_kernel",
     "chunk_size",
+    "max_all",
+    "min_all",
+    "amax_kernel",
+    "amin_kernel",
     "cpu_softmax_input",
     "flip_kernel",
     "triangle",
@@ -332,9 +336,35 @@ def select_backward_kernel(
     return out
 
 
+def _no_identity(op: str, x: Any, dims: Any, index_error: bool, wrap: bool) -> None:
+    """The checks of PyTorch's reductions without an identity (max, argmax, amax,
+    ...) on empty input: a full reduction of an empty tensor, or a reduced dim
+    of size 0. `dims` None is a full reduction; `wrap`: the message shows the
+    wrapped dim (max, argmax), else the dim as given (amax)."""
+    shape = np.shape(x)
+    if dims is None:
+        if np.size(x) == 0:
+            message = f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
+            if index_error:
+                raise IndexError(message)
+            raise RuntimeError(
+                message + " Specify the reduction dim with the 'dim' argument."
+            )
+        return
+    for d in dims:
+        wrapped = _dim(d, len(shape), op)
+        if shape and shape[wrapped] == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim {wrapped if wrap else d} to have "
+                "non-zero size."
+            )
+
+
 def _arg_reduce(x: Any, dim: int, keepdim: bool, arg: Any) -> tuple[Any, Any]:
     x = np.asarray(x)
-    dim = _dim(dim, x.ndim, "max")
+    op = "max" if arg is np.argmax else "min"
+    dim = _dim(dim, x.ndim, op)
+    _no_identity(op, x, (dim,), True, True)
     if x.ndim == 0:
         return x.copy(), np.zeros((), dtype=np.int64)
     indices = np.expand_dims(arg(x, axis=dim), dim)
@@ -508,6 +538,21 @@ def vector_norm(x: Any, p: float, dim: tuple[int, ...] | None, keepdim: bool) ->
     """`linalg.vector_norm`: sum(|x|**p)**(1/p); max |x| for inf, min for -inf."""
     axis = reduce_dims(dim, np.ndim(x))
     magnitude = np.abs(x)
+    if abs(p) == math.inf and np.size(x) == 0:
+        name = "inf" if p > 0 else "-inf"
+        shape = np.shape(x)
+        if axis is None:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty "
+                "tensor because the operation does not have an identity"
+            )
+        for d in dim:
+            if shape and shape[_dim(d, len(shape), "linalg.vector_norm")] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {name} norm on the "
+                    f"dimension {d}because this dimension is empty and the "
+                    "operation does not have an identity"
+                )
     if p == math.inf:
         return np.amax(magnitude, axis=axis, keepdims=keepdim)
     if p == -math.inf:
@@ -526,6 +571,9 @@ def vector_norm(x: Any, p: float, dim: tuple[int, ...] | None, keepdim: bool) ->
 def logsumexp(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
     """log(sum(exp(x))) over `dim`, shifted by the max so that exp cannot overflow."""
     axis = reduce_dims(dim, np.ndim(x))
+    if np.size(x) == 0:  # an empty sum: log(0) = -inf, or an empty result
+        with np.errstate(divide="ignore"):
+            return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdim))
     peak = np.amax(x, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)
     total = np.sum(np.exp(x - peak), axis=axis, keepdims=True)
@@ -536,7 +584,9 @@ def logsumexp(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
 
 
 def _single_axis(x: Any, dim: int) -> int | None:
-    """`dim` as numpy's axis; None for a 0-d tensor (dim 0 or -1 is its one element)."""
+    """`dim` as numpy's axis; None for a 0-d tensor (dim 0 or -1 is its one
+    element; any other is out of range, as in PyTorch)."""
+    dim = _dim(dim, np.ndim(x), "dim")
     return None if np.ndim(x) == 0 else dim
 
 
@@ -563,17 +613,25 @@ def _scan(scan: Any, x: Any, dim: int, dtype: np.dtype | None) -> Any:
 def softmax(x: Any, dim: int) -> Any:
     """exp(x) / sum(exp(x)) along `dim`, shifted by the max."""
     axis = _single_axis(x, dim)
+    if np.size(x) == 0:
+        return np.array(x, copy=True)
     shifted = np.exp(x - np.amax(x, axis=axis, keepdims=True))
     return shifted / np.sum(shifted, axis=axis, keepdims=True)
 
 
 def log_softmax(x: Any, dim: int) -> Any:
     axis = _single_axis(x, dim)
+    if np.size(x) == 0:
+        return np.array(x, copy=True)
     shifted = x - np.amax(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
 def _arg_reduction(np_fn: Any, x: Any, dim: int | None, keepdim: bool) -> Any:
+    op = "argmax" if np_fn is np.argmax else "argmin"
+    if dim is not None:
+        dim = _dim(dim, np.ndim(x), op)
+    _no_identity(op, x, None if dim is None else (dim,), True, True)
     if dim is not None and np.ndim(x) == 0:
         return np.zeros((), dtype=np.int64)
     return np.asarray(np_fn(x, axis=dim, keepdims=keepdim), dtype=np.int64)
@@ -1334,6 +1392,40 @@ def cpu_softmax_input(x: Any, half_to_float: bool) -> Any:
     if half_to_float:
         raise RuntimeError("softmax with half to float conversion is not supported on CPU")
     return x
+
+
+def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
+    """max()/min() of everything (dim None), or amax/amin over `dim` (every dim
+    for []), with PyTorch's checks of a reduction without an identity."""
+    full = dim is None or len(dim) == 0
+    _no_identity(op, x, None if full else dim, False, False)
+    if not full:
+        seen = set()
+        for d in dim:
+            w = _dim(d, np.ndim(x), op)
+            if w in seen:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            seen.add(w)
+    fn = np.amax if op in ("max", "amax") else np.amin
+    if dim is None:
+        return fn(x)
+    return fn(x, axis=reduce_dims(dim, np.ndim(x)), keepdims=keepdim)
+
+
+def max_all(x: Any) -> Any:
+    return extreme(x, None, False, "max")
+
+
+def min_all(x: Any) -> Any:
+    return extreme(x, None, False, "min")
+
+
+def amax_kernel(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
+    return extreme(x, dim, keepdim, "amax")
+
+
+def amin_kernel(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
+    return extreme(x, dim, keepdim, "amin")
 
 
 def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:
