@@ -143,7 +143,9 @@ def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | Non
     """
     if not dim:
         return None
-    if ndim == 0 and all(d in (0, -1) for d in dim):
+    if ndim == 0:
+        for d in dim:
+            _dim(d, 0, "reduce")  # 0 or -1 only, else PyTorch's IndexError
         return ()
     return dim
 
@@ -516,6 +518,8 @@ def wrap_dims(
         return None
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     if ndim == 0:
+        for d in dims:
+            _dim(d, 0, "reduce")  # 0 or -1 only, else PyTorch's IndexError
         return ()
     return dims
 

@@ -53,6 +53,11 @@ CALLS: dict[str, Callable[[Any, Any], Any]] = {
     "vector_norm -inf": lambda L, x: _vector_norm(L, x, -INF),
     "vector_norm inf, 1": lambda L, x: _vector_norm(L, x, INF, 1),
     "all": lambda L, x: L.all(x),
+    "all 1": lambda L, x: L.all(x, 1),
+    "sum 1": lambda L, x: L.sum(x, 1),
+    "mean -2": lambda L, x: L.mean(x, -2),
+    "prod 1": lambda L, x: L.prod(x, 1),
+    "var 1": lambda L, x: L.var(x, 1),
     "any 0": lambda L, x: L.any(x, 0),
 }
 
