@@ -1730,6 +1730,16 @@ def pool2d_params(
             "dilation should be greater than zero, but got dilationH: "
             f"{dilation[0]} dilationW: {dilation[1]}"
         )
+    shape = np.shape(x)
+    valid = shape[1] != 0 and shape[2] != 0
+    if not (
+        (len(shape) == 3 and shape[0] != 0 and valid)
+        or (len(shape) == 4 and valid and shape[3] != 0)
+    ):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{_sizes(shape)}"
+        )
     sizes = np.shape(x)[-2:]
     out = tuple(
         pool_output_size(n, k, s, p, d, ceil_mode)

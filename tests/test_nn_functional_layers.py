@@ -429,3 +429,26 @@ def test_bad_pooling_parameters_raise_torchs_error(
     with pytest.raises(RuntimeError) as got:
         run(yg, yg.ops)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize(
+    "shape", [(1, 0, 4, 4), (0, 1, 4, 4), (0, 4, 4), (1, 4, 0), (2, 1, 4, 0)]
+)
+@pytest.mark.parametrize("pool", ["max", "avg"])
+def test_pooling_an_empty_input_as_torch(pool: str, shape: tuple[int, ...]) -> None:
+    """Only the batch dim may be empty (PyTorch's pool2d_shape_check)."""
+
+    def run(lib: Any, ops: Any) -> Any:
+        x = lib.ones(*shape)
+        if pool == "max":
+            return ops.max_pool2d_with_indices.default(x, (2, 2))[0]
+        return ops.avg_pool2d.default(x, (2, 2))
+
+    try:
+        want = run(torch, torch.ops.aten)
+    except RuntimeError as error:
+        with pytest.raises(RuntimeError) as got:
+            run(yg, yg.ops)
+        assert str(got.value) == str(error)
+        return
+    assert tuple(run(yg, yg.ops).shape) == tuple(want.shape)
