@@ -1920,11 +1920,18 @@ def adaptive_avg_pool2d_matrices(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(A_h, A_w) of adaptive_avg_pool2d, after PyTorch's checks."""
     out = expand_param(output_size, 2)
-    if np.ndim(x) not in (3, 4) or 0 in np.shape(x)[-3:]:
+    shape = np.shape(x)
+    if len(shape) not in (3, 4):
         raise RuntimeError(
-            "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
-            f"{_sizes(np.shape(x))}"
+            f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_sizes(shape)}"
         )
+    for i in (len(shape) - 2, len(shape) - 1):  # the spatial dims; N and C may be 0
+        if shape[i] == 0:
+            raise RuntimeError(
+                "adaptive_avg_pool2d(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but input has sizes {_sizes(shape)} with "
+                f"dimension {i} being empty"
+            )
     if len(out) != 2:
         raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
     sizes = np.shape(x)[-2:]

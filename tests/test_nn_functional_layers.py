@@ -434,7 +434,7 @@ def test_bad_pooling_parameters_raise_torchs_error(
 @pytest.mark.parametrize(
     "shape", [(1, 0, 4, 4), (0, 1, 4, 4), (0, 4, 4), (1, 4, 0), (2, 1, 4, 0)]
 )
-@pytest.mark.parametrize("pool", ["max", "avg"])
+@pytest.mark.parametrize("pool", ["max", "avg", "adaptive"])
 def test_pooling_an_empty_input_as_torch(pool: str, shape: tuple[int, ...]) -> None:
     """Only the batch dim may be empty (PyTorch's pool2d_shape_check)."""
 
@@ -442,6 +442,8 @@ def test_pooling_an_empty_input_as_torch(pool: str, shape: tuple[int, ...]) -> N
         x = lib.ones(*shape)
         if pool == "max":
             return ops.max_pool2d_with_indices.default(x, (2, 2))[0]
+        if pool == "adaptive":
+            return ops._adaptive_avg_pool2d.default(x, (2, 3))
         return ops.avg_pool2d.default(x, (2, 2))
 
     try:
