@@ -1221,6 +1221,14 @@ def avg_pool2d_backward(
 
 
 def adaptive_avg_pool2d_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
+    shape = tuple(grad.shape)
+    for i in range(1, len(shape)):
+        if shape[i] == 0:
+            raise RuntimeError(
+                "adaptive_avg_pool2d_backward(): Expected grad_output to have "
+                "non-zero size for non-batch dimensions, but grad_output has sizes "
+                f"{list(shape)} with dimension {i} being empty"
+            )
     a_h, a_w = kernels.adaptive_avg_pool2d_matrices(
         np.broadcast_to(0.0, sizes), grad.shape[-2:], _raw(grad).dtype
     )
