@@ -10804,10 +10804,14 @@ def flatten_using_ints(
 ) -> Tensor:
     """`flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
 
-    composite: reshape(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+    composite: self if kernels.flatten_keeps(self.shape, start_dim, end_dim) else reshape(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
     """
     try:
-        return reshape(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+        return (
+            self
+            if kernels.flatten_keeps(self.shape, start_dim, end_dim)
+            else reshape(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+        )
     except (AttributeError, TypeError):
         check_arguments("flatten", (("input", "Tensor", 1, self),))
         raise

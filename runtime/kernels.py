@@ -21,6 +21,7 @@ __all__ = [
     "alias_kernel",
     "reshape_alias_kernel",
     "chunk_size",
+    "flatten_keeps",
     "max_all",
     "min_all",
     "amax_kernel",
@@ -842,7 +843,10 @@ def diag_embed(x: Any, offset: int, dim1: int, dim2: int) -> Any:
 def diagonal_view(x: Any, offset: int, dim1: int, dim2: int) -> Any:
     """np.diagonal, writeable when `x` is (numpy hands out a read-only view, but
     an in-place op on a tensor's diagonal writes through it, as in PyTorch)."""
-    out = np.diagonal(x, offset, dim1, dim2)
+    d1, d2 = _dim(dim1, np.ndim(x), "diagonal"), _dim(dim2, np.ndim(x), "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    out = np.diagonal(x, offset, d1, d2)
     if isinstance(x, np.ndarray) and x.flags.writeable:
         out.flags.writeable = True
     return out
@@ -877,19 +881,25 @@ def flatten_shape(
     shape: tuple[int, ...], start_dim: int, end_dim: int
 ) -> tuple[int, ...]:
     """The shape `flatten(start_dim, end_dim)` views to (a 0-d tensor becomes (1,))."""
-    if not shape:
-        return (1,)
     start = _dim(start_dim, len(shape), "flatten")
     end = _dim(end_dim, len(shape), "flatten")
     if start > end:
         raise RuntimeError(
             "flatten() has invalid args: start_dim cannot come after end_dim"
         )
+    if not shape:
+        return (1,)
     return (
         tuple(shape[:start])
         + (math.prod(shape[start : end + 1]),)
         + tuple(shape[end + 1 :])
     )
+
+
+def flatten_keeps(shape: tuple[int, ...], start_dim: int, end_dim: int) -> bool:
+    """Whether `flatten` returns its input itself (one dim flattened, not 0-d)."""
+    flatten_shape(shape, start_dim, end_dim)  # PyTorch's checks
+    return bool(shape) and start_dim % len(shape) == end_dim % len(shape)
 
 
 def unflatten_shape(

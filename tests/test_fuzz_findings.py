@@ -134,6 +134,13 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     )
     if lib is torch
     else yg.ops._log_softmax.default(_x(lib, 3), 0, True),
+    "flatten of one dim": lambda lib: _x(lib, 2, 3).flatten(1, 1),
+    "flatten of a 0-d tensor": lambda lib: _x(lib).flatten(),
+    "flatten of a 0-d tensor, dim 1": lambda lib: _x(lib).flatten(1),
+    "diagonal of a 0-d tensor": lambda lib: _x(lib).diagonal(),
+    "diagonal of a vector": lambda lib: _x(lib, 3).diagonal(),
+    "diagonal identical dims": lambda lib: _x(lib, 2, 3).diagonal(0, 0, 0),
+    "diagonal dim out of range": lambda lib: _x(lib, 2, 3).diagonal(0, 0, 2),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
