@@ -1708,14 +1708,20 @@ def pool2d_params(
     padding: tuple[int, ...],
     dilation: tuple[int, ...],
     ceil_mode: bool,
+    avg: bool = False,
 ) -> tuple[tuple[int, ...], ...]:
     """(kernel, stride, padding, dilation, output size) of a 2-d pooling, each a
-    pair, after PyTorch's checks (stride defaults to the kernel size)."""
+    pair, after PyTorch's checks (stride defaults to the kernel size). avg_pool2d
+    reads the input's last three sizes first (an IndexError for fewer dims)
+    where max_pool2d checks the rank."""
     kernel = expand_param(kernel_size, 2)
     stride = expand_param(stride, 2) if len(stride) else kernel
     padding = expand_param(padding, 2)
     dilation = expand_param(dilation, 2)
-    if np.ndim(x) not in (3, 4):
+    if avg:
+        for d in (-3, -2, -1):
+            _size_at(x, d)
+    elif np.ndim(x) not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     # pooling_output_shape's checks, height then width (C++ division truncates)
     for k, s, p, d in zip(kernel, stride, padding, dilation):
@@ -1877,7 +1883,7 @@ def avg_pool2d_matrices(
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     kernel, stride, padding, _, _ = pool2d_params(
-        x, kernel_size, stride, padding, (1,), ceil_mode
+        x, kernel_size, stride, padding, (1,), ceil_mode, avg=True
     )
     sizes = np.shape(x)[-2:]
     a_h, a_w = (
