@@ -10784,12 +10784,12 @@ def diag(
 ) -> Tensor:
     """`diag(Tensor self, int diagonal=0) -> Tensor`
 
-    composite: diag_embed(self, diagonal) if self.ndim == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+    composite: diag_embed(self, diagonal) if kernels.diag_rank(self.ndim) == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
     """
     try:
         return (
             diag_embed(self, diagonal)
-            if self.ndim == 1
+            if kernels.diag_rank(self.ndim) == 1
             else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
         )
     except (AttributeError, TypeError):

@@ -21,6 +21,7 @@ __all__ = [
     "alias_kernel",
     "reshape_alias_kernel",
     "chunk_size",
+    "diag_rank",
     "flatten_keeps",
     "max_all",
     "min_all",
@@ -1442,6 +1443,13 @@ def amin_kernel(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
     return extreme(x, dim, keepdim, "amin")
 
 
+def diag_rank(ndim: int) -> int:
+    """`diag`'s input rank, 1 or 2, else PyTorch's error."""
+    if ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+    return ndim
+
+
 def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:
     """`chunk`'s split size, ceil(size / chunks), with PyTorch's checks."""
     if not shape:
@@ -2160,27 +2168,32 @@ def log_sigmoid_kernel(x: Any) -> Any:
     return -np.logaddexp(0, -x)
 
 
-def _check_reduction(reduction: int) -> None:
+def _check_reduction(op: str, reduction: int) -> None:
+    """mse_loss and smooth_l1_loss refuse a reduction outside PyTorch's enum
+    (where PyTorch fails an internal assert); the other losses do not check."""
     if reduction not in (0, 1, 2):
-        raise RuntimeError(f"{reduction} is not a valid value for reduction")
+        raise RuntimeError(
+            f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction}"
+        )
 
 
 def apply_loss_reduction(loss: Any, reduction: int) -> Any:
-    """PyTorch's Reduction enum: 0 none, 1 mean, 2 sum."""
-    _check_reduction(reduction)
-    if reduction == 0:
+    """PyTorch's apply_loss_reduction: 1 mean, 2 sum, anything else none."""
+    if reduction not in (1, 2):
         return loss
     total = np.mean(loss) if reduction == 1 else np.sum(loss)
     return np.asarray(total, dtype=loss.dtype)
 
 
 def mse_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
+    _check_reduction("mse_loss", reduction)
     diff = x - target
     return apply_loss_reduction(diff * diff, reduction)
 
 
 def smooth_l1_loss_kernel(x: Any, target: Any, reduction: int, beta: float) -> Any:
     """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (an L1 loss at 0)."""
+    _check_reduction("smooth_l1_loss", reduction)
     diff = np.abs(x - target)
     if beta == 0:
         return apply_loss_reduction(diff, reduction)
@@ -2316,7 +2329,6 @@ def _check_nll_weight_dtype(x: Any, weight: Any) -> None:
 def _nll_loss(
     x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
 ) -> tuple[Any, Any]:
-    _check_reduction(reduction)
     moved, w, safe = nll_loss_positions(x, target, weight, ignore_index)
     picked = np.take_along_axis(moved, safe[..., None], axis=-1)[..., 0]
     losses = -w * picked

@@ -126,14 +126,16 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "index_select float index": lambda lib: _x(lib, 2, 3).index_select(
         0, lib.tensor([0.5])
     ),
-    "_softmax half_to_float": lambda lib: lib.ops.aten._softmax(_x(lib, 3), 0, True)
-    if lib is torch
-    else yg.ops._softmax.default(_x(lib, 3), 0, True),
-    "_log_softmax half_to_float": lambda lib: lib.ops.aten._log_softmax(
-        _x(lib, 3), 0, True
-    )
-    if lib is torch
-    else yg.ops._log_softmax.default(_x(lib, 3), 0, True),
+    "_softmax half_to_float": lambda lib: (
+        lib.ops.aten._softmax(_x(lib, 3), 0, True)
+        if lib is torch
+        else yg.ops._softmax.default(_x(lib, 3), 0, True)
+    ),
+    "_log_softmax half_to_float": lambda lib: (
+        lib.ops.aten._log_softmax(_x(lib, 3), 0, True)
+        if lib is torch
+        else yg.ops._log_softmax.default(_x(lib, 3), 0, True)
+    ),
     "flatten of one dim": lambda lib: _x(lib, 2, 3).flatten(1, 1),
     "flatten of a 0-d tensor": lambda lib: _x(lib).flatten(),
     "flatten of a 0-d tensor, dim 1": lambda lib: _x(lib).flatten(1),
@@ -141,6 +143,20 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "diagonal of a vector": lambda lib: _x(lib, 3).diagonal(),
     "diagonal identical dims": lambda lib: _x(lib, 2, 3).diagonal(0, 0, 0),
     "diagonal dim out of range": lambda lib: _x(lib, 2, 3).diagonal(0, 0, 2),
+    "diag of a 0-d tensor": lambda lib: _x(lib).diag(),
+    "diag of a 3-d tensor": lambda lib: _x(lib, 2, 2, 2).diag(),
+    "huber_loss, reduction -1": lambda lib: (
+        lib.ops.aten.huber_loss(_x(lib, 3, 4), _x(lib, 3, 4) * 0.5, -1, 1.0)
+        if lib is torch
+        else yg.ops.huber_loss.default(_x(lib, 3, 4), _x(lib, 3, 4) * 0.5, -1, 1.0)
+    ),
+    "nll_loss, reduction 3": lambda lib: (
+        lib.ops.aten.nll_loss(_x(lib, 3, 4), lib.tensor([0, 1, 2]), None, 3, -100)
+        if lib is torch
+        else yg.ops.nll_loss.default(
+            _x(lib, 3, 4), lib.tensor([0, 1, 2]), None, 3, -100
+        )
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
