@@ -8472,7 +8472,7 @@ def _softmax(
 ) -> Tensor:
     """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 
-    forward: softmax(cpu_softmax_input(self, half_to_float), dim)
+    forward: softmax(cpu_softmax_input(self, dim, half_to_float), dim)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
@@ -8500,7 +8500,7 @@ def _softmax(
         grad_fn._saved_dim = dim
     try:
         result_data = kernels.softmax(
-            kernels.cpu_softmax_input(self_data, half_to_float), dim
+            kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8539,7 +8539,7 @@ def _log_softmax(
 ) -> Tensor:
     """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 
-    forward: log_softmax(cpu_softmax_input(self, half_to_float), dim)
+    forward: log_softmax(cpu_softmax_input(self, dim, half_to_float), dim)
     """
     self_data = (
         self._data
@@ -8569,7 +8569,7 @@ def _log_softmax(
         grad_fn._saved_dim = dim
     try:
         result_data = kernels.log_softmax(
-            kernels.cpu_softmax_input(self_data, half_to_float), dim
+            kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
         )
     except ValueError as kernel_failure:
         raise kernel_error(

@@ -1401,9 +1401,10 @@ def triangle(x: Any, diagonal: int, upper: bool) -> Any:
     return np.triu(x, diagonal) if upper else np.tril(x, diagonal)
 
 
-def cpu_softmax_input(x: Any, half_to_float: bool) -> Any:
-    """`_softmax`/`_log_softmax`'s input, refusing half_to_float as PyTorch's CPU
-    kernels do."""
+def cpu_softmax_input(x: Any, dim: int, half_to_float: bool) -> Any:
+    """`_softmax`/`_log_softmax`'s input, after the dim's range check, refusing
+    half_to_float as PyTorch's CPU kernels do."""
+    _dim(dim, np.ndim(x), "softmax")
     if half_to_float:
         raise RuntimeError("softmax with half to float conversion is not supported on CPU")
     return x

@@ -59,6 +59,21 @@ FUZZ = settings(
     print_blob=True,
 )
 
+# YAMLGRAD_FUZZ_TRACE=path writes each torch call there before making it.
+TRACE = os.environ.get("YAMLGRAD_FUZZ_TRACE")
+
+
+def _describe(values: dict[str, Any]) -> str:
+    def one(v: Any) -> str:
+        if isinstance(v, list):
+            return "[" + ", ".join(one(x) for x in v) + "]"
+        if hasattr(v, "shape") and hasattr(v, "stride"):
+            return f"tensor{list(v.shape)} {v.dtype} stride={v.stride()} {v.tolist()}"
+        return repr(v)
+
+    return "\n".join(f"{k} = {one(v)}" for k, v in values.items())
+
+
 # Entries the fuzzer leaves out, each with its reason.
 LEFT_OUT = {
     # PyTorch records a NotImplemented node for a float floor_divide; yamlgrad
@@ -77,7 +92,8 @@ TORCH_ONLY_ERRORS = (
     "Expected X.is_contiguous(memory_format) to be true",
 )
 # Known differences, each a predicate on a step and yamlgrad's arguments for it:
-# where one holds, the program ends there, unjudged (counted in STATS).
+# where one holds, the program ends there, unjudged and not run by torch
+# (counted in STATS).
 KNOWN_GAPS = {
     # PyTorch chunks a size-0 dim into `chunks` empty pieces through
     # split_with_sizes, an op yamlgrad does not have; yamlgrad returns one.
@@ -89,6 +105,22 @@ KNOWN_GAPS = {
     "convolution with an empty weight": lambda step, args: step.info.func.name
     == "convolution"
     and args["weight"].numel() == 0,
+    # PyTorch's batch norm kernel on an empty or 0-d/1-d input fails inside
+    # (a SmallVector error, once a segmentation fault) or skips its checks.
+    "batch norm of an empty or low-rank input": lambda step, args: step.info.func.name
+    == "native_batch_norm"
+    and (args["input"].numel() == 0 or args["input"].ndim < 2),
+}
+# Programs whose gradient PyTorch's own formulas get wrong at an edge, which
+# yamlgrad copies: finite differences are not asked (counted in STATS).
+FD_EXCEPTIONS = {
+    # clamp with tensor bounds where min == max: PyTorch's clamp_backward_min_max
+    # gives neither bound the gradient of an input below them.
+    "clamp with min == max": lambda step, args: step.info.func.name
+    in ("clamp", "clamp_")
+    and isinstance(args.get("min"), yg.Tensor)
+    and isinstance(args.get("max"), yg.Tensor)
+    and bool(np.any(args["min"].detach().numpy() == args["max"].detach().numpy())),
 }
 # Ops whose backward PyTorch cannot differentiate: no second order against torch.
 NO_DOUBLE_BACKWARD_IN_TORCH = ("hardsigmoid", "hardsigmoid_")
@@ -370,6 +402,7 @@ class Run:
         self.errors: list[BaseException | None] = []
         self.leaves: list[Any] = []
         self.last_args: dict[str, Any] = {}
+        self.step_args: list[dict[str, Any]] = []
 
     def advance(self, item: tuple[str, int]) -> None:
         """Create the next leaf or run the next step."""
@@ -405,11 +438,15 @@ class Run:
     def _step(self, step: Step) -> None:
         values = {name: self._arg(v) for name, v in step.args}
         self.last_args = values
+        self.step_args.append(values)
         before = _snapshot(values) if self.lib is yg else None
         try:
             if self.lib is yg:
                 result = call_yamlgrad(step.info, values, leaf_safe=False)
             else:
+                if TRACE:  # the last torch call survives a crash inside torch
+                    with open(TRACE, "w") as f:
+                        f.write(f"{step}\n{_describe(values)}\n")
                 result = call_torch(self.lib, step.info, values, leaf_safe=False)
         except Exception as error:  # compared with the other library's
             if before is not None:
@@ -565,6 +602,19 @@ def _second_order(run: Run, grads: Any, directions: list[np.ndarray]) -> Any:
     return _grads(run, total, False)
 
 
+def known_gap(step: Step, args: dict[str, Any]) -> bool:
+    """Whether a KNOWN_GAPS predicate holds for this call (counted)."""
+    for name, known in KNOWN_GAPS.items():
+        try:
+            hit = known(step, args)
+        except (AttributeError, KeyError, TypeError):
+            hit = False
+        if hit:
+            STATS[name] += 1
+            return True
+    return False
+
+
 def compare_step(program: Program, k: int, ours: Run, theirs: Run, text: str) -> bool:
     """Step k of both runs: the same outputs or the same kind of error. False
     when the step is a known gap (the program stops there)."""
@@ -574,14 +624,6 @@ def compare_step(program: Program, k: int, ours: Run, theirs: Run, text: str) ->
     if ours.errors[k] is None and any(m in str(error) for m in TORCH_ONLY_ERRORS):
         STATS["torch-only errors"] += 1
         return False
-    for name, known in KNOWN_GAPS.items():
-        try:
-            hit = known(step, ours.last_args)
-        except (AttributeError, KeyError, TypeError):
-            hit = False
-        if hit:
-            STATS[name] += 1
-            return False
     _same_errors(ours.errors[k], theirs.errors[k], where)
     STATS["steps"] += 1
     if ours.errors[k] is not None:
@@ -608,6 +650,8 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
     for item in program.order:
         # In step: after a disagreement the two runs' values would not line up.
         ours.advance(item)
+        if item[0] == "step" and known_gap(program.steps[item[1]], ours.last_args):
+            return  # before torch runs it: some of these crash PyTorch
         theirs.advance(item)
         if item[0] == "step" and not compare_step(program, item[1], ours, theirs, text):
             return
@@ -659,6 +703,10 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
                         True,
                         _mixed(program),
                     )
+    for name, unreliable in FD_EXCEPTIONS.items():
+        if any(unreliable(st, a) for st, a in zip(program.steps, ours.step_args)):
+            STATS[name] += 1
+            return
     check_finite_differences(program, _arrays(grads), ours.raised(), keep, text)
 
 
