@@ -853,8 +853,11 @@ def bmm(a: Any, b: Any) -> Any:
 
 
 def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
-    """grad on the main diagonal of a matrix of `sizes`, zeros elsewhere."""
-    return grad * _constant(np.eye(*sizes, dtype=_data(grad).dtype), grad)
+    """grad on the main diagonal of a matrix of `sizes`, zeros elsewhere (by
+    selection: a nan or inf grad stays off the rest, as in PyTorch)."""
+    return _zero_outside(
+        expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool)
+    )
 
 
 def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:

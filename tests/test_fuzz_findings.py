@@ -197,7 +197,7 @@ def test_masked_select_saves_its_input_as_torch() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["relu", "hardtanh", "hardswish", "hardsigmoid", "relu6"]
+    "name", ["relu", "hardtanh", "hardswish", "hardsigmoid", "relu6", "trace"]
 )
 def test_an_inf_gradient_outside_the_active_region_gives_zero(name: str) -> None:
     """PyTorch's masked backward kernels select, they do not multiply by 0/1: an
@@ -205,6 +205,9 @@ def test_an_inf_gradient_outside_the_active_region_gives_zero(name: str) -> None
     grads = []
     for lib, F in ((yg, yg.nn.functional), (torch, torch.nn.functional)):
         x = lib.tensor([-4.0, -3.0, -0.5, 0.0, 3.0, 4.0, 7.0], requires_grad=True)
-        getattr(F, name)(x).backward(lib.tensor([float("inf")] * 7))
+        if name == "trace":
+            lib.trace(x.reshape(1, 7)).backward(lib.tensor(float("inf")))
+        else:
+            getattr(F, name)(x).backward(lib.tensor([float("inf")] * 7))
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
