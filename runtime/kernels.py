@@ -476,6 +476,8 @@ def lerp(start: Any, end: Any, weight: Any) -> Any:
                 f"{_tm(value.dtype)}"
             )
     diff = np.subtract(end, start)
+    if isinstance(weight, (int, float)):  # a Scalar weight keeps start's dtype
+        return start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
     small = np.abs(weight) < 0.5
     return np.where(small, start + weight * diff, end - diff * np.subtract(1, weight))
 
@@ -1981,6 +1983,8 @@ def embedding_kernel(weight: Any, indices: Any) -> np.ndarray:
             "(while checking arguments for embedding)"
         )
     n = np.shape(weight)[0]
+    if n == 0 and indices.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if indices.size and (indices.min() < -n or indices.max() >= n or indices.min() < 0):
         raise IndexError("index out of range in self")
     return np.take(weight, indices, axis=0)
@@ -2090,6 +2094,34 @@ def native_batch_norm_kernel(
     )
 
 
+def _check_group_norm(
+    x: Any, weight: Any, bias: Any, n: int, c: int, hxw: int, group: int
+) -> None:
+    """PyTorch's check_group_norm_inputs, then its kernel's size check."""
+    shape = _sizes(x.shape)
+    if group <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {group}")
+    if c % group:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but "
+            f"got input of shape {shape} and num_groups={group}"
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (np.ndim(p) != 1 or np.size(p) != c):
+            shown = weight if weight is not None else p  # PyTorch prints weight's
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of "
+                f"channels in input, but got {name} of shape "
+                f"{_sizes(np.shape(shown))} and input of shape {shape}"
+            )
+    if x.size != n * c * hxw:
+        raise RuntimeError(
+            "Expected X.numel() == N * C * HxW to be true, but got false.  (Could "
+            "this error message be improved?  If so, please report an enhancement "
+            "request to PyTorch.)"
+        )
+
+
 def native_group_norm_kernel(
     input: Any,
     weight: Any,
@@ -2103,6 +2135,7 @@ def native_group_norm_kernel(
     """(output, mean, rstd): each sample's channels split into `group` groups,
     each normalised on its own; mean and rstd are [N, group]."""
     x = np.asarray(input)
+    _check_group_norm(x, weight, bias, n, c, hxw, group)
     grouped = x.reshape(n, group, -1)
     mean = np.mean(grouped, axis=-1)
     centered = grouped - mean[..., None]

@@ -157,6 +157,26 @@ CALLS: dict[str, Callable[[Any], Any]] = {
             _x(lib, 3, 4), lib.tensor([0, 1, 2]), None, 3, -100
         )
     ),
+    "lerp of float32 with a Scalar weight": lambda lib: lib.lerp(
+        _x(lib, 4, 3).float(), _x(lib, 4, 3).float() * 2, 0.3
+    ),
+    "lerp of float32 with a large Scalar weight": lambda lib: lib.lerp(
+        _x(lib, 4, 3).float(), _x(lib, 4, 3).float() * 2, 0.75
+    ),
+    "embedding of an empty weight": lambda lib: lib.nn.functional.embedding(
+        lib.tensor([0, 1]), _x(lib, 0, 3)
+    ),
+    "group_norm, wrong numel": lambda lib: (
+        lib.ops.aten.native_group_norm(_x(lib, 8), None, None, 2, 4, 3, 2, 1e-5)
+        if lib is torch
+        else yg.ops.native_group_norm.default(_x(lib, 8), None, None, 2, 4, 3, 2, 1e-5)
+    ),
+    "group_norm, groups not dividing": lambda lib: lib.nn.functional.group_norm(
+        _x(lib, 2, 4, 3), 3
+    ),
+    "group_norm, short weight": lambda lib: lib.nn.functional.group_norm(
+        _x(lib, 2, 4, 3), 2, _x(lib, 3)
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
