@@ -13,6 +13,7 @@ from typing import Any
 
 from yamlgrad.runtime import formulas, kernels
 from yamlgrad.runtime.matmul import matmul_by_rank
+from yamlgrad.runtime.errors import type_meta_name
 from yamlgrad.runtime.tensor import Tensor
 from yamlgrad.runtime.variable_type_utils import int_list_arg
 
@@ -267,6 +268,12 @@ def bilinear_via_ops(
     to rows, `x1 @ W` as one mm, a product with x2 summed over j, and a reshape
     back (ViewBackward0), then the bias (AddBackward0), as PyTorch's bilinear."""
     ops = formulas.ops
+    named = [("input1", input1), ("input2", input2), ("weight", weight)]
+    if bias is not None:
+        named.append(("bias", bias))
+    if len({t._data.dtype for _, t in named}) > 1:
+        listed = ", ".join(f"{n}: {type_meta_name(t._data.dtype)}" for n, t in named)
+        raise RuntimeError(f"All tensors must have the same dtype, got {listed}")
     if input1.ndim != input2.ndim:
         raise RuntimeError(
             f"bilinear(): input dimensions do not match: got {input1.ndim} and "

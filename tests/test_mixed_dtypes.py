@@ -45,6 +45,10 @@ CALLS: dict[str, Callable[..., Any]] = {
     "nll_loss2d": lambda lib, F, a, b: F.nll_loss(
         a(2, 3, 2, 2), lib.zeros(2, 2, 2, dtype=lib.int64), b(3)
     ),
+    "bilinear": lambda lib, F, a, b, c: F.bilinear(a(3, 4), b(3, 5), c(2, 4, 5)),
+    "bilinear_bias": lambda lib, F, a, b: F.bilinear(
+        a(3, 4), a(3, 5), a(2, 4, 5), b(2)
+    ),
     "where": lambda lib, F, a, b: lib.where(lib.tensor([True, False]), a(2), b(2)),
     "cat": lambda lib, F, a, b: lib.cat([a(2), b(2)]),
 }
