@@ -1054,9 +1054,7 @@ def index_select(x: Any, dim: int, index: Any) -> Any:
             )
         return np.array(x, copy=True)
     if index.dtype.kind not in "iu":
-        raise RuntimeError(
-            "index_select(): Expected dtype int32 or int64 for index"
-        )
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     axis = _dim(dim, np.ndim(x), "index_select")
     size = np.shape(x)[axis]
     if size == 0 and index.size:
@@ -1288,12 +1286,25 @@ def constant_pad_nd(x: Any, pad: tuple[int, ...], value: Any) -> Any:
     pairs = [(0, 0)] * x.ndim
     for i in range(len(pad) // 2):
         pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    _check_pad_sizes(x.shape, pairs)
     crop = tuple(
         slice(max(-before, 0), size - max(-after, 0))
         for (before, after), size in zip(pairs, x.shape)
     )
     widths = [(max(before, 0), max(after, 0)) for before, after in pairs]
     return np.pad(x[crop], widths, constant_values=np.asarray(value).astype(x.dtype))
+
+
+def _check_pad_sizes(shape: tuple[int, ...], pairs: list[tuple[int, int]]) -> None:
+    """PyTorch crops negative pads with narrow, whose checks come first."""
+    for dim, ((before, after), size) in enumerate(zip(pairs, shape)):
+        if before < 0:
+            narrow_start(
+                shape[:dim] + (size,) + shape[dim + 1 :], dim, -before, size + before
+            )
+            size += before
+        if after < 0 and size + after < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
 
 
 def constant_pad_value(mode: str, value: float | None) -> float:
@@ -1408,7 +1419,9 @@ def cpu_softmax_input(x: Any, dim: int, half_to_float: bool) -> Any:
     half_to_float as PyTorch's CPU kernels do."""
     _dim(dim, np.ndim(x), "softmax")
     if half_to_float:
-        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+        raise RuntimeError(
+            "softmax with half to float conversion is not supported on CPU"
+        )
     return x
 
 
@@ -1422,7 +1435,9 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
         for d in dim:
             w = _dim(d, np.ndim(x), op)
             if w in seen:
-                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+                raise RuntimeError(
+                    f"dim {w} appears multiple times in the list of dims"
+                )
             seen.add(w)
     fn = np.amax if op in ("max", "amax") else np.amin
     if dim is None:

@@ -177,6 +177,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "group_norm, short weight": lambda lib: lib.nn.functional.group_norm(
         _x(lib, 2, 4, 3), 2, _x(lib, 3)
     ),
+    "pad, crop past an empty dim": lambda lib: lib.constant_pad_nd(_x(lib, 0), (-3, 1)),
+    "pad, crop past the end": lambda lib: lib.constant_pad_nd(_x(lib, 4), (1, -5)),
+    "pad, crop to nothing": lambda lib: lib.constant_pad_nd(_x(lib, 4), (-2, -2)),
+    "pad, crop one dim to 0, pad another": lambda lib: lib.constant_pad_nd(
+        _x(lib, 2, 3), (1, 0, -2, 0)
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
