@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import kernels
+from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.tensor import Tensor
 
 __all__ = [
@@ -1547,7 +1548,13 @@ def smooth_l1_loss_backward(
 def huber_loss_backward(
     grad: Any, self: Any, target: Any, reduction: int, delta: float
 ) -> Any:
-    """d where |d| <= delta, else delta * sign(d)."""
+    """d where |d| <= delta, else delta * sign(d). PyTorch's backward kernel
+    refuses a target of another dtype (its forward accepts one)."""
+    want, found = _data(self).dtype, _data(target).dtype
+    if found != want:
+        raise RuntimeError(
+            f"Found dtype {scalar_type_name(found)} but expected {scalar_type_name(want)}"
+        )
     g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
     diff = self - target
     inside = _nn_factor(np.abs(_data(diff)) <= delta, diff)

@@ -2254,7 +2254,7 @@ def huber_loss_kernel(x: Any, target: Any, reduction: int, delta: float) -> Any:
     """0.5 * d**2 where |d| <= delta, else delta * (|d| - 0.5 * delta)."""
     diff = np.abs(x - target)
     loss = np.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
-    return apply_loss_reduction(loss, reduction)
+    return apply_loss_reduction(loss.astype(np.result_type(x), copy=False), reduction)
 
 
 def binary_cross_entropy_kernel(
@@ -2287,7 +2287,9 @@ def binary_cross_entropy_with_logits_kernel(
         loss = (1 - target) * x + softplus_neg
     if weight is not None:
         loss = loss * weight
-    return apply_loss_reduction(loss.astype(x.dtype, copy=False), reduction)
+    # PyTorch computes it in place into `1 - target`: the target's float dtype.
+    dtype = np.result_type(target) if np.result_type(target).kind == "f" else x.dtype
+    return apply_loss_reduction(loss.astype(dtype, copy=False), reduction)
 
 
 def nll_loss_positions(

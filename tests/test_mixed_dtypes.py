@@ -83,3 +83,39 @@ def test_two_float_dtypes_as_torch(name: str, combo: tuple[str, ...]) -> None:
     got = _run(yg, YF, name, combo)
     assert str(got.dtype).rpartition(".")[2] == str(want.dtype).rpartition(".")[2]
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
+
+
+def _loss_outcome(lib: Any, name: str, dtypes: tuple[str, str]) -> Any:
+    """A loss of float32/float64 input and target: its dtype and its gradients'
+    dtypes, or where (forward, backward) and how it fails."""
+    ops = torch.ops.aten if lib is torch else yg.ops
+    x = lib.tensor(np.full((3, 4), 0.3), dtype=getattr(lib, dtypes[0]))
+    t = lib.tensor(np.full((3, 4), 0.6), dtype=getattr(lib, dtypes[1]))
+    x.requires_grad_()
+    t.requires_grad_()
+    calls = {
+        "mse_loss": lambda: ops.mse_loss.default(x, t, 1),
+        "smooth_l1_loss": lambda: ops.smooth_l1_loss.default(x, t, 1, 1.0),
+        "huber_loss": lambda: ops.huber_loss.default(x, t, 1, 1.0),
+        "binary_cross_entropy_with_logits": lambda: (
+            ops.binary_cross_entropy_with_logits.default(x, t, None, None, 1)
+        ),
+    }
+    name_of = lambda d: str(d).rpartition(".")[2]  # noqa: E731
+    out = calls[name]()
+    try:
+        grads = lib.autograd.grad(out, [x, t])
+    except RuntimeError as error:
+        return name_of(out.dtype), str(error)
+    return name_of(out.dtype), [name_of(g.dtype) for g in grads]
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32")])
+@pytest.mark.parametrize(
+    "name",
+    ["mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy_with_logits"],
+)
+def test_losses_of_two_dtypes_as_torch(name: str, dtypes: tuple[str, str]) -> None:
+    """The result's dtype (huber: the input's; BCE with logits: the target's) and
+    huber's backward refusing a target of another dtype, as in PyTorch."""
+    assert _loss_outcome(yg, name, dtypes) == _loss_outcome(torch, name, dtypes)
