@@ -2034,6 +2034,7 @@ def native_layer_norm_kernel(
     """(output, mean, rstd) over the trailing `normalized_shape` dims; mean and rstd
     keep those dims as size 1, as PyTorch's."""
     x = np.asarray(input)
+    _check_norm_dtypes(x, (weight, bias))
     axis = x.ndim - len(normalized_shape)
     if axis < 0 or tuple(x.shape[axis:]) != tuple(normalized_shape):
         raise RuntimeError(
@@ -2068,6 +2069,11 @@ def native_batch_norm_kernel(
     in place: `(1 - momentum) * running + momentum * batch`, with the unbiased
     variance. Evaluation uses the running ones and saves nothing (shape [0])."""
     x = np.asarray(input)
+    if (running_mean is None) != (running_var is None):
+        raise RuntimeError(
+            "running_mean and running_var must either both be None or neither be None"
+        )
+    _check_norm_dtypes(x, (weight, bias, running_mean, running_var))
     channels = x.shape[1] if x.ndim > 1 else 1
     for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
         if stat is not None and np.size(stat) != channels:
@@ -2107,6 +2113,26 @@ def native_batch_norm_kernel(
         np.asarray(save_mean, dtype=x.dtype),
         np.asarray(save_invstd, dtype=x.dtype),
     )
+
+
+def _check_norm_dtypes(x: Any, params: tuple[Any, ...]) -> None:
+    """The CPU norms' dtype rules: parameters whose first one has another dtype
+    than the input are a "mixed" call, allowed only as float32 parameters of a
+    float16 input; otherwise every parameter must have the input's dtype."""
+    defined = [np.result_type(p) for p in params if p is not None]
+    if not defined:
+        return
+    if defined[0] != x.dtype:
+        if any(d != np.float32 for d in defined):
+            raise RuntimeError(
+                "mixed dtype (CPU): expect parameter to have scalar type of Float"
+            )
+        if x.dtype != np.float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for d in defined:
+        if d != x.dtype:
+            raise RuntimeError(f"expected scalar type {_st(x.dtype)} but found {_st(d)}")
 
 
 def _check_group_norm(
@@ -2150,6 +2176,7 @@ def native_group_norm_kernel(
     """(output, mean, rstd): each sample's channels split into `group` groups,
     each normalised on its own; mean and rstd are [N, group]."""
     x = np.asarray(input)
+    _check_norm_dtypes(x, (weight, bias))
     _check_group_norm(x, weight, bias, n, c, hxw, group)
     grouped = x.reshape(n, group, -1)
     mean = np.mean(grouped, axis=-1)

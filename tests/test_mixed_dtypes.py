@@ -119,3 +119,42 @@ def test_losses_of_two_dtypes_as_torch(name: str, dtypes: tuple[str, str]) -> No
     """The result's dtype (huber: the input's; BCE with logits: the target's) and
     huber's backward refusing a target of another dtype, as in PyTorch."""
     assert _loss_outcome(yg, name, dtypes) == _loss_outcome(torch, name, dtypes)
+
+
+def _norm_outcome(lib: Any, which: str, dtypes: tuple[str, ...], present: tuple) -> str:
+    ops = torch.ops.aten if lib is torch else yg.ops
+
+    def op(name: str) -> Any:
+        return getattr(ops, name) if lib is torch else getattr(ops, name).default
+
+    def make(dtype: str, *shape: int) -> Any:
+        return lib.ones(*shape, dtype=getattr(lib, dtype))
+
+    x = make(dtypes[0], 2, 4, 3)
+    size = 3 if which == "layer" else 4
+    params = [make(d, size) if p else None for d, p in zip(dtypes[1:], present)]
+    try:
+        if which == "layer":
+            out = op("native_layer_norm")(x, [3], *params, 1e-5)
+        elif which == "group":
+            out = op("native_group_norm")(x, *params, 2, 4, 3, 2, 1e-5)
+        else:
+            out = op("native_batch_norm")(x, *params, True, 0.1, 1e-5)
+    except RuntimeError as error:
+        return str(error)
+    return str(out[0].dtype).rpartition(".")[2]
+
+
+@pytest.mark.parametrize("which, n", [("layer", 2), ("group", 2), ("batch", 4)])
+def test_norms_of_two_dtypes_as_torch(which: str, n: int) -> None:
+    """Every float32/float64 choice for the input and each parameter, each
+    parameter given or None: the result's dtype or the error, as PyTorch's CPU
+    norms (a "mixed" call when the first parameter's dtype differs)."""
+    mismatches = []
+    for dtypes in itertools.product(("float32", "float64"), repeat=n + 1):
+        for present in itertools.product((True, False), repeat=n):
+            got = _norm_outcome(yg, which, dtypes, present)
+            want = _norm_outcome(torch, which, dtypes, present)
+            if got != want:
+                mismatches.append((dtypes, present, got, want))
+    assert not mismatches, mismatches[:3]
