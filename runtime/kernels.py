@@ -1265,6 +1265,8 @@ def interleave_sizes(
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """repeat_interleave by an int along `dim` (wrapped): the shape after
     unsqueeze(dim + 1) and expand, and the result's shape."""
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
     dim = _dim(dim, len(shape), "repeat_interleave")
     shape = tuple(shape)
     expanded = shape[: dim + 1] + (repeats,) + shape[dim + 1 :]
@@ -2070,7 +2072,7 @@ def native_batch_norm_kernel(
     variance. Evaluation uses the running ones and saves nothing (shape [0])."""
     x = np.asarray(input)
     if (running_mean is None) != (running_var is None):
-        raise RuntimeError(
+        raise KernelValueError(
             "running_mean and running_var must either both be None or neither be None"
         )
     _check_norm_dtypes(x, (weight, bias, running_mean, running_var))

@@ -183,6 +183,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "pad, crop one dim to 0, pad another": lambda lib: lib.constant_pad_nd(
         _x(lib, 2, 3), (1, 0, -2, 0)
     ),
+    "repeat_interleave by a negative int": lambda lib: _x(lib, 3, 0).repeat_interleave(
+        -1, dim=1
+    ),
+    "repeat_interleave by a negative int, bad dim": lambda lib: _x(
+        lib, 3
+    ).repeat_interleave(-1, dim=5),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),

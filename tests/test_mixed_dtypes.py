@@ -140,8 +140,8 @@ def _norm_outcome(lib: Any, which: str, dtypes: tuple[str, ...], present: tuple)
             out = op("native_group_norm")(x, *params, 2, 4, 3, 2, 1e-5)
         else:
             out = op("native_batch_norm")(x, *params, True, 0.1, 1e-5)
-    except RuntimeError as error:
-        return str(error)
+    except (RuntimeError, ValueError) as error:
+        return f"{type(error).__mro__[-3].__name__}: {error}"
     return str(out[0].dtype).rpartition(".")[2]
 
 
