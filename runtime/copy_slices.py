@@ -141,9 +141,10 @@ class CopySlices(Node):
             inside.reshape(-1)[self.index.ravel()] = True
             if raw:
                 result = np.where(inside, 0, grad).astype(grad.dtype, copy=False)
-            else:
-                keep = Tensor._make((~inside).astype(grad._data.dtype))
-                result = grad * keep
+            else:  # by selection: a nan or inf in the region stays out
+                from yamlgrad.runtime.formulas import ops
+
+                result = ops.where(Tensor._make(inside), 0, grad)
             if res[0] is not None:
                 result = result + _scatter(
                     self._base_shape, self.index, res[0], grad, raw
