@@ -75,13 +75,14 @@ def _folded(ops: Any, input: Tensor, other: Tensor) -> Tensor:
 
 def _transposed(ops: Any, input: Tensor, other: Tensor) -> Tensor:
     """2-D @ N-D as PyTorch computes it: `(other.mT @ input.mT).mT`, the first
-    product folded into one mm (CloneBackward0 over TransposeBackward0 on top)."""
+    product folded into one mm (CloneBackward0 over TransposeBackward0 on top,
+    from `contiguous()`: none for an empty result, which is contiguous)."""
     unsafe_view = ops.OVERLOADS["_unsafe_view"]["default"]
-    other_t = ops.clone(ops.transpose(other, -1, -2), memory_format=0)
+    other_t = ops.contiguous(ops.transpose(other, -1, -2))
     batch = tuple(other_t.shape[:-1])
     rows = unsafe_view(other_t, (-1, other_t.shape[-1]))
     product = unsafe_view(ops.mm(rows, ops.t(input)), batch + (input.shape[0],))
-    return ops.clone(ops.transpose(product, -1, -2), memory_format=0)
+    return ops.contiguous(ops.transpose(product, -1, -2))
 
 
 def _batched(ops: Any, input: Tensor, other: Tensor) -> Tensor:
@@ -112,5 +113,5 @@ def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
                 f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                 f"non-singleton dimension {len(out)}"
             )
-        out.append(max(x, y) if 1 in (x, y) else x)
+        out.append(y if x == 1 else x)  # 1 broadcasts to the other size, 0 too
     return tuple(reversed(out))

@@ -189,6 +189,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "repeat_interleave by a negative int, bad dim": lambda lib: _x(
         lib, 3
     ).repeat_interleave(-1, dim=5),
+    "matmul 2-d by an empty batch": lambda lib: lib.matmul(
+        _x(lib, 3, 4), _x(lib, 0, 4, 5)
+    ),
+    "matmul broadcasting an empty batch dim": lambda lib: lib.matmul(
+        _x(lib, 0, 1, 3, 4), _x(lib, 3, 4, 2)
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),

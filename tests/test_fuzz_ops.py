@@ -628,7 +628,10 @@ def compare_step(program: Program, k: int, ours: Run, theirs: Run, text: str) ->
     STATS["steps"] += 1
     if ours.errors[k] is not None:
         STATS["errors compared"] += 1
-        return True
+        # A failed in-place op leaves yamlgrad's tensor as it was (checked in
+        # Run._step); PyTorch's may have written part of it before failing, so
+        # the two programs part ways here.
+        return not step.info.inplace
     outs, refs = ours.outputs[k], theirs.outputs[k]
     assert len(outs) == len(refs), where
     for o, r in zip(outs, refs):
