@@ -9,6 +9,7 @@ with ast; calls are emitted as `composites.<name>`.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from yamlgrad.runtime import formulas, kernels
@@ -299,10 +300,11 @@ def bilinear_via_ops(
             f"but expected {out_features}"
         )
     lead = tuple(input1.shape[:-1])
-    x1 = ops.reshape(input1, (-1, in1))
-    x2 = ops.reshape(input2, (-1, in2))
+    rows = math.prod(input1.shape[:-1])  # explicit: -1 is ambiguous when empty
+    x1 = ops.reshape(input1, (rows, in1))
+    x2 = ops.reshape(input2, (rows, in2))
     w = ops.reshape(ops.permute(weight, (1, 0, 2)), (in1, out_features * in2))
-    left = ops.reshape(ops.mm(x1, w), (-1, out_features, in2))
+    left = ops.reshape(ops.mm(x1, w), (rows, out_features, in2))
     out = ops.sum(ops.mul(left, ops.unsqueeze(x2, 1)), -1)
     out = ops.reshape(out, lead + (out_features,))
     return out if bias is None else ops.add(out, bias)

@@ -181,7 +181,14 @@ def view_shape(array: Any, size: tuple[int, ...]) -> tuple[int, ...]:
             known *= s
     if size.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    fits = numel == known if -1 not in size else known and numel % known == 0
+    if -1 in size and known == 0:
+        if numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {list(size)} because "
+                "the unspecified dimension size -1 can be any value and is ambiguous"
+            )
+        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+    fits = numel == known if -1 not in size else numel % known == 0
     if not fits:
         raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
     return size

@@ -66,7 +66,7 @@ def _folded(ops: Any, input: Tensor, other: Tensor) -> Tensor:
     """N-D @ 1-D or 2-D: fold the batch into rows, mm or mv, view back
     (UnsafeViewBackward0 over MmBackward0/MvBackward0, as PyTorch)."""
     batch = tuple(input.shape[:-1])
-    rows = ops.reshape(input, (-1, input.shape[-1]))
+    rows = ops.reshape(input, (_count(batch), input.shape[-1]))
     if other.ndim == 1:
         return ops.OVERLOADS["_unsafe_view"]["default"](ops.mv(rows, other), batch)
     out_shape = batch + (other.shape[-1],)
@@ -80,7 +80,7 @@ def _transposed(ops: Any, input: Tensor, other: Tensor) -> Tensor:
     unsafe_view = ops.OVERLOADS["_unsafe_view"]["default"]
     other_t = ops.contiguous(ops.transpose(other, -1, -2))
     batch = tuple(other_t.shape[:-1])
-    rows = unsafe_view(other_t, (-1, other_t.shape[-1]))
+    rows = unsafe_view(other_t, (_count(batch), other_t.shape[-1]))
     product = unsafe_view(ops.mm(rows, ops.t(input)), batch + (input.shape[0],))
     return ops.contiguous(ops.transpose(product, -1, -2))
 
@@ -115,3 +115,11 @@ def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
             )
         out.append(y if x == 1 else x)  # 1 broadcasts to the other size, 0 too
     return tuple(reversed(out))
+
+
+def _count(batch: tuple[int, ...]) -> int:
+    """The rows a batch folds into (explicit: -1 is ambiguous for an empty one)."""
+    n = 1
+    for size in batch:
+        n *= size
+    return n

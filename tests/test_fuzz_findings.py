@@ -195,6 +195,15 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "matmul broadcasting an empty batch dim": lambda lib: lib.matmul(
         _x(lib, 0, 1, 3, 4), _x(lib, 3, 4, 2)
     ),
+    "matmul 2-d of no columns by 3-d": lambda lib: lib.matmul(
+        _x(lib, 3, 0), _x(lib, 2, 0, 5)
+    ),
+    "view -1 of an empty tensor, ambiguous": lambda lib: _x(lib, 2, 0).view(-1, 0),
+    "view -1 of an empty tensor": lambda lib: _x(lib, 2, 0).view(-1, 5),
+    "view -1 with a 0 size": lambda lib: _x(lib, 2, 3).view(-1, 0),
+    "bilinear of empty batches": lambda lib: lib.nn.functional.bilinear(
+        _x(lib, 0, 3), _x(lib, 0, 4), _x(lib, 2, 3, 4)
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
