@@ -1066,8 +1066,15 @@ def index_select(x: Any, dim: int, index: Any) -> Any:
     size = np.shape(x)[axis]
     if size == 0 and index.size:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if np.any((index < 0) | (index >= size)):
-        raise IndexError("index out of range in self")
+    bad = index[(index < 0) | (index >= size)].reshape(-1)
+    if bad.size:
+        # PyTorch's CPU kernel has two paths, each with its own error: rows of
+        # a non-empty tensor (dim 0), and the general one.
+        if axis == 0 and np.size(x):
+            raise IndexError("index out of range in self")
+        raise RuntimeError(
+            f"INDICES element is out of DATA bounds, id={int(bad[0])} axis_dim={size}"
+        )
     return np.take(x, index.reshape(-1), axis=axis)
 
 

@@ -204,6 +204,15 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "bilinear of empty batches": lambda lib: lib.nn.functional.bilinear(
         _x(lib, 0, 3), _x(lib, 0, 4), _x(lib, 2, 3, 4)
     ),
+    "index_select out of range along dim 1": lambda lib: _x(lib, 2, 3).index_select(
+        1, lib.tensor([3])
+    ),
+    "index_select out of range, empty": lambda lib: _x(lib, 3, 0).index_select(
+        0, lib.tensor([3])
+    ),
+    "index_select negative along dim 1": lambda lib: _x(lib, 0, 3).index_select(
+        1, lib.tensor([-1])
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
