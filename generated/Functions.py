@@ -7388,7 +7388,7 @@ class MseLossBackward0(Node):
     """Backward of `mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`.
 
     self: mse_loss_backward(grad, self, target, reduction)
-    target: -mse_loss_backward(grad, self, target, reduction)
+    target: mse_loss_backward(grad, target, self, reduction)
     """
 
     __slots__ = (
@@ -7423,14 +7423,14 @@ class MseLossBackward0(Node):
             reduction = self._saved_reduction
             grad_inputs[0] = mse_loss_backward(grad, self_, target, reduction)
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
             target = self._raw_saved_target
             if type(target) is SavedVariable:  # else a Python number
                 target = target.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             reduction = self._saved_reduction
-            grad_inputs[1] = -mse_loss_backward(grad, self_, target, reduction)
+            grad_inputs[1] = mse_loss_backward(grad, target, self_, reduction)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -7448,7 +7448,7 @@ class SmoothL1LossBackward0(Node):
     """Backward of `smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`.
 
     self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
-    target: -smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
     """
 
     __slots__ = (
@@ -7488,16 +7488,16 @@ class SmoothL1LossBackward0(Node):
                 grad, self_, target, reduction, beta
             )
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
             target = self._raw_saved_target
             if type(target) is SavedVariable:  # else a Python number
                 target = target.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             reduction = self._saved_reduction
             beta = self._saved_beta
-            grad_inputs[1] = -smooth_l1_loss_backward(
-                grad, self_, target, reduction, beta
+            grad_inputs[1] = smooth_l1_loss_backward(
+                grad, target, self_, reduction, beta
             )
         return grad_inputs
 
@@ -7516,7 +7516,7 @@ class HuberLossBackward0(Node):
     """Backward of `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`.
 
     self: huber_loss_backward(grad, self, target, reduction, delta)
-    target: -huber_loss_backward(grad, self, target, reduction, delta)
+    target: huber_loss_backward(grad, target, self, reduction, delta)
     """
 
     __slots__ = (
@@ -7554,15 +7554,15 @@ class HuberLossBackward0(Node):
             delta = self._saved_delta
             grad_inputs[0] = huber_loss_backward(grad, self_, target, reduction, delta)
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
             target = self._raw_saved_target
             if type(target) is SavedVariable:  # else a Python number
                 target = target.unpack(self, raw)
+            self_ = self._raw_saved_self
+            if type(self_) is SavedVariable:  # else a Python number
+                self_ = self_.unpack(self, raw)
             reduction = self._saved_reduction
             delta = self._saved_delta
-            grad_inputs[1] = -huber_loss_backward(grad, self_, target, reduction, delta)
+            grad_inputs[1] = huber_loss_backward(grad, target, self_, reduction, delta)
         return grad_inputs
 
     def release_variables(self) -> None:

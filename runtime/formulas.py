@@ -856,9 +856,7 @@ def bmm(a: Any, b: Any) -> Any:
 def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
     """grad on the main diagonal of a matrix of `sizes`, zeros elsewhere (by
     selection: a nan or inf grad stays off the rest, as in PyTorch)."""
-    return _zero_outside(
-        expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool)
-    )
+    return _zero_outside(expand(grad, tuple(sizes)), np.eye(*sizes, dtype=bool))
 
 
 def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:
@@ -1581,8 +1579,9 @@ def binary_cross_entropy_backward(
 def binary_cross_entropy_target_backward(
     grad: Any, self: Any, target: Any, weight: Any, reduction: int
 ) -> Any:
-    """w * (log(1 - x) - log(x)), each log clamped at -100 as in the forward."""
-    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    """w * (log(1 - x) - log(x)), each log clamped at -100 as in the forward;
+    "mean" divides by the target's element count, as PyTorch's."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(np.shape(_data(target))))
     log_1mx = _nn_clamp_min(_nn_log1p(-self), -100)
     log_x = _nn_clamp_min(log(self), -100)
     return _nn_weighted(g * (log_1mx - log_x), weight)

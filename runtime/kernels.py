@@ -2144,11 +2144,15 @@ def _check_norm_dtypes(x: Any, params: tuple[Any, ...]) -> None:
                 "mixed dtype (CPU): expect parameter to have scalar type of Float"
             )
         if x.dtype != np.float16:
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+            raise RuntimeError(
+                "mixed dtype (CPU): all inputs must share same datatype."
+            )
         return
     for d in defined:
         if d != x.dtype:
-            raise RuntimeError(f"expected scalar type {_st(x.dtype)} but found {_st(d)}")
+            raise RuntimeError(
+                f"expected scalar type {_st(x.dtype)} but found {_st(d)}"
+            )
 
 
 def _check_group_norm(
@@ -2286,6 +2290,8 @@ def mse_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
 def smooth_l1_loss_kernel(x: Any, target: Any, reduction: int, beta: float) -> Any:
     """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (an L1 loss at 0)."""
     _check_reduction("smooth_l1_loss", reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     diff = np.abs(x - target)
     if beta == 0:
         return apply_loss_reduction(diff, reduction)
@@ -2295,6 +2301,8 @@ def smooth_l1_loss_kernel(x: Any, target: Any, reduction: int, beta: float) -> A
 
 def huber_loss_kernel(x: Any, target: Any, reduction: int, delta: float) -> Any:
     """0.5 * d**2 where |d| <= delta, else delta * (|d| - 0.5 * delta)."""
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     diff = np.abs(x - target)
     loss = np.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
     return apply_loss_reduction(loss.astype(np.result_type(x), copy=False), reduction)
@@ -2322,7 +2330,14 @@ def binary_cross_entropy_kernel(
 def binary_cross_entropy_with_logits_kernel(
     x: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
 ) -> Any:
-    """(1 - t) * x + (1 + (pos_weight - 1) * t) * log(1 + exp(-x)), stably."""
+    """(1 - t) * x + (1 + (pos_weight - 1) * t) * log(1 + exp(-x)), stably.
+    PyTorch computes it in place into `log_sigmoid(x)` (with pos_weight) and
+    into `1 - t`: their shapes must take the broadcast."""
+    if pos_weight is not None:
+        _in_place_shape(np.shape(x), np.shape(pos_weight), np.shape(target))
+    _in_place_shape(np.shape(target), np.shape(x))
+    if weight is not None:
+        _in_place_shape(np.shape(target), np.shape(weight))
     softplus_neg = np.logaddexp(0, -x)
     if pos_weight is not None:
         loss = (1 - target) * x + ((pos_weight - 1) * target + 1) * softplus_neg
@@ -2333,6 +2348,19 @@ def binary_cross_entropy_with_logits_kernel(
     # PyTorch computes it in place into `1 - target`: the target's float dtype.
     dtype = np.result_type(target) if np.result_type(target).kind == "f" else x.dtype
     return apply_loss_reduction(loss.astype(dtype, copy=False), reduction)
+
+
+def _in_place_shape(out: tuple[int, ...], *others: tuple[int, ...]) -> None:
+    """An in-place op into a tensor of shape `out`: the broadcast must be `out`."""
+    try:
+        shape = np.broadcast_shapes(out, *others)
+    except ValueError:
+        return  # the out-of-place broadcast error comes from the kernel itself
+    if tuple(shape) != tuple(out):
+        raise RuntimeError(
+            f"output with shape {_sizes(out)} doesn't match the broadcast shape "
+            f"{_sizes(shape)}"
+        )
 
 
 def nll_loss_positions(

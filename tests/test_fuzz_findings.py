@@ -213,6 +213,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "index_select negative along dim 1": lambda lib: _x(lib, 0, 3).index_select(
         1, lib.tensor([-1])
     ),
+    "smooth_l1_loss, negative beta": lambda lib: lib.nn.functional.smooth_l1_loss(
+        _x(lib, 3), _x(lib, 3), beta=-1.5
+    ),
+    "huber_loss, zero delta": lambda lib: lib.nn.functional.huber_loss(
+        _x(lib, 3), _x(lib, 3), delta=0.0
+    ),
     # movedim: a 0-d tensor is aliased; repeated dims are refused
     "movedim of a 0-d tensor": lambda lib: _x(lib).movedim(0, -1),
     "movedim out of range on a 0-d tensor": lambda lib: _x(lib).movedim(1, 0),
@@ -267,3 +273,23 @@ def test_an_inf_gradient_outside_the_active_region_gives_zero(name: str) -> None
             getattr(F, name)(x).backward(lib.tensor([float("inf")] * 7))
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize(
+    "name", ["mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy"]
+)
+def test_a_mean_loss_of_broadcast_operands_as_torch(name: str) -> None:
+    """A [4, 3] input against a 0-d target: PyTorch's forward averages over 12
+    elements, and its backward divides each operand's gradient by that operand's
+    own element count (the target's formula is the input's, arguments swapped)."""
+    grads = []
+    for lib in (yg, torch):
+        x = lib.tensor(np.linspace(0.1, 0.9, 12).reshape(4, 3), requires_grad=True)
+        t = lib.tensor(0.4, dtype=lib.float64, requires_grad=True)
+        args = (x, t, None, 1) if name == "binary_cross_entropy" else (x, t, 1)
+        loss = getattr(torch.ops.aten if lib is torch else yg.ops, name)
+        loss = loss(*args) if lib is torch else loss.default(*args)
+        wrt = [x, t]
+        grads.append([g.detach().numpy() for g in lib.autograd.grad(loss, wrt)])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
