@@ -114,6 +114,13 @@ KNOWN_GAPS = {
 # Programs whose gradient PyTorch's own formulas get wrong at an edge, which
 # yamlgrad copies: finite differences are not asked (counted in STATS).
 FD_EXCEPTIONS = {
+    # A mean loss of operands of different sizes (broadcast): PyTorch divides
+    # each operand's gradient by that operand's own element count, not by the
+    # loss's, and yamlgrad copies it.
+    "mean loss of broadcast operands": lambda step, args: step.info.func.name
+    in ("mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy")
+    and args.get("reduction", 1) == 1
+    and args["self"].numel() != args["target"].numel(),
     # clamp with tensor bounds where min == max: PyTorch's clamp_backward_min_max
     # gives neither bound the gradient of an input below them.
     "clamp with min == max": lambda step, args: step.info.func.name
