@@ -17927,7 +17927,7 @@ def celu(
 ) -> Tensor:
     """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`
 
-    forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
+    forward: celu_kernel(self, alpha)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "celu", "input", 1)
@@ -17961,7 +17961,7 @@ def celu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha)
+        result_data = kernels.celu_kernel(self_data, alpha)
     except ValueError as kernel_failure:
         raise kernel_error("celu", kernel_failure, self=self_data, alpha=alpha)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -18428,7 +18428,7 @@ def celu_(
 ) -> Tensor:
     """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`
 
-    forward: elu_kernel(self, alpha, 1.0, 1.0 / alpha)
+    forward: celu_kernel(self, alpha)
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "celu_", "input", 1)
@@ -18459,7 +18459,7 @@ def celu_(
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
-        write_inplace(self, kernels.elu_kernel(self_data, alpha, 1.0, 1.0 / alpha))
+        write_inplace(self, kernels.celu_kernel(self_data, alpha))
     except ValueError as kernel_failure:
         raise kernel_error("celu_", kernel_failure, self=self_data, alpha=alpha)
     result = self

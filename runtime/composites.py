@@ -52,34 +52,49 @@ def tensordot_via_mm(
     self: Tensor, other: Tensor, dims_self: tuple[int, ...], dims_other: tuple[int, ...]
 ) -> Any:
     """Contract `dims_self` of `self` with `dims_other` of `other`, as PyTorch's
-    tensordot does: permute and flatten both into matrices, `mm`, then view the
-    result back (ViewBackward0 over MmBackward0)."""
+    tensordot does: a contracted dim of size 1 facing a larger one is summed
+    away first (SumBackward1), then both are permuted and flattened into
+    matrices, `mm`, and the result viewed back (ViewBackward0 over MmBackward0)."""
     ops = formulas.ops
     if len(dims_self) != len(dims_other):
         raise RuntimeError("both dimension lists should have same length")
-    dims_a = [d % max(self.ndim, 1) for d in dims_self]
-    dims_b = [d % max(other.ndim, 1) for d in dims_other]
-    for da, db in zip(dims_a, dims_b):
-        if self.shape[da] != other.shape[db]:
+    if self.dtype != other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    a, b, size = self, other, 1
+    for da, db in zip(dims_self, dims_other):
+        sa, sb = kernels._size_at(self, da), kernels._size_at(other, db)
+        if sb == 1:  # broadcast: sum the other side's dim right away
+            a = ops.sum(a, [da], True)
+        elif sa == 1:
+            b = ops.sum(b, [db], True)
+        elif sa != sb:
             raise RuntimeError(
-                f"contracted dimensions need to match, but first has size "
-                f"{self.shape[da]} in dim {da} and second has size {other.shape[db]} "
-                f"in dim {db}"
+                f"contracted dimensions need to match, but first has size {sa} in "
+                f"dim {da} and second has size {sb} in dim {db}"
             )
+        else:
+            size *= sa
+    dims_a = _dim_set(dims_self, self.ndim)
+    dims_b = _dim_set(dims_other, other.ndim)
     free_a = [d for d in range(self.ndim) if d not in dims_a]
     free_b = [d for d in range(other.ndim) if d not in dims_b]
-    size = 1
-    for d in dims_a:
-        size *= self.shape[d]
-    out_shape = tuple(self.shape[d] for d in free_a) + tuple(
-        other.shape[d] for d in free_b
-    )
-    rows = 1
-    for d in free_a:
-        rows *= self.shape[d]
-    a = ops.reshape(ops.permute(self, free_a + dims_a), (rows, size))
-    b = ops.reshape(ops.permute(other, dims_b + free_b), (size, -1))
+    rows = math.prod(a.shape[d] for d in free_a)
+    cols = math.prod(b.shape[d] for d in free_b)
+    out_shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    a = ops.reshape(ops.permute(a, free_a + dims_a), (rows, size))
+    b = ops.reshape(ops.permute(b, dims_b + free_b), (size, cols))
     return ops.reshape(ops.mm(a, b), out_shape)
+
+
+def _dim_set(dims: tuple[int, ...], ndim: int) -> list[int]:
+    """dim_list_to_bitset: the dims wrapped, each at most once."""
+    wrapped: list[int] = []
+    for d in dims:
+        d = kernels._dim(d, ndim, "tensordot")  # a 0-d operand failed in _size_at
+        if d in wrapped:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        wrapped.append(d)
+    return wrapped
 
 
 def _einsum_specs(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]:

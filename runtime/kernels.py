@@ -112,6 +112,7 @@ __all__ = [
     "softplus_kernel",
     "mish_kernel",
     "elu_kernel",
+    "celu_kernel",
     "leaky_relu_kernel",
     "hardtanh_kernel",
     "hardswish_kernel",
@@ -172,25 +173,36 @@ def expand_shape(shape: tuple[int, ...], size: tuple[int, ...]) -> tuple[int, ..
     return tuple(out)
 
 
-def view_shape(array: Any, size: tuple[int, ...]) -> tuple[int, ...]:
-    """`view`/`reshape`'s target, with PyTorch's message for a size that cannot fit."""
-    numel = int(np.size(array))
-    known = 1
-    for s in size:
-        if s != -1:
+def infer_size(size: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    """PyTorch's infer_size: `size` with its one -1 resolved for `numel` elements,
+    checked dim by dim in order."""
+    known, inferred = 1, None
+    for i, s in enumerate(size):
+        if s == -1:
+            if inferred is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = i
+        elif s >= 0:
             known *= s
-    if size.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    if -1 in size and known == 0:
-        if numel == 0:
+        else:
+            raise RuntimeError(
+                f"invalid shape dimension {s} at index {i} of shape {list(size)}"
+            )
+    if numel == known or (inferred is not None and known > 0 and numel % known == 0):
+        if inferred is None:
+            return tuple(size)
+        if known == 0:
             raise RuntimeError(
                 f"cannot reshape tensor of 0 elements into shape {list(size)} because "
                 "the unspecified dimension size -1 can be any value and is ambiguous"
             )
-        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
-    fits = numel == known if -1 not in size else numel % known == 0
-    if not fits:
-        raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+        return tuple(size[:inferred]) + (numel // known,) + tuple(size[inferred + 1 :])
+    raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+
+
+def view_shape(array: Any, size: tuple[int, ...]) -> tuple[int, ...]:
+    """`view`/`reshape`'s target, with PyTorch's message for a size that cannot fit."""
+    infer_size(tuple(size), int(np.size(array)))
     return size
 
 
@@ -867,12 +879,35 @@ def diagonal_backward(
 ) -> Any:
     """Zeros of `sizes` with `grad` written on the diagonal that `diagonal` reads."""
     grad = np.asarray(grad)
-    ndim = len(sizes)
+    if any(n < 0 for n in sizes):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     out = np.zeros(sizes, dtype=grad.dtype)
-    matrices = np.moveaxis(out, (dim1 % ndim, dim2 % ndim), (-2, -1))
-    rows, cols = _diagonal_index(matrices.shape[-2], matrices.shape[-1], offset)
-    matrices[..., rows, cols] = grad
+    # PyTorch's order: diagonal's dim checks on the zeros, then copy_'s broadcast
+    copy_into(diagonal_view(out, offset, dim1, dim2), grad)
     return out
+
+
+def copy_into(dst: np.ndarray, src: Any) -> None:
+    """`dst.copy_(src)`: src broadcast to dst's shape, with PyTorch's texts for
+    shapes that do not broadcast or that broadcast to a larger shape."""
+    a, b = tuple(dst.shape), tuple(np.shape(src))
+    ndim = max(len(a), len(b))
+    a_full, b_full = (1,) * (ndim - len(a)) + a, (1,) * (ndim - len(b)) + b
+    for i in range(ndim - 1, -1, -1):
+        if a_full[i] != b_full[i] and 1 not in (a_full[i], b_full[i]):
+            raise RuntimeError(
+                f"The size of tensor a ({a_full[i]}) must match the size of tensor b "
+                f"({b_full[i]}) at non-singleton dimension {i}"
+            )
+    broadcast = tuple(
+        max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a_full, b_full)
+    )
+    if broadcast != a:
+        raise RuntimeError(
+            f"output with shape {list(a)} doesn't match the broadcast shape "
+            f"{list(broadcast)}"
+        )
+    np.copyto(dst, src)
 
 
 def trace(x: Any) -> Any:
@@ -915,20 +950,26 @@ def flatten_keeps(shape: tuple[int, ...], start_dim: int, end_dim: int) -> bool:
 def unflatten_shape(
     shape: tuple[int, ...], dim: int, sizes: tuple[int, ...]
 ) -> tuple[int, ...]:
-    """The shape `unflatten(dim, sizes)` views to (one -1 in `sizes` is inferred)."""
+    """The shape `unflatten(dim, sizes)` views to (one -1 in `sizes` is inferred).
+    PyTorch rewords infer_size's "is invalid" error and wraps any other."""
     dim = _dim(dim, len(shape), "unflatten")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     sizes = tuple(sizes)
-    if -1 in sizes:
-        known = math.prod(s for s in sizes if s != -1)
-        sizes = tuple(shape[dim] // known if s == -1 else s for s in sizes)
-    if math.prod(sizes) != shape[dim]:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
-            f"of dim {dim} ({shape[dim]}) in the input tensor"
-        )
-    return tuple(shape[:dim]) + sizes + tuple(shape[dim + 1 :])
+    try:
+        if not shape:  # sym_size(0) of a 0-d tensor
+            raise IndexError(
+                f"Dimension specified as {dim} but tensor has no dimensions"
+            )
+        inferred = infer_size(sizes, shape[dim])
+    except (RuntimeError, IndexError) as error:
+        if "is invalid for input of size" in str(error):
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                f"size of dim {dim} ({shape[dim]}) in the input tensor"
+            ) from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
+    return tuple(shape[:dim]) + inferred + tuple(shape[dim + 1 :])
 
 
 def movedim_dims(
@@ -1012,11 +1053,19 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
         )
     axis = _dim(dim, max(out.ndim, 1), "index_add")
     if out.ndim == 0:
-        if np.any((index != 0) & (index != -1)):
+        if source.ndim != 0:
             raise RuntimeError(
-                f"index {int(index.max())} is out of bounds for dimension 0 with size 1"
+                "source tensor shape must match self tensor shape, excluding the "
+                f"specified dimension. Got self.shape = [] source.shape = "
+                f"{list(source.shape)}"
             )
-        return out + alpha * source.reshape(()) * index.size
+        if index.size != 1:  # source.size(0) of a 0-d source
+            raise IndexError(
+                f"Dimension specified as {dim} but tensor has no dimensions"
+            )
+        if int(index.reshape(())) != 0:
+            raise IndexError("index out of range in self")
+        return out + alpha * source
     src = source if source.ndim else source.reshape((1,) * out.ndim)
     if src.ndim != out.ndim or any(
         a != b for i, (a, b) in enumerate(zip(out.shape, src.shape)) if i != axis
@@ -1032,13 +1081,19 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
             f"source.size(dim): ({src.shape[axis]}), for dim: {axis}"
         )
     size = out.shape[axis]
-    if out.size == 0:  # nothing to add to: PyTorch checks no index
+    if out.ndim > 1 and out.size == 0:  # nothing to add to: PyTorch checks no index
         return out
-    bad = index[(index < -size) | (index >= size)].reshape(-1)
+    bad = index[(index < 0) | (index >= size)].reshape(-1)
     if bad.size:
-        raise RuntimeError(
-            f"index {int(bad[0])} is out of bounds for dimension {axis} with size {size}"
-        )
+        # PyTorch's CPU kernel scatters (a RuntimeError naming the index) along
+        # the first or last dim of a matrix or more when alpha is 1, and loops
+        # over the indices otherwise (an IndexError).
+        if out.ndim > 1 and alpha == 1 and axis in (0, out.ndim - 1):
+            raise RuntimeError(
+                f"index {int(bad[0])} is out of bounds for dimension {axis} with "
+                f"size {size}"
+            )
+        raise IndexError("index out of range in self")
     moved = np.moveaxis(out, axis, 0)
     np.add.at(
         moved,
@@ -2242,6 +2297,13 @@ def elu_kernel(x: Any, alpha: float, scale: float, input_scale: float) -> Any:
     """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)."""
     negative = np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale)
     return np.where(x > 0, x * scale, negative)
+
+
+def celu_kernel(x: Any, alpha: float) -> Any:
+    """elu with scale 1 and input scale 1 / alpha; PyTorch refuses alpha 0."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return elu_kernel(x, alpha, 1.0, 1.0 / alpha)
 
 
 def leaky_relu_kernel(x: Any, negative_slope: float) -> Any:

@@ -20,7 +20,8 @@ def _outcome(f: Callable[[Any], Any], lib: Any) -> Any:
     try:
         out = f(lib)
     except (RuntimeError, IndexError, ValueError, TypeError) as error:
-        return (type(error).__name__, str(error))
+        # PyTorch's rewrapped errors carry the C++ backtrace of the first one
+        return (type(error).__name__, str(error).split("\nException raised from")[0])
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     return [
         (
@@ -59,6 +60,67 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     ),
     "repeat_interleave empty": lambda lib: _x(lib, 0, 3).repeat_interleave(
         lib.tensor([1, 2, 3]), dim=-2
+    ),
+    # celu divides by alpha: PyTorch refuses 0 (in place too, and on empty input)
+    "celu alpha 0": lambda lib: lib.celu(_x(lib, 3), 0.0),
+    "celu_ alpha 0": lambda lib: lib.nn.functional.celu(_x(lib, 3), 0.0, inplace=True),
+    "celu alpha 0 of an empty tensor": lambda lib: lib.celu(_x(lib, 4, 0), 0.0),
+    "celu alpha 2": lambda lib: lib.celu(_x(lib, 3) - 1, 2.0),
+    # tensordot: size-1 contracted dims broadcast (summed first); dtype before dims
+    "tensordot size-1 dim of self": lambda lib: lib.tensordot(
+        _x(lib, 3, 1), _x(lib, 4, 5), dims=([1], [0])
+    ),
+    "tensordot size-1 dim of other": lambda lib: lib.tensordot(
+        _x(lib, 3, 4), _x(lib, 1, 5), dims=([1], [0])
+    ),
+    "tensordot dim out of range": lambda lib: lib.tensordot(
+        _x(lib, 3, 4), _x(lib, 4, 5), dims=([5], [0])
+    ),
+    "tensordot repeated dim": lambda lib: lib.tensordot(
+        _x(lib, 3, 4), _x(lib, 4, 4), dims=([1, 1], [0, 1])
+    ),
+    "tensordot dim of a 0-d tensor": lambda lib: lib.tensordot(
+        _x(lib), _x(lib, 4, 5), dims=([0], [0])
+    ),
+    "tensordot two dtypes": lambda lib: lib.tensordot(
+        _x(lib, 3, 4).float(), _x(lib, 4, 5), dims=([1], [0])
+    ),
+    # unflatten rewords infer_size's "is invalid" and wraps its other errors
+    "unflatten a 0-d tensor": lambda lib: _x(lib).unflatten(0, (3, 2)),
+    "unflatten two -1": lambda lib: _x(lib, 6).unflatten(0, (-1, -1)),
+    "unflatten -1 that does not divide": lambda lib: _x(lib, 6).unflatten(0, (-1, 4)),
+    "unflatten -1 of an empty dim": lambda lib: _x(lib, 0).unflatten(0, (-1, 0)),
+    "unflatten negative size": lambda lib: _x(lib, 6).unflatten(0, (2, -2)),
+    "unflatten 0 and -1": lambda lib: _x(lib, 6).unflatten(0, (0, -1)),
+    "unflatten inferred": lambda lib: _x(lib, 2, 6).unflatten(1, (-1, 3)),
+    "view negative size": lambda lib: _x(lib, 6).view(2, -2),
+    "reshape negative sizes": lambda lib: _x(lib, 6).reshape(-2, -3),
+    # index_add's out-of-range errors: PyTorch's CPU kernel scatters along the
+    # first or last dim of a matrix when alpha is 1, else loops over the indices
+    "index_add dim 0 alpha 1": lambda lib: _x(lib, 3, 4).index_add(
+        0, lib.tensor([0, 9]), _x(lib, 2, 4)
+    ),
+    "index_add dim 0 alpha 2": lambda lib: _x(lib, 3, 4).index_add(
+        0, lib.tensor([0, 9]), _x(lib, 2, 4), alpha=2
+    ),
+    "index_add middle dim": lambda lib: _x(lib, 2, 3, 4).index_add(
+        1, lib.tensor([0, 9]), _x(lib, 2, 2, 4)
+    ),
+    "index_add last dim negative": lambda lib: _x(lib, 3, 4).index_add(
+        1, lib.tensor([-1]), _x(lib, 3, 1)
+    ),
+    "index_add vector": lambda lib: _x(lib, 3).index_add(
+        0, lib.tensor([0, 9]), _x(lib, 2)
+    ),
+    "index_add empty vector": lambda lib: _x(lib, 0).index_add(
+        0, lib.tensor([0]), _x(lib, 1)
+    ),
+    "index_add 0-d": lambda lib: _x(lib).index_add(
+        0, lib.tensor([0]), _x(lib), alpha=2
+    ),
+    "index_add 0-d index 1": lambda lib: _x(lib).index_add(0, lib.tensor([1]), _x(lib)),
+    "index_add 0-d two indices": lambda lib: _x(lib).index_add(
+        0, lib.tensor([0, 0]), _x(lib)
     ),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
@@ -232,6 +294,45 @@ CALLS: dict[str, Callable[[Any], Any]] = {
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_call_answers_as_torch(name: str) -> None:
     assert _outcome(CALLS[name], yg) == _outcome(CALLS[name], torch)
+
+
+@pytest.mark.parametrize(
+    "grad_shape, sizes, offset, dim1, dim2",
+    [
+        ((3,), (3, 4), 0, 0, 1),
+        ((3,), (1, 4), -3, 2, 1),  # a dim out of range of the input's sizes
+        ((3,), (3, 4), 0, -3, 1),
+        ((3,), (3, 4), 0, 1, 1),  # identical dims
+        ((2,), (3, 4), 0, 0, 1),  # copy_'s broadcast texts
+        ((4, 1), (3, 4), 0, 0, 1),
+        ((1,), (3, 4), 0, 0, 1),
+        ((3,), (3, -1), 0, 0, 1),
+        ((2, 0), (2, 0, 4), 0, 1, 2),
+    ],
+)
+def test_diagonal_backward_checks_as_torch(
+    grad_shape: tuple[int, ...],
+    sizes: tuple[int, ...],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> None:
+    """The op that diagonal's backward records, called directly (the fuzzer's
+    route into it): diagonal's checks on the zeros, then copy_'s."""
+    from yamlgrad.runtime import formulas
+
+    grad = np.arange(float(np.prod(grad_shape))).reshape(grad_shape)
+    calls = {
+        "yamlgrad": lambda: formulas.ops.diagonal_backward(
+            yg.tensor(grad), sizes, offset, dim1, dim2
+        ),
+        "torch": lambda: torch.ops.aten.diagonal_backward(
+            torch.tensor(grad), sizes, offset, dim1, dim2
+        ),
+    }
+    assert _outcome(lambda _: calls["yamlgrad"](), yg) == _outcome(
+        lambda _: calls["torch"](), torch
+    )
 
 
 @pytest.mark.parametrize("lib_name", ["yamlgrad", "torch"])

@@ -91,9 +91,19 @@ TORCH_ONLY_ERRORS = (
     # group norm's CPU kernel on a non-contiguous input
     "Expected X.is_contiguous(memory_format) to be true",
 )
+
+
 # Known differences, each a predicate on a step and yamlgrad's arguments for it:
 # where one holds, the program ends there, unjudged and not run by torch
 # (counted in STATS).
+def _broadcast_shape(a: yg.Tensor, b: yg.Tensor) -> tuple[int, ...] | None:
+    """The shape two operands broadcast to, or None when they do not."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    except ValueError:
+        return None
+
+
 KNOWN_GAPS = {
     # PyTorch chunks a size-0 dim into `chunks` empty pieces through
     # split_with_sizes, an op yamlgrad does not have; yamlgrad returns one.
@@ -110,6 +120,12 @@ KNOWN_GAPS = {
     "batch norm of an empty or low-rank input": lambda step, args: step.info.func.name
     == "native_batch_norm"
     and (args["input"].numel() == 0 or args["input"].ndim < 2),
+    # PyTorch's binary_cross_entropy writes into an output shaped like self and,
+    # for a larger target, resizes it (deprecated, with a warning) and returns
+    # values of neither shape; nn.functional refuses the sizes first, as yamlgrad's.
+    "BCE with a self smaller than its target": lambda step, args: step.info.func.name
+    == "binary_cross_entropy"
+    and _broadcast_shape(args["self"], args["target"]) != tuple(args["self"].shape),
 }
 # Programs whose gradient PyTorch's own formulas get wrong at an edge, which
 # yamlgrad copies: finite differences are not asked (counted in STATS).
@@ -555,16 +571,27 @@ def _arrays(ts: Any) -> list[np.ndarray | None]:
 # -- the comparison -------------------------------------------------------------------
 
 
-def _tolerance(dtype: str, want: np.ndarray) -> dict[str, float]:
+# Ops whose float32 second order carries rounding amplified by the matrix's
+# condition number (an inverse inside): compared at ten times the tolerance.
+CONDITIONED = ("linalg_inv", "linalg_inv_ex", "linalg_det")
+
+
+def _tolerance(dtype: str, want: np.ndarray, loose: bool = False) -> dict[str, float]:
     finite = want[np.isfinite(want)] if want.size else want
     scale = float(np.max(np.abs(finite))) if finite.size else 1.0
     if dtype == "float64":
         return {"rtol": 1e-7, "atol": 1e-9 * max(1.0, scale)}
-    return {"rtol": 2e-3, "atol": 2e-4 * max(1.0, scale)}
+    factor = 10.0 if loose else 1.0
+    return {"rtol": 2e-3 * factor, "atol": 2e-4 * factor * max(1.0, scale)}
 
 
 def _same_arrays(
-    got: Any, want: Any, where: str, singular_ok: bool = False, mixed: bool = False
+    got: Any,
+    want: Any,
+    where: str,
+    singular_ok: bool = False,
+    mixed: bool = False,
+    loose: bool = False,
 ) -> None:
     """The same shape, dtype and values (nan where the other has nan). With
     `singular_ok` (second order), an element that is nan on one side only is
@@ -580,7 +607,7 @@ def _same_arrays(
     if got.dtype.kind in "biu":
         np.testing.assert_array_equal(got, want, err_msg=where)
     else:
-        tol = _tolerance("float32" if mixed else str(want.dtype), want)
+        tol = _tolerance("float32" if mixed else str(want.dtype), want, loose)
         if singular_ok:
             lone = np.isnan(got) != np.isnan(want)
             STATS["second-order singular elements"] += int(lone.sum())
@@ -727,6 +754,10 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
             _same_errors(second[1], ref_second[1], f"second order\n{text}")
             if second[1] is None:
                 STATS["second order"] += 1
+                loose = _mixed(program) and any(
+                    st.info.func.name in CONDITIONED for st in program.steps
+                )
+                STATS["float32 second order through an inverse"] += loose
                 for k, (g, h) in enumerate(
                     zip(_arrays(second[0]), _arrays(ref_second[0]))
                 ):
@@ -736,6 +767,7 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
                         f"second-order gradient of leaf {k}\n{text}",
                         True,
                         _mixed(program),
+                        loose,
                     )
     for name, unreliable in FD_EXCEPTIONS.items():
         if any(
