@@ -5059,7 +5059,7 @@ def pow_Scalar(
 ) -> Tensor:
     """`pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
 
-    forward: np.power(self, exponent)
+    forward: c_order(np.power(self, exponent))
     """
     self = (
         self
@@ -5110,7 +5110,7 @@ def pow_Scalar(
         )
         grad_fn._saved_self = self
     try:
-        result_data = np.power(self, exponent_data)
+        result_data = kernels.c_order(np.power(self, exponent_data))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7319,7 +7319,7 @@ def sum_dim_IntList(
 ) -> Tensor:
     """`sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+    forward: c_order(sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
@@ -7349,11 +7349,13 @@ def sum_dim_IntList(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.sum_reduce(
-            self_data,
-            axis=kernels.reduce_dims(dim, self_data.ndim),
-            keepdims=keepdim,
-            dtype=dtype,
+        result_data = kernels.c_order(
+            kernels.sum_reduce(
+                self_data,
+                axis=kernels.reduce_dims(dim, self_data.ndim),
+                keepdims=keepdim,
+                dtype=dtype,
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -7446,7 +7448,7 @@ def mean_dim(
 ) -> Tensor:
     """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype)
+    forward: c_order(np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
@@ -7476,11 +7478,13 @@ def mean_dim(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = np.mean(
-            self_data,
-            axis=kernels.reduce_dims(dim, self_data.ndim),
-            keepdims=keepdim,
-            dtype=dtype,
+        result_data = kernels.c_order(
+            np.mean(
+                self_data,
+                axis=kernels.reduce_dims(dim, self_data.ndim),
+                keepdims=keepdim,
+                dtype=dtype,
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -7796,7 +7800,7 @@ def prod_dim_int(
 ) -> Tensor:
     """`prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype)
+    forward: c_order(np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
@@ -7829,11 +7833,13 @@ def prod_dim_int(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = np.prod(
-            self_data,
-            axis=kernels.reduce_dims((dim,), self_data.ndim),
-            keepdims=keepdim,
-            dtype=dtype,
+        result_data = kernels.c_order(
+            np.prod(
+                self_data,
+                axis=kernels.reduce_dims((dim,), self_data.ndim),
+                keepdims=keepdim,
+                dtype=dtype,
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -7875,7 +7881,7 @@ def var_correction(
 ) -> Tensor:
     """`var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
 
-    forward: var(self, dim, correction, keepdim)
+    forward: c_order(var(self, dim, correction, keepdim))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "var", "input", 1)
@@ -7909,7 +7915,7 @@ def var_correction(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.var(self_data, dim, correction, keepdim)
+        result_data = kernels.c_order(kernels.var(self_data, dim, correction, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "var",
@@ -7949,7 +7955,7 @@ def std_correction(
 ) -> Tensor:
     """`std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
 
-    forward: std(self, dim, correction, keepdim)
+    forward: c_order(std(self, dim, correction, keepdim))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "std", "input", 1)
@@ -7983,7 +7989,7 @@ def std_correction(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.std(self_data, dim, correction, keepdim)
+        result_data = kernels.c_order(kernels.std(self_data, dim, correction, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "std",
@@ -8025,7 +8031,7 @@ def linalg_vector_norm(
 ) -> Tensor:
     """`linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: vector_norm(self if dtype is None else cast(self, dtype), ord, dim, keepdim)
+    forward: c_order(vector_norm(self if dtype is None else cast(self, dtype), ord, dim, keepdim))
     """
     self_data = (
         self._data
@@ -8066,11 +8072,13 @@ def linalg_vector_norm(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.vector_norm(
-            self_data if dtype is None else kernels.cast(self_data, dtype),
-            ord,
-            dim,
-            keepdim,
+        result_data = kernels.c_order(
+            kernels.vector_norm(
+                self_data if dtype is None else kernels.cast(self_data, dtype),
+                ord,
+                dim,
+                keepdim,
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8143,7 +8151,7 @@ def amax(
 ) -> Tensor:
     """`amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
 
-    forward: amax_kernel(self, dim, keepdim)
+    forward: c_order(amax_kernel(self, dim, keepdim))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amax", "input", 1)
@@ -8175,7 +8183,7 @@ def amax(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.amax_kernel(self_data, dim, keepdim)
+        result_data = kernels.c_order(kernels.amax_kernel(self_data, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "amax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8209,7 +8217,7 @@ def amin(
 ) -> Tensor:
     """`amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`
 
-    forward: amin_kernel(self, dim, keepdim)
+    forward: c_order(amin_kernel(self, dim, keepdim))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amin", "input", 1)
@@ -8241,7 +8249,7 @@ def amin(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.amin_kernel(self_data, dim, keepdim)
+        result_data = kernels.c_order(kernels.amin_kernel(self_data, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "amin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8344,7 +8352,7 @@ def cumsum(
 ) -> Tensor:
     """`cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: cumsum(self, dim, dtype)
+    forward: c_order(cumsum(self, dim, dtype))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "input", 1)
@@ -8372,7 +8380,7 @@ def cumsum(
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result_data = kernels.cumsum(self_data, dim, dtype)
+        result_data = kernels.c_order(kernels.cumsum(self_data, dim, dtype))
     except ValueError as kernel_failure:
         raise kernel_error(
             "cumsum", kernel_failure, self=self_data, dim=dim, dtype=dtype
@@ -8406,7 +8414,7 @@ def cumprod(
 ) -> Tensor:
     """`cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: cumprod(self, dim, dtype)
+    forward: c_order(cumprod(self, dim, dtype))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "input", 1)
@@ -8438,7 +8446,7 @@ def cumprod(
         )
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result_data = kernels.cumprod(self_data, dim, dtype)
+        result_data = kernels.c_order(kernels.cumprod(self_data, dim, dtype))
     except ValueError as kernel_failure:
         raise kernel_error(
             "cumprod", kernel_failure, self=self_data, dim=dim, dtype=dtype
@@ -8472,7 +8480,7 @@ def _softmax(
 ) -> Tensor:
     """`_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 
-    forward: softmax(cpu_softmax_input(self, dim, half_to_float), dim)
+    forward: c_order(softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
@@ -8499,8 +8507,10 @@ def _softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result_data = kernels.softmax(
-            kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
+        result_data = kernels.c_order(
+            kernels.softmax(
+                kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8539,7 +8549,7 @@ def _log_softmax(
 ) -> Tensor:
     """`_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
 
-    forward: log_softmax(cpu_softmax_input(self, dim, half_to_float), dim)
+    forward: c_order(log_softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
     self_data = (
         self._data
@@ -8568,8 +8578,10 @@ def _log_softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result_data = kernels.log_softmax(
-            kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
+        result_data = kernels.c_order(
+            kernels.log_softmax(
+                kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -8719,7 +8731,7 @@ def all_dim(
 ) -> Tensor:
     """`all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
 
-    forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
+    forward: c_order(np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
@@ -8728,8 +8740,12 @@ def all_dim(
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
     try:
         result = Tensor._make(
-            np.all(
-                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+            kernels.c_order(
+                np.all(
+                    self_data,
+                    axis=kernels.wrap_dims(dim, self_data.ndim),
+                    keepdims=keepdim,
+                )
             )
         )
     except ValueError as kernel_failure:
@@ -8790,7 +8806,7 @@ def any_dim(
 ) -> Tensor:
     """`any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`
 
-    forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
+    forward: c_order(np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
@@ -8799,8 +8815,12 @@ def any_dim(
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
     try:
         result = Tensor._make(
-            np.any(
-                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+            kernels.c_order(
+                np.any(
+                    self_data,
+                    axis=kernels.wrap_dims(dim, self_data.ndim),
+                    keepdims=keepdim,
+                )
             )
         )
     except ValueError as kernel_failure:
@@ -9844,7 +9864,7 @@ def cat(
 ) -> Tensor:
     """`cat(Tensor[] tensors, int dim=0) -> Tensor`
 
-    forward: np.concatenate(tensors, axis=dim)
+    forward: c_order(np.concatenate(tensors, axis=dim))
     """
     tensors_data = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = dim if type(dim) is int else int_arg(dim, "cat", "dim", 2)
@@ -9865,7 +9885,7 @@ def cat(
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
-        result_data = np.concatenate(tensors_data, axis=dim)
+        result_data = kernels.c_order(np.concatenate(tensors_data, axis=dim))
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_data, dim=dim)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9895,7 +9915,7 @@ def stack(
 ) -> Tensor:
     """`stack(Tensor[] tensors, int dim=0) -> Tensor`
 
-    forward: np.stack(tensors, axis=dim)
+    forward: c_order(np.stack(tensors, axis=dim))
     """
     tensors_data = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = dim if type(dim) is int else int_arg(dim, "stack", "dim", 2)
@@ -9916,7 +9936,7 @@ def stack(
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
-        result_data = np.stack(tensors_data, axis=dim)
+        result_data = kernels.c_order(np.stack(tensors_data, axis=dim))
     except ValueError as kernel_failure:
         raise kernel_error("stack", kernel_failure, tensors=tensors_data, dim=dim)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10440,7 +10460,7 @@ def tril(
 ) -> Tensor:
     """`tril(Tensor self, SymInt diagonal=0) -> Tensor`
 
-    forward: triangle(self, diagonal, False)
+    forward: c_order(triangle(self, diagonal, False))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tril", "input", 1)
@@ -10468,7 +10488,7 @@ def tril(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = kernels.triangle(self_data, diagonal, False)
+        result_data = kernels.c_order(kernels.triangle(self_data, diagonal, False))
     except ValueError as kernel_failure:
         raise kernel_error("tril", kernel_failure, self=self_data, diagonal=diagonal)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10498,7 +10518,7 @@ def triu(
 ) -> Tensor:
     """`triu(Tensor self, SymInt diagonal=0) -> Tensor`
 
-    forward: triangle(self, diagonal, True)
+    forward: c_order(triangle(self, diagonal, True))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "triu", "input", 1)
@@ -10526,7 +10546,7 @@ def triu(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = kernels.triangle(self_data, diagonal, True)
+        result_data = kernels.c_order(kernels.triangle(self_data, diagonal, True))
     except ValueError as kernel_failure:
         raise kernel_error("triu", kernel_failure, self=self_data, diagonal=diagonal)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10613,7 +10633,7 @@ def diag_embed(
 ) -> Tensor:
     """`diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`
 
-    forward: diag_embed(self, offset, dim1, dim2)
+    forward: c_order(diag_embed(self, offset, dim1, dim2))
     """
     self_data = (
         self._data
@@ -10647,7 +10667,7 @@ def diag_embed(
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
     try:
-        result_data = kernels.diag_embed(self_data, offset, dim1, dim2)
+        result_data = kernels.c_order(kernels.diag_embed(self_data, offset, dim1, dim2))
     except ValueError as kernel_failure:
         raise kernel_error(
             "diag_embed",
@@ -11349,7 +11369,7 @@ def gather(
 ) -> Tensor:
     """`gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
 
-    forward: gather(self, dim, index)
+    forward: c_order(gather(self, dim, index))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "gather", "input", 1)
@@ -11386,7 +11406,7 @@ def gather(
         )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.gather(self_data, dim, index_data)
+        result_data = kernels.c_order(kernels.gather(self_data, dim, index_data))
     except ValueError as kernel_failure:
         raise kernel_error(
             "gather",
@@ -11425,7 +11445,7 @@ def scatter_src(
 ) -> Tensor:
     """`scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
 
-    forward: scatter(self, dim, index, src)
+    forward: c_order(scatter(self, dim, index, src))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
@@ -11473,7 +11493,9 @@ def scatter_src(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result_data = kernels.scatter(self_data, dim, index_data, src_data)
+        result_data = kernels.c_order(
+            kernels.scatter(self_data, dim, index_data, src_data)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter",
@@ -11512,7 +11534,7 @@ def scatter_value(
 ) -> Tensor:
     """`scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
 
-    forward: scatter(self, dim, index, value)
+    forward: c_order(scatter(self, dim, index, value))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
@@ -11552,7 +11574,9 @@ def scatter_value(
             SavedVariable(index, False) if isinstance(index, Tensor) else index
         )
     try:
-        result_data = kernels.scatter(self_data, dim, index_data, value)
+        result_data = kernels.c_order(
+            kernels.scatter(self_data, dim, index_data, value)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter",
@@ -11591,7 +11615,7 @@ def scatter_add(
 ) -> Tensor:
     """`scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
 
-    forward: scatter_add(self, dim, index, src)
+    forward: c_order(scatter_add(self, dim, index, src))
     """
     self_data = (
         self._data
@@ -11641,7 +11665,9 @@ def scatter_add(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result_data = kernels.scatter_add(self_data, dim, index_data, src_data)
+        result_data = kernels.c_order(
+            kernels.scatter_add(self_data, dim, index_data, src_data)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter_add",
@@ -11682,7 +11708,7 @@ def index_add(
 ) -> Tensor:
     """`index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
 
-    forward: index_add(self, dim, index, source, alpha)
+    forward: c_order(index_add(self, dim, index, source, alpha))
     """
     self_data = (
         self._data
@@ -11740,7 +11766,9 @@ def index_add(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result_data = kernels.index_add(self_data, dim, index_data, source_data, alpha)
+        result_data = kernels.c_order(
+            kernels.index_add(self_data, dim, index_data, source_data, alpha)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "index_add",
@@ -11779,7 +11807,7 @@ def masked_fill_Scalar(
 ) -> Tensor:
     """`masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
 
-    forward: masked_fill(self, mask, value)
+    forward: c_order(masked_fill(self, mask, value))
     """
     self_data = (
         self._data
@@ -11819,7 +11847,7 @@ def masked_fill_Scalar(
             SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
         )
     try:
-        result_data = kernels.masked_fill(self_data, mask_data, value)
+        result_data = kernels.c_order(kernels.masked_fill(self_data, mask_data, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_fill", kernel_failure, self=self_data, mask=mask_data, value=value
@@ -11852,7 +11880,7 @@ def masked_fill_Tensor(
 ) -> Tensor:
     """`masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
 
-    forward: masked_fill(self, mask, value)
+    forward: c_order(masked_fill(self, mask, value))
     """
     self_data = (
         self._data
@@ -11902,7 +11930,9 @@ def masked_fill_Tensor(
         else:
             grad_fn._raw_saved_mask = None
     try:
-        result_data = kernels.masked_fill(self_data, mask_data, value_data)
+        result_data = kernels.c_order(
+            kernels.masked_fill(self_data, mask_data, value_data)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_fill",
@@ -12089,7 +12119,7 @@ def roll(
 ) -> Tensor:
     """`roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
 
-    forward: roll(self, shifts, dims)
+    forward: c_order(roll(self, shifts, dims))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "roll", "input", 1)
@@ -12117,7 +12147,7 @@ def roll(
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
     try:
-        result_data = kernels.roll(self_data, shifts, dims)
+        result_data = kernels.c_order(kernels.roll(self_data, shifts, dims))
     except ValueError as kernel_failure:
         raise kernel_error(
             "roll", kernel_failure, self=self_data, shifts=shifts, dims=dims
@@ -12395,7 +12425,7 @@ def constant_pad_nd(
 ) -> Tensor:
     """`constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
 
-    forward: constant_pad_nd(self, pad, value)
+    forward: c_order(constant_pad_nd(self, pad, value))
     """
     self_data = (
         self._data
@@ -12428,7 +12458,7 @@ def constant_pad_nd(
             record_anomaly(grad_fn)
         grad_fn._saved_pad = pad
     try:
-        result_data = kernels.constant_pad_nd(self_data, pad, value)
+        result_data = kernels.c_order(kernels.constant_pad_nd(self_data, pad, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "constant_pad_nd", kernel_failure, self=self_data, pad=pad, value=value
@@ -14016,7 +14046,7 @@ def masked_fill__Scalar(
 ) -> Tensor:
     """`masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
 
-    forward: masked_fill(self, mask, value)
+    forward: c_order(masked_fill(self, mask, value))
     """
     self_data = (
         self._data
@@ -14057,7 +14087,9 @@ def masked_fill__Scalar(
             SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
         )
     try:
-        write_inplace(self, kernels.masked_fill(self_data, mask_data, value))
+        write_inplace(
+            self, kernels.c_order(kernels.masked_fill(self_data, mask_data, value))
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_fill_", kernel_failure, self=self_data, mask=mask_data, value=value
@@ -14075,7 +14107,7 @@ def masked_fill__Tensor(
 ) -> Tensor:
     """`masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
 
-    forward: masked_fill(self, mask, value)
+    forward: c_order(masked_fill(self, mask, value))
     """
     self_data = (
         self._data
@@ -14126,7 +14158,9 @@ def masked_fill__Tensor(
         else:
             grad_fn._raw_saved_mask = None
     try:
-        write_inplace(self, kernels.masked_fill(self_data, mask_data, value_data))
+        write_inplace(
+            self, kernels.c_order(kernels.masked_fill(self_data, mask_data, value_data))
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_fill_",
@@ -14151,7 +14185,7 @@ def index_add_(
 ) -> Tensor:
     """`index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)`
 
-    forward: index_add(self, dim, index, source, alpha)
+    forward: c_order(index_add(self, dim, index, source, alpha))
     """
     self_data = (
         self._data
@@ -14211,7 +14245,10 @@ def index_add_(
             grad_fn._raw_saved_index = None
     try:
         write_inplace(
-            self, kernels.index_add(self_data, dim, index_data, source_data, alpha)
+            self,
+            kernels.c_order(
+                kernels.index_add(self_data, dim, index_data, source_data, alpha)
+            ),
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -14237,7 +14274,7 @@ def scatter__src(
 ) -> Tensor:
     """`scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
 
-    forward: scatter(self, dim, index, src)
+    forward: c_order(scatter(self, dim, index, src))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
@@ -14286,7 +14323,9 @@ def scatter__src(
         else:
             grad_fn._raw_saved_index = None
     try:
-        write_inplace(self, kernels.scatter(self_data, dim, index_data, src_data))
+        write_inplace(
+            self, kernels.c_order(kernels.scatter(self_data, dim, index_data, src_data))
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter_",
@@ -14310,7 +14349,7 @@ def scatter__value(
 ) -> Tensor:
     """`scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
 
-    forward: scatter(self, dim, index, value)
+    forward: c_order(scatter(self, dim, index, value))
     """
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
@@ -14351,7 +14390,9 @@ def scatter__value(
             SavedVariable(index, False) if isinstance(index, Tensor) else index
         )
     try:
-        write_inplace(self, kernels.scatter(self_data, dim, index_data, value))
+        write_inplace(
+            self, kernels.c_order(kernels.scatter(self_data, dim, index_data, value))
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter_",
@@ -14375,7 +14416,7 @@ def scatter_add_(
 ) -> Tensor:
     """`scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`
 
-    forward: scatter_add(self, dim, index, src)
+    forward: c_order(scatter_add(self, dim, index, src))
     """
     self_data = (
         self._data
@@ -14426,7 +14467,10 @@ def scatter_add_(
         else:
             grad_fn._raw_saved_index = None
     try:
-        write_inplace(self, kernels.scatter_add(self_data, dim, index_data, src_data))
+        write_inplace(
+            self,
+            kernels.c_order(kernels.scatter_add(self_data, dim, index_data, src_data)),
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "scatter_add_",
@@ -17128,7 +17172,7 @@ def native_layer_norm(
 ) -> Any:
     """`native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
 
-    forward: native_layer_norm_kernel(input, normalized_shape, weight, bias, eps)
+    forward: c_order(native_layer_norm_kernel(input, normalized_shape, weight, bias, eps))
     """
     input_data = (
         input._data
@@ -17202,8 +17246,10 @@ def native_layer_norm(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.native_layer_norm_kernel(
-                input_data, normalized_shape, weight_data, bias_data, eps
+            for value in kernels.c_order(
+                kernels.native_layer_norm_kernel(
+                    input_data, normalized_shape, weight_data, bias_data, eps
+                )
             )
         ]
     except ValueError as kernel_failure:
@@ -17233,7 +17279,7 @@ def native_batch_norm(
 ) -> Any:
     """`native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
 
-    forward: native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    forward: c_order(native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps))
     """
     input_data = (
         input._data
@@ -17341,15 +17387,17 @@ def native_batch_norm(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.native_batch_norm_kernel(
-                input_data,
-                weight_data,
-                bias_data,
-                running_mean_data,
-                running_var_data,
-                training,
-                momentum,
-                eps,
+            for value in kernels.c_order(
+                kernels.native_batch_norm_kernel(
+                    input_data,
+                    weight_data,
+                    bias_data,
+                    running_mean_data,
+                    running_var_data,
+                    training,
+                    momentum,
+                    eps,
+                )
             )
         ]
     except ValueError as kernel_failure:
@@ -18249,7 +18297,7 @@ def log_sigmoid(
 ) -> Tensor:
     """`log_sigmoid(Tensor self) -> Tensor`
 
-    forward: log_sigmoid_kernel(self)
+    forward: c_order(log_sigmoid_kernel(self))
     """
     self_data = (
         self._data
@@ -18279,7 +18327,7 @@ def log_sigmoid(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.log_sigmoid_kernel(self_data)
+        result_data = kernels.c_order(kernels.log_sigmoid_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("log_sigmoid", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -19324,7 +19372,7 @@ def nll_loss2d_forward(
 ) -> Any:
     """`nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
 
-    forward: nll_loss2d_kernel(self, target, weight, reduction, ignore_index)
+    forward: c_order(nll_loss2d_kernel(self, target, weight, reduction, ignore_index))
     """
     self_data = (
         self._data
@@ -19384,8 +19432,10 @@ def nll_loss2d_forward(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.nll_loss2d_kernel(
-                self_data, target_data, weight_data, reduction, ignore_index
+            for value in kernels.c_order(
+                kernels.nll_loss2d_kernel(
+                    self_data, target_data, weight_data, reduction, ignore_index
+                )
             )
         ]
     except ValueError as kernel_failure:

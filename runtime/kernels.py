@@ -16,6 +16,7 @@ from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.kernel_errors import KernelValueError
 
 __all__ = [
+    "c_order",
     "sum_reduce",
     "view_kernel",
     "alias_kernel",
@@ -127,6 +128,19 @@ __all__ = [
     "nll_loss_kernel",
     "nll_loss2d_kernel",
 ]
+
+
+def c_order(result: Any) -> Any:
+    """A kernel's result (or each of a tuple's) laid out row-major: PyTorch's
+    reductions, scans, softmaxes, concatenations, scatters and norms write a
+    fresh contiguous tensor whatever the input's layout, where numpy's keep the
+    input's order. It decides whether a later `view` works (and whether
+    `reshape` records ViewBackward0 or UnsafeViewBackward0)."""
+    if type(result) is tuple:
+        return tuple(c_order(r) for r in result)
+    if type(result) is np.ndarray and not result.flags.c_contiguous:
+        return np.array(result, order="C")
+    return result
 
 
 def sum_reduce(
@@ -1474,7 +1488,7 @@ def flip_kernel(x: Any, dims: tuple[int, ...]) -> Any:
         seen.add(d)
     if ndim == 0:
         return np.array(x, copy=True)
-    return np.flip(x, wrapped).copy()
+    return np.flip(x, wrapped).copy(order="K")  # the input's layout, as PyTorch
 
 
 def triangle(x: Any, diagonal: int, upper: bool) -> Any:
@@ -1566,6 +1580,8 @@ def linalg_inv_ex(a: Any, check_errors: bool) -> tuple[Any, Any]:
             "linalg.inv: The diagonal element 1 is zero, the inversion could not be "
             "completed because the input matrix is singular."
         ) from None
+    # LAPACK's layout, as PyTorch returns it: each matrix column-major
+    inverse = np.swapaxes(np.ascontiguousarray(np.swapaxes(inverse, -1, -2)), -1, -2)
     return inverse, np.zeros(np.shape(a)[:-2], dtype=np.int32)
 
 

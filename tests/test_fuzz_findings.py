@@ -335,6 +335,44 @@ def test_diagonal_backward_checks_as_torch(
     )
 
 
+LAYOUT_CALLS: dict[str, Callable[[Any], Any]] = {
+    "cumsum": lambda lib, t: lib.cumsum(t, 0),
+    "softmax": lambda lib, t: lib.softmax(t, 1),
+    "sum over a dim": lambda lib, t: t.sum(1),
+    "mean over a dim": lambda lib, t: t.mean(0),
+    "amax": lambda lib, t: t.amax(1),
+    "cat": lambda lib, t: lib.cat([t, t], 0),
+    "stack": lambda lib, t: lib.stack([t, t], 1),
+    "roll": lambda lib, t: lib.roll(t, 1, 0),
+    "tril": lambda lib, t: lib.tril(t),
+    "masked_fill": lambda lib, t: t.masked_fill(t > 5, 0.0),
+    "layer_norm": lambda lib, t: lib.nn.functional.layer_norm(t, (4,)),
+    "flip keeps the layout": lambda lib, t: lib.flip(t, [0]),
+    "exp keeps the layout": lambda lib, t: lib.exp(t),
+    "inverse is column-major": lambda lib, t: lib.linalg.inv(
+        t[:, :, :3] + 10 * lib.eye(3, dtype=t.dtype)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_CALLS))
+def test_result_layout_as_torch(name: str) -> None:
+    """A result of a transposed input is contiguous exactly when PyTorch's is:
+    `view` then works in both or neither, and reshape records the same node."""
+    outcomes = []
+    for lib in (yg, torch):
+        base = lib.tensor(np.arange(24.0).reshape(4, 3, 2), requires_grad=True)
+        result = LAYOUT_CALLS[name](lib, base.permute(2, 1, 0))
+        reshaped = result.reshape(-1)
+        try:
+            result.view(-1)
+            view = "view ok"
+        except RuntimeError as error:
+            view = str(error)
+        outcomes.append((view, type(reshaped.grad_fn).__name__))
+    assert outcomes[0] == outcomes[1]
+
+
 @pytest.mark.parametrize("lib_name", ["yamlgrad", "torch"])
 def test_squeeze_of_a_view_backpropagates_into_the_base(lib_name: str) -> None:
     lib = yg if lib_name == "yamlgrad" else torch

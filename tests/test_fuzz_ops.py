@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -427,6 +427,7 @@ class Run:
         self.last_args: dict[str, Any] = {}
         self.step_args: list[dict[str, Any]] = []
         self.detached: set[int] = set()
+        self.layout_diverged = False  # a known layout difference happened
 
     def advance(self, item: tuple[str, int]) -> None:
         """Create the next leaf or run the next step."""
@@ -656,6 +657,43 @@ def _second_order(run: Run, grads: Any, directions: list[np.ndarray]) -> Any:
     return _grads(run, total, False)
 
 
+def _within_float32_noise(
+    program: Program, keep: Any, got: Any, want: Any, leaf: int
+) -> bool:
+    """Whether a float32 second order that missed the tolerance is as close to
+    PyTorch's as PyTorch's own float32 answer is to its float64 one (ten times
+    that distance, element by element): cancellation (x / x, 1 / x**2 near 0)
+    can leave the float32 result mostly rounding. Counted in STATS."""
+    if got is None or want is None or got.dtype != np.float32:
+        return False
+    twin = replace(
+        program,
+        leaves=[
+            a.astype(np.float64) if a.dtype == np.float32 else a for a in program.leaves
+        ],
+    )
+    try:
+        run = Run(torch, twin).run()
+        grads, error = _grads(run, run.loss(keep), True)
+        rng = np.random.default_rng(len(program.steps))
+        directions = [rng.standard_normal(a.shape) for a in program.leaves]
+        second = None if error else _second_order(run, grads, directions)
+        exact = _arrays(second[0])[leaf] if second and second[1] is None else None
+    except Exception:  # the float64 twin takes another path: no estimate
+        return False
+    if exact is None or exact.shape != want.shape:
+        return False
+    noise = np.abs(want.astype(np.float64) - exact)
+    tol = _tolerance("float32", want)
+    bound = tol["atol"] + tol["rtol"] * np.abs(exact) + 10 * noise
+    close = np.abs(got.astype(np.float64) - exact) <= bound
+    both_nan = np.isnan(got) & np.isnan(exact)
+    if not np.all(close | both_nan):
+        return False
+    STATS["float32 second order within float32 noise"] += 1
+    return True
+
+
 def _holds(predicate: Any, step: Step, args: dict[str, Any]) -> bool:
     """A predicate over a call's arguments; False where they do not fit it."""
     try:
@@ -697,7 +735,31 @@ def compare_step(program: Program, k: int, ours: Run, theirs: Run, text: str) ->
         got = type(o.grad_fn).__name__ if o.grad_fn is not None else None
         want = type(r.grad_fn).__name__ if r.grad_fn is not None else None
         assert got == want, f"{where}: grad_fn {got} != {want}"
+        # The layout decides whether a later view works and what reshape records
+        layout = (o._data.flags.c_contiguous, r.is_contiguous())
+        if layout[0] != layout[1] and (
+            ours.layout_diverged or _mixed_layouts(step, ours.step_args[k])
+        ):
+            # Values computed from this one carry its layout: not compared again.
+            STATS["element-wise layout of mixed-layout operands"] += 1
+            ours.layout_diverged = True
+            continue
+        assert layout[0] == layout[1], f"{where}: contiguous {layout[0]} != {layout[1]}"
     return True
+
+
+def _mixed_layouts(step: Step, args: dict[str, Any]) -> bool:
+    """An op over operands of different layouts (or broadcast ones): for an
+    element-wise op PyTorch's TensorIterator lays the result out as the first
+    operand that orders the dims, where numpy's iterator falls back to
+    row-major. A known difference: matching it would cost every element-wise
+    op a layout check."""
+    operands = [a._data for a in args.values() if isinstance(a, yg.Tensor)]
+    operands = [a for a in operands if a.size > 1]
+    return len(operands) > 1 and (
+        not all(a.flags.c_contiguous for a in operands)
+        or len({a.shape for a in operands}) > 1
+    )
 
 
 @FUZZ
@@ -761,14 +823,12 @@ def test_programs_from_the_op_table_agree_with_torch_and_finite_differences(
                 for k, (g, h) in enumerate(
                     zip(_arrays(second[0]), _arrays(ref_second[0]))
                 ):
-                    _same_arrays(
-                        g,
-                        h,
-                        f"second-order gradient of leaf {k}\n{text}",
-                        True,
-                        _mixed(program),
-                        loose,
-                    )
+                    where = f"second-order gradient of leaf {k}\n{text}"
+                    try:
+                        _same_arrays(g, h, where, True, _mixed(program), loose)
+                    except AssertionError:
+                        if not _within_float32_noise(program, keep, g, h, k):
+                            raise
     for name, unreliable in FD_EXCEPTIONS.items():
         if any(
             _holds(unreliable, st, a) for st, a in zip(program.steps, ours.step_args)
