@@ -225,17 +225,19 @@ def mlp(
     runners: dict[str, Runner] = {"numpy": floor}
 
     def ours() -> np.ndarray:
-        p = [yg.tensor(a, requires_grad=True) for a in params]
+        # Parameters and data are shared with numpy, not copied (as the floor
+        # and a training loop, whose parameters persist): only the step is timed.
+        p = [yg.from_numpy(a).requires_grad_() for a in params]
         act = yg.tanh if activation == "tanh" else yg.relu
         amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
-        program(yg, yg.tensor(x0), p, act, amax, yg.tensor(onehot)).backward()
+        program(yg, yg.from_numpy(x0), p, act, amax, yg.from_numpy(onehot)).backward()
         return _flat(*(t.grad.numpy() for t in p))
 
     runners["yamlgrad"] = ours
     if torch is not None:
 
         def with_torch() -> np.ndarray:
-            p = [torch.tensor(a, requires_grad=True) for a in params]
+            p = [torch.from_numpy(a).requires_grad_() for a in params]
             act = torch.tanh if activation == "tanh" else torch.relu
             amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
             hot = torch.from_numpy(onehot)
@@ -500,8 +502,8 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
         functional.cross_entropy(logits, target).backward()
 
     def ours() -> np.ndarray:
-        p = [yg.tensor(a, requires_grad=True) for a in params]
-        step(yg, yg.nn.functional, yg.tensor(x0), p, yg.tensor(labels))
+        p = [yg.from_numpy(a).requires_grad_() for a in params]  # shared, as above
+        step(yg, yg.nn.functional, yg.from_numpy(x0), p, yg.from_numpy(labels))
         return _flat(*(t.grad.numpy() for t in p))
 
     runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
@@ -509,8 +511,9 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
         import torch.nn.functional as torch_functional
 
         def with_torch() -> np.ndarray:
-            p = [torch.tensor(a, requires_grad=True) for a in params]
-            step(torch, torch_functional, torch.tensor(x0), p, torch.tensor(labels))
+            p = [torch.from_numpy(a).requires_grad_() for a in params]
+            x, target = torch.from_numpy(x0), torch.from_numpy(labels)
+            step(torch, torch_functional, x, p, target)
             return _flat(*(t.grad.numpy() for t in p))
 
         runners["torch"] = with_torch

@@ -1697,13 +1697,20 @@ def _conv_forward(
     windows = windows[(slice(None), slice(None)) + step]  # [N, C, out..., k...]
     in_per_group = w.shape[1]
     out_per_group = w.shape[0] // groups
-    contracted = (1,) + tuple(range(2 + spatial, 2 + 2 * spatial))
+    n, out_sizes = x.shape[0], windows.shape[2 : 2 + spatial]
+    # im2col: [N, C, k..., out...] copied row-major once, then one batched
+    # matmul per group, [O, C*k] @ [N, C*k, out] -> [N, O, out], which is
+    # already the result's layout (no transpose after).
+    order = (0, 1) + tuple(range(2 + spatial, 2 + 2 * spatial)) + axes
+    columns = np.ascontiguousarray(windows.transpose(order))
+    rows = in_per_group * math.prod(w.shape[2:])
     parts = []
     for g in range(groups):
-        xg = windows[:, g * in_per_group : (g + 1) * in_per_group]
+        cols = columns[:, g * in_per_group : (g + 1) * in_per_group]
+        cols = cols.reshape((n, rows, math.prod(out_sizes)))
         wg = w[g * out_per_group : (g + 1) * out_per_group]
-        out = np.tensordot(xg, wg, axes=(contracted, (1,) + axes))  # [N, out..., O]
-        parts.append(np.moveaxis(out, -1, 1))
+        product = np.matmul(wg.reshape((out_per_group, rows)), cols)
+        parts.append(product.reshape((n, out_per_group) + tuple(out_sizes)))
     return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
 
 
@@ -1913,34 +1920,69 @@ def max_pool2d_with_indices_kernel(
         padded = np.pad(x, widths, constant_values=_lowest(x.dtype))
     else:
         padded = x
-    # One strided view per kernel offset, each as large as the output: the
-    # running maximum and the offset it came from are updated offset by offset
-    # (row-major, so a later equal value never wins), with no copy of the windows.
-    nan_wins = x.dtype.kind in "fc" and bool(np.isnan(x).any())
-    values: Any = None
-    arg: Any = None
+    # One strided view per kernel offset, each as large as the output: no copy
+    # of the windows.
+    views = []
     for offset in range(kernel[0] * kernel[1]):
         i, j = divmod(offset, kernel[1])
         r0, c0 = i * dilation[0], j * dilation[1]
-        view = padded[
-            ...,
-            r0 : r0 + stride[0] * (out[0] - 1) + 1 : stride[0],
-            c0 : c0 + stride[1] * (out[1] - 1) + 1 : stride[1],
-        ]
-        if values is None:
-            values = view.copy()
-            arg = np.zeros(view.shape, dtype=np.int64)
-            continue
+        views.append(
+            padded[
+                ...,
+                r0 : r0 + stride[0] * (out[0] - 1) + 1 : stride[0],
+                c0 : c0 + stride[1] * (out[1] - 1) + 1 : stride[1],
+            ]
+        )
+    nan = x.dtype.kind in "fc" and bool(np.isnan(x).any())
+    if nan or not 1 < len(views) <= _CHOICES:
+        values, arg = _window_max_in_order(views, nan)
+    else:
+        # The maximum, then the first offset that holds it (arg counts the
+        # offsets before it, a running "not yet found" mask), then the value at
+        # that offset: np.maximum may return either zero of a -0.0/0.0 tie.
+        top = np.array(views[0], copy=True)
+        for view in views[1:]:
+            np.maximum(top, view, out=top)
+        behind = views[0] != top
+        arg = behind.astype(np.int64)
+        for view in views[1:-1]:
+            behind &= view != top
+            arg += behind
+        values = np.choose(arg, views)
+    # The flat position h * W + w in the input plane: the window's corner plus
+    # the offset's step, one table entry per offset.
+    step = np.array(
+        [
+            (o // kernel[1]) * dilation[0] * sizes[1] + (o % kernel[1]) * dilation[1]
+            for o in range(len(views))
+        ],
+        dtype=np.int64,
+    )
+    corner = (np.arange(out[0])[:, None] * stride[0] - padding[0]) * sizes[1] + (
+        np.arange(out[1])[None, :] * stride[1] - padding[1]
+    )
+    indices = step.take(arg)
+    indices += corner
+    return np.ascontiguousarray(values), indices
+
+
+# The most arrays np.choose takes (a larger pooling window goes offset by offset).
+_CHOICES = 32
+
+
+def _window_max_in_order(views: list[Any], nan: bool) -> tuple[Any, Any]:
+    """The maximum and its offset under PyTorch's rule `val > max || isnan(val)`,
+    offset by offset: the first of equal values (so -0.0 before 0.0 stays), but
+    the last NaN."""
+    values = np.array(views[0], copy=True)
+    arg = np.zeros(values.shape, dtype=np.int64)
+    for offset, view in enumerate(views[1:], 1):
         better = view > values
-        if nan_wins:  # PyTorch's rule: `val > max || isnan(val)`, so the last NaN
+        if nan:
             better |= np.isnan(view)
         np.copyto(values, view, where=better)
         np.copyto(arg, offset, where=better)
-    kh, kw = np.divmod(arg, kernel[1])
-    rows = np.arange(out[0])[:, None] * stride[0] - padding[0] + kh * dilation[0]
-    cols = np.arange(out[1])[None, :] * stride[1] - padding[1] + kw * dilation[1]
-    indices = (rows * sizes[1] + cols).astype(np.int64)
-    return np.ascontiguousarray(values), indices
+    return values, arg
 
 
 def max_pool2d_with_indices_backward(
