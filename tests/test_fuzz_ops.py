@@ -27,6 +27,7 @@ such elements are rare.
 A failure prints the program. CI runs a bounded, derandomized budget; to run
 thousands (hypothesis then prints a `@reproduce_failure` blob that replays one):
     YAMLGRAD_FUZZ_EXAMPLES=3000 python -m pytest tests/test_fuzz_ops.py
+and YAMLGRAD_FUZZ_STATS=stats.txt writes what was checked and what was skipped.
 """
 
 from __future__ import annotations
@@ -154,6 +155,17 @@ ENTRIES: tuple[DifferentiabilityInfo, ...] = tuple(
 # How often each thing happened over the run (a failure's message and the final
 # sanity test read it).
 STATS: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_stats() -> Any:
+    """With YAMLGRAD_FUZZ_STATS=path, the counts of a run are written there."""
+    yield
+    path = os.environ.get("YAMLGRAD_FUZZ_STATS")
+    if path:
+        with open(path, "w") as f:
+            for name, count in sorted(STATS.items()):
+                f.write(f"{count:>9}  {name}\n")
 
 
 # -- programs -------------------------------------------------------------------------
