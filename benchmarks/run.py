@@ -65,7 +65,8 @@ mg = _optional("mygrad")
 mg_nnet = _optional("mygrad.nnet")
 micrograd_engine = _optional("micrograd.engine")
 
-Runner = Callable[[], np.ndarray]  # runs forward + backward, returns the gradient(s)
+Gradients = tuple[Any, ...]  # a runner's gradients, one array (or number) each
+Runner = Callable[[], Any]  # runs forward + backward, returns the gradient(s)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,10 @@ class Row:
         )
 
 
-def _flat(*arrays: Any) -> np.ndarray:
+def _flat(result: Any) -> np.ndarray:
+    """A runner's gradients as one float64 vector, for the check against the
+    floor (outside the timed call: a runner returns its gradients as they come)."""
+    arrays = result if isinstance(result, (tuple, list)) else (result,)
     return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
 
 
@@ -191,7 +195,7 @@ def mlp(
     b2 = np.zeros(n_out, dtype=dtype)
     params = (w1, b1, w2, b2)
 
-    def floor() -> np.ndarray:
+    def floor() -> Gradients:
         pre = x0 @ w1 + b1
         h = np.tanh(pre) if activation == "tanh" else np.maximum(pre, 0)
         logits = h @ w2 + b2
@@ -206,7 +210,7 @@ def mlp(
         gpre = gh * (1 - h * h) if activation == "tanh" else gh * (pre > 0)
         gw1 = x0.T @ gpre
         gb1 = gpre.sum(axis=0)
-        return _flat(gw1, gb1, gw2, gb2)
+        return gw1, gb1, gw2, gb2
 
     def program(
         lib: Any, x: Any, p: Any, act: Callable[[Any], Any], amax: Any, hot: Any
@@ -224,42 +228,42 @@ def mlp(
 
     runners: dict[str, Runner] = {"numpy": floor}
 
-    def ours() -> np.ndarray:
+    def ours() -> Gradients:
         # Parameters and data are shared with numpy, not copied (as the floor
         # and a training loop, whose parameters persist): only the step is timed.
         p = [yg.from_numpy(a).requires_grad_() for a in params]
         act = yg.tanh if activation == "tanh" else yg.relu
         amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
         program(yg, yg.from_numpy(x0), p, act, amax, yg.from_numpy(onehot)).backward()
-        return _flat(*(t.grad.numpy() for t in p))
+        return tuple(t.grad.numpy() for t in p)
 
     runners["yamlgrad"] = ours
     if torch is not None:
 
-        def with_torch() -> np.ndarray:
+        def with_torch() -> Gradients:
             p = [torch.from_numpy(a).requires_grad_() for a in params]
             act = torch.tanh if activation == "tanh" else torch.relu
             amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
             hot = torch.from_numpy(onehot)
             program(torch, torch.from_numpy(x0), p, act, amax, hot).backward()
-            return _flat(*(t.grad.numpy() for t in p))
+            return tuple(t.grad.numpy() for t in p)
 
         runners["torch"] = with_torch
     if ag_grad is not None:
         amax = keep(lambda t: anp.max(t, axis=1, keepdims=True), axis=1, keepdims=True)
         act = anp.tanh if activation == "tanh" else (lambda t: anp.maximum(t, 0))
         gradient = ag_grad(lambda p: program(anp, x0, p, act, amax, onehot))
-        runners["autograd"] = lambda: _flat(*gradient(list(params)))
+        runners["autograd"] = lambda: tuple(gradient(list(params)))
     if mg is not None:
 
-        def with_mygrad() -> np.ndarray:
+        def with_mygrad() -> Gradients:
             p = [mg.tensor(a) for a in params]
             act = mg.tanh if activation == "tanh" else mg_nnet.relu
             amax = keep(
                 lambda t: mg.max(t, axis=1, keepdims=True), axis=1, keepdims=True
             )
             program(mg, x0, p, act, amax, onehot).backward()
-            return _flat(*(t.grad for t in p))
+            return tuple(t.grad for t in p)
 
         runners["mygrad"] = with_mygrad
     name = np.dtype(dtype).name
@@ -392,7 +396,7 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
         flat = [w for row in params for w in row] + biases + out_w + [out_b]
         return loss, flat
 
-    def floor() -> np.ndarray:
+    def floor() -> Gradients:
         # the same size-1 arrays, forward then a hand-written backward
         params = [[np.array([w]) for w in row] for row in w1]
         biases = [np.array([b]) for b in b1]
@@ -416,32 +420,32 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
             g_params.append([gpre * x for x in xs])
             g_biases.append(gpre)
         flat = [g for row in g_params for g in row] + g_biases + g_out_w + [gout]
-        return _flat(*flat)
+        return tuple(flat)
 
-    def ours() -> np.ndarray:
+    def ours() -> Gradients:
         make = lambda v: yg.tensor([v], dtype=yg.float64, requires_grad=True)  # noqa
         loss, flat = forward(make, yg.relu)
         loss.backward()
-        return _flat(*(p.grad.numpy() for p in flat))
+        return tuple(p.grad.numpy() for p in flat)
 
     runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
     if torch is not None:
 
-        def with_torch() -> np.ndarray:
+        def with_torch() -> Gradients:
             make = lambda v: torch.tensor(  # noqa: E731
                 [v], dtype=torch.float64, requires_grad=True
             )
             loss, flat = forward(make, torch.relu)
             loss.backward()
-            return _flat(*(p.grad.numpy() for p in flat))
+            return tuple(p.grad.numpy() for p in flat)
 
         runners["torch"] = with_torch
     if micrograd_engine is not None:
 
-        def with_micrograd() -> np.ndarray:
+        def with_micrograd() -> Gradients:
             loss, flat = forward(micrograd_engine.Value, lambda v: v.relu())
             loss.backward()
-            return _flat([p.grad for p in flat])
+            return tuple(p.grad for p in flat)
 
         runners["micrograd"] = with_micrograd
     return Workload(
@@ -470,7 +474,7 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
     lb = np.zeros(10)
     params = (cw, cb, lw, lb)
 
-    def floor() -> np.ndarray:
+    def floor() -> Gradients:
         windows = np.lib.stride_tricks.sliding_window_view(x0, (k, k), axis=(2, 3))
         conv = np.einsum("nchwij,ocij->nohw", windows, cw, optimize=True)
         conv += cb[None, :, None, None]
@@ -493,7 +497,7 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
         gconv = gact * (conv > 0)
         gcb = gconv.sum(axis=(0, 2, 3))
         gcw = np.einsum("nchwij,nohw->ocij", windows, gconv, optimize=True)
-        return _flat(gcw, gcb, glw, glb)
+        return gcw, gcb, glw, glb
 
     def step(lib: Any, functional: Any, x: Any, p: list[Any], target: Any) -> None:
         h = functional.relu(functional.conv2d(x, p[0], p[1]))
@@ -501,20 +505,20 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
         logits = functional.linear(h.reshape(batch, -1), p[2], p[3])
         functional.cross_entropy(logits, target).backward()
 
-    def ours() -> np.ndarray:
+    def ours() -> Gradients:
         p = [yg.from_numpy(a).requires_grad_() for a in params]  # shared, as above
         step(yg, yg.nn.functional, yg.from_numpy(x0), p, yg.from_numpy(labels))
-        return _flat(*(t.grad.numpy() for t in p))
+        return tuple(t.grad.numpy() for t in p)
 
     runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
     if torch is not None:
         import torch.nn.functional as torch_functional
 
-        def with_torch() -> np.ndarray:
+        def with_torch() -> Gradients:
             p = [torch.from_numpy(a).requires_grad_() for a in params]
             x, target = torch.from_numpy(x0), torch.from_numpy(labels)
             step(torch, torch_functional, x, p, target)
-            return _flat(*(t.grad.numpy() for t in p))
+            return tuple(t.grad.numpy() for t in p)
 
         runners["torch"] = with_torch
     return Workload(
@@ -529,13 +533,13 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
 
 def measure(workload: Workload, repeats: int) -> list[Row]:
     """One row per framework: median time, x floor, x torch, gradient check, target."""
-    reference = workload.runners["numpy"]()
+    reference = _flat(workload.runners["numpy"]())
     scale = max(1.0, float(np.max(np.abs(reference))))
     checks: dict[str, str] = {}
     runners: dict[str, Runner] = {}
     for name, run in workload.runners.items():  # warm-up and correctness
         try:
-            error = float(np.max(np.abs(run() - reference)))
+            error = float(np.max(np.abs(_flat(run()) - reference)))
         except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported
             checks[name] = f"failed: {type(exc).__name__}"
             continue
