@@ -8031,7 +8031,7 @@ def linalg_vector_norm(
 ) -> Tensor:
     """`linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: c_order(vector_norm(self if dtype is None else cast(self, dtype), ord, dim, keepdim))
+    forward: c_order(vector_norm(vector_norm_input(self, dtype), ord, dim, keepdim))
     """
     self_data = (
         self._data
@@ -8074,10 +8074,7 @@ def linalg_vector_norm(
     try:
         result_data = kernels.c_order(
             kernels.vector_norm(
-                self_data if dtype is None else kernels.cast(self_data, dtype),
-                ord,
-                dim,
-                keepdim,
+                kernels.vector_norm_input(self_data, dtype), ord, dim, keepdim
             )
         )
     except ValueError as kernel_failure:

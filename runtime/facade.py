@@ -125,6 +125,30 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return VariableType.tensordot(a, b, dims_a, dims_b)
 
 
+def norm(
+    input: Tensor,
+    p: Any = "fro",
+    dim: Any = None,
+    keepdim: bool = False,
+    dtype: Any = None,
+) -> Tensor:
+    """`torch.norm` and `Tensor.norm`, Python functions in PyTorch too: the
+    vector norm of `p` (2 for "fro" or None) over `dim`, every dim by default
+    (LinalgVectorNormBackward0). The matrix norms ("nuc", or "fro" over more
+    than two dims, which PyTorch sends to linalg.matrix_norm) are not here."""
+    dims = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p != "fro" or (dims is not None and len(dims) > 2):
+            raise RuntimeError(
+                f"norm: p={p!r} over dims {dims} is a matrix norm "
+                "(linalg.matrix_norm), which yamlgrad does not have"
+            )
+        p = 2
+    elif p is None:
+        p = 2.0
+    return VariableType.linalg_vector_norm(input, p, dims, keepdim, dtype=dtype)
+
+
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
     # PyTorch computes `2 / x` as `reciprocal(x) * 2` (MulBackward0).
     return VariableType.mul(VariableType.reciprocal(self), other)
@@ -217,6 +241,7 @@ def _install_tensor_methods() -> None:
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
+    Tensor.norm = norm  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]
     Tensor.copy_ = inplace_ops.copy_  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from yamlgrad.runtime.kernel_errors import KernelValueError
 
 __all__ = [
     "c_order",
+    "vector_norm_input",
     "sum_reduce",
     "view_kernel",
     "alias_kernel",
@@ -299,6 +300,25 @@ def sigmoid(x: Any) -> Any:
 
 def relu(x: Any) -> Any:
     return np.maximum(x, 0)
+
+
+def vector_norm_input(x: Any, dtype: np.dtype | None) -> Any:
+    """linalg.vector_norm's input after its checks: a float (or complex) tensor,
+    cast to `dtype` when one is given, which must not narrow it."""
+    x_dtype = np.result_type(x)
+    if x_dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {_st(x_dtype)}"
+        )
+    if dtype is None:
+        return x
+    if np.promote_types(x_dtype, dtype) != dtype:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({_st(x_dtype)}) should be "
+            f"convertible without narrowing to the specified dtype ({_st(dtype)})"
+        )
+    return cast(x, dtype)
 
 
 def cast(x: Any, dtype: np.dtype | None) -> Any:
@@ -2164,6 +2184,18 @@ def native_layer_norm_kernel(
     keep those dims as size 1, as PyTorch's."""
     x = np.asarray(input)
     _check_norm_dtypes(x, (weight, bias))
+    if not normalized_shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+            "at least one element, but got normalized_shape = []"
+        )
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and tuple(np.shape(value)) != tuple(normalized_shape):
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got "
+                f"{name} of shape {_sizes(np.shape(value))} and normalized_shape = "
+                f"{_sizes(normalized_shape)}"
+            )
     axis = x.ndim - len(normalized_shape)
     if axis < 0 or tuple(x.shape[axis:]) != tuple(normalized_shape):
         raise RuntimeError(

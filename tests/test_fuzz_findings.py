@@ -122,6 +122,29 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "index_add 0-d two indices": lambda lib: _x(lib).index_add(
         0, lib.tensor([0, 0]), _x(lib)
     ),
+    # norm is a Python function in PyTorch: p defaults to "fro" (the 2-norm)
+    "norm over a dim without p": lambda lib: _x(lib, 2, 3).norm(dim=1),
+    "norm of everything": lambda lib: lib.norm(_x(lib, 2, 3)),
+    "norm fro over two dims": lambda lib: _x(lib, 2, 3).norm("fro", (0, 1)),
+    "norm p None": lambda lib: _x(lib, 2, 3).norm(None, 1, True),
+    "norm inf over a dim": lambda lib: _x(lib, 2, 3).norm(float("inf"), dim=0),
+    "vector_norm narrowing dtype": lambda lib: lib.linalg.vector_norm(
+        _x(lib, 3), 2, dtype=lib.float32
+    ),
+    "vector_norm widening dtype": lambda lib: lib.linalg.vector_norm(
+        _x(lib, 3).float(), 2, dtype=lib.float64
+    ),
+    "vector_norm of integers": lambda lib: lib.linalg.vector_norm(lib.arange(3)),
+    # layer norm: weight and bias shaped as normalized_shape, which is not empty
+    "layer_norm weight shape": lambda lib: lib.nn.functional.layer_norm(
+        _x(lib, 2, 4), (4,), weight=_x(lib, 3)
+    ),
+    "layer_norm bias shape": lambda lib: lib.nn.functional.layer_norm(
+        _x(lib, 2, 4), (4,), bias=_x(lib, 1, 4)
+    ),
+    "layer_norm empty normalized_shape": lambda lib: lib.nn.functional.layer_norm(
+        _x(lib, 2, 4), ()
+    ),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
     "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
