@@ -404,8 +404,9 @@ def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
     x, v = np.asarray(_data(input)), np.asarray(_data(value))
     mask = (x == v) | (np.isnan(x) & np.isnan(v))
     count = max(int(mask.sum()), 1)
-    weights = mask.astype(_data(grad).dtype) / count
-    return expand(grad, x.shape) * _constant_like(grad, weights)
+    # Selected, not multiplied (PyTorch's CPU masked_fill_ into zeros): a nan or
+    # inf gradient reaches the extreme elements only.
+    return _zero_outside(expand(grad / count, x.shape), mask)
 
 
 def slice_of(x: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:

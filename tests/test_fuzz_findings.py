@@ -421,16 +421,19 @@ def test_masked_select_saves_its_input_as_torch() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["relu", "hardtanh", "hardswish", "hardsigmoid", "relu6", "trace"]
+    "name",
+    ["relu", "hardtanh", "hardswish", "hardsigmoid", "relu6", "trace", "max", "min"],
 )
 def test_an_inf_gradient_outside_the_active_region_gives_zero(name: str) -> None:
     """PyTorch's masked backward kernels select, they do not multiply by 0/1: an
-    infinite output gradient where the input is inactive gives 0, not nan."""
+    infinite (or nan) output gradient where the input is inactive gives 0, not nan."""
     grads = []
     for lib, F in ((yg, yg.nn.functional), (torch, torch.nn.functional)):
         x = lib.tensor([-4.0, -3.0, -0.5, 0.0, 3.0, 4.0, 7.0], requires_grad=True)
         if name == "trace":
             lib.trace(x.reshape(1, 7)).backward(lib.tensor(float("inf")))
+        elif name in ("max", "min"):  # of the whole tensor: the extreme alone
+            getattr(lib, name)(x).backward(lib.tensor(float("nan")))
         else:
             getattr(F, name)(x).backward(lib.tensor([float("inf")] * 7))
         grads.append(x.grad.numpy())
