@@ -12037,14 +12037,10 @@ def take_along_dim(
 ) -> Tensor:
     """`take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor`
 
-    composite: gather(view(self, [-1]), 0, view(indices, [-1])) if dim is None else gather(self, dim, indices)
+    composite: composites.take_along_dim_via_gather(self, indices, dim)
     """
     try:
-        return (
-            gather(view(self, [-1]), 0, view(indices, [-1]))
-            if dim is None
-            else gather(self, dim, indices)
-        )
+        return composites.take_along_dim_via_gather(self, indices, dim)
     except (AttributeError, TypeError):
         check_arguments(
             "take_along_dim",

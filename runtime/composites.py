@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from yamlgrad.runtime import formulas, kernels
 from yamlgrad.runtime.matmul import matmul_by_rank
-from yamlgrad.runtime.errors import type_meta_name
+from yamlgrad.runtime.errors import scalar_type_name, type_meta_name
 from yamlgrad.runtime.tensor import Tensor
 from yamlgrad.runtime.variable_type_utils import int_list_arg
 
@@ -22,6 +24,7 @@ __all__ = [
     "atleast_1d_each",
     "atleast_2d_each",
     "tensordot_via_mm",
+    "take_along_dim_via_gather",
     "einsum_via_ops",
     "matmul_by_rank",
     "linear_by_rank",
@@ -84,6 +87,36 @@ def tensordot_via_mm(
     a = ops.reshape(ops.permute(a, free_a + dims_a), (rows, size))
     b = ops.reshape(ops.permute(b, dims_b + free_b), (size, cols))
     return ops.reshape(ops.mm(a, b), out_shape)
+
+
+def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) -> Any:
+    """PyTorch's take_along_dim: with a dim, self and indices broadcast to each
+    other except along it (ExpandBackward0 under GatherBackward0, expanded even
+    when nothing changes); without, both flattened."""
+    ops = formulas.ops
+    if dim is None:
+        return ops.gather(ops.view(self, [-1]), 0, ops.view(indices, [-1]))
+    if self.ndim != indices.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number "
+            f"of dimensions, but got {self.ndim} dimensions for input, and "
+            f"{indices.ndim} dimensions for indices"
+        )
+    if indices._data.dtype != np.int64:
+        raise RuntimeError(
+            "torch.take_along_dim(): dtype of indices should be Long but got "
+            f"{scalar_type_name(indices._data.dtype)}"
+        )
+    d = kernels._dim(dim, self.ndim, "take_along_dim")
+    sizes = list(self.shape)
+    sizes[d] = indices.shape[d]
+    index = ops.expand(
+        indices, kernels.broadcast_pair(tuple(sizes), tuple(indices.shape))
+    )
+    sizes = list(indices.shape)
+    sizes[d] = self.shape[d]
+    source = ops.expand(self, kernels.broadcast_pair(tuple(sizes), tuple(self.shape)))
+    return ops.gather(source, d, index)
 
 
 def _dim_set(dims: tuple[int, ...], ndim: int) -> list[int]:

@@ -188,6 +188,20 @@ def expand_shape(shape: tuple[int, ...], size: tuple[int, ...]) -> tuple[int, ..
     return tuple(out)
 
 
+def broadcast_pair(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape `a` and `b` broadcast to, with PyTorch's infer_size text."""
+    ndim = max(len(a), len(b))
+    a_full = (1,) * (ndim - len(a)) + tuple(a)
+    b_full = (1,) * (ndim - len(b)) + tuple(b)
+    for i in range(ndim - 1, -1, -1):
+        if a_full[i] != b_full[i] and 1 not in (a_full[i], b_full[i]):
+            raise RuntimeError(
+                f"The size of tensor a ({a_full[i]}) must match the size of tensor b "
+                f"({b_full[i]}) at non-singleton dimension {i}"
+            )
+    return tuple(y if x == 1 else x for x, y in zip(a_full, b_full))
+
+
 def infer_size(size: tuple[int, ...], numel: int) -> tuple[int, ...]:
     """PyTorch's infer_size: `size` with its one -1 resolved for `numel` elements,
     checked dim by dim in order."""
@@ -924,18 +938,8 @@ def diagonal_backward(
 def copy_into(dst: np.ndarray, src: Any) -> None:
     """`dst.copy_(src)`: src broadcast to dst's shape, with PyTorch's texts for
     shapes that do not broadcast or that broadcast to a larger shape."""
-    a, b = tuple(dst.shape), tuple(np.shape(src))
-    ndim = max(len(a), len(b))
-    a_full, b_full = (1,) * (ndim - len(a)) + a, (1,) * (ndim - len(b)) + b
-    for i in range(ndim - 1, -1, -1):
-        if a_full[i] != b_full[i] and 1 not in (a_full[i], b_full[i]):
-            raise RuntimeError(
-                f"The size of tensor a ({a_full[i]}) must match the size of tensor b "
-                f"({b_full[i]}) at non-singleton dimension {i}"
-            )
-    broadcast = tuple(
-        max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a_full, b_full)
-    )
+    a = tuple(dst.shape)
+    broadcast = broadcast_pair(a, tuple(np.shape(src)))
     if broadcast != a:
         raise RuntimeError(
             f"output with shape {list(a)} doesn't match the broadcast shape "

@@ -145,6 +145,23 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "layer_norm empty normalized_shape": lambda lib: lib.nn.functional.layer_norm(
         _x(lib, 2, 4), ()
     ),
+    # take_along_dim broadcasts self and indices except along dim (and expands
+    # even when nothing changes: ExpandBackward0 under GatherBackward0)
+    "take_along_dim broadcast indices": lambda lib: lib.take_along_dim(
+        _x(lib, 4, 4), lib.zeros((1, 2), dtype=lib.int64), 1
+    ),
+    "take_along_dim broadcast self": lambda lib: lib.take_along_dim(
+        _x(lib, 1, 4), lib.zeros((3, 2), dtype=lib.int64), 1
+    ),
+    "take_along_dim sizes that do not broadcast": lambda lib: lib.take_along_dim(
+        _x(lib, 4, 4), lib.zeros((3, 2), dtype=lib.int64), 1
+    ),
+    "take_along_dim ranks": lambda lib: lib.take_along_dim(
+        _x(lib, 4, 4), lib.zeros((2,), dtype=lib.int64), 1
+    ),
+    "take_along_dim int32 indices": lambda lib: lib.take_along_dim(
+        _x(lib, 4, 4), lib.zeros((4, 2), dtype=lib.int32), 1
+    ),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
     "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
@@ -394,6 +411,16 @@ def test_result_layout_as_torch(name: str) -> None:
             view = str(error)
         outcomes.append((view, type(reshaped.grad_fn).__name__))
     assert outcomes[0] == outcomes[1]
+
+
+def test_take_along_dim_expands_even_when_nothing_changes() -> None:
+    names = []
+    for lib in (yg, torch):
+        x = lib.tensor(np.ones((4, 4)), requires_grad=True)
+        out = lib.take_along_dim(x, lib.zeros((4, 2), dtype=lib.int64), 1)
+        node = out.grad_fn
+        names.append((node.name(), node.next_functions[0][0].name()))
+    assert names[0] == names[1] == ("GatherBackward0", "ExpandBackward0")
 
 
 @pytest.mark.parametrize("lib_name", ["yamlgrad", "torch"])

@@ -105,6 +105,12 @@ def _broadcast_shape(a: yg.Tensor, b: yg.Tensor) -> tuple[int, ...] | None:
         return None
 
 
+def _clamp_masks_differ(x: yg.Tensor, low: yg.Tensor, high: yg.Tensor) -> bool:
+    """Whether (x, low) or (x, high) broadcast to less than all three do."""
+    full = np.broadcast_shapes(tuple(x.shape), tuple(low.shape), tuple(high.shape))
+    return any(_broadcast_shape(x, b) != tuple(full) for b in (low, high))
+
+
 KNOWN_GAPS = {
     # PyTorch chunks a size-0 dim into `chunks` empty pieces through
     # split_with_sizes, an op yamlgrad does not have; yamlgrad returns one.
@@ -121,6 +127,28 @@ KNOWN_GAPS = {
     "batch norm of an empty or low-rank input": lambda step, args: step.info.func.name
     == "native_batch_norm"
     and (args["input"].numel() == 0 or args["input"].ndim < 2),
+    # clamp with two tensor bounds: PyTorch's backward builds its masks in place
+    # (`(self > max).logical_or_(max < min)`), which fails when one pair of
+    # operands broadcasts to less than all three do.
+    "clamp whose bounds broadcast self further": lambda step, args: step.info.func.name
+    in ("clamp", "clamp_")
+    and isinstance(args.get("min"), yg.Tensor)
+    and isinstance(args.get("max"), yg.Tensor)
+    and _clamp_masks_differ(args["self"], args["min"], args["max"]),
+    # bilinear of an empty input: PyTorch's _trilinear reshapes to [-1, 0] and
+    # fails ("cannot reshape tensor of 0 elements"); yamlgrad returns the empty
+    # result.
+    "bilinear of an empty input": lambda step, args: step.info.func.name == "bilinear"
+    and (args["input1"].numel() == 0 or args["input2"].numel() == 0),
+    # PyTorch's CPU group norm kernel reads weight and bias as if contiguous:
+    # strided ones give wrong values (nn.functional.group_norm, like yamlgrad's,
+    # is right: it reaches the kernel with contiguous ones).
+    "group norm with a strided weight or bias": lambda step, args: step.info.func.name
+    == "native_group_norm"
+    and any(
+        isinstance(args.get(n), yg.Tensor) and not args[n]._data.flags.c_contiguous
+        for n in ("weight", "bias")
+    ),
     # PyTorch's binary_cross_entropy writes into an output shaped like self and,
     # for a larger target, resizes it (deprecated, with a warning) and returns
     # values of neither shape; nn.functional refuses the sizes first, as yamlgrad's.
