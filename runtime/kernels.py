@@ -1076,8 +1076,14 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
     out = np.array(x, copy=True)
     index = np.asarray(index)
     source = np.asarray(source)
+    # index_func_meta_impl's order: the dim, the index, the dtypes, the sizes
+    axis = _dim(dim, max(out.ndim, 1), "index_add")
     if index.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
+        raise IndexError(
+            "index_add_(): Index is supposed to be a vector, but got dim: "
+            f"{index.ndim} with type: {_st(index.dtype)} and size: "
+            f"{_sizes(index.shape)}"
+        )
     if index.dtype.kind not in "iu":
         word = _TYPE_WORDS.get(index.dtype.name, index.dtype.name)
         raise RuntimeError(
@@ -1089,44 +1095,44 @@ def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
             f"and source ({_TYPE_WORDS.get(source.dtype.name, source.dtype.name)}) "
             "must have the same scalar type"
         )
-    axis = _dim(dim, max(out.ndim, 1), "index_add")
-    if out.ndim == 0:
-        if source.ndim != 0:
-            raise RuntimeError(
-                "source tensor shape must match self tensor shape, excluding the "
-                f"specified dimension. Got self.shape = [] source.shape = "
-                f"{list(source.shape)}"
-            )
-        if index.size != 1:  # source.size(0) of a 0-d source
+    if not (axis == 0 or axis < source.ndim):
+        raise RuntimeError(
+            f"index_add_(): Indexing dim {axis} is out of bounds of the source tensor "
+            f"with dim {source.ndim}"
+        )
+    if index.size != (source.shape[axis] if source.ndim else 1):
+        if not source.ndim:  # the message reads source.size(dim) of a 0-d source
             raise IndexError(
-                f"Dimension specified as {dim} but tensor has no dimensions"
+                f"Dimension specified as {axis} but tensor has no dimensions"
             )
-        if int(index.reshape(())) != 0:
-            raise IndexError("index out of range in self")
-        return out + alpha * source
-    src = source if source.ndim else source.reshape((1,) * out.ndim)
-    if src.ndim != out.ndim or any(
-        a != b for i, (a, b) in enumerate(zip(out.shape, src.shape)) if i != axis
-    ):
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.size}) should be equal to "
+            f"source.size(dim): ({source.shape[axis]}), for dim: {axis}"
+        )
+    self_sizes, source_sizes = list(out.shape), list(source.shape)
+    if out.ndim and source.ndim:
+        del self_sizes[axis], source_sizes[axis]
+    if self_sizes != source_sizes:
         raise RuntimeError(
             "source tensor shape must match self tensor shape, excluding the "
             f"specified dimension. Got self.shape = {list(out.shape)} source.shape = "
             f"{list(source.shape)}"
         )
-    if src.shape[axis] != index.size:
-        raise RuntimeError(
-            f"index_add_(): Number of indices ({index.size}) should be equal to "
-            f"source.size(dim): ({src.shape[axis]}), for dim: {axis}"
-        )
+    if out.ndim == 0:  # and source too: one index, which must be 0
+        if int(index.reshape(())) != 0:
+            raise IndexError("index out of range in self")
+        return out + alpha * source
+    src = source
     size = out.shape[axis]
     if out.ndim > 1 and out.size == 0:  # nothing to add to: PyTorch checks no index
         return out
     bad = index[(index < 0) | (index >= size)].reshape(-1)
     if bad.size:
         # PyTorch's CPU kernel scatters (a RuntimeError naming the index) along
-        # the first or last dim of a matrix or more when alpha is 1, and loops
-        # over the indices otherwise (an IndexError).
-        if out.ndim > 1 and alpha == 1 and axis in (0, out.ndim - 1):
+        # the first or last dim of a matrix or more when alpha is 1 and the
+        # index int64, and loops over the indices otherwise (an IndexError).
+        scatters = alpha == 1 and index.dtype == np.int64
+        if out.ndim > 1 and scatters and axis in (0, out.ndim - 1):
             raise RuntimeError(
                 f"index {int(bad[0])} is out of bounds for dimension {axis} with "
                 f"size {size}"

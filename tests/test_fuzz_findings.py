@@ -162,6 +162,23 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "take_along_dim int32 indices": lambda lib: lib.take_along_dim(
         _x(lib, 4, 4), lib.zeros((4, 2), dtype=lib.int32), 1
     ),
+    # index_add checks in PyTorch's order: the dim first, then the index, the
+    # dtypes and the sizes; int32 indices never take the scatter path
+    "index_add dim before dtypes": lambda lib: _x(lib, 3, 4).index_add(
+        -3, lib.tensor([0]), _x(lib, 1, 4).float()
+    ),
+    "index_add 2-d index": lambda lib: _x(lib, 3, 4).index_add(
+        0, lib.tensor([[0]]), _x(lib, 1, 4)
+    ),
+    "index_add dim beyond the source": lambda lib: _x(lib, 3, 4).index_add(
+        1, lib.tensor([0]), _x(lib, 3)
+    ),
+    "index_add 0-d source into a vector": lambda lib: _x(lib, 3).index_add(
+        0, lib.tensor([1]), _x(lib)
+    ),
+    "index_add int32 out of range": lambda lib: _x(lib, 3, 4).index_add(
+        0, lib.tensor([0, 9], dtype=lib.int32), _x(lib, 2, 4)
+    ),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
     "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
