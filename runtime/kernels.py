@@ -2478,8 +2478,7 @@ def binary_cross_entropy_kernel(
         raise RuntimeError(
             f"Found dtype {_st(np.result_type(target))} but expected {_st(x.dtype)}"
         )
-    if np.any((x < 0) | (x > 1)):
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    _check_probabilities(x, target)
     with np.errstate(divide="ignore"):
         log_x = np.maximum(np.log(x), -100)
         log_1mx = np.maximum(np.log1p(-x), -100)
@@ -2487,6 +2486,19 @@ def binary_cross_entropy_kernel(
     if weight is not None:
         loss = loss * weight
     return apply_loss_reduction(loss.astype(x.dtype, copy=False), reduction)
+
+
+def _check_probabilities(x: Any, target: Any) -> None:
+    """PyTorch's CPU kernel checks input then target element by element, so the
+    first element out of [0, 1] (or nan) names which one is wrong."""
+    inside_x = (x >= 0) & (x <= 1)
+    inside_t = (np.asarray(target) >= 0) & (np.asarray(target) <= 1)
+    if np.all(inside_x) and np.all(inside_t):
+        return
+    inside_x, inside_t = np.broadcast_arrays(inside_x, inside_t)
+    first = int(np.argmin((inside_x & inside_t).reshape(-1)))
+    which = "input" if not inside_x.reshape(-1)[first] else "target"
+    raise RuntimeError(f"all elements of {which} should be between 0 and 1")
 
 
 def binary_cross_entropy_with_logits_kernel(

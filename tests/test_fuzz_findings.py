@@ -179,6 +179,16 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "index_add int32 out of range": lambda lib: _x(lib, 3, 4).index_add(
         0, lib.tensor([0, 9], dtype=lib.int32), _x(lib, 2, 4)
     ),
+    # BCE checks input, then target, element by element (nan is outside too)
+    "BCE target above 1": lambda lib: lib.nn.functional.binary_cross_entropy(
+        lib.tensor([0.3, 0.4, 0.5]), lib.tensor([0.5, 2.0, 0.1])
+    ),
+    "BCE nan input": lambda lib: lib.nn.functional.binary_cross_entropy(
+        lib.tensor([float("nan"), 0.4, 0.5]), lib.tensor([0.5, 0.5, 0.1])
+    ),
+    "BCE bad target before a bad input": lambda lib: lib.nn.functional.binary_cross_entropy(
+        lib.tensor([0.3, 2.0, 0.5]), lib.tensor([-1.0, 0.4, 0.5])
+    ),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
     "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
