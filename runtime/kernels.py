@@ -2478,6 +2478,10 @@ def binary_cross_entropy_kernel(
         raise RuntimeError(
             f"Found dtype {_st(np.result_type(target))} but expected {_st(x.dtype)}"
         )
+    if np.shape(target) != np.shape(x):
+        # PyTorch's CPU kernel iterates over squeeze(input) and squeeze(target):
+        # sizes that broadcast only through a size-1 dim that squeeze drops fail
+        broadcast_pair(np.shape(np.squeeze(x)), np.shape(np.squeeze(target)))
     _check_probabilities(x, target)
     with np.errstate(divide="ignore"):
         log_x = np.maximum(np.log(x), -100)

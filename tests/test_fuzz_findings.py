@@ -38,6 +38,11 @@ def _x(lib: Any, *shape: int) -> Any:
     return lib.tensor(data, requires_grad=True) * 1
 
 
+def _aten(lib: Any) -> Any:
+    """The op namespace that reaches an overload directly."""
+    return torch.ops.aten if lib is torch else yg.ops
+
+
 CALLS: dict[str, Callable[[Any], Any]] = {
     # repeat_interleave's checks, and a one-element or 0-d `repeats`
     "repeat_interleave sizes": lambda lib: _x(lib, 3, 4).repeat_interleave(
@@ -188,6 +193,14 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     ),
     "BCE bad target before a bad input": lambda lib: lib.nn.functional.binary_cross_entropy(
         lib.tensor([0.3, 2.0, 0.5]), lib.tensor([-1.0, 0.4, 0.5])
+    ),
+    "BCE sizes that squeeze apart": lambda lib: _aten(lib).binary_cross_entropy.default(
+        lib.full((3, 4), 0.5), lib.full((3, 1), 0.25), None, 0
+    ),
+    "BCE sizes that squeeze together": lambda lib: _aten(
+        lib
+    ).binary_cross_entropy.default(
+        lib.full((3, 4), 0.5), lib.full((1, 4), 0.25), None, 0
     ),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
