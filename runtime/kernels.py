@@ -903,11 +903,14 @@ def diag_embed(x: Any, offset: int, dim1: int, dim2: int) -> Any:
     """A tensor whose (dim1, dim2) matrices hold the last dim of `x` on a diagonal."""
     x = np.asarray(x)
     ndim = x.ndim + 1
+    d1, d2 = _dim(dim1, ndim, "diag_embed"), _dim(dim2, ndim, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     size = x.shape[-1] + abs(offset)
     out = np.zeros(x.shape[:-1] + (size, size), dtype=x.dtype)
     rows, cols = _diagonal_index(size, size, offset)
     out[..., rows, cols] = x
-    return np.moveaxis(out, (-2, -1), (dim1 % ndim, dim2 % ndim))
+    return np.moveaxis(out, (-2, -1), (d1, d2))
 
 
 def diagonal_view(x: Any, offset: int, dim1: int, dim2: int) -> Any:

@@ -202,6 +202,11 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     ).binary_cross_entropy.default(
         lib.full((3, 4), 0.5), lib.full((1, 4), 0.25), None, 0
     ),
+    # diag_embed wraps its dims against the result's rank, distinct
+    "diag_embed dim out of range": lambda lib: lib.diag_embed(_x(lib, 3, 0), -4, 0, 3),
+    "diag_embed identical dims": lambda lib: lib.diag_embed(_x(lib, 2, 3), 0, 2, 2),
+    "diag_embed 0-d": lambda lib: lib.diag_embed(_x(lib), 0, 0, 1),
+    "diag_embed negative dims": lambda lib: lib.diag_embed(_x(lib, 2, 3), 1, -1, 0),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
     "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
