@@ -6328,9 +6328,9 @@ class ZeroBackward0(Node):
 class ConvolutionBackward0(Node):
     """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
 
-    input: convolution_backward_input(grad, input.shape, weight, stride, padding, dilation, transposed, groups)
-    weight: convolution_backward_weight(grad, input, weight.shape, stride, padding, dilation, transposed, groups)
-    bias: convolution_backward_bias(grad)
+    input: convolution_backward_input(grad, input.shape, weight, stride, padding, dilation, transposed, output_padding, groups)
+    weight: convolution_backward_weight(grad, input, weight.shape, stride, padding, dilation, transposed, output_padding, groups)
+    bias: convolution_backward_bias(grad, transposed, output_padding)
     """
 
     __slots__ = (
@@ -6338,6 +6338,7 @@ class ConvolutionBackward0(Node):
         "_saved_groups",
         "_raw_saved_input",
         "_saved_input_sym_sizes",
+        "_saved_output_padding",
         "_saved_padding",
         "_saved_stride",
         "_saved_transposed",
@@ -6351,6 +6352,7 @@ class ConvolutionBackward0(Node):
         self._saved_groups: Any = None
         self._raw_saved_input: Any = None
         self._saved_input_sym_sizes: Any = None
+        self._saved_output_padding: Any = None
         self._saved_padding: Any = None
         self._saved_stride: Any = None
         self._saved_transposed: Any = None
@@ -6376,6 +6378,7 @@ class ConvolutionBackward0(Node):
             padding = self._saved_padding
             dilation = self._saved_dilation
             transposed = self._saved_transposed
+            output_padding = self._saved_output_padding
             groups = self._saved_groups
             grad_inputs[0] = convolution_backward_input(
                 grad,
@@ -6385,6 +6388,7 @@ class ConvolutionBackward0(Node):
                 padding,
                 dilation,
                 transposed,
+                output_padding,
                 groups,
             )
         if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
@@ -6396,6 +6400,7 @@ class ConvolutionBackward0(Node):
             padding = self._saved_padding
             dilation = self._saved_dilation
             transposed = self._saved_transposed
+            output_padding = self._saved_output_padding
             groups = self._saved_groups
             grad_inputs[1] = convolution_backward_weight(
                 grad,
@@ -6405,10 +6410,13 @@ class ConvolutionBackward0(Node):
                 padding,
                 dilation,
                 transposed,
+                output_padding,
                 groups,
             )
         if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            grad_inputs[2] = convolution_backward_bias(grad)
+            transposed = self._saved_transposed
+            output_padding = self._saved_output_padding
+            grad_inputs[2] = convolution_backward_bias(grad, transposed, output_padding)
         return grad_inputs
 
     def release_variables(self) -> None:

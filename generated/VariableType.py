@@ -16853,6 +16853,7 @@ def convolution(
         else:
             grad_fn._raw_saved_input = None
         grad_fn._saved_input_sym_sizes = sizes_of(input_data)
+        grad_fn._saved_output_padding = output_padding
         grad_fn._saved_padding = padding
         grad_fn._saved_stride = stride
         grad_fn._saved_transposed = transposed

@@ -1081,6 +1081,18 @@ def _permute(x: Any, dims: tuple[int, ...]) -> Any:
     return ops.permute(x, dims) if isinstance(x, Tensor) else np.transpose(x, dims)
 
 
+def _check_backward_output_padding(
+    transposed: bool, output_padding: tuple[int, ...]
+) -> None:
+    """PyTorch's convolution_backward refuses an output padding on a plain
+    convolution (whose forward ignored it)."""
+    if not transposed and any(output_padding):
+        raise RuntimeError(
+            "output_padding is not supported for non-transposed convolutions; got: "
+            + " ".join(str(p) for p in output_padding)
+        )
+
+
 def _conv_params(
     weight_sizes: tuple[int, ...],
     stride: tuple[int, ...],
@@ -1129,11 +1141,13 @@ def convolution_backward_input(
     padding: tuple[int, ...],
     dilation: tuple[int, ...],
     transposed: bool,
+    output_padding: tuple[int, ...],
     groups: int,
 ) -> Any:
     """The input's gradient: a transposed convolution of `grad` with the weight
     (the output padding restores the rows the forward's windows did not reach),
     or, for a transposed convolution, a plain one."""
+    _check_backward_output_padding(transposed, output_padding)
     stride, padding, dilation = _conv_params(weight.shape, stride, padding, dilation)
     zeros = (0,) * len(stride)
     if transposed:
@@ -1159,10 +1173,12 @@ def convolution_backward_weight(
     padding: tuple[int, ...],
     dilation: tuple[int, ...],
     transposed: bool,
+    output_padding: tuple[int, ...],
     groups: int,
 ) -> Any:
     """The weight's gradient; a transposed convolution's is the plain one with
     input and gradient exchanged."""
+    _check_backward_output_padding(transposed, output_padding)
     stride, padding, dilation = _conv_params(weight_sizes, stride, padding, dilation)
     kernel = tuple(weight_sizes[2:])
     if transposed:
@@ -1170,8 +1186,11 @@ def convolution_backward_weight(
     return _conv_weight_grad(input, grad, kernel, stride, padding, dilation, groups)
 
 
-def convolution_backward_bias(grad: Any) -> Any:
+def convolution_backward_bias(
+    grad: Any, transposed: bool, output_padding: tuple[int, ...]
+) -> Any:
     """The sum over every dim but the channels."""
+    _check_backward_output_padding(transposed, output_padding)
     dims = (0,) + tuple(range(2, grad.ndim))
     if isinstance(grad, Tensor):
         return ops.sum(grad, dims)

@@ -458,6 +458,28 @@ def test_result_layout_as_torch(name: str) -> None:
     assert outcomes[0] == outcomes[1]
 
 
+@pytest.mark.parametrize("needs_grad", ["input", "weight", "bias"])
+def test_convolution_backward_refuses_output_padding_on_a_plain_convolution(
+    needs_grad: str,
+) -> None:
+    """The forward ignores it; PyTorch's convolution_backward refuses it."""
+    messages = []
+    for lib in (yg, torch):
+        args = {
+            "input": lib.tensor(np.ones((1, 2, 5, 5))),
+            "weight": lib.tensor(np.ones((3, 2, 2, 2))),
+            "bias": lib.tensor(np.ones(3)),
+        }
+        args[needs_grad].requires_grad_()
+        out = _aten(lib).convolution.default(
+            *args.values(), [1, 1], [0, 0], [1, 1], False, [1, 0], 1
+        )
+        with pytest.raises(RuntimeError) as error:
+            out.sum().backward()
+        messages.append(str(error.value).split("\nException raised from")[0])
+    assert messages[0] == messages[1]
+
+
 def test_take_along_dim_expands_even_when_nothing_changes() -> None:
     names = []
     for lib in (yg, torch):
