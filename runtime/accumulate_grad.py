@@ -26,7 +26,8 @@ import weakref
 
 import numpy as np
 
-from yamlgrad.runtime.node import UINT64_MAX, Grad, Node
+from yamlgrad.runtime import anomaly_mode
+from yamlgrad.runtime.node import UINT64_MAX, Grad, Node, record_anomaly
 from yamlgrad.runtime.tensor import Tensor
 
 # Reentrant: a gradient recorded with create_graph=True runs ops while it holds it.
@@ -39,10 +40,17 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+        # Node.__init__ without its sequence number: PyTorch builds AccumulateGrad
+        # with UINT64_MAX and takes no number from the thread's counter, so the
+        # nodes around a leaf's first use are numbered consecutively.
+        self._next_edges = ()
         self._seq = UINT64_MAX
+        self._metadata = None
+        self._hooks = None
         self.variable = variable
         self._input_metadata = ((variable._data.shape, variable._data.dtype),)
+        if anomaly_mode.state.enabled:
+            record_anomaly(self, skip=1)
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         new_grad = grads[0]

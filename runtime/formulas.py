@@ -1448,11 +1448,12 @@ def _zero_outside(value: Any, keep: Any) -> Any:
         return ops.where(_constant(np.asarray(keep), value), value, 0)
     value, keep = np.asarray(value), np.asarray(keep)
     bits = _SAME_WIDTH.get(value.dtype.itemsize) if value.dtype.kind == "f" else None
-    if bits is None or keep.dtype != np.bool_:
+    if bits is None or keep.dtype != np.bool_ or value.size < _BITS_FROM:
         return np.where(keep, value, 0).astype(value.dtype, copy=False)
-    # The same selection on the bit patterns, six times faster than np.where:
-    # an all-ones mask keeps a value's bits exactly (inf, nan, -0.0), an
-    # all-zeros one gives +0.0.
+    # The same selection on the bit patterns, up to six times faster than
+    # np.where on large arrays (slower on small ones, for its extra calls): an
+    # all-ones mask keeps a value's bits exactly (inf, nan, -0.0), an all-zeros
+    # one gives +0.0.
     mask = keep.astype(bits)
     np.negative(mask, out=mask)
     if mask.shape == value.shape:
@@ -1462,8 +1463,11 @@ def _zero_outside(value: Any, keep: Any) -> Any:
     return mask.view(value.dtype)
 
 
-# A signed integer as wide as each float type (for `_zero_outside`'s bit mask).
+# A signed integer as wide as each float type (for `_zero_outside`'s bit mask),
+# and the size from which the bit mask beats np.where (measured on this machine:
+# 4,096 elements 6.4 us against 4.4; 65,536 elements 35 us against 59).
 _SAME_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
+_BITS_FROM = 16_384
 
 
 def _nn_softplus(x: Any) -> Any:

@@ -917,3 +917,20 @@ def test_a_node_returning_a_tuple_of_gradients_still_runs() -> None:
     y.grad_fn.__class__ = TupleNode
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_a_leafs_grad_accumulator_takes_no_sequence_number() -> None:
+    """PyTorch builds AccumulateGrad with UINT64_MAX and no number from the
+    counter: nodes made around a leaf's first use are numbered consecutively."""
+    torch = pytest.importorskip("torch")
+    steps = []
+    for lib in (yg, torch):
+        a, b, c = (lib.ones(2, requires_grad=True) for _ in range(3))
+        x = a * 2
+        y = b * c
+        z = x + y
+        first = x.grad_fn._sequence_nr()
+        steps.append([t.grad_fn._sequence_nr() - first for t in (x, y, z)])
+        leaf_node = z.grad_fn.next_functions[0][0].next_functions[0][0]
+        assert leaf_node._sequence_nr() == 2**64 - 1
+    assert steps[0] == steps[1] == [0, 1, 2]
