@@ -785,10 +785,12 @@ def compare_step(program: Program, k: int, ours: Run, theirs: Run, text: str) ->
         # The layout decides whether a later view works and what reshape records
         layout = (o._data.flags.c_contiguous, r.is_contiguous())
         if layout[0] != layout[1] and (
-            ours.layout_diverged or _mixed_layouts(step, ours.step_args[k])
+            ours.layout_diverged
+            or _mixed_layouts(step, ours.step_args[k])
+            or step.info.func.name == "index"
         ):
             # Values computed from this one carry its layout: not compared again.
-            STATS["element-wise layout of mixed-layout operands"] += 1
+            STATS["layout of mixed-layout operands or advanced indexing"] += 1
             ours.layout_diverged = True
             continue
         assert layout[0] == layout[1], f"{where}: contiguous {layout[0]} != {layout[1]}"
@@ -800,7 +802,9 @@ def _mixed_layouts(step: Step, args: dict[str, Any]) -> bool:
     element-wise op PyTorch's TensorIterator lays the result out as the first
     operand that orders the dims, where numpy's iterator falls back to
     row-major. A known difference: matching it would cost every element-wise
-    op a layout check."""
+    op a layout check. Advanced indexing (`index.Tensor`) is the other one:
+    numpy's fancy indexing puts the indexed dims first in memory, where
+    TensorIterator orders the result by the input's strides."""
     operands = [a._data for a in args.values() if isinstance(a, yg.Tensor)]
     operands = [a for a in operands if a.size > 1]
     return len(operands) > 1 and (
