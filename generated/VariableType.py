@@ -9669,7 +9669,7 @@ def transpose_int(
 ) -> Tensor:
     """`transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
 
-    forward: np.swapaxes(self, dim0, dim1)
+    forward: transpose_kernel(self, dim0, dim1)
     """
     self_data = (
         self._data
@@ -9699,7 +9699,7 @@ def transpose_int(
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
     try:
-        result = Tensor._make(np.swapaxes(self_data, dim0, dim1))
+        result = Tensor._make(kernels.transpose_kernel(self_data, dim0, dim1))
     except ValueError as kernel_failure:
         raise kernel_error(
             "transpose", kernel_failure, self=self_data, dim0=dim0, dim1=dim1

@@ -282,7 +282,7 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
 def transpose(x: Any, dim0: int, dim1: int) -> Any:
     if isinstance(x, Tensor):
         return ops.transpose(x, dim0, dim1)
-    return np.swapaxes(x, dim0, dim1)
+    return kernels.transpose_kernel(x, dim0, dim1)
 
 
 def permute_backwards(grad: Any, dims: tuple[int, ...]) -> Any:

@@ -17,6 +17,7 @@ from yamlgrad.runtime.kernel_errors import KernelValueError
 
 __all__ = [
     "c_order",
+    "transpose_kernel",
     "vector_norm_input",
     "sum_reduce",
     "view_kernel",
@@ -338,6 +339,16 @@ def vector_norm_input(x: Any, dtype: np.dtype | None) -> Any:
 def cast(x: Any, dtype: np.dtype | None) -> Any:
     """A copy of `x` as `dtype` (a copy even when the dtype is unchanged)."""
     return np.array(x, dtype=dtype, copy=True)
+
+
+def transpose_kernel(x: Any, dim0: int, dim1: int) -> Any:
+    """`transpose`: a view with two dims swapped; a 0-d tensor takes 0 and -1
+    and is returned as a view of itself."""
+    ndim = np.ndim(x)
+    d0, d1 = _dim(dim0, ndim, "transpose"), _dim(dim1, ndim, "transpose")
+    if ndim == 0:
+        return np.asarray(x).view()
+    return np.swapaxes(x, d0, d1)
 
 
 def transpose_2d(x: Any) -> Any:

@@ -207,6 +207,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "diag_embed identical dims": lambda lib: lib.diag_embed(_x(lib, 2, 3), 0, 2, 2),
     "diag_embed 0-d": lambda lib: lib.diag_embed(_x(lib), 0, 0, 1),
     "diag_embed negative dims": lambda lib: lib.diag_embed(_x(lib, 2, 3), 1, -1, 0),
+    # a 0-d tensor transposes dims 0 and -1 into a view of itself
+    "transpose 0-d": lambda lib: _x(lib).transpose(0, -1),
+    "transpose 0-d out of range": lambda lib: _x(lib).transpose(1, 0),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
     "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
