@@ -99,6 +99,11 @@ def getitem(self: Tensor, key: Any) -> Tensor:
         elif isinstance(item, slice):
             if item != slice(None):
                 step = 1 if item.step is None else item.step
+                # Python indexing's own texts, before aten::slice's
+                if step == 0:
+                    raise ValueError("slice step cannot be zero")
+                if step < 0:
+                    raise ValueError("step must be greater than zero")
                 out = ops.slice_Tensor(out, dim, item.start, item.stop, step)
             dim += 1
         else:

@@ -162,6 +162,8 @@ def _key_kind(key: Any, shape: tuple[int, ...]) -> tuple[bool, bool]:
         elif item is Ellipsis:
             dim += max(rest, 0)
         elif isinstance(item, slice):
+            if item.step is not None and item.step < 0:  # as getitem (PyTorch's text)
+                raise ValueError("step must be greater than zero")
             size = shape[dim] if dim < len(shape) else 0
             takes_view |= item.indices(size) != (0, size, 1)
             dim += 1

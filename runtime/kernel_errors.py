@@ -5,8 +5,8 @@ raises (shapes that do not broadcast, matrices that do not multiply, tensors tha
 do not concatenate) becomes the RuntimeError PyTorch raises for the same call,
 with PyTorch's text where it has one and otherwise the op's name before numpy's.
 A KernelValueError, which a kernel helper raises on purpose with PyTorch's own
-type and text, passes through unchanged. The check runs only after a failure, so it costs nothing on
-the happy path.
+type and text, passes through unchanged. The check runs only after a failure, so
+it costs nothing on the happy path.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ __all__ = ["KernelValueError", "kernel_error"]
 
 class KernelValueError(ValueError):
     """A ValueError a kernel helper raises on purpose, with PyTorch's own type and
-    text (`x[::-1]`: "step must be greater than zero"); it is raised as it is."""
+    text (batch norm: "running_mean and running_var must either both be None or
+    neither be None"); it is raised as it is."""
 
 
 def _arrays(arguments: dict[str, Any]) -> list[np.ndarray]:

@@ -379,9 +379,17 @@ def slice_kernel(
     x: Any, dim: int, start: int | None, end: int | None, step: int
 ) -> Any:
     """`x[..., start:end:step, ...]` along `dim`: a view, as PyTorch's slice."""
+    return x[_along(_slice_dim(np.ndim(x), dim, step), slice(start, end, step))]
+
+
+def _slice_dim(ndim: int, dim: int, step: int) -> int:
+    """aten::slice's checks, in its order: a 0-d tensor, the dim, the step."""
+    if ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    dim = _dim(dim, ndim, "slice")
     if step <= 0:
-        raise KernelValueError("step must be greater than zero")
-    return x[_along(_dim(dim, np.ndim(x), "slice"), slice(start, end, step))]
+        raise RuntimeError("slice step must be positive")
+    return dim
 
 
 def slice_backward_kernel(
@@ -394,7 +402,7 @@ def slice_backward_kernel(
 ) -> Any:
     """Zeros of the input's shape with `grad` written into the slice."""
     out = np.zeros(sizes, dtype=np.result_type(grad))
-    out[_along(_dim(dim, len(sizes), "slice"), slice(start, end, step))] = grad
+    out[_along(_slice_dim(len(sizes), dim, step), slice(start, end, step))] = grad
     return out
 
 

@@ -210,6 +210,18 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     # a 0-d tensor transposes dims 0 and -1 into a view of itself
     "transpose 0-d": lambda lib: _x(lib).transpose(0, -1),
     "transpose 0-d out of range": lambda lib: _x(lib).transpose(1, 0),
+    # slices: Python indexing's ValueErrors, aten::slice's RuntimeError
+    "getitem negative step": lambda lib: _x(lib, 5, 3)[::-1],
+    "getitem zero step": lambda lib: _x(lib, 5, 3)[::0],
+    "setitem negative step": lambda lib: _x(lib, 5, 3).__setitem__(
+        slice(None, None, -1), 2.0
+    ),
+    "aten slice negative step": lambda lib: _aten(lib).slice.Tensor(
+        _x(lib, 5, 3), 0, 0, 2, -1
+    ),
+    "aten slice of a 0-d tensor": lambda lib: _aten(lib).slice.Tensor(
+        _x(lib), 0, 0, 2, 1
+    ),
     # split, chunk, narrow
     "split 0 of a non-empty dim": lambda lib: _x(lib, 5, 3).split(0),
     "split 0 of an empty dim": lambda lib: _x(lib, 0, 5).split(0),
