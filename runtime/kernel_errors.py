@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KernelValueError", "kernel_error"]
+__all__ = ["KernelValueError", "broadcast_pair", "kernel_error"]
 
 
 class KernelValueError(ValueError):
@@ -34,24 +34,32 @@ def _sizes(shape: tuple[int, ...]) -> str:
     return "x".join(str(s) for s in shape)
 
 
+def broadcast_pair(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape `a` and `b` broadcast to, with PyTorch's infer_size text."""
+    ndim = max(len(a), len(b))
+    a_full = (1,) * (ndim - len(a)) + tuple(a)
+    b_full = (1,) * (ndim - len(b)) + tuple(b)
+    for i in range(ndim - 1, -1, -1):
+        if a_full[i] != b_full[i] and 1 not in (a_full[i], b_full[i]):
+            raise RuntimeError(
+                f"The size of tensor a ({a_full[i]}) must match the size of tensor b "
+                f"({b_full[i]}) at non-singleton dimension {i}"
+            )
+    return tuple(y if x == 1 else x for x, y in zip(a_full, b_full))
+
+
 def _broadcast(op: str, arguments: dict[str, Any]) -> str | None:
     """PyTorch's infer_size text for the first pair of operands that do not
     broadcast (compared from the last dimension)."""
     shapes = [a.shape for a in _arrays(arguments)]
     if not shapes:
         return None
-    current = shapes[0]
+    current = tuple(shapes[0])
     for other in shapes[1:]:
-        ndim = max(len(current), len(other))
-        a = (1,) * (ndim - len(current)) + tuple(current)
-        b = (1,) * (ndim - len(other)) + tuple(other)
-        for i in range(ndim - 1, -1, -1):
-            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
-                return (
-                    f"The size of tensor a ({a[i]}) must match the size of tensor b "
-                    f"({b[i]}) at non-singleton dimension {i}"
-                )
-        current = tuple(max(x, y) for x, y in zip(a, b))
+        try:
+            current = broadcast_pair(current, tuple(other))
+        except RuntimeError as error:
+            return str(error)
     return None
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
-from yamlgrad.runtime.kernel_errors import KernelValueError
+from yamlgrad.runtime.kernel_errors import KernelValueError, broadcast_pair
 
 __all__ = [
     "c_order",
@@ -187,20 +187,6 @@ def expand_shape(shape: tuple[int, ...], size: tuple[int, ...]) -> tuple[int, ..
             s = shape[i - lead]
         out.append(s)
     return tuple(out)
-
-
-def broadcast_pair(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape `a` and `b` broadcast to, with PyTorch's infer_size text."""
-    ndim = max(len(a), len(b))
-    a_full = (1,) * (ndim - len(a)) + tuple(a)
-    b_full = (1,) * (ndim - len(b)) + tuple(b)
-    for i in range(ndim - 1, -1, -1):
-        if a_full[i] != b_full[i] and 1 not in (a_full[i], b_full[i]):
-            raise RuntimeError(
-                f"The size of tensor a ({a_full[i]}) must match the size of tensor b "
-                f"({b_full[i]}) at non-singleton dimension {i}"
-            )
-    return tuple(y if x == 1 else x for x, y in zip(a_full, b_full))
 
 
 def infer_size(size: tuple[int, ...], numel: int) -> tuple[int, ...]:
