@@ -9,7 +9,11 @@ The peers (torch, HIPS autograd, MyGrad, micrograd) run when installed:
 an order that rotates from one repetition to the next (so none always runs right
 after another's memory was freed); every framework, numpy's BLAS included, runs on
 one thread (YAMLGRAD_BENCH_THREADS to change it), so a busy core does not decide a
-ratio. The table reports the median time and the medians of the per-repetition ratios against
+ratio. In each repetition a framework runs its step several times in a row, as a
+training loop does, and the sample is their mean: enough calls that the slowest
+framework's sample lasts about 20 ms (`--calls N` fixes N; `--calls 1` times
+single calls, each starting with caches the other frameworks have just filled).
+The table reports the median time and the medians of the per-repetition ratios against
 the numpy floor (the same forward in plain numpy with a hand-written backward) and
 against torch. Every framework's gradient is checked against the floor's, so a fast
 wrong answer is flagged. Workload 5 measures peak resident memory in fresh
@@ -531,7 +535,26 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
 # --- measuring ----------------------------------------------------------------------
 
 
-def measure(workload: Workload, repeats: int) -> list[Row]:
+# How long one sample of the slowest framework should last (calls chosen to fit),
+# and the most calls a sample takes.
+SAMPLE_SECONDS = 0.02
+MAX_CALLS = 20
+
+
+def calls_per_sample(runners: dict[str, Runner], fixed: int | None) -> int:
+    """`fixed`, or as many consecutive calls as fill SAMPLE_SECONDS for the
+    slowest runner (one call of each timed after its warm-up)."""
+    if fixed is not None:
+        return fixed
+    slowest = 0.0
+    for run in runners.values():
+        start = time.perf_counter()
+        run()
+        slowest = max(slowest, time.perf_counter() - start)
+    return max(1, min(MAX_CALLS, round(SAMPLE_SECONDS / max(slowest, 1e-9))))
+
+
+def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[Row]:
     """One row per framework: median time, x floor, x torch, gradient check, target."""
     reference = _flat(workload.runners["numpy"]())
     scale = max(1.0, float(np.max(np.abs(reference))))
@@ -546,14 +569,17 @@ def measure(workload: Workload, repeats: int) -> list[Row]:
         runners[name] = run
         ok = error <= workload.tolerance * scale
         checks[name] = "ok" if ok else f"WRONG ({error:.2e})"
+    number = calls_per_sample(runners, calls)
     times: dict[str, list[float]] = {name: [] for name in runners}
     names = list(runners)
     for rep in range(max(1, round(repeats * workload.repeats))):
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
+            run = runners[name]
             start = time.perf_counter()
-            runners[name]()
-            times[name].append(time.perf_counter() - start)
+            for _ in range(number):
+                run()
+            times[name].append((time.perf_counter() - start) / number)
     return _rows(workload.name, times, checks, workload.target, "time")
 
 
@@ -722,6 +748,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--only", default="", help="workload numbers, e.g. 1,3")
     parser.add_argument(
+        "--calls",
+        type=int,
+        default=None,
+        help="consecutive calls per sample (default: about 20 ms of the slowest)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path(__file__).with_name("results.md")
     )
     parser.add_argument(
@@ -733,6 +765,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     smoke = args.smoke
     repeats = 1 if smoke else args.repeats
+    calls = 1 if smoke else args.calls
     only = {int(n) for n in args.only.split(",") if n}
 
     def wanted(number: int) -> bool:
@@ -756,27 +789,30 @@ def main(argv: list[str] | None = None) -> int:
                     10 if smoke else 200, 4 if smoke else 16, 1, Target(1.0, "torch")
                 ),
                 repeats,
+                calls,
             )
         )
     if wanted(2):
         batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
         for dtype in (np.float32, np.float64):
             for activation in ("tanh", "relu"):
-                emit(measure(mlp(batch, sizes, activation, dtype), repeats))
+                emit(measure(mlp(batch, sizes, activation, dtype), repeats, calls))
     if wanted(3):
-        emit(measure(large_elementwise(100 if smoke else 2_000_000), repeats))
+        emit(measure(large_elementwise(100 if smoke else 2_000_000), repeats, calls))
     if wanted(4):
         emit(
             measure(
-                chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch")), repeats
+                chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch")),
+                repeats,
+                calls,
             )
         )
     if wanted(5):
         emit(peak_memory(100 if smoke else 2_000_000, 1 if smoke else 3))
     if wanted(6):
-        emit(measure(scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16), repeats))
+        emit(measure(scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16), repeats, calls))
     if wanted(7):
-        emit(measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats))
+        emit(measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats, calls))
     if wanted(8):
         emit(tooling(1 if smoke else 5))
     report = "\n".join(
@@ -785,7 +821,8 @@ def main(argv: list[str] | None = None) -> int:
             "",
             *machine(),
             "",
-            f"`python benchmarks/run.py --repeats {args.repeats}`",
+            f"`python benchmarks/run.py --repeats {args.repeats}"
+            + (f" --calls {args.calls}`" if args.calls else "`"),
             "",
             *lines,
             "",

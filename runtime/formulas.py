@@ -253,7 +253,32 @@ def maybe_multiply(grad: Any, alpha: Any) -> Any:
 def expand(x: Any, shape: tuple[int, ...]) -> Any:
     if isinstance(x, Tensor):
         return ops.expand(x, shape)
-    return np.broadcast_to(x, shape)
+    return broadcast_view(x, shape)
+
+
+def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
+    """np.broadcast_to(x, shape) for a row-major ndarray, without its argument
+    handling (a third of its cost for small arrays): a read-only view of `x`
+    whose broadcast dims have stride 0. Anything else, or a shape `x` does not
+    broadcast to, goes to np.broadcast_to (and its error)."""
+    if type(x) is not np.ndarray or not x.flags.c_contiguous:
+        return np.broadcast_to(x, shape)
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        return np.broadcast_to(x, shape)
+    strides = [0] * lead
+    for size, want, stride in zip(x.shape, shape[lead:], x.strides):
+        if size == want:
+            strides.append(stride)
+        elif size == 1:
+            strides.append(0)
+        else:
+            return np.broadcast_to(x, shape)
+    if lead and min(shape[:lead]) < 0:
+        return np.broadcast_to(x, shape)
+    view = np.ndarray(shape, x.dtype, x, 0, strides)
+    view.flags.writeable = False
+    return view
 
 
 def reshape(x: Any, shape: tuple[int, ...]) -> Any:
@@ -276,7 +301,7 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
         return ops.reshape(x, shape) if tuple(x.shape) != tuple(shape) else x
     if dims:
         x = np.add.reduce(x, axis=tuple(dims), keepdims=True)
-    return np.reshape(x, shape)
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 
 def transpose(x: Any, dim0: int, dim1: int) -> Any:
@@ -777,9 +802,17 @@ def restore_reduced_dims(output: Any, dim: tuple[int, ...], keepdim: bool) -> An
 
 def scale_grad_by_count(grad: Any, mask: Any, dim: tuple[int, ...]) -> Any:
     """grad split evenly among the positions in `mask` (ties in amax/amin)."""
-    mask = _constant(_data(mask), grad) if isinstance(grad, Tensor) else _data(mask)
-    count = _sum_keepdim(mask, _dims(dim, mask.ndim))
-    return (grad / count) * mask
+    if isinstance(grad, Tensor):
+        mask = _constant(_data(mask), grad)
+        return (grad / _sum_keepdim(mask, _dims(dim, mask.ndim))) * mask
+    # PyTorch divides by the int64 count in the gradient's dtype: counting in
+    # that dtype gives the same values without a float64 detour and cast back.
+    mask, grad = _data(mask), np.asarray(grad)
+    dims = _dims(dim, mask.ndim)
+    if dims and grad.dtype.kind in "fc":
+        count = np.add.reduce(mask, axis=dims, keepdims=True, dtype=grad.dtype)
+        return np.multiply(np.true_divide(grad, count), mask)
+    return (grad / _sum_keepdim(mask, dims)) * mask
 
 
 def logsumexp_backward(

@@ -1562,9 +1562,11 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
                     f"dim {w} appears multiple times in the list of dims"
                 )
             seen.add(w)
-    fn = np.amax if op in ("max", "amax") else np.amin
+    # The ufunc's own reduce: np.amax's Python wrapper costs as much again
+    # on small arrays.
+    fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
     if dim is None:
-        return fn(x)
+        return fn(x, axis=None)
     return fn(x, axis=reduce_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
