@@ -1737,20 +1737,34 @@ def _conv_forward(
     windows = windows[(slice(None), slice(None)) + step]  # [N, C, out..., k...]
     in_per_group = w.shape[1]
     out_per_group = w.shape[0] // groups
-    n, out_sizes = x.shape[0], windows.shape[2 : 2 + spatial]
-    # im2col: [N, C, k..., out...] copied row-major once, then one batched
-    # matmul per group, [O, C*k] @ [N, C*k, out] -> [N, O, out], which is
-    # already the result's layout (no transpose after).
-    order = (0, 1) + tuple(range(2 + spatial, 2 + 2 * spatial)) + axes
-    columns = np.ascontiguousarray(windows.transpose(order))
+    n, out_sizes = x.shape[0], tuple(windows.shape[2 : 2 + spatial])
+    kernel_axes = tuple(range(2 + spatial, 2 + 2 * spatial))
     rows = in_per_group * math.prod(w.shape[2:])
+    positions = math.prod(out_sizes)
+    # im2col, copied row-major once, in the order whose innermost run is the
+    # longer one: the output's last dim (a kernel smaller than the output, as
+    # in a forward) or the kernel's (a weight's gradient, whose "kernel" is the
+    # output gradient). Then one batched matmul per group.
+    kernel_major = w.shape[-1] <= out_sizes[-1]
+    if kernel_major:  # [N, C, k..., out...]: [O, C*k] @ [N, C*k, out]
+        columns = np.ascontiguousarray(windows.transpose((0, 1) + kernel_axes + axes))
+    else:  # [N, out..., C, k...]: [N, out, C*k] @ [C*k, O]
+        columns = np.ascontiguousarray(
+            windows.transpose((0,) + axes + (1,) + kernel_axes)
+        )
     parts = []
     for g in range(groups):
-        cols = columns[:, g * in_per_group : (g + 1) * in_per_group]
-        cols = cols.reshape((n, rows, math.prod(out_sizes)))
         wg = w[g * out_per_group : (g + 1) * out_per_group]
-        product = np.matmul(wg.reshape((out_per_group, rows)), cols)
-        parts.append(product.reshape((n, out_per_group) + tuple(out_sizes)))
+        wg = wg.reshape((out_per_group, rows))
+        if kernel_major:
+            cols = columns[:, g * in_per_group : (g + 1) * in_per_group]
+            product = np.matmul(wg, cols.reshape((n, rows, positions)))
+        else:
+            group = slice(g * in_per_group, (g + 1) * in_per_group)
+            cols = columns[(slice(None),) * (1 + spatial) + (group,)]
+            cols = cols.reshape((n, positions, rows))
+            product = np.matmul(cols, wg.T).transpose(0, 2, 1)
+        parts.append(product.reshape((n, out_per_group) + out_sizes))
     return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
 
 
@@ -1845,7 +1859,7 @@ def convolution_kernel(
     else:
         result = _conv_forward(input, weight, stride, padding, dilation, groups)
     if bias is not None:
-        result = result + np.reshape(bias, (-1,) + (1,) * spatial)
+        result += np.reshape(bias, (-1,) + (1,) * spatial)  # a fresh array
     return np.ascontiguousarray(result, dtype=np.result_type(input, weight))
 
 
@@ -1988,7 +2002,7 @@ def max_pool2d_with_indices_kernel(
         for view in views[1:-1]:
             behind &= view != top
             arg += behind
-        values = np.choose(arg, views)
+        values = None
     # The flat position h * W + w in the input plane: the window's corner plus
     # the offset's step, one table entry per offset.
     step = np.array(
@@ -2003,7 +2017,22 @@ def max_pool2d_with_indices_kernel(
     )
     indices = step.take(arg)
     indices += corner
+    if values is None:
+        if padded is x:  # every index is in the plane: gather the values by it
+            values = np.ravel(x).take(_plane_positions(indices, x.shape))
+            values = values.reshape(indices.shape)
+        else:
+            values = np.choose(arg, views)
     return np.ascontiguousarray(values), indices
+
+
+def _plane_positions(indices: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """Flat positions in a row-major array of `sizes` of the in-plane indices
+    `h * W + w` of a pooling (one plane per leading index)."""
+    planes = math.prod(sizes[:-2])
+    plane = sizes[-2] * sizes[-1]
+    where = np.reshape(indices, (planes, math.prod(np.shape(indices)[-2:])))
+    return (where + np.arange(0, planes * plane, plane)[:, None]).reshape(-1)
 
 
 # The most arrays np.choose takes (a larger pooling window goes offset by offset).
@@ -2029,12 +2058,19 @@ def max_pool2d_with_indices_backward(
     grad: np.ndarray, indices: np.ndarray, sizes: tuple[int, ...]
 ) -> np.ndarray:
     """Each window's gradient added at its argmax (windows may share one)."""
-    planes = int(np.prod(sizes[:-2], dtype=np.int64))
-    plane = sizes[-2] * sizes[-1]
-    offsets = (np.arange(planes) * plane).reshape((planes, 1))
-    where = (np.reshape(indices, (planes, -1)) + offsets).reshape(-1)
-    total = np.bincount(where, weights=np.reshape(grad, -1), minlength=planes * plane)
-    return total.astype(grad.dtype).reshape(sizes)
+    where = _plane_positions(indices, sizes)
+    grad = np.asarray(grad)
+    size = math.prod(sizes)
+    chosen = np.zeros(size, dtype=bool)
+    chosen[where] = True
+    if np.count_nonzero(chosen) == where.size:
+        # No two windows chose one input (always so when windows do not
+        # overlap): a scatter, nothing to sum.
+        total = np.zeros(sizes, dtype=grad.dtype)
+        total.reshape(-1)[where] = np.ravel(grad)
+        return total
+    total = np.bincount(where, weights=np.ravel(grad), minlength=size)
+    return total.astype(grad.dtype, copy=False).reshape(sizes)
 
 
 def avg_pool_matrix(
