@@ -301,14 +301,17 @@ class _GraphTask:
         # go with it.
         buffers: dict[Node, list[Grad | None]] = {}
         owned: set[tuple[Node, int]] = set()  # buffer slots the engine allocated
-        # The ready queue. A node that becomes ready alone while the queue is
-        # empty would be popped at once, so it skips the heap (`single`, with
-        # its inputs in `single_inputs`): a chain runs without a heap entry per
-        # node, in the same order.
+        # The ready queue: a heap of (-sequence_nr, arrival, node). The ready
+        # node that would be popped next waits outside it (`single`, with its
+        # inputs, key and arrival), so a node that is run as soon as it is
+        # ready (each node of a chain, a leaf's AccumulateGrad) costs no heap
+        # entry; it goes into the heap only when a later node outranks it.
         ready: list[tuple[int, int, Node]] = []
         single: Node | None = graph_root
         single_inputs = root_buffer
+        single_key, single_count = -graph_root._seq, next(counter)
         anomaly = anomaly_mode.state
+        releases = not keep_graph
         while True:
             if single is not None:
                 fn, inputs, single = single, single_inputs, None
@@ -337,7 +340,7 @@ class _GraphTask:
                 outputs = fn.apply(inputs, raw)
             else:
                 outputs = _call_function(fn, inputs, raw)
-            if not keep_graph:
+            if releases and fn._saves:
                 fn.release_variables()
             edges = fn._next_edges
             if 2 * len(outputs) != len(edges):
@@ -375,10 +378,13 @@ class _GraphTask:
                 dependencies[child] = remaining
                 buffer = buffers.get(child) if remaining else buffers.pop(child, None)
                 if buffer is None:  # its first gradient
-                    buffer = [None] * len(child._input_metadata)
-                    buffer[slot] = grad
-                    if remaining:
-                        buffers[child] = buffer
+                    if remaining == 0 and slot == 0 and len(child._input_metadata) == 1:
+                        buffer = [grad]
+                    else:
+                        buffer = [None] * len(child._input_metadata)
+                        buffer[slot] = grad
+                        if remaining:
+                            buffers[child] = buffer
                 elif grad is not None:  # InputBuffer::add
                     old = buffer[slot]
                     if old is None:
@@ -399,15 +405,20 @@ class _GraphTask:
                         if raw and type(total) is np.ndarray:
                             owned.add((child, slot))
                 if remaining == 0:
-                    if single is None and not ready:
+                    key, count = -child._seq, next(counter)
+                    if single is None:
+                        if not ready or key < ready[0][0]:  # a tie: the earlier one
+                            single, single_inputs = child, buffer
+                            single_key, single_count = key, count
+                            continue
+                    elif key < single_key:  # outranks the waiting one
+                        buffers[single] = single_inputs
+                        heapq.heappush(ready, (single_key, single_count, single))
                         single, single_inputs = child, buffer
-                    else:
-                        if single is not None:
-                            buffers[single] = single_inputs
-                            heapq.heappush(ready, (-single._seq, next(counter), single))
-                            single = single_inputs = None  # type: ignore[assignment]
-                        buffers[child] = buffer
-                        heapq.heappush(ready, (-child._seq, next(counter), child))
+                        single_key, single_count = key, count
+                        continue
+                    buffers[child] = buffer
+                    heapq.heappush(ready, (key, count, child))
             # Hold no gradient past its delivery: a buffer is then the only
             # reference to a fresh one, which AccumulateGrad may take as is.
             outputs = grad = data = inputs = buffer = old = total = None  # type: ignore[assignment]

@@ -81,6 +81,14 @@ class Node:
         "__weakref__",
     )
 
+    # Whether the class frees saved values in release_variables (the engine calls
+    # it only then); set for each subclass from whether it overrides it.
+    _saves = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._saves = cls.release_variables is not Node.release_variables
+
     def __init__(self) -> None:
         self._next_edges: tuple[Any, ...] = ()  # flat: node, input_nr, ...
         # A tuple, not a list: once its shapes are known it holds no object the
