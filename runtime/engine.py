@@ -303,13 +303,14 @@ class _GraphTask:
         owned: set[tuple[Node, int]] = set()  # buffer slots the engine allocated
         # The ready queue: a heap of (-sequence_nr, arrival, node). The ready
         # node that would be popped next waits outside it (`single`, with its
-        # inputs, key and arrival), so a node that is run as soon as it is
-        # ready (each node of a chain, a leaf's AccumulateGrad) costs no heap
-        # entry; it goes into the heap only when a later node outranks it.
+        # inputs and key), so a node that is run as soon as it is ready (each
+        # node of a chain, a leaf's AccumulateGrad) costs no heap entry; it goes
+        # into the heap only when a later node outranks it. Ties keep arrival
+        # order: only AccumulateGrads share a number, and nothing outranks one.
         ready: list[tuple[int, int, Node]] = []
         single: Node | None = graph_root
         single_inputs = root_buffer
-        single_key, single_count = -graph_root._seq, next(counter)
+        single_key = -graph_root._seq
         anomaly = anomaly_mode.state
         releases = not keep_graph
         while True:
@@ -405,20 +406,18 @@ class _GraphTask:
                         if raw and type(total) is np.ndarray:
                             owned.add((child, slot))
                 if remaining == 0:
-                    key, count = -child._seq, next(counter)
+                    key = -child._seq
                     if single is None:
                         if not ready or key < ready[0][0]:  # a tie: the earlier one
-                            single, single_inputs = child, buffer
-                            single_key, single_count = key, count
+                            single, single_inputs, single_key = child, buffer, key
                             continue
                     elif key < single_key:  # outranks the waiting one
                         buffers[single] = single_inputs
-                        heapq.heappush(ready, (single_key, single_count, single))
-                        single, single_inputs = child, buffer
-                        single_key, single_count = key, count
+                        heapq.heappush(ready, (single_key, next(counter), single))
+                        single, single_inputs, single_key = child, buffer, key
                         continue
                     buffers[child] = buffer
-                    heapq.heappush(ready, (key, count, child))
+                    heapq.heappush(ready, (key, next(counter), child))
             # Hold no gradient past its delivery: a buffer is then the only
             # reference to a fresh one, which AccumulateGrad may take as is.
             outputs = grad = data = inputs = buffer = old = total = None  # type: ignore[assignment]

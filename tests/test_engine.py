@@ -114,6 +114,18 @@ def _second_example(lib: Any) -> tuple[Any, dict[str, Any]]:
     return out.sum(), {"x": x, "w": w, "a": a, "b": b, "out": out}
 
 
+def _wide_example(lib: Any) -> tuple[Any, dict[str, Any]]:
+    """Leaves used by several ops and sums of products: nodes become ready two at
+    a time, and a waiting node is outranked by a later one."""
+    ws = [lib.tensor(_values(3, seed=i), requires_grad=True) for i in range(4)]
+    x = lib.tensor(_values(3, seed=9), requires_grad=True)
+    act = ws[0] * x
+    for w in ws[1:]:
+        act = act + w * 0.5
+    out = act.relu() * ws[2] + ws[0]
+    return out.sum(), {"x": x, "act": act, "out": out}
+
+
 def test_sequence_nr_follows_creation_and_accumulate_grad_is_largest() -> None:
     root, t = _first_example(yg)
     nodes = [t["a"].grad_fn, t["b"].grad_fn, t["c"].grad_fn, root.grad_fn]
@@ -183,7 +195,7 @@ def _accumulator(leaf: yg.Tensor, root: Node) -> Node:
     raise AssertionError("leaf not in the graph")
 
 
-@pytest.mark.parametrize("example", [_first_example, _second_example])
+@pytest.mark.parametrize("example", [_first_example, _second_example, _wide_example])
 def test_execution_order_matches_torch(
     executed: list[Node], example: Callable[[Any], Any]
 ) -> None:
