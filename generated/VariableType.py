@@ -454,7 +454,7 @@ __all__ = [
 
 
 def add_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     alpha: Any = 1,
@@ -463,6 +463,7 @@ def add_Tensor(
 
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
     )
@@ -545,7 +546,7 @@ def add_Tensor(
 
 
 def add_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
     alpha: Any = 1,
 ) -> Tensor:
@@ -553,6 +554,7 @@ def add_Scalar(
 
     forward: np.add(self, other * alpha)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
     )
@@ -625,7 +627,7 @@ def add_Scalar(
 
 
 def sub_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     alpha: Any = 1,
@@ -634,6 +636,7 @@ def sub_Tensor(
 
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
     )
@@ -716,7 +719,7 @@ def sub_Tensor(
 
 
 def sub_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
     alpha: Any = 1,
 ) -> Tensor:
@@ -724,6 +727,7 @@ def sub_Scalar(
 
     forward: np.subtract(self, other * alpha)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
     )
@@ -796,7 +800,7 @@ def sub_Scalar(
 
 
 def rsub_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     alpha: Any = 1,
@@ -805,6 +809,7 @@ def rsub_Tensor(
 
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
     )
@@ -887,7 +892,7 @@ def rsub_Tensor(
 
 
 def rsub_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
     alpha: Any = 1,
 ) -> Tensor:
@@ -895,6 +900,7 @@ def rsub_Scalar(
 
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
     )
@@ -972,13 +978,14 @@ def rsub_Scalar(
 
 
 def mul_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`mul.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.multiply(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
     )
@@ -1063,13 +1070,14 @@ def mul_Tensor(
 
 
 def mul_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`mul.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.multiply(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
     )
@@ -1136,13 +1144,14 @@ def mul_Scalar(
 
 
 def div_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`div.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.true_divide(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
@@ -1229,13 +1238,14 @@ def div_Tensor(
 
 
 def div_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`div.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.true_divide(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
@@ -1302,7 +1312,7 @@ def div_Scalar(
 
 
 def div_Tensor_mode(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     rounding_mode: Any,
@@ -1311,6 +1321,7 @@ def div_Tensor_mode(
 
     forward: divide(self, other, rounding_mode)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
@@ -1403,7 +1414,7 @@ def div_Tensor_mode(
 
 
 def div_Scalar_mode(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     rounding_mode: Any,
@@ -1412,6 +1423,7 @@ def div_Scalar_mode(
 
     forward: divide(self, other, rounding_mode)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
     )
@@ -1486,13 +1498,14 @@ def div_Scalar_mode(
 
 
 def true_divide_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
 
     composite: div(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return div(self, other)
     except (AttributeError, TypeError):
@@ -1508,13 +1521,14 @@ def true_divide_Tensor(
 
 def where_self(
     condition: Any,
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
 
     forward: np.where(condition, self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     condition_data = (
         condition._data
         if type(condition) is Tensor
@@ -1605,13 +1619,14 @@ def where_self(
 
 
 def maximum(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`maximum(Tensor self, Tensor other) -> Tensor`
 
     forward: np.maximum(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "maximum", "input", 1)
     )
@@ -1698,13 +1713,14 @@ def maximum(
 
 
 def fmax(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`fmax(Tensor self, Tensor other) -> Tensor`
 
     forward: np.fmax(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmax", "input", 1)
     )
@@ -1789,13 +1805,14 @@ def fmax(
 
 
 def minimum(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`minimum(Tensor self, Tensor other) -> Tensor`
 
     forward: np.minimum(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "minimum", "input", 1)
     )
@@ -1882,13 +1899,14 @@ def minimum(
 
 
 def fmin(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`fmin(Tensor self, Tensor other) -> Tensor`
 
     forward: np.fmin(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmin", "input", 1)
     )
@@ -1973,13 +1991,14 @@ def fmin(
 
 
 def atan2(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`atan2(Tensor self, Tensor other) -> Tensor`
 
     forward: np.arctan2(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "atan2", "input", 1)
     )
@@ -2066,13 +2085,14 @@ def atan2(
 
 
 def hypot(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`hypot(Tensor self, Tensor other) -> Tensor`
 
     forward: np.hypot(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "hypot", "input", 1)
     )
@@ -2160,13 +2180,14 @@ def hypot(
 
 
 def copysign_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`copysign.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.copysign(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
     )
@@ -2249,13 +2270,14 @@ def copysign_Tensor(
 
 
 def copysign_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`copysign.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.copysign(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
     )
@@ -2326,13 +2348,14 @@ def copysign_Scalar(
 
 
 def remainder_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`remainder.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.remainder(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -2400,13 +2423,14 @@ def remainder_Scalar(
 
 
 def remainder_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`remainder.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.remainder(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -2497,13 +2521,14 @@ def remainder_Tensor(
 
 
 def fmod_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`fmod.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.fmod(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
     )
@@ -2569,13 +2594,14 @@ def fmod_Scalar(
 
 
 def fmod_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`fmod.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.fmod(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
     )
@@ -2660,13 +2686,14 @@ def fmod_Tensor(
 
 
 def xlogy_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`xlogy.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: xlogy(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
     )
@@ -2753,13 +2780,14 @@ def xlogy_Tensor(
 
 
 def xlogy_Scalar_Self(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`
 
     forward: xlogy(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self = (
         self
         if type(self) is int or type(self) is float
@@ -2830,13 +2858,14 @@ def xlogy_Scalar_Self(
 
 
 def xlogy_Scalar_Other(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`
 
     forward: xlogy(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
     )
@@ -2907,7 +2936,7 @@ def xlogy_Scalar_Other(
 
 
 def lerp_Scalar(
-    self: Any,
+    input: Any,
     end: Any,
     weight: Any,
 ) -> Tensor:
@@ -2915,6 +2944,7 @@ def lerp_Scalar(
 
     forward: lerp(self, end, weight)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
     )
@@ -2978,7 +3008,7 @@ def lerp_Scalar(
 
 
 def lerp_Tensor(
-    self: Any,
+    input: Any,
     end: Any,
     weight: Any,
 ) -> Tensor:
@@ -2986,6 +3016,7 @@ def lerp_Tensor(
 
     forward: lerp(self, end, weight)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
     )
@@ -3078,7 +3109,7 @@ def lerp_Tensor(
 
 
 def addcmul(
-    self: Any,
+    input: Any,
     tensor1: Any,
     tensor2: Any,
     *,
@@ -3088,6 +3119,7 @@ def addcmul(
 
     forward: np.add(self, value * tensor1 * tensor2)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "addcmul", "input", 1)
     )
@@ -3213,7 +3245,7 @@ def addcmul(
 
 
 def addcdiv(
-    self: Any,
+    input: Any,
     tensor1: Any,
     tensor2: Any,
     *,
@@ -3223,6 +3255,7 @@ def addcdiv(
 
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "addcdiv", "input", 1)
     )
@@ -3350,7 +3383,7 @@ def addcdiv(
 
 
 def clamp_Tensor(
-    self: Any,
+    input: Any,
     min: Any = None,
     max: Any = None,
 ) -> Tensor:
@@ -3358,6 +3391,7 @@ def clamp_Tensor(
 
     forward: clamp(self, min, max)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
     )
@@ -3477,7 +3511,7 @@ def clamp_Tensor(
 
 
 def clamp_default(
-    self: Any,
+    input: Any,
     min: Any = None,
     max: Any = None,
 ) -> Tensor:
@@ -3485,6 +3519,7 @@ def clamp_default(
 
     forward: clamp(self, min, max)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
     )
@@ -3559,13 +3594,14 @@ def clamp_default(
 
 
 def clamp_min_default(
-    self: Any,
+    input: Any,
     min: Any,
 ) -> Tensor:
     """`clamp_min(Tensor self, Scalar min) -> Tensor`
 
     forward: clamp(self, min, None)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -3638,13 +3674,14 @@ def clamp_min_default(
 
 
 def clamp_min_Tensor(
-    self: Any,
+    input: Any,
     min: Any,
 ) -> Tensor:
     """`clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
 
     forward: clamp(self, min, None)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -3731,13 +3768,14 @@ def clamp_min_Tensor(
 
 
 def clamp_max_default(
-    self: Any,
+    input: Any,
     max: Any,
 ) -> Tensor:
     """`clamp_max(Tensor self, Scalar max) -> Tensor`
 
     forward: clamp(self, None, max)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -3810,13 +3848,14 @@ def clamp_max_default(
 
 
 def clamp_max_Tensor(
-    self: Any,
+    input: Any,
     max: Any,
 ) -> Tensor:
     """`clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
 
     forward: clamp(self, None, max)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -3903,7 +3942,7 @@ def clamp_max_Tensor(
 
 
 def nan_to_num(
-    self: Any,
+    input: Any,
     nan: Any = None,
     posinf: Any = None,
     neginf: Any = None,
@@ -3912,6 +3951,7 @@ def nan_to_num(
 
     forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -3977,13 +4017,14 @@ def nan_to_num(
 
 
 def eq_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`eq.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
     )
@@ -4011,13 +4052,14 @@ def eq_Tensor(
 
 
 def ne_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`ne.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.not_equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
     )
@@ -4045,13 +4087,14 @@ def ne_Tensor(
 
 
 def lt_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`lt.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.less(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
     )
@@ -4079,13 +4122,14 @@ def lt_Tensor(
 
 
 def le_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`le.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.less_equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
     )
@@ -4113,13 +4157,14 @@ def le_Tensor(
 
 
 def gt_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`gt.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.greater(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
     )
@@ -4147,13 +4192,14 @@ def gt_Tensor(
 
 
 def ge_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`ge.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.greater_equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
     )
@@ -4181,13 +4227,14 @@ def ge_Tensor(
 
 
 def eq_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`eq.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
     )
@@ -4217,13 +4264,14 @@ def eq_Scalar(
 
 
 def ne_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`ne.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.not_equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
     )
@@ -4253,13 +4301,14 @@ def ne_Scalar(
 
 
 def lt_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`lt.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.less(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
     )
@@ -4289,13 +4338,14 @@ def lt_Scalar(
 
 
 def le_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`le.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.less_equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
     )
@@ -4325,13 +4375,14 @@ def le_Scalar(
 
 
 def gt_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`gt.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.greater(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
     )
@@ -4361,13 +4412,14 @@ def gt_Scalar(
 
 
 def ge_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`ge.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.greater_equal(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
     )
@@ -4397,12 +4449,13 @@ def ge_Scalar(
 
 
 def isnan(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`isnan(Tensor self) -> Tensor`
 
     forward: np.isnan(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "isnan", "input", 1)
     )
@@ -4414,12 +4467,13 @@ def isnan(
 
 
 def isinf(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`isinf(Tensor self) -> Tensor`
 
     forward: np.isinf(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "isinf", "input", 1)
     )
@@ -4431,12 +4485,13 @@ def isinf(
 
 
 def isfinite(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`isfinite(Tensor self) -> Tensor`
 
     forward: np.isfinite(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "input", 1)
     )
@@ -4448,12 +4503,13 @@ def isfinite(
 
 
 def logical_not(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`logical_not(Tensor self) -> Tensor`
 
     forward: np.logical_not(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4467,13 +4523,14 @@ def logical_not(
 
 
 def logical_xor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`logical_xor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.logical_xor(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4494,13 +4551,14 @@ def logical_xor(
 
 
 def logical_and(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`logical_and(Tensor self, Tensor other) -> Tensor`
 
     forward: np.logical_and(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4521,13 +4579,14 @@ def logical_and(
 
 
 def logical_or(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`logical_or(Tensor self, Tensor other) -> Tensor`
 
     forward: np.logical_or(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4548,12 +4607,13 @@ def logical_or(
 
 
 def bitwise_not(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`bitwise_not(Tensor self) -> Tensor`
 
     forward: np.invert(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4567,13 +4627,14 @@ def bitwise_not(
 
 
 def bitwise_and_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.bitwise_and(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4607,13 +4668,14 @@ def bitwise_and_Tensor(
 
 
 def bitwise_and_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.bitwise_and(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4645,13 +4707,14 @@ def bitwise_and_Scalar(
 
 
 def bitwise_or_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.bitwise_or(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4685,13 +4748,14 @@ def bitwise_or_Tensor(
 
 
 def bitwise_or_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.bitwise_or(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4723,13 +4787,14 @@ def bitwise_or_Scalar(
 
 
 def bitwise_xor_Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
 
     forward: np.bitwise_xor(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4763,13 +4828,14 @@ def bitwise_xor_Tensor(
 
 
 def bitwise_xor_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.bitwise_xor(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4801,13 +4867,14 @@ def bitwise_xor_Scalar(
 
 
 def floor_divide_default(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`floor_divide(Tensor self, Tensor other) -> Tensor`
 
     forward: np.floor_divide(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4841,13 +4908,14 @@ def floor_divide_default(
 
 
 def floor_divide_Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
 
     forward: np.floor_divide(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -4879,13 +4947,14 @@ def floor_divide_Scalar(
 
 
 def pow_Tensor_Scalar(
-    self: Any,
+    input: Any,
     exponent: Any,
 ) -> Tensor:
     """`pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
 
     forward: np.power(self, exponent)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
     )
@@ -4956,13 +5025,14 @@ def pow_Tensor_Scalar(
 
 
 def pow_Tensor_Tensor(
-    self: Any,
+    input: Any,
     exponent: Any,
 ) -> Tensor:
     """`pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
 
     forward: np.power(self, exponent)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
     )
@@ -5054,13 +5124,14 @@ def pow_Tensor_Tensor(
 
 
 def pow_Scalar(
-    self: Any,
+    input: Any,
     exponent: Any,
 ) -> Tensor:
     """`pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
 
     forward: c_order(np.power(self, exponent))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self = (
         self
         if type(self) is int or type(self) is float
@@ -5136,12 +5207,13 @@ def pow_Scalar(
 
 
 def neg(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`neg(Tensor self) -> Tensor`
 
     forward: np.negative(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "neg", "input", 1)
     )
@@ -5189,12 +5261,13 @@ def neg(
 
 
 def reciprocal(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`reciprocal(Tensor self) -> Tensor`
 
     forward: np.reciprocal(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -5249,12 +5322,13 @@ def reciprocal(
 
 
 def exp(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`exp(Tensor self) -> Tensor`
 
     forward: np.exp(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp", "input", 1)
     )
@@ -5307,12 +5381,13 @@ def exp(
 
 
 def log(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log(Tensor self) -> Tensor`
 
     forward: np.log(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log", "input", 1)
     )
@@ -5368,12 +5443,13 @@ def log(
 
 
 def sin(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sin(Tensor self) -> Tensor`
 
     forward: np.sin(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sin", "input", 1)
     )
@@ -5429,12 +5505,13 @@ def sin(
 
 
 def cos(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`cos(Tensor self) -> Tensor`
 
     forward: np.cos(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cos", "input", 1)
     )
@@ -5490,12 +5567,13 @@ def cos(
 
 
 def tanh(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`tanh(Tensor self) -> Tensor`
 
     forward: np.tanh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tanh", "input", 1)
     )
@@ -5548,12 +5626,13 @@ def tanh(
 
 
 def sigmoid(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sigmoid(Tensor self) -> Tensor`
 
     forward: sigmoid(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "input", 1)
     )
@@ -5606,12 +5685,13 @@ def sigmoid(
 
 
 def relu(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`relu(Tensor self) -> Tensor`
 
     forward: relu(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "relu", "input", 1)
     )
@@ -5660,12 +5740,13 @@ def relu(
 
 
 def sqrt(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sqrt(Tensor self) -> Tensor`
 
     forward: np.sqrt(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "input", 1)
     )
@@ -5718,12 +5799,13 @@ def sqrt(
 
 
 def abs(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`abs(Tensor self) -> Tensor`
 
     forward: np.abs(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "abs", "input", 1)
     )
@@ -5775,12 +5857,13 @@ def abs(
 
 
 def sign(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sign(Tensor self) -> Tensor`
 
     forward: np.sign(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sign", "input", 1)
     )
@@ -5828,12 +5911,13 @@ def sign(
 
 
 def exp2(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`exp2(Tensor self) -> Tensor`
 
     forward: np.exp2(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp2", "input", 1)
     )
@@ -5886,12 +5970,13 @@ def exp2(
 
 
 def expm1(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`expm1(Tensor self) -> Tensor`
 
     forward: np.expm1(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "expm1", "input", 1)
     )
@@ -5944,12 +6029,13 @@ def expm1(
 
 
 def log2(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log2(Tensor self) -> Tensor`
 
     forward: np.log2(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log2", "input", 1)
     )
@@ -6005,12 +6091,13 @@ def log2(
 
 
 def log10(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log10(Tensor self) -> Tensor`
 
     forward: np.log10(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log10", "input", 1)
     )
@@ -6066,12 +6153,13 @@ def log10(
 
 
 def log1p(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log1p(Tensor self) -> Tensor`
 
     forward: np.log1p(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log1p", "input", 1)
     )
@@ -6127,12 +6215,13 @@ def log1p(
 
 
 def rsqrt(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`rsqrt(Tensor self) -> Tensor`
 
     forward: np.reciprocal(np.sqrt(self))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "input", 1)
     )
@@ -6185,12 +6274,13 @@ def rsqrt(
 
 
 def square(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`square(Tensor self) -> Tensor`
 
     composite: pow(self, 2)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return pow(self, 2)
     except (AttributeError, TypeError):
@@ -6199,12 +6289,13 @@ def square(
 
 
 def tan(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`tan(Tensor self) -> Tensor`
 
     forward: np.tan(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tan", "input", 1)
     )
@@ -6257,12 +6348,13 @@ def tan(
 
 
 def asin(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`asin(Tensor self) -> Tensor`
 
     forward: np.arcsin(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "asin", "input", 1)
     )
@@ -6318,12 +6410,13 @@ def asin(
 
 
 def acos(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`acos(Tensor self) -> Tensor`
 
     forward: np.arccos(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "acos", "input", 1)
     )
@@ -6379,12 +6472,13 @@ def acos(
 
 
 def atan(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`atan(Tensor self) -> Tensor`
 
     forward: np.arctan(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "atan", "input", 1)
     )
@@ -6440,12 +6534,13 @@ def atan(
 
 
 def sinh(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sinh(Tensor self) -> Tensor`
 
     forward: np.sinh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sinh", "input", 1)
     )
@@ -6501,12 +6596,13 @@ def sinh(
 
 
 def cosh(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`cosh(Tensor self) -> Tensor`
 
     forward: np.cosh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cosh", "input", 1)
     )
@@ -6562,12 +6658,13 @@ def cosh(
 
 
 def asinh(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`asinh(Tensor self) -> Tensor`
 
     forward: np.arcsinh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "asinh", "input", 1)
     )
@@ -6623,12 +6720,13 @@ def asinh(
 
 
 def acosh(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`acosh(Tensor self) -> Tensor`
 
     forward: np.arccosh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "acosh", "input", 1)
     )
@@ -6684,12 +6782,13 @@ def acosh(
 
 
 def atanh(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`atanh(Tensor self) -> Tensor`
 
     forward: np.arctanh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "atanh", "input", 1)
     )
@@ -6745,13 +6844,14 @@ def atanh(
 
 
 def logit(
-    self: Any,
+    input: Any,
     eps: Any = None,
 ) -> Tensor:
     """`logit(Tensor self, float? eps=None) -> Tensor`
 
     forward: logit(self, eps)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "logit", "input", 1)
     )
@@ -6809,12 +6909,13 @@ def logit(
 
 
 def erf(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`erf(Tensor self) -> Tensor`
 
     forward: erf(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erf", "input", 1)
     )
@@ -6870,12 +6971,13 @@ def erf(
 
 
 def erfc(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`erfc(Tensor self) -> Tensor`
 
     forward: erfc(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erfc", "input", 1)
     )
@@ -6931,12 +7033,13 @@ def erfc(
 
 
 def floor(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`floor(Tensor self) -> Tensor`
 
     forward: np.floor(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "floor", "input", 1)
     )
@@ -6984,12 +7087,13 @@ def floor(
 
 
 def ceil(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`ceil(Tensor self) -> Tensor`
 
     forward: np.ceil(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ceil", "input", 1)
     )
@@ -7037,12 +7141,13 @@ def ceil(
 
 
 def round_default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`round(Tensor self) -> Tensor`
 
     forward: np.round(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
     )
@@ -7090,7 +7195,7 @@ def round_default(
 
 
 def round_decimals(
-    self: Any,
+    input: Any,
     *,
     decimals: Any,
 ) -> Tensor:
@@ -7098,6 +7203,7 @@ def round_decimals(
 
     forward: np.round(self, decimals)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
     )
@@ -7148,12 +7254,13 @@ def round_decimals(
 
 
 def trunc(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`trunc(Tensor self) -> Tensor`
 
     forward: np.trunc(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "trunc", "input", 1)
     )
@@ -7201,12 +7308,13 @@ def trunc(
 
 
 def frac(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`frac(Tensor self) -> Tensor`
 
     forward: self - np.trunc(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "frac", "input", 1)
     )
@@ -7254,7 +7362,7 @@ def frac(
 
 
 def sum_default(
-    self: Any,
+    input: Any,
     *,
     dtype: Any = None,
 ) -> Tensor:
@@ -7262,6 +7370,7 @@ def sum_default(
 
     forward: sum_reduce(self, dtype=dtype)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
     )
@@ -7311,7 +7420,7 @@ def sum_default(
 
 
 def sum_dim_IntList(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
     *,
@@ -7321,6 +7430,7 @@ def sum_dim_IntList(
 
     forward: c_order(sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
     )
@@ -7383,7 +7493,7 @@ def sum_dim_IntList(
 
 
 def mean_default(
-    self: Any,
+    input: Any,
     *,
     dtype: Any = None,
 ) -> Tensor:
@@ -7391,6 +7501,7 @@ def mean_default(
 
     forward: np.mean(self, dtype=dtype)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
     )
@@ -7440,7 +7551,7 @@ def mean_default(
 
 
 def mean_dim(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
     *,
@@ -7450,6 +7561,7 @@ def mean_dim(
 
     forward: c_order(np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
     )
@@ -7517,7 +7629,7 @@ def mean_dim(
 
 
 def max_dim(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
 ) -> Any:
@@ -7525,6 +7637,7 @@ def max_dim(
 
     forward: max_dim(self, dim, keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
     )
@@ -7566,12 +7679,13 @@ def max_dim(
 
 
 def max_default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`max(Tensor self) -> Tensor`
 
     forward: max_all(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
     )
@@ -7624,7 +7738,7 @@ def max_default(
 
 
 def min_dim(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
 ) -> Any:
@@ -7632,6 +7746,7 @@ def min_dim(
 
     forward: min_dim(self, dim, keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
     )
@@ -7673,12 +7788,13 @@ def min_dim(
 
 
 def min_default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`min(Tensor self) -> Tensor`
 
     forward: min_all(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
     )
@@ -7731,7 +7847,7 @@ def min_default(
 
 
 def prod_default(
-    self: Any,
+    input: Any,
     *,
     dtype: Any = None,
 ) -> Tensor:
@@ -7739,6 +7855,7 @@ def prod_default(
 
     forward: np.prod(self, dtype=dtype)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
     )
@@ -7792,7 +7909,7 @@ def prod_default(
 
 
 def prod_dim_int(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
     *,
@@ -7802,6 +7919,7 @@ def prod_dim_int(
 
     forward: c_order(np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
     )
@@ -7873,7 +7991,7 @@ def prod_dim_int(
 
 
 def var_correction(
-    self: Any,
+    input: Any,
     dim: Any = None,
     *,
     correction: Any = None,
@@ -7883,6 +8001,7 @@ def var_correction(
 
     forward: c_order(var(self, dim, correction, keepdim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "var", "input", 1)
     )
@@ -7947,7 +8066,7 @@ def var_correction(
 
 
 def std_correction(
-    self: Any,
+    input: Any,
     dim: Any = None,
     *,
     correction: Any = None,
@@ -7957,6 +8076,7 @@ def std_correction(
 
     forward: c_order(std(self, dim, correction, keepdim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "std", "input", 1)
     )
@@ -8022,7 +8142,7 @@ def std_correction(
 
 
 def linalg_vector_norm(
-    self: Any,
+    input: Any,
     ord: Any = 2,
     dim: Any = None,
     keepdim: Any = False,
@@ -8033,6 +8153,7 @@ def linalg_vector_norm(
 
     forward: c_order(vector_norm(vector_norm_input(self, dtype), ord, dim, keepdim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -8110,13 +8231,14 @@ def linalg_vector_norm(
 
 
 def norm_Scalar(
-    self: Any,
+    input: Any,
     p: Any = 2,
 ) -> Tensor:
     """`norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
 
     composite: linalg_vector_norm(self, p)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_vector_norm(self, p)
     except (AttributeError, TypeError):
@@ -8125,7 +8247,7 @@ def norm_Scalar(
 
 
 def norm_ScalarOpt_dim(
-    self: Any,
+    input: Any,
     p: Any,
     dim: Any,
     keepdim: Any = False,
@@ -8134,6 +8256,7 @@ def norm_ScalarOpt_dim(
 
     composite: linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)
     except (AttributeError, TypeError):
@@ -8142,7 +8265,7 @@ def norm_ScalarOpt_dim(
 
 
 def amax(
-    self: Any,
+    input: Any,
     dim: Any = (),
     keepdim: Any = False,
 ) -> Tensor:
@@ -8150,6 +8273,7 @@ def amax(
 
     forward: c_order(amax_kernel(self, dim, keepdim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amax", "input", 1)
     )
@@ -8208,7 +8332,7 @@ def amax(
 
 
 def amin(
-    self: Any,
+    input: Any,
     dim: Any = (),
     keepdim: Any = False,
 ) -> Tensor:
@@ -8216,6 +8340,7 @@ def amin(
 
     forward: c_order(amin_kernel(self, dim, keepdim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amin", "input", 1)
     )
@@ -8274,7 +8399,7 @@ def amin(
 
 
 def logsumexp(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
 ) -> Tensor:
@@ -8282,6 +8407,7 @@ def logsumexp(
 
     forward: logsumexp(self, dim, keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -8342,7 +8468,7 @@ def logsumexp(
 
 
 def cumsum(
-    self: Any,
+    input: Any,
     dim: Any,
     *,
     dtype: Any = None,
@@ -8351,6 +8477,7 @@ def cumsum(
 
     forward: c_order(cumsum(self, dim, dtype))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "input", 1)
     )
@@ -8404,7 +8531,7 @@ def cumsum(
 
 
 def cumprod(
-    self: Any,
+    input: Any,
     dim: Any,
     *,
     dtype: Any = None,
@@ -8413,6 +8540,7 @@ def cumprod(
 
     forward: c_order(cumprod(self, dim, dtype))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "input", 1)
     )
@@ -8471,7 +8599,7 @@ def cumprod(
 
 
 def _softmax(
-    self: Any,
+    input: Any,
     dim: Any,
     half_to_float: Any,
 ) -> Tensor:
@@ -8479,6 +8607,7 @@ def _softmax(
 
     forward: c_order(softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
     )
@@ -8540,7 +8669,7 @@ def _softmax(
 
 
 def _log_softmax(
-    self: Any,
+    input: Any,
     dim: Any,
     half_to_float: Any,
 ) -> Tensor:
@@ -8548,6 +8677,7 @@ def _log_softmax(
 
     forward: c_order(log_softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -8611,7 +8741,7 @@ def _log_softmax(
 
 
 def softmax_int(
-    self: Any,
+    input: Any,
     dim: Any,
     dtype: Any = None,
 ) -> Tensor:
@@ -8619,6 +8749,7 @@ def softmax_int(
 
     composite: _softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return _softmax(
             (
@@ -8635,7 +8766,7 @@ def softmax_int(
 
 
 def log_softmax_int(
-    self: Any,
+    input: Any,
     dim: Any,
     dtype: Any = None,
 ) -> Tensor:
@@ -8643,6 +8774,7 @@ def log_softmax_int(
 
     composite: _log_softmax(self if dtype is None or dtype == self.dtype else _to_copy(self, dtype=dtype), dim, False)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return _log_softmax(
             (
@@ -8659,7 +8791,7 @@ def log_softmax_int(
 
 
 def argmax(
-    self: Any,
+    input: Any,
     dim: Any = None,
     keepdim: Any = False,
 ) -> Tensor:
@@ -8667,6 +8799,7 @@ def argmax(
 
     forward: argmax(self, dim, keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "argmax", "input", 1)
     )
@@ -8682,7 +8815,7 @@ def argmax(
 
 
 def argmin(
-    self: Any,
+    input: Any,
     dim: Any = None,
     keepdim: Any = False,
 ) -> Tensor:
@@ -8690,6 +8823,7 @@ def argmin(
 
     forward: argmin(self, dim, keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "argmin", "input", 1)
     )
@@ -8705,12 +8839,13 @@ def argmin(
 
 
 def all_default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`all(Tensor self) -> Tensor`
 
     forward: np.all(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
@@ -8722,7 +8857,7 @@ def all_default(
 
 
 def all_dim(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
 ) -> Tensor:
@@ -8730,6 +8865,7 @@ def all_dim(
 
     forward: c_order(np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
@@ -8753,7 +8889,7 @@ def all_dim(
 
 
 def all_dims(
-    self: Any,
+    input: Any,
     dim: Any = None,
     keepdim: Any = False,
 ) -> Tensor:
@@ -8761,6 +8897,7 @@ def all_dims(
 
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
@@ -8780,12 +8917,13 @@ def all_dims(
 
 
 def any_default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`any(Tensor self) -> Tensor`
 
     forward: np.any(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
@@ -8797,7 +8935,7 @@ def any_default(
 
 
 def any_dim(
-    self: Any,
+    input: Any,
     dim: Any,
     keepdim: Any = False,
 ) -> Tensor:
@@ -8805,6 +8943,7 @@ def any_dim(
 
     forward: c_order(np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
@@ -8828,7 +8967,7 @@ def any_dim(
 
 
 def any_dims(
-    self: Any,
+    input: Any,
     dim: Any = None,
     keepdim: Any = False,
 ) -> Tensor:
@@ -8836,6 +8975,7 @@ def any_dims(
 
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
@@ -8855,13 +8995,14 @@ def any_dims(
 
 
 def mm(
-    self: Any,
+    input: Any,
     mat2: Any,
 ) -> Tensor:
     """`mm(Tensor self, Tensor mat2) -> Tensor`
 
     forward: mm_kernel(self, mat2)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mm", "input", 1)
     )
@@ -8933,13 +9074,14 @@ def mm(
 
 
 def matmul(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`matmul(Tensor self, Tensor other) -> Tensor`
 
     composite: composites.matmul_by_rank(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.matmul_by_rank(self, other)
     except (AttributeError, TypeError):
@@ -8954,13 +9096,14 @@ def matmul(
 
 
 def dot(
-    self: Any,
+    input: Any,
     tensor: Any,
 ) -> Tensor:
     """`dot(Tensor self, Tensor tensor) -> Tensor`
 
     forward: dot_kernel(self, tensor)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "dot", "input", 1)
     )
@@ -9034,13 +9177,14 @@ def dot(
 
 
 def mv(
-    self: Any,
+    input: Any,
     vec: Any,
 ) -> Tensor:
     """`mv(Tensor self, Tensor vec) -> Tensor`
 
     forward: mv_kernel(self, vec)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mv", "input", 1)
     )
@@ -9110,13 +9254,14 @@ def mv(
 
 
 def bmm(
-    self: Any,
+    input: Any,
     mat2: Any,
 ) -> Tensor:
     """`bmm(Tensor self, Tensor mat2) -> Tensor`
 
     forward: bmm_kernel(self, mat2)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "bmm", "input", 1)
     )
@@ -9188,13 +9333,14 @@ def bmm(
 
 
 def outer(
-    self: Any,
+    input: Any,
     vec2: Any,
 ) -> Tensor:
     """`outer(Tensor self, Tensor vec2) -> Tensor`
 
     composite: mul(reshape(self, kernels.outer_column(self.ndim, vec2.ndim)), vec2)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return mul(reshape(self, kernels.outer_column(self.ndim, vec2.ndim)), vec2)
     except (AttributeError, TypeError):
@@ -9209,7 +9355,7 @@ def outer(
 
 
 def addmm(
-    self: Any,
+    input: Any,
     mat1: Any,
     mat2: Any,
     *,
@@ -9220,6 +9366,7 @@ def addmm(
 
     forward: addmm_kernel(self, mat1, mat2, beta, alpha)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "addmm", "input", 1)
     )
@@ -9323,7 +9470,7 @@ def addmm(
 
 
 def baddbmm(
-    self: Any,
+    input: Any,
     batch1: Any,
     batch2: Any,
     *,
@@ -9334,6 +9481,7 @@ def baddbmm(
 
     forward: baddbmm_kernel(self, batch1, batch2, beta, alpha)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "input", 1)
     )
@@ -9443,12 +9591,13 @@ def baddbmm(
 
 
 def trace(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`trace(Tensor self) -> Tensor`
 
     forward: trace(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "trace", "input", 1)
     )
@@ -9625,12 +9774,13 @@ def einsum(
 
 
 def t(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`t(Tensor(a) self) -> Tensor(a)`
 
     forward: transpose_2d(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "t", "input", 1)
     )
@@ -9663,7 +9813,7 @@ def t(
 
 
 def transpose_int(
-    self: Any,
+    input: Any,
     dim0: Any,
     dim1: Any,
 ) -> Tensor:
@@ -9671,6 +9821,7 @@ def transpose_int(
 
     forward: transpose_kernel(self, dim0, dim1)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -9711,13 +9862,14 @@ def transpose_int(
 
 
 def permute_default(
-    self: Any,
+    input: Any,
     dims: Any,
 ) -> Tensor:
     """`permute(Tensor(a) self, int[] dims) -> Tensor(a)`
 
     forward: np.transpose(self, dims)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "permute", "input", 1)
     )
@@ -9752,13 +9904,14 @@ def permute_default(
 
 
 def view_default(
-    self: Any,
+    input: Any,
     size: Any,
 ) -> Tensor:
     """`view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
 
     forward: view_kernel(self, size)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "view", "input", 1)
     )
@@ -9793,13 +9946,14 @@ def view_default(
 
 
 def reshape_default(
-    self: Any,
+    input: Any,
     shape: Any,
 ) -> Tensor:
     """`reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
 
     composite: composites.reshape_by_strides(self, shape)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.reshape_by_strides(self, shape)
     except (AttributeError, TypeError):
@@ -9808,7 +9962,7 @@ def reshape_default(
 
 
 def expand_default(
-    self: Any,
+    input: Any,
     size: Any,
     *,
     implicit: Any = False,
@@ -9817,6 +9971,7 @@ def expand_default(
 
     forward: np.broadcast_to(self, expand_shape(self.shape, size))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "expand", "input", 1)
     )
@@ -9958,7 +10113,7 @@ def stack(
 
 
 def select_int(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
 ) -> Tensor:
@@ -9966,6 +10121,7 @@ def select_int(
 
     forward: select_kernel(self, dim, index)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "select", "input", 1)
     )
@@ -10081,7 +10237,7 @@ def select_backward(
 
 
 def slice_Tensor(
-    self: Any,
+    input: Any,
     dim: Any = 0,
     start: Any = None,
     end: Any = None,
@@ -10091,6 +10247,7 @@ def slice_Tensor(
 
     forward: slice_kernel(self, dim, start, end, step)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "slice", "input", 1)
     )
@@ -10224,7 +10381,7 @@ def slice_backward(
 
 
 def split_Tensor(
-    self: Any,
+    input: Any,
     split_size: Any,
     dim: Any = 0,
 ) -> Any:
@@ -10232,6 +10389,7 @@ def split_Tensor(
 
     forward: split_kernel(self, split_size, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "split", "input", 1)
     )
@@ -10279,7 +10437,7 @@ def split_Tensor(
 
 
 def chunk(
-    self: Any,
+    input: Any,
     chunks: Any,
     dim: Any = 0,
 ) -> Any:
@@ -10287,6 +10445,7 @@ def chunk(
 
     composite: split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
     except (AttributeError, TypeError):
@@ -10295,13 +10454,14 @@ def chunk(
 
 
 def unbind_int(
-    self: Any,
+    input: Any,
     dim: Any = 0,
 ) -> Any:
     """`unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`
 
     forward: unbind_kernel(self, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "unbind", "input", 1)
     )
@@ -10339,7 +10499,7 @@ def unbind_int(
 
 
 def _to_copy(
-    self: Any,
+    input: Any,
     *,
     dtype: Any = None,
 ) -> Tensor:
@@ -10347,6 +10507,7 @@ def _to_copy(
 
     forward: cast(self, dtype)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "_to_copy", "input", 1)
     )
@@ -10396,13 +10557,14 @@ def _to_copy(
 
 
 def flip_default(
-    self: Any,
+    input: Any,
     dims: Any,
 ) -> Tensor:
     """`flip(Tensor self, int[] dims) -> Tensor`
 
     forward: flip_kernel(self, dims)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "flip", "input", 1)
     )
@@ -10452,13 +10614,14 @@ def flip_default(
 
 
 def tril(
-    self: Any,
+    input: Any,
     diagonal: Any = 0,
 ) -> Tensor:
     """`tril(Tensor self, SymInt diagonal=0) -> Tensor`
 
     forward: c_order(triangle(self, diagonal, False))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tril", "input", 1)
     )
@@ -10510,13 +10673,14 @@ def tril(
 
 
 def triu(
-    self: Any,
+    input: Any,
     diagonal: Any = 0,
 ) -> Tensor:
     """`triu(Tensor self, SymInt diagonal=0) -> Tensor`
 
     forward: c_order(triangle(self, diagonal, True))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "triu", "input", 1)
     )
@@ -10568,7 +10732,7 @@ def triu(
 
 
 def diagonal(
-    self: Any,
+    input: Any,
     offset: Any = 0,
     dim1: Any = 0,
     dim2: Any = 1,
@@ -10577,6 +10741,7 @@ def diagonal(
 
     forward: diagonal_view(self, offset, dim1, dim2)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "input", 1)
     )
@@ -10623,7 +10788,7 @@ def diagonal(
 
 
 def diag_embed(
-    self: Any,
+    input: Any,
     offset: Any = 0,
     dim1: Any = -2,
     dim2: Any = -1,
@@ -10632,6 +10797,7 @@ def diag_embed(
 
     forward: c_order(diag_embed(self, offset, dim1, dim2))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -10796,13 +10962,14 @@ def linalg_diagonal(
 
 
 def diag(
-    self: Any,
+    input: Any,
     diagonal: Any = 0,
 ) -> Tensor:
     """`diag(Tensor self, int diagonal=0) -> Tensor`
 
     composite: diag_embed(self, diagonal) if kernels.diag_rank(self.ndim) == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             diag_embed(self, diagonal)
@@ -10815,7 +10982,7 @@ def diag(
 
 
 def flatten_using_ints(
-    self: Any,
+    input: Any,
     start_dim: Any = 0,
     end_dim: Any = -1,
 ) -> Tensor:
@@ -10823,6 +10990,7 @@ def flatten_using_ints(
 
     composite: self if kernels.flatten_keeps(self.shape, start_dim, end_dim) else reshape(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             self
@@ -10835,7 +11003,7 @@ def flatten_using_ints(
 
 
 def unflatten_int(
-    self: Any,
+    input: Any,
     dim: Any,
     sizes: Any,
 ) -> Tensor:
@@ -10843,6 +11011,7 @@ def unflatten_int(
 
     composite: view(self, kernels.unflatten_shape(self.shape, dim, sizes))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return view(self, kernels.unflatten_shape(self.shape, dim, sizes))
     except (AttributeError, TypeError):
@@ -10851,7 +11020,7 @@ def unflatten_int(
 
 
 def movedim_intlist(
-    self: Any,
+    input: Any,
     source: Any,
     destination: Any,
 ) -> Tensor:
@@ -10859,6 +11028,7 @@ def movedim_intlist(
 
     composite: alias(self) if kernels.movedim_dims(self.ndim, source, destination) == () else permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             alias(self)
@@ -10871,7 +11041,7 @@ def movedim_intlist(
 
 
 def movedim_int(
-    self: Any,
+    input: Any,
     source: Any,
     destination: Any,
 ) -> Tensor:
@@ -10879,6 +11049,7 @@ def movedim_int(
 
     composite: alias(self) if kernels.movedim_dims(self.ndim, source, destination) == () else permute(self, kernels.movedim_dims(self.ndim, source, destination))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             alias(self)
@@ -10891,13 +11062,14 @@ def movedim_int(
 
 
 def expand_as(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`expand_as(Tensor(a) self, Tensor other) -> Tensor(a)`
 
     composite: expand(self, other.shape)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expand(self, other.shape)
     except (AttributeError, TypeError):
@@ -10912,13 +11084,14 @@ def expand_as(
 
 
 def broadcast_to_default(
-    self: Any,
+    input: Any,
     size: Any,
 ) -> Tensor:
     """`broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
 
     composite: expand(self, size)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return expand(self, size)
     except (AttributeError, TypeError):
@@ -10927,12 +11100,13 @@ def broadcast_to_default(
 
 
 def squeeze_default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`squeeze(Tensor(a) self) -> Tensor(a)`
 
     forward: squeeze_dims(self, None)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
@@ -10966,13 +11140,14 @@ def squeeze_default(
 
 
 def squeeze_dim(
-    self: Any,
+    input: Any,
     dim: Any,
 ) -> Tensor:
     """`squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)`
 
     forward: squeeze_dims(self, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
@@ -11007,13 +11182,14 @@ def squeeze_dim(
 
 
 def squeeze_dims(
-    self: Any,
+    input: Any,
     dim: Any,
 ) -> Tensor:
     """`squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
 
     forward: squeeze_dims(self, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
@@ -11048,12 +11224,13 @@ def squeeze_dims(
 
 
 def squeeze__default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`squeeze_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: squeeze_dims(self, None)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
@@ -11093,13 +11270,14 @@ def squeeze__default(
 
 
 def squeeze__dim(
-    self: Any,
+    input: Any,
     dim: Any,
 ) -> Tensor:
     """`squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)`
 
     forward: squeeze_dims(self, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
@@ -11140,13 +11318,14 @@ def squeeze__dim(
 
 
 def squeeze__dims(
-    self: Any,
+    input: Any,
     dim: Any,
 ) -> Tensor:
     """`squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)`
 
     forward: squeeze_dims(self, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
@@ -11187,13 +11366,14 @@ def squeeze__dims(
 
 
 def unsqueeze(
-    self: Any,
+    input: Any,
     dim: Any,
 ) -> Tensor:
     """`unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
 
     forward: np.expand_dims(self, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -11230,13 +11410,14 @@ def unsqueeze(
 
 
 def index_Tensor(
-    self: Any,
+    input: Any,
     indices: Any,
 ) -> Tensor:
     """`index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
 
     forward: index_tensor(self, indices)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "index", "input", 1)
     )
@@ -11287,7 +11468,7 @@ def index_Tensor(
 
 
 def index_select(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
 ) -> Tensor:
@@ -11295,6 +11476,7 @@ def index_select(
 
     forward: index_select(self, dim, index)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -11358,7 +11540,7 @@ def index_select(
 
 
 def gather(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     *,
@@ -11368,6 +11550,7 @@ def gather(
 
     forward: c_order(gather(self, dim, index))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "gather", "input", 1)
     )
@@ -11435,7 +11618,7 @@ def gather(
 
 
 def scatter_src(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     src: Any,
@@ -11444,6 +11627,7 @@ def scatter_src(
 
     forward: c_order(scatter(self, dim, index, src))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
     )
@@ -11524,7 +11708,7 @@ def scatter_src(
 
 
 def scatter_value(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     value: Any,
@@ -11533,6 +11717,7 @@ def scatter_value(
 
     forward: c_order(scatter(self, dim, index, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
     )
@@ -11605,7 +11790,7 @@ def scatter_value(
 
 
 def scatter_add(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     src: Any,
@@ -11614,6 +11799,7 @@ def scatter_add(
 
     forward: c_order(scatter_add(self, dim, index, src))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -11696,7 +11882,7 @@ def scatter_add(
 
 
 def index_add(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     source: Any,
@@ -11707,6 +11893,7 @@ def index_add(
 
     forward: c_order(index_add(self, dim, index, source, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -11798,7 +11985,7 @@ def index_add(
 
 
 def masked_fill_Scalar(
-    self: Any,
+    input: Any,
     mask: Any,
     value: Any,
 ) -> Tensor:
@@ -11806,6 +11993,7 @@ def masked_fill_Scalar(
 
     forward: c_order(masked_fill(self, mask, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -11871,7 +12059,7 @@ def masked_fill_Scalar(
 
 
 def masked_fill_Tensor(
-    self: Any,
+    input: Any,
     mask: Any,
     value: Any,
 ) -> Tensor:
@@ -11879,6 +12067,7 @@ def masked_fill_Tensor(
 
     forward: c_order(masked_fill(self, mask, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -11960,13 +12149,14 @@ def masked_fill_Tensor(
 
 
 def masked_select(
-    self: Any,
+    input: Any,
     mask: Any,
 ) -> Tensor:
     """`masked_select(Tensor self, Tensor mask) -> Tensor`
 
     forward: masked_select(self, mask)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -12031,7 +12221,7 @@ def masked_select(
 
 
 def take_along_dim(
-    self: Any,
+    input: Any,
     indices: Any,
     dim: Any = None,
 ) -> Tensor:
@@ -12039,6 +12229,7 @@ def take_along_dim(
 
     composite: composites.take_along_dim_via_gather(self, indices, dim)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.take_along_dim_via_gather(self, indices, dim)
     except (AttributeError, TypeError):
@@ -12083,7 +12274,7 @@ def vstack(
 
 
 def narrow(
-    self: Any,
+    input: Any,
     dim: Any,
     start: Any,
     length: Any,
@@ -12092,6 +12283,7 @@ def narrow(
 
     composite: slice_Tensor(self, dim, kernels.narrow_start(self.shape, dim, start, length), kernels.narrow_start(self.shape, dim, start, length) + length, 1)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return slice_Tensor(
             self,
@@ -12106,7 +12298,7 @@ def narrow(
 
 
 def roll(
-    self: Any,
+    input: Any,
     shifts: Any,
     dims: Any = (),
 ) -> Tensor:
@@ -12114,6 +12306,7 @@ def roll(
 
     forward: c_order(roll(self, shifts, dims))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "roll", "input", 1)
     )
@@ -12167,13 +12360,14 @@ def roll(
 
 
 def repeat_default(
-    self: Any,
+    input: Any,
     repeats: Any,
 ) -> Tensor:
     """`repeat(Tensor self, SymInt[] repeats) -> Tensor`
 
     forward: repeat(self, repeats)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "repeat", "input", 1)
     )
@@ -12251,7 +12445,7 @@ def repeat_interleave_Tensor(
 
 
 def repeat_interleave_self_Tensor(
-    self: Any,
+    input: Any,
     repeats: Any,
     dim: Any = None,
     *,
@@ -12261,6 +12455,7 @@ def repeat_interleave_self_Tensor(
 
     composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(kernels.checked_repeats(repeats, self.shape, dim)))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return index_select(
             view(self, [-1]) if dim is None else self,
@@ -12279,7 +12474,7 @@ def repeat_interleave_self_Tensor(
 
 
 def repeat_interleave_self_int(
-    self: Any,
+    input: Any,
     repeats: Any,
     dim: Any = None,
     *,
@@ -12289,6 +12484,7 @@ def repeat_interleave_self_int(
 
     composite: view(clone(expand(unsqueeze(flatten(self), 1), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1), kernels.interleave_sizes(self.shape, repeats, dim)[0])), kernels.interleave_sizes(self.shape, repeats, dim)[1])
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             view(
@@ -12321,13 +12517,14 @@ def repeat_interleave_self_int(
 
 
 def tile_default(
-    self: Any,
+    input: Any,
     dims: Any,
 ) -> Tensor:
     """`tile(Tensor self, SymInt[] dims) -> Tensor`
 
     composite: repeat(self, kernels.tile_repeats(self.ndim, dims))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return repeat(self, kernels.tile_repeats(self.ndim, dims))
     except (AttributeError, TypeError):
@@ -12336,7 +12533,7 @@ def tile_default(
 
 
 def clone(
-    self: Any,
+    input: Any,
     *,
     memory_format: Any = None,
 ) -> Tensor:
@@ -12344,6 +12541,7 @@ def clone(
 
     forward: clone_kernel(self, memory_format)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "clone", "input", 1)
     )
@@ -12396,7 +12594,7 @@ def clone(
 
 
 def contiguous(
-    self: Any,
+    input: Any,
     *,
     memory_format: Any = 0,
 ) -> Tensor:
@@ -12404,6 +12602,7 @@ def contiguous(
 
     composite: composites.contiguous_by_strides(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.contiguous_by_strides(self)
     except (AttributeError, TypeError):
@@ -12412,7 +12611,7 @@ def contiguous(
 
 
 def constant_pad_nd(
-    self: Any,
+    input: Any,
     pad: Any,
     value: Any = 0,
 ) -> Tensor:
@@ -12420,6 +12619,7 @@ def constant_pad_nd(
 
     forward: c_order(constant_pad_nd(self, pad, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -12478,7 +12678,7 @@ def constant_pad_nd(
 
 
 def pad(
-    self: Any,
+    input: Any,
     pad: Any,
     mode: Any = "constant",
     value: Any = None,
@@ -12487,6 +12687,7 @@ def pad(
 
     composite: constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
     except (AttributeError, TypeError):
@@ -12495,7 +12696,7 @@ def pad(
 
 
 def tensordot(
-    self: Any,
+    input: Any,
     other: Any,
     dims_self: Any,
     dims_other: Any,
@@ -12504,6 +12705,7 @@ def tensordot(
 
     composite: composites.tensordot_via_mm(self, other, dims_self, dims_other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return composites.tensordot_via_mm(self, other, dims_self, dims_other)
     except (AttributeError, TypeError):
@@ -12518,13 +12720,14 @@ def tensordot(
 
 
 def _unsafe_view(
-    self: Any,
+    input: Any,
     size: Any,
 ) -> Tensor:
     """`_unsafe_view(Tensor self, SymInt[] size) -> Tensor`
 
     forward: view_kernel(self, size)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -12576,7 +12779,7 @@ def _unsafe_view(
 
 
 def _reshape_alias(
-    self: Any,
+    input: Any,
     size: Any,
     stride: Any,
 ) -> Tensor:
@@ -12584,6 +12787,7 @@ def _reshape_alias(
 
     forward: reshape_alias_kernel(self, size, stride)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -12623,12 +12827,13 @@ def _reshape_alias(
 
 
 def alias(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`alias(Tensor(a) self) -> Tensor(a)`
 
     forward: alias_kernel(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "alias", "input", 1)
     )
@@ -12661,7 +12866,7 @@ def alias(
 
 
 def add__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     alpha: Any = 1,
@@ -12670,6 +12875,7 @@ def add__Tensor(
 
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "add_", "input", 1)
     )
@@ -12741,7 +12947,7 @@ def add__Tensor(
 
 
 def sub__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     alpha: Any = 1,
@@ -12750,6 +12956,7 @@ def sub__Tensor(
 
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sub_", "input", 1)
     )
@@ -12821,13 +13028,14 @@ def sub__Tensor(
 
 
 def mul__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
 
     forward: np.multiply(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mul_", "input", 1)
     )
@@ -12895,13 +13103,14 @@ def mul__Tensor(
 
 
 def div__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
 
     forward: np.true_divide(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
     )
@@ -12971,13 +13180,14 @@ def div__Tensor(
 
 
 def pow__Scalar(
-    self: Any,
+    input: Any,
     exponent: Any,
 ) -> Tensor:
     """`pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`
 
     forward: np.power(self, exponent)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
     )
@@ -13031,13 +13241,14 @@ def pow__Scalar(
 
 
 def pow__Tensor(
-    self: Any,
+    input: Any,
     exponent: Any,
 ) -> Tensor:
     """`pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`
 
     forward: np.power(self, exponent)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
     )
@@ -13112,12 +13323,13 @@ def pow__Tensor(
 
 
 def neg_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`neg_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.negative(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "neg_", "input", 1)
     )
@@ -13151,12 +13363,13 @@ def neg_(
 
 
 def reciprocal_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`reciprocal_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.reciprocal(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -13197,12 +13410,13 @@ def reciprocal_(
 
 
 def exp_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`exp_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.exp(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp_", "input", 1)
     )
@@ -13241,12 +13455,13 @@ def exp_(
 
 
 def log_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.log(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log_", "input", 1)
     )
@@ -13285,12 +13500,13 @@ def log_(
 
 
 def sin_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sin_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.sin(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sin_", "input", 1)
     )
@@ -13329,12 +13545,13 @@ def sin_(
 
 
 def cos_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`cos_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.cos(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cos_", "input", 1)
     )
@@ -13373,12 +13590,13 @@ def cos_(
 
 
 def tanh_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`tanh_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.tanh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "input", 1)
     )
@@ -13417,12 +13635,13 @@ def tanh_(
 
 
 def sigmoid_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sigmoid_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: sigmoid(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "input", 1)
     )
@@ -13461,12 +13680,13 @@ def sigmoid_(
 
 
 def relu_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`relu_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: relu(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "relu_", "input", 1)
     )
@@ -13501,12 +13721,13 @@ def relu_(
 
 
 def sqrt_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sqrt_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.sqrt(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "input", 1)
     )
@@ -13545,12 +13766,13 @@ def sqrt_(
 
 
 def abs_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`abs_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.abs(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "abs_", "input", 1)
     )
@@ -13585,7 +13807,7 @@ def abs_(
 
 
 def clamp_(
-    self: Any,
+    input: Any,
     min: Any = None,
     max: Any = None,
 ) -> Tensor:
@@ -13593,6 +13815,7 @@ def clamp_(
 
     forward: clamp(self, min, max)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "clamp_", "input", 1)
     )
@@ -13650,13 +13873,14 @@ def clamp_(
 
 
 def clamp_min__default(
-    self: Any,
+    input: Any,
     min: Any,
 ) -> Tensor:
     """`clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`
 
     forward: clamp(self, min, None)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -13712,13 +13936,14 @@ def clamp_min__default(
 
 
 def clamp_max__default(
-    self: Any,
+    input: Any,
     max: Any,
 ) -> Tensor:
     """`clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`
 
     forward: clamp(self, None, max)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -13774,13 +13999,14 @@ def clamp_max__default(
 
 
 def fill_Scalar(
-    self: Any,
+    input: Any,
     value: Any,
 ) -> Tensor:
     """`fill.Scalar(Tensor self, Scalar value) -> Tensor`
 
     forward: np.full_like(self, value)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
     )
@@ -13833,13 +14059,14 @@ def fill_Scalar(
 
 
 def fill_Tensor(
-    self: Any,
+    input: Any,
     value: Any,
 ) -> Tensor:
     """`fill.Tensor(Tensor self, Tensor value) -> Tensor`
 
     forward: np.full_like(self, value)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
     )
@@ -13898,13 +14125,14 @@ def fill_Tensor(
 
 
 def fill__Scalar(
-    self: Any,
+    input: Any,
     value: Any,
 ) -> Tensor:
     """`fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
 
     forward: np.full_like(self, value)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
     )
@@ -13943,13 +14171,14 @@ def fill__Scalar(
 
 
 def fill__Tensor(
-    self: Any,
+    input: Any,
     value: Any,
 ) -> Tensor:
     """`fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
 
     forward: np.full_like(self, value)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
     )
@@ -13994,12 +14223,13 @@ def fill__Tensor(
 
 
 def zero_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`zero_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.zeros_like(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "zero_", "input", 1)
     )
@@ -14033,7 +14263,7 @@ def zero_(
 
 
 def masked_fill__Scalar(
-    self: Any,
+    input: Any,
     mask: Any,
     value: Any,
 ) -> Tensor:
@@ -14041,6 +14271,7 @@ def masked_fill__Scalar(
 
     forward: c_order(masked_fill(self, mask, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -14094,7 +14325,7 @@ def masked_fill__Scalar(
 
 
 def masked_fill__Tensor(
-    self: Any,
+    input: Any,
     mask: Any,
     value: Any,
 ) -> Tensor:
@@ -14102,6 +14333,7 @@ def masked_fill__Tensor(
 
     forward: c_order(masked_fill(self, mask, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -14169,7 +14401,7 @@ def masked_fill__Tensor(
 
 
 def index_add_(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     source: Any,
@@ -14180,6 +14412,7 @@ def index_add_(
 
     forward: c_order(index_add(self, dim, index, source, alpha))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -14260,7 +14493,7 @@ def index_add_(
 
 
 def scatter__src(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     src: Any,
@@ -14269,6 +14502,7 @@ def scatter__src(
 
     forward: c_order(scatter(self, dim, index, src))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
     )
@@ -14335,7 +14569,7 @@ def scatter__src(
 
 
 def scatter__value(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     value: Any,
@@ -14344,6 +14578,7 @@ def scatter__value(
 
     forward: c_order(scatter(self, dim, index, value))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
     )
@@ -14402,7 +14637,7 @@ def scatter__value(
 
 
 def scatter_add_(
-    self: Any,
+    input: Any,
     dim: Any,
     index: Any,
     src: Any,
@@ -14411,6 +14646,7 @@ def scatter_add_(
 
     forward: c_order(scatter_add(self, dim, index, src))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -14480,7 +14716,7 @@ def scatter_add_(
 
 
 def div__Tensor_mode(
-    self: Any,
+    input: Any,
     other: Any,
     *,
     rounding_mode: Any,
@@ -14489,6 +14725,7 @@ def div__Tensor_mode(
 
     forward: divide(self, other, rounding_mode)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
     )
@@ -14564,7 +14801,7 @@ def div__Tensor_mode(
 
 
 def addcmul_(
-    self: Any,
+    input: Any,
     tensor1: Any,
     tensor2: Any,
     *,
@@ -14574,6 +14811,7 @@ def addcmul_(
 
     forward: np.add(self, value * tensor1 * tensor2)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "addcmul_", "input", 1)
     )
@@ -14685,7 +14923,7 @@ def addcmul_(
 
 
 def addcdiv_(
-    self: Any,
+    input: Any,
     tensor1: Any,
     tensor2: Any,
     *,
@@ -14695,6 +14933,7 @@ def addcdiv_(
 
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "addcdiv_", "input", 1)
     )
@@ -14808,7 +15047,7 @@ def addcdiv_(
 
 
 def lerp__Scalar(
-    self: Any,
+    input: Any,
     end: Any,
     weight: Any,
 ) -> Tensor:
@@ -14816,6 +15055,7 @@ def lerp__Scalar(
 
     forward: lerp(self, end, weight)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
     )
@@ -14865,7 +15105,7 @@ def lerp__Scalar(
 
 
 def lerp__Tensor(
-    self: Any,
+    input: Any,
     end: Any,
     weight: Any,
 ) -> Tensor:
@@ -14873,6 +15113,7 @@ def lerp__Tensor(
 
     forward: lerp(self, end, weight)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
     )
@@ -14948,13 +15189,14 @@ def lerp__Tensor(
 
 
 def hypot_(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
 
     forward: np.hypot(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "hypot_", "input", 1)
     )
@@ -15027,13 +15269,14 @@ def hypot_(
 
 
 def copysign__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
 
     forward: np.copysign(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -15103,13 +15346,14 @@ def copysign__Tensor(
 
 
 def copysign__Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
 
     forward: np.copysign(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -15165,13 +15409,14 @@ def copysign__Scalar(
 
 
 def remainder__Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
 
     forward: np.remainder(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -15225,13 +15470,14 @@ def remainder__Scalar(
 
 
 def remainder__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
 
     forward: np.remainder(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -15305,13 +15551,14 @@ def remainder__Tensor(
 
 
 def fmod__Scalar(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
 
     forward: np.fmod(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
     )
@@ -15363,13 +15610,14 @@ def fmod__Scalar(
 
 
 def fmod__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
 
     forward: np.fmod(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
     )
@@ -15437,13 +15685,14 @@ def fmod__Tensor(
 
 
 def xlogy__Tensor(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
 
     forward: xlogy(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
     )
@@ -15515,13 +15764,14 @@ def xlogy__Tensor(
 
 
 def xlogy__Scalar_Other(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)`
 
     forward: xlogy(self, other)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
     )
@@ -15575,13 +15825,14 @@ def xlogy__Scalar_Other(
 
 
 def clamp_min__Tensor(
-    self: Any,
+    input: Any,
     min: Any,
 ) -> Tensor:
     """`clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)`
 
     forward: clamp(self, min, None)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -15651,13 +15902,14 @@ def clamp_min__Tensor(
 
 
 def clamp_max__Tensor(
-    self: Any,
+    input: Any,
     max: Any,
 ) -> Tensor:
     """`clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)`
 
     forward: clamp(self, None, max)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -15727,7 +15979,7 @@ def clamp_max__Tensor(
 
 
 def nan_to_num_(
-    self: Any,
+    input: Any,
     nan: Any = None,
     posinf: Any = None,
     neginf: Any = None,
@@ -15736,6 +15988,7 @@ def nan_to_num_(
 
     forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -15787,13 +16040,14 @@ def nan_to_num_(
 
 
 def logit_(
-    self: Any,
+    input: Any,
     eps: Any = None,
 ) -> Tensor:
     """`logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`
 
     forward: logit(self, eps)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "logit_", "input", 1)
     )
@@ -15834,7 +16088,7 @@ def logit_(
 
 
 def round__decimals(
-    self: Any,
+    input: Any,
     *,
     decimals: Any,
 ) -> Tensor:
@@ -15842,6 +16096,7 @@ def round__decimals(
 
     forward: np.round(self, decimals)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
     )
@@ -15880,12 +16135,13 @@ def round__decimals(
 
 
 def asin_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`asin_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.arcsin(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "asin_", "input", 1)
     )
@@ -15924,12 +16180,13 @@ def asin_(
 
 
 def acos_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`acos_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.arccos(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "acos_", "input", 1)
     )
@@ -15968,12 +16225,13 @@ def acos_(
 
 
 def atan_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`atan_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.arctan(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "atan_", "input", 1)
     )
@@ -16012,12 +16270,13 @@ def atan_(
 
 
 def sinh_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sinh_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.sinh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "input", 1)
     )
@@ -16056,12 +16315,13 @@ def sinh_(
 
 
 def cosh_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`cosh_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.cosh(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "input", 1)
     )
@@ -16100,12 +16360,13 @@ def cosh_(
 
 
 def tan_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`tan_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.tan(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "tan_", "input", 1)
     )
@@ -16144,12 +16405,13 @@ def tan_(
 
 
 def log2_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log2_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.log2(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log2_", "input", 1)
     )
@@ -16188,12 +16450,13 @@ def log2_(
 
 
 def log10_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log10_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.log10(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log10_", "input", 1)
     )
@@ -16232,12 +16495,13 @@ def log10_(
 
 
 def log1p_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log1p_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.log1p(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "input", 1)
     )
@@ -16276,12 +16540,13 @@ def log1p_(
 
 
 def expm1_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`expm1_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.expm1(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "input", 1)
     )
@@ -16320,12 +16585,13 @@ def expm1_(
 
 
 def exp2_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`exp2_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.exp2(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "input", 1)
     )
@@ -16364,12 +16630,13 @@ def exp2_(
 
 
 def rsqrt_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`rsqrt_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.reciprocal(np.sqrt(self))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "input", 1)
     )
@@ -16408,12 +16675,13 @@ def rsqrt_(
 
 
 def floor_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`floor_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.floor(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "floor_", "input", 1)
     )
@@ -16447,12 +16715,13 @@ def floor_(
 
 
 def ceil_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`ceil_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.ceil(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "input", 1)
     )
@@ -16486,12 +16755,13 @@ def ceil_(
 
 
 def round__default(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`round_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.round(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
     )
@@ -16525,12 +16795,13 @@ def round__default(
 
 
 def trunc_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`trunc_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.trunc(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "input", 1)
     )
@@ -16564,12 +16835,13 @@ def trunc_(
 
 
 def frac_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`frac_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: self - np.trunc(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "frac_", "input", 1)
     )
@@ -16603,12 +16875,13 @@ def frac_(
 
 
 def sign_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`sign_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: np.sign(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sign_", "input", 1)
     )
@@ -16642,12 +16915,13 @@ def sign_(
 
 
 def erf_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`erf_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: erf(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erf_", "input", 1)
     )
@@ -16686,12 +16960,13 @@ def erf_(
 
 
 def erfc_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`erfc_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: erfc(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "input", 1)
     )
@@ -16913,7 +17188,7 @@ def convolution(
 
 
 def max_pool2d_with_indices(
-    self: Any,
+    input: Any,
     kernel_size: Any,
     stride: Any = (),
     padding: Any = 0,
@@ -16924,6 +17199,7 @@ def max_pool2d_with_indices(
 
     forward: max_pool2d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -16978,7 +17254,7 @@ def max_pool2d_with_indices(
 
 
 def max_pool2d(
-    self: Any,
+    input: Any,
     kernel_size: Any,
     stride: Any = (),
     padding: Any = 0,
@@ -16989,6 +17265,7 @@ def max_pool2d(
 
     composite: max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return max_pool2d_with_indices(
             self, kernel_size, stride, padding, dilation, ceil_mode
@@ -16999,7 +17276,7 @@ def max_pool2d(
 
 
 def avg_pool2d(
-    self: Any,
+    input: Any,
     kernel_size: Any,
     stride: Any = (),
     padding: Any = 0,
@@ -17011,6 +17288,7 @@ def avg_pool2d(
 
     forward: avg_pool2d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -17095,13 +17373,14 @@ def avg_pool2d(
 
 
 def _adaptive_avg_pool2d_default(
-    self: Any,
+    input: Any,
     output_size: Any,
 ) -> Tensor:
     """`_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
 
     forward: adaptive_avg_pool2d_kernel(self, output_size)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -17615,7 +17894,7 @@ def embedding(
 
 
 def gelu(
-    self: Any,
+    input: Any,
     *,
     approximate: Any = "none",
 ) -> Tensor:
@@ -17623,6 +17902,7 @@ def gelu(
 
     forward: gelu_kernel(self, approximate)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "gelu", "input", 1)
     )
@@ -17678,12 +17958,13 @@ def gelu(
 
 
 def silu(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`silu(Tensor self) -> Tensor`
 
     forward: self * sigmoid(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "silu", "input", 1)
     )
@@ -17735,12 +18016,13 @@ def silu(
 
 
 def mish(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`mish(Tensor self) -> Tensor`
 
     forward: mish_kernel(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mish", "input", 1)
     )
@@ -17792,7 +18074,7 @@ def mish(
 
 
 def softplus(
-    self: Any,
+    input: Any,
     beta: Any = 1,
     threshold: Any = 20,
 ) -> Tensor:
@@ -17800,6 +18082,7 @@ def softplus(
 
     forward: softplus_kernel(self, beta, threshold)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "softplus", "input", 1)
     )
@@ -17865,7 +18148,7 @@ def softplus(
 
 
 def elu(
-    self: Any,
+    input: Any,
     alpha: Any = 1,
     scale: Any = 1,
     input_scale: Any = 1,
@@ -17874,6 +18157,7 @@ def elu(
 
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "elu", "input", 1)
     )
@@ -17950,12 +18234,13 @@ def elu(
 
 
 def selu(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`selu(Tensor self) -> Tensor`
 
     composite: elu(self, 1.6732632423543772, 1.0507009873554805)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return elu(self, 1.6732632423543772, 1.0507009873554805)
     except (AttributeError, TypeError):
@@ -17964,13 +18249,14 @@ def selu(
 
 
 def celu(
-    self: Any,
+    input: Any,
     alpha: Any = 1.0,
 ) -> Tensor:
     """`celu(Tensor self, Scalar alpha=1.0) -> Tensor`
 
     forward: celu_kernel(self, alpha)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "celu", "input", 1)
     )
@@ -18028,13 +18314,14 @@ def celu(
 
 
 def leaky_relu(
-    self: Any,
+    input: Any,
     negative_slope: Any = 0.01,
 ) -> Tensor:
     """`leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
 
     forward: leaky_relu_kernel(self, negative_slope)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18096,7 +18383,7 @@ def leaky_relu(
 
 
 def hardtanh(
-    self: Any,
+    input: Any,
     min_val: Any = -1,
     max_val: Any = 1,
 ) -> Tensor:
@@ -18104,6 +18391,7 @@ def hardtanh(
 
     forward: hardtanh_kernel(self, min_val, max_val)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "input", 1)
     )
@@ -18169,12 +18457,13 @@ def hardtanh(
 
 
 def hardswish(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`hardswish(Tensor self) -> Tensor`
 
     forward: hardswish_kernel(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18228,12 +18517,13 @@ def hardswish(
 
 
 def hardsigmoid(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`hardsigmoid(Tensor self) -> Tensor`
 
     forward: hardsigmoid_kernel(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18287,12 +18577,13 @@ def hardsigmoid(
 
 
 def log_sigmoid(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`log_sigmoid(Tensor self) -> Tensor`
 
     forward: c_order(log_sigmoid_kernel(self))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18346,13 +18637,14 @@ def log_sigmoid(
 
 
 def leaky_relu_(
-    self: Any,
+    input: Any,
     negative_slope: Any = 0.01,
 ) -> Tensor:
     """`leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)`
 
     forward: leaky_relu_kernel(self, negative_slope)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18397,7 +18689,7 @@ def leaky_relu_(
 
 
 def elu_(
-    self: Any,
+    input: Any,
     alpha: Any = 1,
     scale: Any = 1,
     input_scale: Any = 1,
@@ -18406,6 +18698,7 @@ def elu_(
 
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "elu_", "input", 1)
     )
@@ -18465,13 +18758,14 @@ def elu_(
 
 
 def celu_(
-    self: Any,
+    input: Any,
     alpha: Any = 1.0,
 ) -> Tensor:
     """`celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`
 
     forward: celu_kernel(self, alpha)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "celu_", "input", 1)
     )
@@ -18512,7 +18806,7 @@ def celu_(
 
 
 def hardtanh_(
-    self: Any,
+    input: Any,
     min_val: Any = -1,
     max_val: Any = 1,
 ) -> Tensor:
@@ -18520,6 +18814,7 @@ def hardtanh_(
 
     forward: hardtanh_kernel(self, min_val, max_val)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18574,12 +18869,13 @@ def hardtanh_(
 
 
 def silu_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`silu_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: self * sigmoid(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "silu_", "input", 1)
     )
@@ -18614,12 +18910,13 @@ def silu_(
 
 
 def mish_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`mish_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: mish_kernel(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mish_", "input", 1)
     )
@@ -18654,12 +18951,13 @@ def mish_(
 
 
 def hardswish_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`hardswish_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: hardswish_kernel(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18696,12 +18994,13 @@ def hardswish_(
 
 
 def hardsigmoid_(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`hardsigmoid_(Tensor(a!) self) -> Tensor(a!)`
 
     forward: hardsigmoid_kernel(self)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18738,7 +19037,7 @@ def hardsigmoid_(
 
 
 def mse_loss(
-    self: Any,
+    input: Any,
     target: Any,
     reduction: Any = 1,
 ) -> Tensor:
@@ -18746,6 +19045,7 @@ def mse_loss(
 
     forward: mse_loss_kernel(self, target, reduction)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mse_loss", "input", 1)
     )
@@ -18831,7 +19131,7 @@ def mse_loss(
 
 
 def smooth_l1_loss(
-    self: Any,
+    input: Any,
     target: Any,
     reduction: Any = 1,
     beta: Any = 1.0,
@@ -18840,6 +19140,7 @@ def smooth_l1_loss(
 
     forward: smooth_l1_loss_kernel(self, target, reduction, beta)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -18932,7 +19233,7 @@ def smooth_l1_loss(
 
 
 def huber_loss(
-    self: Any,
+    input: Any,
     target: Any,
     reduction: Any = 1,
     delta: Any = 1.0,
@@ -18941,6 +19242,7 @@ def huber_loss(
 
     forward: huber_loss_kernel(self, target, reduction, delta)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -19033,7 +19335,7 @@ def huber_loss(
 
 
 def binary_cross_entropy(
-    self: Any,
+    input: Any,
     target: Any,
     weight: Any = None,
     reduction: Any = 1,
@@ -19042,6 +19344,7 @@ def binary_cross_entropy(
 
     forward: binary_cross_entropy_kernel(self, target, weight, reduction)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -19142,7 +19445,7 @@ def binary_cross_entropy(
 
 
 def binary_cross_entropy_with_logits(
-    self: Any,
+    input: Any,
     target: Any,
     weight: Any = None,
     pos_weight: Any = None,
@@ -19152,6 +19455,7 @@ def binary_cross_entropy_with_logits(
 
     forward: binary_cross_entropy_with_logits_kernel(self, target, weight, pos_weight, reduction)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -19270,7 +19574,7 @@ def binary_cross_entropy_with_logits(
 
 
 def nll_loss_forward(
-    self: Any,
+    input: Any,
     target: Any,
     weight: Any,
     reduction: Any,
@@ -19280,6 +19584,7 @@ def nll_loss_forward(
 
     forward: nll_loss_kernel(self, target, weight, reduction, ignore_index)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -19358,7 +19663,7 @@ def nll_loss_forward(
 
 
 def nll_loss2d_forward(
-    self: Any,
+    input: Any,
     target: Any,
     weight: Any,
     reduction: Any,
@@ -19368,6 +19673,7 @@ def nll_loss2d_forward(
 
     forward: c_order(nll_loss2d_kernel(self, target, weight, reduction, ignore_index))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
@@ -19448,7 +19754,7 @@ def nll_loss2d_forward(
 
 
 def nll_loss(
-    self: Any,
+    input: Any,
     target: Any,
     weight: Any = None,
     reduction: Any = 1,
@@ -19458,6 +19764,7 @@ def nll_loss(
 
     composite: nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
     except (AttributeError, TypeError):
@@ -19472,7 +19779,7 @@ def nll_loss(
 
 
 def nll_loss2d(
-    self: Any,
+    input: Any,
     target: Any,
     weight: Any = None,
     reduction: Any = 1,
@@ -19482,6 +19789,7 @@ def nll_loss2d(
 
     composite: nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     try:
         return nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
     except (AttributeError, TypeError):
@@ -19499,7 +19807,7 @@ _RSUB_OVERLOADS = (
     Overload(
         rsub_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
             Param("alpha", "Scalar", False, 1, True, "Scalar alpha=1"),
         ),
@@ -19507,7 +19815,7 @@ _RSUB_OVERLOADS = (
     Overload(
         rsub_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
             Param("alpha", "Scalar", False, 1, False, "Scalar alpha=1"),
         ),
@@ -19528,14 +19836,14 @@ _DIV_OVERLOADS = (
     Overload(
         div_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         div_Tensor_mode,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
             Param("rounding_mode", "str", True, REQUIRED, True, "str? rounding_mode"),
         ),
@@ -19556,14 +19864,14 @@ _COPYSIGN_OVERLOADS = (
     Overload(
         copysign_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         copysign_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19583,14 +19891,14 @@ _REMAINDER_OVERLOADS = (
     Overload(
         remainder_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
     Overload(
         remainder_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
@@ -19610,14 +19918,14 @@ _FMOD_OVERLOADS = (
     Overload(
         fmod_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
     Overload(
         fmod_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
@@ -19637,21 +19945,21 @@ _XLOGY_OVERLOADS = (
     Overload(
         xlogy_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         xlogy_Scalar_Self,
         (
-            Param("self", "Scalar", False, REQUIRED, False, "Scalar self"),
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         xlogy_Scalar_Other,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19672,7 +19980,7 @@ _LERP_OVERLOADS = (
     Overload(
         lerp_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
             Param("weight", "Scalar", False, REQUIRED, False, "Scalar weight"),
         ),
@@ -19680,7 +19988,7 @@ _LERP_OVERLOADS = (
     Overload(
         lerp_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
             Param("weight", "Tensor", False, REQUIRED, False, "Tensor weight"),
         ),
@@ -19701,7 +20009,7 @@ _CLAMP_OVERLOADS = (
     Overload(
         clamp_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("min", "Tensor", True, None, False, "Tensor? min=None"),
             Param("max", "Tensor", True, None, False, "Tensor? max=None"),
         ),
@@ -19709,7 +20017,7 @@ _CLAMP_OVERLOADS = (
     Overload(
         clamp_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("min", "Scalar", True, None, False, "Scalar? min=None"),
             Param("max", "Scalar", True, None, False, "Scalar? max=None"),
         ),
@@ -19730,14 +20038,14 @@ _CLAMP_MIN_OVERLOADS = (
     Overload(
         clamp_min_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("min", "Scalar", False, REQUIRED, False, "Scalar min"),
         ),
     ),
     Overload(
         clamp_min_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("min", "Tensor", False, REQUIRED, False, "Tensor min"),
         ),
     ),
@@ -19757,14 +20065,14 @@ _CLAMP_MAX_OVERLOADS = (
     Overload(
         clamp_max_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("max", "Scalar", False, REQUIRED, False, "Scalar max"),
         ),
     ),
     Overload(
         clamp_max_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("max", "Tensor", False, REQUIRED, False, "Tensor max"),
         ),
     ),
@@ -19784,14 +20092,14 @@ _EQ_OVERLOADS = (
     Overload(
         eq_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         eq_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19811,14 +20119,14 @@ _NE_OVERLOADS = (
     Overload(
         ne_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         ne_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19838,14 +20146,14 @@ _LT_OVERLOADS = (
     Overload(
         lt_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         lt_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19865,14 +20173,14 @@ _LE_OVERLOADS = (
     Overload(
         le_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         le_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19892,14 +20200,14 @@ _GT_OVERLOADS = (
     Overload(
         gt_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         gt_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19919,14 +20227,14 @@ _GE_OVERLOADS = (
     Overload(
         ge_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         ge_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19946,14 +20254,14 @@ _BITWISE_AND_OVERLOADS = (
     Overload(
         bitwise_and_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         bitwise_and_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -19973,14 +20281,14 @@ _BITWISE_OR_OVERLOADS = (
     Overload(
         bitwise_or_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         bitwise_or_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -20000,14 +20308,14 @@ _BITWISE_XOR_OVERLOADS = (
     Overload(
         bitwise_xor_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         bitwise_xor_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -20027,14 +20335,14 @@ _FLOOR_DIVIDE_OVERLOADS = (
     Overload(
         floor_divide_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         floor_divide_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -20054,21 +20362,21 @@ _POW_OVERLOADS = (
     Overload(
         pow_Tensor_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
         ),
     ),
     Overload(
         pow_Tensor_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
         ),
     ),
     Overload(
         pow_Scalar,
         (
-            Param("self", "Scalar", False, REQUIRED, False, "Scalar self"),
+            Param("input", "Scalar", False, REQUIRED, False, "Scalar input"),
             Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
         ),
     ),
@@ -20088,12 +20396,12 @@ def pow(*args: Any, **kwargs: Any) -> Tensor:
 _ROUND_OVERLOADS = (
     Overload(
         round_default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
     Overload(
         round_decimals,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("decimals", "int", False, REQUIRED, True, "int decimals"),
         ),
     ),
@@ -20113,14 +20421,14 @@ _SUM_OVERLOADS = (
     Overload(
         sum_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
         ),
     ),
     Overload(
         sum_dim_IntList,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int[]", True, REQUIRED, False, "int[1]? dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
             Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
@@ -20142,14 +20450,14 @@ _MEAN_OVERLOADS = (
     Overload(
         mean_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
         ),
     ),
     Overload(
         mean_dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int[]", True, REQUIRED, False, "int[1]? dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
             Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
@@ -20171,14 +20479,14 @@ _MAX_OVERLOADS = (
     Overload(
         max_dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
         ),
     ),
     Overload(
         max_default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
 )
 
@@ -20196,14 +20504,14 @@ _MIN_OVERLOADS = (
     Overload(
         min_dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
         ),
     ),
     Overload(
         min_default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
 )
 
@@ -20221,14 +20529,14 @@ _PROD_OVERLOADS = (
     Overload(
         prod_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
         ),
     ),
     Overload(
         prod_dim_int,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
             Param("dtype", "ScalarType", True, None, True, "ScalarType? dtype=None"),
@@ -20250,7 +20558,7 @@ _VAR_OVERLOADS = (
     Overload(
         var_correction,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
             Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
             Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
@@ -20271,7 +20579,7 @@ _STD_OVERLOADS = (
     Overload(
         std_correction,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
             Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
             Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
@@ -20292,14 +20600,14 @@ _NORM_OVERLOADS = (
     Overload(
         norm_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("p", "Scalar", False, 2, False, "Scalar p=2"),
         ),
     ),
     Overload(
         norm_ScalarOpt_dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("p", "Scalar", True, REQUIRED, False, "Scalar? p"),
             Param("dim", "int[]", False, REQUIRED, False, "int[1] dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
@@ -20320,12 +20628,12 @@ def norm(*args: Any, **kwargs: Any) -> Tensor:
 _ALL_OVERLOADS = (
     Overload(
         all_default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
     Overload(
         all_dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
         ),
@@ -20333,7 +20641,7 @@ _ALL_OVERLOADS = (
     Overload(
         all_dims,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int[]", True, None, False, "int[]? dim=None"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
         ),
@@ -20354,12 +20662,12 @@ def all(*args: Any, **kwargs: Any) -> Tensor:
 _ANY_OVERLOADS = (
     Overload(
         any_default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
     ),
     Overload(
         any_dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
         ),
@@ -20367,7 +20675,7 @@ _ANY_OVERLOADS = (
     Overload(
         any_dims,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int[]", True, None, False, "int[]? dim=None"),
             Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
         ),
@@ -20389,7 +20697,7 @@ _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("dims", "int[]", False, REQUIRED, False, "int[] dims"),
         ),
     ),
@@ -20408,7 +20716,7 @@ _VIEW_OVERLOADS = (
     Overload(
         view_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
         ),
     ),
@@ -20427,7 +20735,7 @@ _RESHAPE_OVERLOADS = (
     Overload(
         reshape_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("shape", "int[]", False, REQUIRED, False, "SymInt[] shape"),
         ),
     ),
@@ -20446,7 +20754,7 @@ _EXPAND_OVERLOADS = (
     Overload(
         expand_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
             Param("implicit", "bool", False, False, True, "bool implicit=False"),
         ),
@@ -20466,7 +20774,7 @@ _FLIP_OVERLOADS = (
     Overload(
         flip_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dims", "int[]", False, REQUIRED, False, "int[] dims"),
         ),
     ),
@@ -20485,7 +20793,7 @@ _MOVEDIM_OVERLOADS = (
     Overload(
         movedim_intlist,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("source", "int[]", False, REQUIRED, False, "int[] source"),
             Param("destination", "int[]", False, REQUIRED, False, "int[] destination"),
         ),
@@ -20493,7 +20801,7 @@ _MOVEDIM_OVERLOADS = (
     Overload(
         movedim_int,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("source", "int", False, REQUIRED, False, "int source"),
             Param("destination", "int", False, REQUIRED, False, "int destination"),
         ),
@@ -20514,7 +20822,7 @@ _BROADCAST_TO_OVERLOADS = (
     Overload(
         broadcast_to_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("size", "int[]", False, REQUIRED, False, "SymInt[] size"),
         ),
     ),
@@ -20532,19 +20840,19 @@ def broadcast_to(*args: Any, **kwargs: Any) -> Tensor:
 _SQUEEZE_OVERLOADS = (
     Overload(
         squeeze_default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),),
     ),
     Overload(
         squeeze_dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
         ),
     ),
     Overload(
         squeeze_dims,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a) input"),
             Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
         ),
     ),
@@ -20564,19 +20872,19 @@ def squeeze(*args: Any, **kwargs: Any) -> Tensor:
 _SQUEEZE__OVERLOADS = (
     Overload(
         squeeze__default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),),
     ),
     Overload(
         squeeze__dim,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
         ),
     ),
     Overload(
         squeeze__dims,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
         ),
     ),
@@ -20597,7 +20905,7 @@ _SCATTER_OVERLOADS = (
     Overload(
         scatter_src,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
             Param("src", "Tensor", False, REQUIRED, False, "Tensor src"),
@@ -20606,7 +20914,7 @@ _SCATTER_OVERLOADS = (
     Overload(
         scatter_value,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
             Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
@@ -20628,7 +20936,7 @@ _MASKED_FILL_OVERLOADS = (
     Overload(
         masked_fill_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
             Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
         ),
@@ -20636,7 +20944,7 @@ _MASKED_FILL_OVERLOADS = (
     Overload(
         masked_fill_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
             Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
         ),
@@ -20657,7 +20965,7 @@ _REPEAT_OVERLOADS = (
     Overload(
         repeat_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("repeats", "int[]", False, REQUIRED, False, "SymInt[] repeats"),
         ),
     ),
@@ -20683,7 +20991,7 @@ _REPEAT_INTERLEAVE_OVERLOADS = (
     Overload(
         repeat_interleave_self_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("repeats", "Tensor", False, REQUIRED, False, "Tensor repeats"),
             Param("dim", "int", True, None, False, "int? dim=None"),
             Param("output_size", "int", True, None, True, "SymInt? output_size=None"),
@@ -20692,7 +21000,7 @@ _REPEAT_INTERLEAVE_OVERLOADS = (
     Overload(
         repeat_interleave_self_int,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("repeats", "int", False, REQUIRED, False, "SymInt repeats"),
             Param("dim", "int", True, None, False, "int? dim=None"),
             Param("output_size", "int", True, None, True, "SymInt? output_size=None"),
@@ -20715,7 +21023,7 @@ _TILE_OVERLOADS = (
     Overload(
         tile_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("dims", "int[]", False, REQUIRED, False, "SymInt[] dims"),
         ),
     ),
@@ -20734,14 +21042,14 @@ _DIV__OVERLOADS = (
     Overload(
         div__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         div__Tensor_mode,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
             Param("rounding_mode", "str", True, REQUIRED, True, "str? rounding_mode"),
         ),
@@ -20762,14 +21070,14 @@ _POW__OVERLOADS = (
     Overload(
         pow__Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("exponent", "Scalar", False, REQUIRED, False, "Scalar exponent"),
         ),
     ),
     Overload(
         pow__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("exponent", "Tensor", False, REQUIRED, False, "Tensor exponent"),
         ),
     ),
@@ -20789,14 +21097,14 @@ _CLAMP_MIN__OVERLOADS = (
     Overload(
         clamp_min__default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("min", "Scalar", False, REQUIRED, False, "Scalar min"),
         ),
     ),
     Overload(
         clamp_min__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("min", "Tensor", False, REQUIRED, False, "Tensor min"),
         ),
     ),
@@ -20816,14 +21124,14 @@ _CLAMP_MAX__OVERLOADS = (
     Overload(
         clamp_max__default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("max", "Scalar", False, REQUIRED, False, "Scalar max"),
         ),
     ),
     Overload(
         clamp_max__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("max", "Tensor", False, REQUIRED, False, "Tensor max"),
         ),
     ),
@@ -20843,14 +21151,14 @@ _FILL_OVERLOADS = (
     Overload(
         fill_Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
         ),
     ),
     Overload(
         fill_Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
         ),
     ),
@@ -20870,14 +21178,14 @@ _FILL__OVERLOADS = (
     Overload(
         fill__Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
         ),
     ),
     Overload(
         fill__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
         ),
     ),
@@ -20897,7 +21205,7 @@ _MASKED_FILL__OVERLOADS = (
     Overload(
         masked_fill__Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
             Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
         ),
@@ -20905,7 +21213,7 @@ _MASKED_FILL__OVERLOADS = (
     Overload(
         masked_fill__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("mask", "Tensor", False, REQUIRED, False, "Tensor mask"),
             Param("value", "Tensor", False, REQUIRED, False, "Tensor value"),
         ),
@@ -20926,7 +21234,7 @@ _SCATTER__OVERLOADS = (
     Overload(
         scatter__src,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
             Param("src", "Tensor", False, REQUIRED, False, "Tensor src"),
@@ -20935,7 +21243,7 @@ _SCATTER__OVERLOADS = (
     Overload(
         scatter__value,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("dim", "int", False, REQUIRED, False, "int dim"),
             Param("index", "Tensor", False, REQUIRED, False, "Tensor index"),
             Param("value", "Scalar", False, REQUIRED, False, "Scalar value"),
@@ -20957,7 +21265,7 @@ _LERP__OVERLOADS = (
     Overload(
         lerp__Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
             Param("weight", "Scalar", False, REQUIRED, False, "Scalar weight"),
         ),
@@ -20965,7 +21273,7 @@ _LERP__OVERLOADS = (
     Overload(
         lerp__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("end", "Tensor", False, REQUIRED, False, "Tensor end"),
             Param("weight", "Tensor", False, REQUIRED, False, "Tensor weight"),
         ),
@@ -20986,14 +21294,14 @@ _COPYSIGN__OVERLOADS = (
     Overload(
         copysign__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         copysign__Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -21013,14 +21321,14 @@ _REMAINDER__OVERLOADS = (
     Overload(
         remainder__Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
     Overload(
         remainder__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
@@ -21040,14 +21348,14 @@ _FMOD__OVERLOADS = (
     Overload(
         fmod__Scalar,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
     Overload(
         fmod__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
@@ -21067,14 +21375,14 @@ _XLOGY__OVERLOADS = (
     Overload(
         xlogy__Tensor,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Tensor", False, REQUIRED, False, "Tensor other"),
         ),
     ),
     Overload(
         xlogy__Scalar_Other,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("other", "Scalar", False, REQUIRED, False, "Scalar other"),
         ),
     ),
@@ -21094,13 +21402,13 @@ _ROUND__OVERLOADS = (
     Overload(
         round__decimals,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),
             Param("decimals", "int", False, REQUIRED, True, "int decimals"),
         ),
     ),
     Overload(
         round__default,
-        (Param("self", "Tensor", False, REQUIRED, False, "Tensor(a!) self"),),
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor(a!) input"),),
     ),
 )
 
@@ -21118,7 +21426,7 @@ __ADAPTIVE_AVG_POOL2D_OVERLOADS = (
     Overload(
         _adaptive_avg_pool2d_default,
         (
-            Param("self", "Tensor", False, REQUIRED, False, "Tensor self"),
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
             Param(
                 "output_size", "int[]", False, REQUIRED, False, "SymInt[2] output_size"
             ),

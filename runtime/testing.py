@@ -161,7 +161,13 @@ def call(
 ) -> Any:
     """The generated function of this overload on the sample's arguments."""
     args = inplace_safe(info, build_args(kwargs, tensors, tensor))
-    return wrapper(info, module)(**args)
+    return wrapper(info, module)(**python_names(args))
+
+
+def python_names(args: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments by schema name, renamed as a generated function takes
+    them: the schema's `self` is `input` in Python, as in PyTorch."""
+    return {("input" if name == "self" else name): v for name, v in args.items()}
 
 
 def float_outputs(result: Any, info: DifferentiabilityInfo | None = None) -> list[Any]:

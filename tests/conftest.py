@@ -15,6 +15,7 @@ from yamlgrad.testing import (  # noqa: F401 - the helpers tests import from her
     float_outputs,
     inplace_safe,
     numerical_vjp,
+    python_names,
     sample_inputs,
     slot_array,
 )
@@ -41,7 +42,8 @@ def call(
     tensors: dict[str, yg.Tensor],
 ) -> Any:
     """The generated function of this overload on the sample's arguments."""
-    return wrapper(info)(**inplace_safe(info, build_args(kwargs, tensors, yg.tensor)))
+    args = inplace_safe(info, build_args(kwargs, tensors, yg.tensor))
+    return wrapper(info)(**python_names(args))
 
 
 # -- calling an entry the way a user would ----------------------------------------

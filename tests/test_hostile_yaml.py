@@ -115,6 +115,11 @@ HOSTILE = [
         )
         for n in ("len", "super", "isinstance", "list")
     ),
+    Hostile(
+        "arguments self and input",
+        entry(name="foo(Tensor self, Tensor input) -> Tensor"),
+        "Python calls 'self' 'input'",
+    ),
     Hostile("op keyword", entry(name="lambda(Tensor self) -> Tensor"), "keyword"),
     Hostile(
         "argument keyword",

@@ -169,3 +169,46 @@ def test_tensordot_matches_torch(dims: object, a_shape: tuple, b_shape: tuple) -
     ref.backward(torch.tensor(cotangent))
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+# fmt: off
+KEYWORD_CALLS = [
+    ("abs", lambda m, x, y: m.abs(input=x)),
+    ("sum_dim", lambda m, x, y: m.sum(input=x, dim=1, keepdim=True)),
+    ("add_alpha", lambda m, x, y: m.add(input=x, other=y, alpha=2)),
+    ("where", lambda m, x, y: m.where(x > 0, input=x, other=y)),
+    ("clamp", lambda m, x, y: m.clamp(input=x, min=-0.5)),
+    ("pow_scalar", lambda m, x, y: m.pow(input=x, exponent=2)),
+    ("matmul", lambda m, x, y: m.matmul(input=x, other=y.T)),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "call", [c for _, c in KEYWORD_CALLS], ids=[n for n, _ in KEYWORD_CALLS]
+)
+def test_input_keyword_as_torch(call: object) -> None:
+    """A function's first tensor is `input` in Python (the schema's `self`), as
+    PyTorch's Python signatures name it: values and gradients as torch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    ours = [yg.tensor(v, requires_grad=True) for v in (a, b)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+    out, ref = call(yg, *ours), call(torch, *theirs)  # type: ignore[operator]
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    out.sum().backward()
+    ref.sum().backward()
+    for x, t in zip(ours, theirs):
+        if t.grad is None:
+            assert x.grad is None
+        else:
+            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_overload_error_lists_input_as_torch_names_it() -> None:
+    with pytest.raises(TypeError) as caught:
+        yg.sum(inp=yg.ones(2))
+    text = str(caught.value)
+    assert "(Tensor input, *, ScalarType? dtype=None)" in text
+    assert "Tensor self" not in text

@@ -345,6 +345,10 @@ def _load_entry(
         problem = name_problem(a.name, BUILTIN_ARGUMENT_NAMES)
         if problem is not None:
             raise GenError(loc("name"), op_text, f"argument {a.name!r} {problem}")
+    names = {a.name for a in func.arguments}
+    if {"self", "input"} <= names:
+        message = "arguments 'self' and 'input' together: Python calls 'self' 'input'"
+        raise GenError(loc("name"), op_text, message)
     if func.name in GENERATED_MODULE_NAMES or func.name.endswith("_arg"):
         message = f"the op name {func.name!r} is taken by the generated code"
         raise GenError(loc("name"), op_text, message)

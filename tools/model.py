@@ -190,6 +190,12 @@ class Argument:
             return f"({items},)" if items and "," not in items else f"({items})"
         return self.default
 
+    @property
+    def python_text(self) -> str:
+        """As PyTorch's Python signature lists it in messages: `Tensor input`."""
+        default = "" if self.default is None else f"={self.default}"
+        return f"{self.type} {self.python_name}{default}"
+
     def __str__(self) -> str:
         default = "" if self.default is None else f"={self.default}"
         return f"{self.type} {self.name}{default}"
@@ -244,6 +250,11 @@ class FunctionSchema:
     @property
     def tensor_arguments(self) -> tuple[Argument, ...]:
         return tuple(a for a in self.arguments if a.is_tensor)
+
+    @property
+    def renames_self(self) -> bool:
+        """Whether the Python signature calls `self` `input` (torch.abs(input=x))."""
+        return any(a.name == "self" for a in self.arguments)
 
     def __str__(self) -> str:
         parts: list[str] = []

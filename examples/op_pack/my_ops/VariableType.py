@@ -61,12 +61,13 @@ __all__ = [
 
 
 def softsign(
-    self: Any,
+    input: Any,
 ) -> Tensor:
     """`softsign(Tensor self) -> Tensor`
 
     forward: self / (1 + np.abs(self))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "softsign", "input", 1)
     )
@@ -122,13 +123,14 @@ def softsign(
 
 
 def swish(
-    self: Any,
+    input: Any,
     beta: Any = 1.0,
 ) -> Tensor:
     """`swish(Tensor self, float beta=1.0) -> Tensor`
 
     forward: self / (1 + np.exp(-beta * self))
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "swish", "input", 1)
     )
@@ -186,13 +188,14 @@ def swish(
 
 
 def cubic(
-    self: Any,
+    input: Any,
     other: Any,
 ) -> Tensor:
     """`cubic(Tensor self, Tensor other) -> Tensor`
 
     forward: self * self * self + other * self
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "cubic", "input", 1)
     )
@@ -277,13 +280,14 @@ def cubic(
 
 
 def smooth_abs(
-    self: Any,
+    input: Any,
     eps: Any = 0.01,
 ) -> Tensor:
     """`smooth_abs(Tensor self, float eps=0.01) -> Tensor`
 
     forward: np.sqrt(self * self + eps)
     """
+    self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
         self._data
         if type(self) is Tensor
