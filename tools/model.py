@@ -193,12 +193,14 @@ class Argument:
     @property
     def python_text(self) -> str:
         """As PyTorch's Python signature lists it in messages: `Tensor input`."""
+        return self._text(self.python_name)
+
+    def _text(self, name: str) -> str:
         default = "" if self.default is None else f"={self.default}"
-        return f"{self.type} {self.python_name}{default}"
+        return f"{self.type} {name}{default}"
 
     def __str__(self) -> str:
-        default = "" if self.default is None else f"={self.default}"
-        return f"{self.type} {self.name}{default}"
+        return self._text(self.name)
 
 
 @dataclass(frozen=True)
