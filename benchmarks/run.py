@@ -49,6 +49,11 @@ if ONLY in ("", "yamlgrad"):
     import yamlgrad as yg
 
 HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parent))
+import python_tape  # noqa: E402
+
+# Workload 2's reference: the least Python any define-by-run autograd runs.
+TAPE = "python tape (reference)"
 
 
 def _optional(name: str) -> Any:
@@ -207,6 +212,7 @@ def mlp(
         e = np.exp(z)
         s = e.sum(axis=1, keepdims=True)
         # loss = -(onehot * (z - log s)).sum() / batch
+        loss = -(onehot * (z - np.log(s))).sum() / batch
         glogits = (e / s - onehot) / batch
         gw2 = h.T @ glogits
         gb2 = glogits.sum(axis=0)
@@ -214,6 +220,7 @@ def mlp(
         gpre = gh * (1 - h * h) if activation == "tanh" else gh * (pre > 0)
         gw1 = x0.T @ gpre
         gb1 = gpre.sum(axis=0)
+        del loss  # computed, as every framework's forward computes it
         return gw1, gb1, gw2, gb2
 
     def program(
@@ -242,6 +249,16 @@ def mlp(
         return tuple(t.grad.numpy() for t in p)
 
     runners["yamlgrad"] = ours
+
+    def with_tape() -> Gradients:
+        p = [python_tape.Var(a, requires_grad=True) for a in params]
+        act = python_tape.tanh if activation == "tanh" else python_tape.relu
+        amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+        x, hot = python_tape.Var(x0), python_tape.Var(onehot)
+        program(python_tape, x, p, act, amax, hot).backward()
+        return tuple(t.grad for t in p)
+
+    runners[TAPE] = with_tape
     if torch is not None:
 
         def with_torch() -> Gradients:
