@@ -22,6 +22,7 @@ from yamlgrad.runtime.binding import (
     Param,
     check_arguments,
     dispatch,
+    schema_names,
 )
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
@@ -21738,373 +21739,600 @@ METHODS = {
 # for `yamlgrad.ops.<name>.<overload>`.
 OVERLOADS = {
     "add": {
-        "Tensor": add_Tensor,
-        "Scalar": add_Scalar,
+        "Tensor": schema_names(
+            add_Tensor,
+            "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            add_Scalar,
+            "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        ),
     },
     "sub": {
-        "Tensor": sub_Tensor,
-        "Scalar": sub_Scalar,
+        "Tensor": schema_names(
+            sub_Tensor,
+            "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            sub_Scalar,
+            "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        ),
     },
     "rsub": {
-        "Tensor": rsub_Tensor,
-        "Scalar": rsub_Scalar,
+        "Tensor": schema_names(
+            rsub_Tensor,
+            "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            rsub_Scalar,
+            "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        ),
     },
     "mul": {
-        "Tensor": mul_Tensor,
-        "Scalar": mul_Scalar,
+        "Tensor": schema_names(
+            mul_Tensor, "mul.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            mul_Scalar, "mul.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "div": {
-        "Tensor": div_Tensor,
-        "Scalar": div_Scalar,
-        "Tensor_mode": div_Tensor_mode,
-        "Scalar_mode": div_Scalar_mode,
+        "Tensor": schema_names(
+            div_Tensor, "div.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            div_Scalar, "div.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+        "Tensor_mode": schema_names(
+            div_Tensor_mode,
+            "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+        ),
+        "Scalar_mode": schema_names(
+            div_Scalar_mode,
+            "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+        ),
     },
     "true_divide": {
-        "Tensor": true_divide_Tensor,
+        "Tensor": schema_names(
+            true_divide_Tensor,
+            "true_divide.Tensor(Tensor self, Tensor other) -> Tensor",
+        ),
     },
     "where": {
-        "self": where_self,
+        "self": schema_names(
+            where_self,
+            "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+        ),
     },
     "maximum": {
-        "default": maximum,
+        "default": schema_names(
+            maximum, "maximum(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "fmax": {
-        "default": fmax,
+        "default": schema_names(fmax, "fmax(Tensor self, Tensor other) -> Tensor"),
     },
     "minimum": {
-        "default": minimum,
+        "default": schema_names(
+            minimum, "minimum(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "fmin": {
-        "default": fmin,
+        "default": schema_names(fmin, "fmin(Tensor self, Tensor other) -> Tensor"),
     },
     "atan2": {
-        "default": atan2,
+        "default": schema_names(atan2, "atan2(Tensor self, Tensor other) -> Tensor"),
     },
     "hypot": {
-        "default": hypot,
+        "default": schema_names(hypot, "hypot(Tensor self, Tensor other) -> Tensor"),
     },
     "copysign": {
-        "Tensor": copysign_Tensor,
-        "Scalar": copysign_Scalar,
+        "Tensor": schema_names(
+            copysign_Tensor, "copysign.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            copysign_Scalar, "copysign.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "remainder": {
-        "Scalar": remainder_Scalar,
-        "Tensor": remainder_Tensor,
+        "Scalar": schema_names(
+            remainder_Scalar, "remainder.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+        "Tensor": schema_names(
+            remainder_Tensor, "remainder.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "fmod": {
-        "Scalar": fmod_Scalar,
-        "Tensor": fmod_Tensor,
+        "Scalar": schema_names(
+            fmod_Scalar, "fmod.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
+        "Tensor": schema_names(
+            fmod_Tensor, "fmod.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "xlogy": {
-        "Tensor": xlogy_Tensor,
-        "Scalar_Self": xlogy_Scalar_Self,
-        "Scalar_Other": xlogy_Scalar_Other,
+        "Tensor": schema_names(
+            xlogy_Tensor, "xlogy.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar_Self": schema_names(
+            xlogy_Scalar_Self, "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"
+        ),
+        "Scalar_Other": schema_names(
+            xlogy_Scalar_Other,
+            "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        ),
     },
     "lerp": {
-        "Scalar": lerp_Scalar,
-        "Tensor": lerp_Tensor,
+        "Scalar": schema_names(
+            lerp_Scalar, "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"
+        ),
+        "Tensor": schema_names(
+            lerp_Tensor, "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"
+        ),
     },
     "addcmul": {
-        "default": addcmul,
+        "default": schema_names(
+            addcmul,
+            "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+        ),
     },
     "addcdiv": {
-        "default": addcdiv,
+        "default": schema_names(
+            addcdiv,
+            "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+        ),
     },
     "clamp": {
-        "Tensor": clamp_Tensor,
-        "default": clamp_default,
+        "Tensor": schema_names(
+            clamp_Tensor,
+            "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+        ),
+        "default": schema_names(
+            clamp_default,
+            "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+        ),
     },
     "clamp_min": {
-        "default": clamp_min_default,
-        "Tensor": clamp_min_Tensor,
+        "default": schema_names(
+            clamp_min_default, "clamp_min(Tensor self, Scalar min) -> Tensor"
+        ),
+        "Tensor": schema_names(
+            clamp_min_Tensor, "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"
+        ),
     },
     "clamp_max": {
-        "default": clamp_max_default,
-        "Tensor": clamp_max_Tensor,
+        "default": schema_names(
+            clamp_max_default, "clamp_max(Tensor self, Scalar max) -> Tensor"
+        ),
+        "Tensor": schema_names(
+            clamp_max_Tensor, "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"
+        ),
     },
     "nan_to_num": {
-        "default": nan_to_num,
+        "default": schema_names(
+            nan_to_num,
+            "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+        ),
     },
     "eq": {
-        "Tensor": eq_Tensor,
-        "Scalar": eq_Scalar,
+        "Tensor": schema_names(
+            eq_Tensor, "eq.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            eq_Scalar, "eq.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "ne": {
-        "Tensor": ne_Tensor,
-        "Scalar": ne_Scalar,
+        "Tensor": schema_names(
+            ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            ne_Scalar, "ne.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "lt": {
-        "Tensor": lt_Tensor,
-        "Scalar": lt_Scalar,
+        "Tensor": schema_names(
+            lt_Tensor, "lt.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            lt_Scalar, "lt.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "le": {
-        "Tensor": le_Tensor,
-        "Scalar": le_Scalar,
+        "Tensor": schema_names(
+            le_Tensor, "le.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            le_Scalar, "le.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "gt": {
-        "Tensor": gt_Tensor,
-        "Scalar": gt_Scalar,
+        "Tensor": schema_names(
+            gt_Tensor, "gt.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            gt_Scalar, "gt.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "ge": {
-        "Tensor": ge_Tensor,
-        "Scalar": ge_Scalar,
+        "Tensor": schema_names(
+            ge_Tensor, "ge.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            ge_Scalar, "ge.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "isnan": {
-        "default": isnan,
+        "default": schema_names(isnan, "isnan(Tensor self) -> Tensor"),
     },
     "isinf": {
-        "default": isinf,
+        "default": schema_names(isinf, "isinf(Tensor self) -> Tensor"),
     },
     "isfinite": {
-        "default": isfinite,
+        "default": schema_names(isfinite, "isfinite(Tensor self) -> Tensor"),
     },
     "logical_not": {
-        "default": logical_not,
+        "default": schema_names(logical_not, "logical_not(Tensor self) -> Tensor"),
     },
     "logical_xor": {
-        "default": logical_xor,
+        "default": schema_names(
+            logical_xor, "logical_xor(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "logical_and": {
-        "default": logical_and,
+        "default": schema_names(
+            logical_and, "logical_and(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "logical_or": {
-        "default": logical_or,
+        "default": schema_names(
+            logical_or, "logical_or(Tensor self, Tensor other) -> Tensor"
+        ),
     },
     "bitwise_not": {
-        "default": bitwise_not,
+        "default": schema_names(bitwise_not, "bitwise_not(Tensor self) -> Tensor"),
     },
     "bitwise_and": {
-        "Tensor": bitwise_and_Tensor,
-        "Scalar": bitwise_and_Scalar,
+        "Tensor": schema_names(
+            bitwise_and_Tensor,
+            "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            bitwise_and_Scalar,
+            "bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor",
+        ),
     },
     "bitwise_or": {
-        "Tensor": bitwise_or_Tensor,
-        "Scalar": bitwise_or_Scalar,
+        "Tensor": schema_names(
+            bitwise_or_Tensor, "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            bitwise_or_Scalar, "bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor"
+        ),
     },
     "bitwise_xor": {
-        "Tensor": bitwise_xor_Tensor,
-        "Scalar": bitwise_xor_Scalar,
+        "Tensor": schema_names(
+            bitwise_xor_Tensor,
+            "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            bitwise_xor_Scalar,
+            "bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor",
+        ),
     },
     "floor_divide": {
-        "default": floor_divide_default,
-        "Scalar": floor_divide_Scalar,
+        "default": schema_names(
+            floor_divide_default, "floor_divide(Tensor self, Tensor other) -> Tensor"
+        ),
+        "Scalar": schema_names(
+            floor_divide_Scalar,
+            "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
+        ),
     },
     "pow": {
-        "Tensor_Scalar": pow_Tensor_Scalar,
-        "Tensor_Tensor": pow_Tensor_Tensor,
-        "Scalar": pow_Scalar,
+        "Tensor_Scalar": schema_names(
+            pow_Tensor_Scalar,
+            "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        ),
+        "Tensor_Tensor": schema_names(
+            pow_Tensor_Tensor,
+            "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        ),
+        "Scalar": schema_names(
+            pow_Scalar, "pow.Scalar(Scalar self, Tensor exponent) -> Tensor"
+        ),
     },
     "neg": {
-        "default": neg,
+        "default": schema_names(neg, "neg(Tensor self) -> Tensor"),
     },
     "reciprocal": {
-        "default": reciprocal,
+        "default": schema_names(reciprocal, "reciprocal(Tensor self) -> Tensor"),
     },
     "exp": {
-        "default": exp,
+        "default": schema_names(exp, "exp(Tensor self) -> Tensor"),
     },
     "log": {
-        "default": log,
+        "default": schema_names(log, "log(Tensor self) -> Tensor"),
     },
     "sin": {
-        "default": sin,
+        "default": schema_names(sin, "sin(Tensor self) -> Tensor"),
     },
     "cos": {
-        "default": cos,
+        "default": schema_names(cos, "cos(Tensor self) -> Tensor"),
     },
     "tanh": {
-        "default": tanh,
+        "default": schema_names(tanh, "tanh(Tensor self) -> Tensor"),
     },
     "sigmoid": {
-        "default": sigmoid,
+        "default": schema_names(sigmoid, "sigmoid(Tensor self) -> Tensor"),
     },
     "relu": {
-        "default": relu,
+        "default": schema_names(relu, "relu(Tensor self) -> Tensor"),
     },
     "sqrt": {
-        "default": sqrt,
+        "default": schema_names(sqrt, "sqrt(Tensor self) -> Tensor"),
     },
     "abs": {
-        "default": abs,
+        "default": schema_names(abs, "abs(Tensor self) -> Tensor"),
     },
     "sign": {
-        "default": sign,
+        "default": schema_names(sign, "sign(Tensor self) -> Tensor"),
     },
     "exp2": {
-        "default": exp2,
+        "default": schema_names(exp2, "exp2(Tensor self) -> Tensor"),
     },
     "expm1": {
-        "default": expm1,
+        "default": schema_names(expm1, "expm1(Tensor self) -> Tensor"),
     },
     "log2": {
-        "default": log2,
+        "default": schema_names(log2, "log2(Tensor self) -> Tensor"),
     },
     "log10": {
-        "default": log10,
+        "default": schema_names(log10, "log10(Tensor self) -> Tensor"),
     },
     "log1p": {
-        "default": log1p,
+        "default": schema_names(log1p, "log1p(Tensor self) -> Tensor"),
     },
     "rsqrt": {
-        "default": rsqrt,
+        "default": schema_names(rsqrt, "rsqrt(Tensor self) -> Tensor"),
     },
     "square": {
-        "default": square,
+        "default": schema_names(square, "square(Tensor self) -> Tensor"),
     },
     "tan": {
-        "default": tan,
+        "default": schema_names(tan, "tan(Tensor self) -> Tensor"),
     },
     "asin": {
-        "default": asin,
+        "default": schema_names(asin, "asin(Tensor self) -> Tensor"),
     },
     "acos": {
-        "default": acos,
+        "default": schema_names(acos, "acos(Tensor self) -> Tensor"),
     },
     "atan": {
-        "default": atan,
+        "default": schema_names(atan, "atan(Tensor self) -> Tensor"),
     },
     "sinh": {
-        "default": sinh,
+        "default": schema_names(sinh, "sinh(Tensor self) -> Tensor"),
     },
     "cosh": {
-        "default": cosh,
+        "default": schema_names(cosh, "cosh(Tensor self) -> Tensor"),
     },
     "asinh": {
-        "default": asinh,
+        "default": schema_names(asinh, "asinh(Tensor self) -> Tensor"),
     },
     "acosh": {
-        "default": acosh,
+        "default": schema_names(acosh, "acosh(Tensor self) -> Tensor"),
     },
     "atanh": {
-        "default": atanh,
+        "default": schema_names(atanh, "atanh(Tensor self) -> Tensor"),
     },
     "logit": {
-        "default": logit,
+        "default": schema_names(logit, "logit(Tensor self, float? eps=None) -> Tensor"),
     },
     "erf": {
-        "default": erf,
+        "default": schema_names(erf, "erf(Tensor self) -> Tensor"),
     },
     "erfc": {
-        "default": erfc,
+        "default": schema_names(erfc, "erfc(Tensor self) -> Tensor"),
     },
     "floor": {
-        "default": floor,
+        "default": schema_names(floor, "floor(Tensor self) -> Tensor"),
     },
     "ceil": {
-        "default": ceil,
+        "default": schema_names(ceil, "ceil(Tensor self) -> Tensor"),
     },
     "round": {
-        "default": round_default,
-        "decimals": round_decimals,
+        "default": schema_names(round_default, "round(Tensor self) -> Tensor"),
+        "decimals": schema_names(
+            round_decimals, "round.decimals(Tensor self, *, int decimals) -> Tensor"
+        ),
     },
     "trunc": {
-        "default": trunc,
+        "default": schema_names(trunc, "trunc(Tensor self) -> Tensor"),
     },
     "frac": {
-        "default": frac,
+        "default": schema_names(frac, "frac(Tensor self) -> Tensor"),
     },
     "sum": {
-        "default": sum_default,
-        "dim_IntList": sum_dim_IntList,
+        "default": schema_names(
+            sum_default, "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+        ),
+        "dim_IntList": schema_names(
+            sum_dim_IntList,
+            "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
     },
     "mean": {
-        "default": mean_default,
-        "dim": mean_dim,
+        "default": schema_names(
+            mean_default, "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+        ),
+        "dim": schema_names(
+            mean_dim,
+            "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
     },
     "max": {
-        "dim": max_dim,
-        "default": max_default,
+        "dim": schema_names(
+            max_dim,
+            "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        ),
+        "default": schema_names(max_default, "max(Tensor self) -> Tensor"),
     },
     "min": {
-        "dim": min_dim,
-        "default": min_default,
+        "dim": schema_names(
+            min_dim,
+            "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        ),
+        "default": schema_names(min_default, "min(Tensor self) -> Tensor"),
     },
     "prod": {
-        "default": prod_default,
-        "dim_int": prod_dim_int,
+        "default": schema_names(
+            prod_default, "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+        ),
+        "dim_int": schema_names(
+            prod_dim_int,
+            "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
     },
     "var": {
-        "correction": var_correction,
+        "correction": schema_names(
+            var_correction,
+            "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        ),
     },
     "std": {
-        "correction": std_correction,
+        "correction": schema_names(
+            std_correction,
+            "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        ),
     },
     "linalg_vector_norm": {
-        "default": linalg_vector_norm,
+        "default": schema_names(
+            linalg_vector_norm,
+            "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
     },
     "norm": {
-        "Scalar": norm_Scalar,
-        "ScalarOpt_dim": norm_ScalarOpt_dim,
+        "Scalar": schema_names(
+            norm_Scalar, "norm.Scalar(Tensor self, Scalar p=2) -> Tensor"
+        ),
+        "ScalarOpt_dim": schema_names(
+            norm_ScalarOpt_dim,
+            "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+        ),
     },
     "amax": {
-        "default": amax,
+        "default": schema_names(
+            amax, "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
+        ),
     },
     "amin": {
-        "default": amin,
+        "default": schema_names(
+            amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
+        ),
     },
     "logsumexp": {
-        "default": logsumexp,
+        "default": schema_names(
+            logsumexp,
+            "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+        ),
     },
     "cumsum": {
-        "default": cumsum,
+        "default": schema_names(
+            cumsum, "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
+        ),
     },
     "cumprod": {
-        "default": cumprod,
+        "default": schema_names(
+            cumprod,
+            "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+        ),
     },
     "_softmax": {
-        "default": _softmax,
+        "default": schema_names(
+            _softmax, "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+        ),
     },
     "_log_softmax": {
-        "default": _log_softmax,
+        "default": schema_names(
+            _log_softmax,
+            "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+        ),
     },
     "softmax": {
-        "int": softmax_int,
+        "int": schema_names(
+            softmax_int,
+            "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        ),
     },
     "log_softmax": {
-        "int": log_softmax_int,
+        "int": schema_names(
+            log_softmax_int,
+            "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        ),
     },
     "argmax": {
-        "default": argmax,
+        "default": schema_names(
+            argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
+        ),
     },
     "argmin": {
-        "default": argmin,
+        "default": schema_names(
+            argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
+        ),
     },
     "all": {
-        "default": all_default,
-        "dim": all_dim,
-        "dims": all_dims,
+        "default": schema_names(all_default, "all(Tensor self) -> Tensor"),
+        "dim": schema_names(
+            all_dim, "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
+        ),
+        "dims": schema_names(
+            all_dims,
+            "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        ),
     },
     "any": {
-        "default": any_default,
-        "dim": any_dim,
-        "dims": any_dims,
+        "default": schema_names(any_default, "any(Tensor self) -> Tensor"),
+        "dim": schema_names(
+            any_dim, "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
+        ),
+        "dims": schema_names(
+            any_dims,
+            "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        ),
     },
     "mm": {
-        "default": mm,
+        "default": schema_names(mm, "mm(Tensor self, Tensor mat2) -> Tensor"),
     },
     "matmul": {
-        "default": matmul,
+        "default": schema_names(matmul, "matmul(Tensor self, Tensor other) -> Tensor"),
     },
     "dot": {
-        "default": dot,
+        "default": schema_names(dot, "dot(Tensor self, Tensor tensor) -> Tensor"),
     },
     "mv": {
-        "default": mv,
+        "default": schema_names(mv, "mv(Tensor self, Tensor vec) -> Tensor"),
     },
     "bmm": {
-        "default": bmm,
+        "default": schema_names(bmm, "bmm(Tensor self, Tensor mat2) -> Tensor"),
     },
     "outer": {
-        "default": outer,
+        "default": schema_names(outer, "outer(Tensor self, Tensor vec2) -> Tensor"),
     },
     "addmm": {
-        "default": addmm,
+        "default": schema_names(
+            addmm,
+            "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
     },
     "baddbmm": {
-        "default": baddbmm,
+        "default": schema_names(
+            baddbmm,
+            "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
     },
     "trace": {
-        "default": trace,
+        "default": schema_names(trace, "trace(Tensor self) -> Tensor"),
     },
     "linalg_inv_ex": {
         "default": linalg_inv_ex,
@@ -22119,22 +22347,34 @@ OVERLOADS = {
         "default": einsum,
     },
     "t": {
-        "default": t,
+        "default": schema_names(t, "t(Tensor(a) self) -> Tensor(a)"),
     },
     "transpose": {
-        "int": transpose_int,
+        "int": schema_names(
+            transpose_int,
+            "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+        ),
     },
     "permute": {
-        "default": permute_default,
+        "default": schema_names(
+            permute_default, "permute(Tensor(a) self, int[] dims) -> Tensor(a)"
+        ),
     },
     "view": {
-        "default": view_default,
+        "default": schema_names(
+            view_default, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"
+        ),
     },
     "reshape": {
-        "default": reshape_default,
+        "default": schema_names(
+            reshape_default, "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"
+        ),
     },
     "expand": {
-        "default": expand_default,
+        "default": schema_names(
+            expand_default,
+            "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+        ),
     },
     "cat": {
         "default": cat,
@@ -22143,43 +22383,65 @@ OVERLOADS = {
         "default": stack,
     },
     "select": {
-        "int": select_int,
+        "int": schema_names(
+            select_int, "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"
+        ),
     },
     "select_backward": {
         "default": select_backward,
     },
     "slice": {
-        "Tensor": slice_Tensor,
+        "Tensor": schema_names(
+            slice_Tensor,
+            "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+        ),
     },
     "slice_backward": {
         "default": slice_backward,
     },
     "split": {
-        "Tensor": split_Tensor,
+        "Tensor": schema_names(
+            split_Tensor,
+            "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        ),
     },
     "chunk": {
-        "default": chunk,
+        "default": schema_names(
+            chunk, "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"
+        ),
     },
     "unbind": {
-        "int": unbind_int,
+        "int": schema_names(
+            unbind_int, "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"
+        ),
     },
     "_to_copy": {
-        "default": _to_copy,
+        "default": schema_names(
+            _to_copy, "_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+        ),
     },
     "flip": {
-        "default": flip_default,
+        "default": schema_names(
+            flip_default, "flip(Tensor self, int[] dims) -> Tensor"
+        ),
     },
     "tril": {
-        "default": tril,
+        "default": schema_names(tril, "tril(Tensor self, SymInt diagonal=0) -> Tensor"),
     },
     "triu": {
-        "default": triu,
+        "default": schema_names(triu, "triu(Tensor self, SymInt diagonal=0) -> Tensor"),
     },
     "diagonal": {
-        "default": diagonal,
+        "default": schema_names(
+            diagonal,
+            "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+        ),
     },
     "diag_embed": {
-        "default": diag_embed,
+        "default": schema_names(
+            diag_embed,
+            "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
+        ),
     },
     "diagonal_backward": {
         "default": diagonal_backward,
@@ -22188,65 +22450,126 @@ OVERLOADS = {
         "default": linalg_diagonal,
     },
     "diag": {
-        "default": diag,
+        "default": schema_names(diag, "diag(Tensor self, int diagonal=0) -> Tensor"),
     },
     "flatten": {
-        "using_ints": flatten_using_ints,
+        "using_ints": schema_names(
+            flatten_using_ints,
+            "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+        ),
     },
     "unflatten": {
-        "int": unflatten_int,
+        "int": schema_names(
+            unflatten_int,
+            "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
+        ),
     },
     "movedim": {
-        "intlist": movedim_intlist,
-        "int": movedim_int,
+        "intlist": schema_names(
+            movedim_intlist,
+            "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+        ),
+        "int": schema_names(
+            movedim_int,
+            "movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+        ),
     },
     "expand_as": {
-        "default": expand_as,
+        "default": schema_names(
+            expand_as, "expand_as(Tensor(a) self, Tensor other) -> Tensor(a)"
+        ),
     },
     "broadcast_to": {
-        "default": broadcast_to_default,
+        "default": schema_names(
+            broadcast_to_default,
+            "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+        ),
     },
     "squeeze": {
-        "default": squeeze_default,
-        "dim": squeeze_dim,
-        "dims": squeeze_dims,
+        "default": schema_names(
+            squeeze_default, "squeeze(Tensor(a) self) -> Tensor(a)"
+        ),
+        "dim": schema_names(
+            squeeze_dim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"
+        ),
+        "dims": schema_names(
+            squeeze_dims, "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"
+        ),
     },
     "squeeze_": {
-        "default": squeeze__default,
-        "dim": squeeze__dim,
-        "dims": squeeze__dims,
+        "default": schema_names(
+            squeeze__default, "squeeze_(Tensor(a!) self) -> Tensor(a!)"
+        ),
+        "dim": schema_names(
+            squeeze__dim, "squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)"
+        ),
+        "dims": schema_names(
+            squeeze__dims, "squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)"
+        ),
     },
     "unsqueeze": {
-        "default": unsqueeze,
+        "default": schema_names(
+            unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"
+        ),
     },
     "index": {
-        "Tensor": index_Tensor,
+        "Tensor": schema_names(
+            index_Tensor, "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"
+        ),
     },
     "index_select": {
-        "default": index_select,
+        "default": schema_names(
+            index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor"
+        ),
     },
     "gather": {
-        "default": gather,
+        "default": schema_names(
+            gather,
+            "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+        ),
     },
     "scatter": {
-        "src": scatter_src,
-        "value": scatter_value,
+        "src": schema_names(
+            scatter_src,
+            "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        ),
+        "value": schema_names(
+            scatter_value,
+            "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        ),
     },
     "scatter_add": {
-        "default": scatter_add,
+        "default": schema_names(
+            scatter_add,
+            "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        ),
     },
     "index_add": {
-        "default": index_add,
+        "default": schema_names(
+            index_add,
+            "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+        ),
     },
     "masked_fill": {
-        "Scalar": masked_fill_Scalar,
-        "Tensor": masked_fill_Tensor,
+        "Scalar": schema_names(
+            masked_fill_Scalar,
+            "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+        ),
+        "Tensor": schema_names(
+            masked_fill_Tensor,
+            "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+        ),
     },
     "masked_select": {
-        "default": masked_select,
+        "default": schema_names(
+            masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor"
+        ),
     },
     "take_along_dim": {
-        "default": take_along_dim,
+        "default": schema_names(
+            take_along_dim,
+            "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
+        ),
     },
     "hstack": {
         "default": hstack,
@@ -22255,227 +22578,364 @@ OVERLOADS = {
         "default": vstack,
     },
     "narrow": {
-        "default": narrow,
+        "default": schema_names(
+            narrow,
+            "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+        ),
     },
     "roll": {
-        "default": roll,
+        "default": schema_names(
+            roll, "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+        ),
     },
     "repeat": {
-        "default": repeat_default,
+        "default": schema_names(
+            repeat_default, "repeat(Tensor self, SymInt[] repeats) -> Tensor"
+        ),
     },
     "repeat_interleave": {
         "Tensor": repeat_interleave_Tensor,
-        "self_Tensor": repeat_interleave_self_Tensor,
-        "self_int": repeat_interleave_self_int,
+        "self_Tensor": schema_names(
+            repeat_interleave_self_Tensor,
+            "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
+        ),
+        "self_int": schema_names(
+            repeat_interleave_self_int,
+            "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
+        ),
     },
     "tile": {
-        "default": tile_default,
+        "default": schema_names(
+            tile_default, "tile(Tensor self, SymInt[] dims) -> Tensor"
+        ),
     },
     "clone": {
-        "default": clone,
+        "default": schema_names(
+            clone, "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"
+        ),
     },
     "contiguous": {
-        "default": contiguous,
+        "default": schema_names(
+            contiguous,
+            "contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
+        ),
     },
     "constant_pad_nd": {
-        "default": constant_pad_nd,
+        "default": schema_names(
+            constant_pad_nd,
+            "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+        ),
     },
     "pad": {
-        "default": pad,
+        "default": schema_names(
+            pad,
+            'pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor',
+        ),
     },
     "tensordot": {
-        "default": tensordot,
+        "default": schema_names(
+            tensordot,
+            "tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
+        ),
     },
     "_unsafe_view": {
-        "default": _unsafe_view,
+        "default": schema_names(
+            _unsafe_view, "_unsafe_view(Tensor self, SymInt[] size) -> Tensor"
+        ),
     },
     "_reshape_alias": {
-        "default": _reshape_alias,
+        "default": schema_names(
+            _reshape_alias,
+            "_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
+        ),
     },
     "alias": {
-        "default": alias,
+        "default": schema_names(alias, "alias(Tensor(a) self) -> Tensor(a)"),
     },
     "add_": {
-        "Tensor": add__Tensor,
+        "Tensor": schema_names(
+            add__Tensor,
+            "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        ),
     },
     "sub_": {
-        "Tensor": sub__Tensor,
+        "Tensor": schema_names(
+            sub__Tensor,
+            "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        ),
     },
     "mul_": {
-        "Tensor": mul__Tensor,
+        "Tensor": schema_names(
+            mul__Tensor, "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
     },
     "div_": {
-        "Tensor": div__Tensor,
-        "Tensor_mode": div__Tensor_mode,
+        "Tensor": schema_names(
+            div__Tensor, "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+        "Tensor_mode": schema_names(
+            div__Tensor_mode,
+            "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
+        ),
     },
     "pow_": {
-        "Scalar": pow__Scalar,
-        "Tensor": pow__Tensor,
+        "Scalar": schema_names(
+            pow__Scalar, "pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            pow__Tensor, "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"
+        ),
     },
     "neg_": {
-        "default": neg_,
+        "default": schema_names(neg_, "neg_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "reciprocal_": {
-        "default": reciprocal_,
+        "default": schema_names(
+            reciprocal_, "reciprocal_(Tensor(a!) self) -> Tensor(a!)"
+        ),
     },
     "exp_": {
-        "default": exp_,
+        "default": schema_names(exp_, "exp_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "log_": {
-        "default": log_,
+        "default": schema_names(log_, "log_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "sin_": {
-        "default": sin_,
+        "default": schema_names(sin_, "sin_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "cos_": {
-        "default": cos_,
+        "default": schema_names(cos_, "cos_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "tanh_": {
-        "default": tanh_,
+        "default": schema_names(tanh_, "tanh_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "sigmoid_": {
-        "default": sigmoid_,
+        "default": schema_names(sigmoid_, "sigmoid_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "relu_": {
-        "default": relu_,
+        "default": schema_names(relu_, "relu_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "sqrt_": {
-        "default": sqrt_,
+        "default": schema_names(sqrt_, "sqrt_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "abs_": {
-        "default": abs_,
+        "default": schema_names(abs_, "abs_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "clamp_": {
-        "default": clamp_,
+        "default": schema_names(
+            clamp_,
+            "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+        ),
     },
     "clamp_min_": {
-        "default": clamp_min__default,
-        "Tensor": clamp_min__Tensor,
+        "default": schema_names(
+            clamp_min__default, "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            clamp_min__Tensor,
+            "clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)",
+        ),
     },
     "clamp_max_": {
-        "default": clamp_max__default,
-        "Tensor": clamp_max__Tensor,
+        "default": schema_names(
+            clamp_max__default, "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            clamp_max__Tensor,
+            "clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)",
+        ),
     },
     "fill": {
-        "Scalar": fill_Scalar,
-        "Tensor": fill_Tensor,
+        "Scalar": schema_names(
+            fill_Scalar, "fill.Scalar(Tensor self, Scalar value) -> Tensor"
+        ),
+        "Tensor": schema_names(
+            fill_Tensor, "fill.Tensor(Tensor self, Tensor value) -> Tensor"
+        ),
     },
     "fill_": {
-        "Scalar": fill__Scalar,
-        "Tensor": fill__Tensor,
+        "Scalar": schema_names(
+            fill__Scalar, "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            fill__Tensor, "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"
+        ),
     },
     "zero_": {
-        "default": zero_,
+        "default": schema_names(zero_, "zero_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "masked_fill_": {
-        "Scalar": masked_fill__Scalar,
-        "Tensor": masked_fill__Tensor,
+        "Scalar": schema_names(
+            masked_fill__Scalar,
+            "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+        ),
+        "Tensor": schema_names(
+            masked_fill__Tensor,
+            "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+        ),
     },
     "index_add_": {
-        "default": index_add_,
+        "default": schema_names(
+            index_add_,
+            "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
+        ),
     },
     "scatter_": {
-        "src": scatter__src,
-        "value": scatter__value,
+        "src": schema_names(
+            scatter__src,
+            "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+        ),
+        "value": schema_names(
+            scatter__value,
+            "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+        ),
     },
     "scatter_add_": {
-        "default": scatter_add_,
+        "default": schema_names(
+            scatter_add_,
+            "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+        ),
     },
     "addcmul_": {
-        "default": addcmul_,
+        "default": schema_names(
+            addcmul_,
+            "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+        ),
     },
     "addcdiv_": {
-        "default": addcdiv_,
+        "default": schema_names(
+            addcdiv_,
+            "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+        ),
     },
     "lerp_": {
-        "Scalar": lerp__Scalar,
-        "Tensor": lerp__Tensor,
+        "Scalar": schema_names(
+            lerp__Scalar,
+            "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        ),
+        "Tensor": schema_names(
+            lerp__Tensor,
+            "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+        ),
     },
     "hypot_": {
-        "default": hypot_,
+        "default": schema_names(
+            hypot_, "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
     },
     "copysign_": {
-        "Tensor": copysign__Tensor,
-        "Scalar": copysign__Scalar,
+        "Tensor": schema_names(
+            copysign__Tensor,
+            "copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
+        "Scalar": schema_names(
+            copysign__Scalar,
+            "copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
     },
     "remainder_": {
-        "Scalar": remainder__Scalar,
-        "Tensor": remainder__Tensor,
+        "Scalar": schema_names(
+            remainder__Scalar,
+            "remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
+        "Tensor": schema_names(
+            remainder__Tensor,
+            "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        ),
     },
     "fmod_": {
-        "Scalar": fmod__Scalar,
-        "Tensor": fmod__Tensor,
+        "Scalar": schema_names(
+            fmod__Scalar, "fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+        ),
+        "Tensor": schema_names(
+            fmod__Tensor, "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
     },
     "xlogy_": {
-        "Tensor": xlogy__Tensor,
-        "Scalar_Other": xlogy__Scalar_Other,
+        "Tensor": schema_names(
+            xlogy__Tensor, "xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+        "Scalar_Other": schema_names(
+            xlogy__Scalar_Other,
+            "xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        ),
     },
     "nan_to_num_": {
-        "default": nan_to_num_,
+        "default": schema_names(
+            nan_to_num_,
+            "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
+        ),
     },
     "logit_": {
-        "default": logit_,
+        "default": schema_names(
+            logit_, "logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"
+        ),
     },
     "round_": {
-        "decimals": round__decimals,
-        "default": round__default,
+        "decimals": schema_names(
+            round__decimals,
+            "round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
+        ),
+        "default": schema_names(
+            round__default, "round_(Tensor(a!) self) -> Tensor(a!)"
+        ),
     },
     "asin_": {
-        "default": asin_,
+        "default": schema_names(asin_, "asin_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "acos_": {
-        "default": acos_,
+        "default": schema_names(acos_, "acos_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "atan_": {
-        "default": atan_,
+        "default": schema_names(atan_, "atan_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "sinh_": {
-        "default": sinh_,
+        "default": schema_names(sinh_, "sinh_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "cosh_": {
-        "default": cosh_,
+        "default": schema_names(cosh_, "cosh_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "tan_": {
-        "default": tan_,
+        "default": schema_names(tan_, "tan_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "log2_": {
-        "default": log2_,
+        "default": schema_names(log2_, "log2_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "log10_": {
-        "default": log10_,
+        "default": schema_names(log10_, "log10_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "log1p_": {
-        "default": log1p_,
+        "default": schema_names(log1p_, "log1p_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "expm1_": {
-        "default": expm1_,
+        "default": schema_names(expm1_, "expm1_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "exp2_": {
-        "default": exp2_,
+        "default": schema_names(exp2_, "exp2_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "rsqrt_": {
-        "default": rsqrt_,
+        "default": schema_names(rsqrt_, "rsqrt_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "floor_": {
-        "default": floor_,
+        "default": schema_names(floor_, "floor_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "ceil_": {
-        "default": ceil_,
+        "default": schema_names(ceil_, "ceil_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "trunc_": {
-        "default": trunc_,
+        "default": schema_names(trunc_, "trunc_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "frac_": {
-        "default": frac_,
+        "default": schema_names(frac_, "frac_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "sign_": {
-        "default": sign_,
+        "default": schema_names(sign_, "sign_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "erf_": {
-        "default": erf_,
+        "default": schema_names(erf_, "erf_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "erfc_": {
-        "default": erfc_,
+        "default": schema_names(erfc_, "erfc_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "linear": {
         "default": linear,
@@ -22487,16 +22947,28 @@ OVERLOADS = {
         "default": convolution,
     },
     "max_pool2d_with_indices": {
-        "default": max_pool2d_with_indices,
+        "default": schema_names(
+            max_pool2d_with_indices,
+            "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        ),
     },
     "max_pool2d": {
-        "default": max_pool2d,
+        "default": schema_names(
+            max_pool2d,
+            "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+        ),
     },
     "avg_pool2d": {
-        "default": avg_pool2d,
+        "default": schema_names(
+            avg_pool2d,
+            "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        ),
     },
     "_adaptive_avg_pool2d": {
-        "default": _adaptive_avg_pool2d_default,
+        "default": schema_names(
+            _adaptive_avg_pool2d_default,
+            "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+        ),
     },
     "native_layer_norm": {
         "default": native_layer_norm,
@@ -22511,90 +22983,144 @@ OVERLOADS = {
         "default": embedding,
     },
     "gelu": {
-        "default": gelu,
+        "default": schema_names(
+            gelu, 'gelu(Tensor self, *, str approximate="none") -> Tensor'
+        ),
     },
     "silu": {
-        "default": silu,
+        "default": schema_names(silu, "silu(Tensor self) -> Tensor"),
     },
     "mish": {
-        "default": mish,
+        "default": schema_names(mish, "mish(Tensor self) -> Tensor"),
     },
     "softplus": {
-        "default": softplus,
+        "default": schema_names(
+            softplus,
+            "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+        ),
     },
     "elu": {
-        "default": elu,
+        "default": schema_names(
+            elu,
+            "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+        ),
     },
     "selu": {
-        "default": selu,
+        "default": schema_names(selu, "selu(Tensor self) -> Tensor"),
     },
     "celu": {
-        "default": celu,
+        "default": schema_names(celu, "celu(Tensor self, Scalar alpha=1.0) -> Tensor"),
     },
     "leaky_relu": {
-        "default": leaky_relu,
+        "default": schema_names(
+            leaky_relu, "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"
+        ),
     },
     "hardtanh": {
-        "default": hardtanh,
+        "default": schema_names(
+            hardtanh,
+            "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+        ),
     },
     "hardswish": {
-        "default": hardswish,
+        "default": schema_names(hardswish, "hardswish(Tensor self) -> Tensor"),
     },
     "hardsigmoid": {
-        "default": hardsigmoid,
+        "default": schema_names(hardsigmoid, "hardsigmoid(Tensor self) -> Tensor"),
     },
     "log_sigmoid": {
-        "default": log_sigmoid,
+        "default": schema_names(log_sigmoid, "log_sigmoid(Tensor self) -> Tensor"),
     },
     "leaky_relu_": {
-        "default": leaky_relu_,
+        "default": schema_names(
+            leaky_relu_,
+            "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+        ),
     },
     "elu_": {
-        "default": elu_,
+        "default": schema_names(
+            elu_,
+            "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)",
+        ),
     },
     "celu_": {
-        "default": celu_,
+        "default": schema_names(
+            celu_, "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)"
+        ),
     },
     "hardtanh_": {
-        "default": hardtanh_,
+        "default": schema_names(
+            hardtanh_,
+            "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+        ),
     },
     "silu_": {
-        "default": silu_,
+        "default": schema_names(silu_, "silu_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "mish_": {
-        "default": mish_,
+        "default": schema_names(mish_, "mish_(Tensor(a!) self) -> Tensor(a!)"),
     },
     "hardswish_": {
-        "default": hardswish_,
+        "default": schema_names(
+            hardswish_, "hardswish_(Tensor(a!) self) -> Tensor(a!)"
+        ),
     },
     "hardsigmoid_": {
-        "default": hardsigmoid_,
+        "default": schema_names(
+            hardsigmoid_, "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"
+        ),
     },
     "mse_loss": {
-        "default": mse_loss,
+        "default": schema_names(
+            mse_loss, "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor"
+        ),
     },
     "smooth_l1_loss": {
-        "default": smooth_l1_loss,
+        "default": schema_names(
+            smooth_l1_loss,
+            "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
+        ),
     },
     "huber_loss": {
-        "default": huber_loss,
+        "default": schema_names(
+            huber_loss,
+            "huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
+        ),
     },
     "binary_cross_entropy": {
-        "default": binary_cross_entropy,
+        "default": schema_names(
+            binary_cross_entropy,
+            "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
+        ),
     },
     "binary_cross_entropy_with_logits": {
-        "default": binary_cross_entropy_with_logits,
+        "default": schema_names(
+            binary_cross_entropy_with_logits,
+            "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
+        ),
     },
     "nll_loss_forward": {
-        "default": nll_loss_forward,
+        "default": schema_names(
+            nll_loss_forward,
+            "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+        ),
     },
     "nll_loss2d_forward": {
-        "default": nll_loss2d_forward,
+        "default": schema_names(
+            nll_loss2d_forward,
+            "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+        ),
     },
     "nll_loss": {
-        "default": nll_loss,
+        "default": schema_names(
+            nll_loss,
+            "nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
+        ),
     },
     "nll_loss2d": {
-        "default": nll_loss2d,
+        "default": schema_names(
+            nll_loss2d,
+            "nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor",
+        ),
     },
 }

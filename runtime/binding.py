@@ -198,3 +198,28 @@ def check_arguments(op: str, checks: tuple[tuple[str, str, int, Any], ...]) -> N
         ):
             expected = "tuple of Tensors"
             raise TypeError(argument_type(op, name, position, expected, value))
+
+
+def schema_names(fn: Callable[..., Any], schema: str) -> Callable[..., Any]:
+    """`fn` as `yamlgrad.ops.<name>.<overload>` offers it: called by the schema's
+    argument names, as `torch.ops.aten` is. The Python function calls the
+    schema's `self` `input` (PyTorch's Python signatures do); here it is `self=`
+    again, and `input=` gets PyTorch's error for the missing `self`."""
+
+    name = schema.split("(")[0].split(".")[0]
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if "self" in kwargs:
+            kwargs["input"] = kwargs.pop("self")
+        elif "input" in kwargs and not args:
+            raise RuntimeError(
+                f"aten::{name}() is missing value for argument 'self'. "
+                f"Declaration: aten::{schema}"
+            )
+        return fn(*args, **kwargs)
+
+    op.__name__ = fn.__name__
+    op.__qualname__ = fn.__qualname__
+    op.__doc__ = fn.__doc__
+    op.__wrapped__ = fn  # type: ignore[attr-defined]
+    return op

@@ -300,7 +300,13 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
             x = ops.sum(x, dims, True)
         return ops.reshape(x, shape) if tuple(x.shape) != tuple(shape) else x
     if dims:
-        x = np.add.reduce(x, axis=tuple(dims), keepdims=True)
+        # Keeping the reduced dims only where `shape` has them gives a result
+        # of its own in `shape` (no reshaped view), which a leaf's
+        # AccumulateGrad can take without a copy: a bias's gradient.
+        only_lead = len(dims) == lead
+        x = np.add.reduce(x, axis=tuple(dims), keepdims=not only_lead)
+        if only_lead or not lead:
+            return x if type(x) is np.ndarray else np.asarray(x)  # 0-d: a scalar
     return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 

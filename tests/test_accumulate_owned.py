@@ -41,6 +41,27 @@ def test_a_fresh_gradient_is_taken_without_a_copy(counting: _CountingNumpy) -> N
     np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 4), 2.0))
 
 
+@pytest.mark.parametrize(
+    "bias_shape", [(4,), (1, 4), (3, 1), ()], ids=["lead", "kept", "column", "0-d"]
+)
+def test_a_broadcast_leafs_reduced_gradient_is_taken_without_a_copy(
+    counting: _CountingNumpy, bias_shape: tuple[int, ...]
+) -> None:
+    """The sum that undoes a broadcast gives an array of its own in the leaf's
+    shape (not a reshaped view), which the leaf takes as is."""
+    bias = yg.tensor(np.zeros(bias_shape), requires_grad=True)
+    h = yg.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    ((h * 2.0) + bias).sum().backward()
+    assert counting.copies == 0
+    expected = np.broadcast_to(np.ones((3, 4)), (3, 4)).sum(
+        axis=tuple(range(2 - len(bias_shape)))
+        + tuple(2 - len(bias_shape) + i for i, s in enumerate(bias_shape) if s == 1),
+    )
+    np.testing.assert_array_equal(bias.grad.numpy().ravel(), expected.ravel())
+    assert bias.grad.shape == bias_shape
+    assert bias.grad.numpy().base is None
+
+
 def test_a_gradient_that_flows_to_two_leaves_is_copied_for_one(
     counting: _CountingNumpy,
 ) -> None:

@@ -212,3 +212,49 @@ def test_overload_error_lists_input_as_torch_names_it() -> None:
     text = str(caught.value)
     assert "(Tensor input, *, ScalarType? dtype=None)" in text
     assert "Tensor self" not in text
+
+
+# fmt: off
+SCHEMA_KEYWORD_CALLS = [
+    ("abs", lambda ops, x, y: ops.abs.default(self=x)),
+    ("sum_dim", lambda ops, x, y: ops.sum.dim_IntList(self=x, dim=[1], keepdim=True)),
+    ("add_alpha", lambda ops, x, y: ops.add.Tensor(self=x, other=y, alpha=2)),
+    ("mul_positional", lambda ops, x, y: ops.mul.Tensor(x, other=y)),
+    ("where", lambda ops, x, y: ops.where.self(x > 0, self=x, other=y)),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "call",
+    [c for _, c in SCHEMA_KEYWORD_CALLS],
+    ids=[n for n, _ in SCHEMA_KEYWORD_CALLS],
+)
+def test_ops_overloads_take_schema_names_as_torch_ops(call: object) -> None:
+    """`yg.ops.<name>.<overload>` is called by the schema's names (`self=`), as
+    `torch.ops.aten` is, while `yg.<name>` takes Python's (`input=`)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    ours = [yg.tensor(v, requires_grad=True) for v in (a, b)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+    out = call(yg.ops, *ours)  # type: ignore[operator]
+    ref = call(torch.ops.aten, *theirs)  # type: ignore[operator]
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
+    out.sum().backward()
+    ref.sum().backward()
+    for x, t in zip(ours, theirs):
+        if t.grad is None:
+            assert x.grad is None
+        else:
+            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_ops_overload_without_self_has_torchs_error() -> None:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ops.aten.abs.default(input=torch.ones(2))
+    with pytest.raises(RuntimeError) as ours:
+        yg.ops.abs.default(input=yg.ones(2))
+    assert str(ours.value) == str(theirs.value)

@@ -24,6 +24,7 @@ from yamlgrad.runtime.binding import (
     Param,
     check_arguments,
     dispatch,
+    schema_names,
 )
 from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
@@ -358,15 +359,17 @@ METHODS = {
 # for `yamlgrad.ops.<name>.<overload>`.
 OVERLOADS = {
     "softsign": {
-        "default": softsign,
+        "default": schema_names(softsign, "softsign(Tensor self) -> Tensor"),
     },
     "swish": {
-        "default": swish,
+        "default": schema_names(swish, "swish(Tensor self, float beta=1.0) -> Tensor"),
     },
     "cubic": {
-        "default": cubic,
+        "default": schema_names(cubic, "cubic(Tensor self, Tensor other) -> Tensor"),
     },
     "smooth_abs": {
-        "default": smooth_abs,
+        "default": schema_names(
+            smooth_abs, "smooth_abs(Tensor self, float eps=0.01) -> Tensor"
+        ),
     },
 }
