@@ -7435,8 +7435,10 @@ def sum_dim_IntList(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
     )
-    dim = optional_int_list_arg(dim, "sum", "dim", 2)
-    keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
+    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "sum", "dim", 2)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "sum", "keepdim", 3)
+    )
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7566,8 +7568,10 @@ def mean_dim(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
     )
-    dim = optional_int_list_arg(dim, "mean", "dim", 2)
-    keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
+    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "mean", "dim", 2)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "mean", "keepdim", 3)
+    )
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -7643,7 +7647,9 @@ def max_dim(
         self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "max", "dim", 2)
-    keepdim = bool_arg(keepdim, "max", "keepdim", 3)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "max", "keepdim", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -7752,7 +7758,9 @@ def min_dim(
         self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "min", "dim", 2)
-    keepdim = bool_arg(keepdim, "min", "keepdim", 3)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "min", "keepdim", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -7925,7 +7933,9 @@ def prod_dim_int(
         self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "prod", "dim", 2)
-    keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "prod", "keepdim", 3)
+    )
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -8006,9 +8016,11 @@ def var_correction(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "var", "input", 1)
     )
-    dim = optional_int_list_arg(dim, "var", "dim", 2)
+    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "var", "dim", 2)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
-    keepdim = bool_arg(keepdim, "var", "keepdim", 4)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "var", "keepdim", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8081,9 +8093,11 @@ def std_correction(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "std", "input", 1)
     )
-    dim = optional_int_list_arg(dim, "std", "dim", 2)
+    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "std", "dim", 2)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
-    keepdim = bool_arg(keepdim, "std", "keepdim", 4)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "std", "keepdim", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8165,8 +8179,16 @@ def linalg_vector_norm(
         if type(ord) is int or type(ord) is float
         else scalar_arg(ord, "linalg_vector_norm", "ord", 2)
     )
-    dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3)
-    keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
+    dim = (
+        (dim,)
+        if type(dim) is int
+        else optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3)
+    )
+    keepdim = (
+        keepdim
+        if type(keepdim) is bool
+        else bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
+    )
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
@@ -8278,8 +8300,10 @@ def amax(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amax", "input", 1)
     )
-    dim = int_list_arg(dim, "amax", "dim", 2)
-    keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
+    dim = (dim,) if type(dim) is int else int_list_arg(dim, "amax", "dim", 2)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "amax", "keepdim", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8345,8 +8369,10 @@ def amin(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "amin", "input", 1)
     )
-    dim = int_list_arg(dim, "amin", "dim", 2)
-    keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
+    dim = (dim,) if type(dim) is int else int_list_arg(dim, "amin", "dim", 2)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "amin", "keepdim", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8414,8 +8440,12 @@ def logsumexp(
         if type(self) is Tensor
         else tensor_arg(self, "logsumexp", "input", 1)
     )
-    dim = int_list_arg(dim, "logsumexp", "dim", 2)
-    keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
+    dim = (dim,) if type(dim) is int else int_list_arg(dim, "logsumexp", "dim", 2)
+    keepdim = (
+        keepdim
+        if type(keepdim) is bool
+        else bool_arg(keepdim, "logsumexp", "keepdim", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8613,7 +8643,11 @@ def _softmax(
         self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "_softmax", "dim", 2)
-    half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
+    half_to_float = (
+        half_to_float
+        if type(half_to_float) is bool
+        else bool_arg(half_to_float, "_softmax", "half_to_float", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8685,7 +8719,11 @@ def _log_softmax(
         else tensor_arg(self, "_log_softmax", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "_log_softmax", "dim", 2)
-    half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
+    half_to_float = (
+        half_to_float
+        if type(half_to_float) is bool
+        else bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -8805,7 +8843,9 @@ def argmax(
         self._data if type(self) is Tensor else tensor_arg(self, "argmax", "input", 1)
     )
     dim = optional_int_arg(dim, "argmax", "dim", 2)
-    keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "argmax", "keepdim", 3)
+    )
     try:
         result = Tensor._make(kernels.argmax(self_data, dim, keepdim))
     except ValueError as kernel_failure:
@@ -8829,7 +8869,9 @@ def argmin(
         self._data if type(self) is Tensor else tensor_arg(self, "argmin", "input", 1)
     )
     dim = optional_int_arg(dim, "argmin", "dim", 2)
-    keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "argmin", "keepdim", 3)
+    )
     try:
         result = Tensor._make(kernels.argmin(self_data, dim, keepdim))
     except ValueError as kernel_failure:
@@ -8871,7 +8913,9 @@ def all_dim(
         self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "all", "dim", 2)
-    keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "all", "keepdim", 3)
+    )
     try:
         result = Tensor._make(
             kernels.c_order(
@@ -8902,8 +8946,10 @@ def all_dims(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
     )
-    dim = optional_int_list_arg(dim, "all", "dim", 2)
-    keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "all", "dim", 2)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "all", "keepdim", 3)
+    )
     try:
         result = Tensor._make(
             np.all(
@@ -8949,7 +8995,9 @@ def any_dim(
         self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
     dim = dim if type(dim) is int else int_arg(dim, "any", "dim", 2)
-    keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "any", "keepdim", 3)
+    )
     try:
         result = Tensor._make(
             kernels.c_order(
@@ -8980,8 +9028,10 @@ def any_dims(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
     )
-    dim = optional_int_list_arg(dim, "any", "dim", 2)
-    keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "any", "dim", 2)
+    keepdim = (
+        keepdim if type(keepdim) is bool else bool_arg(keepdim, "any", "keepdim", 3)
+    )
     try:
         result = Tensor._make(
             np.any(
@@ -9656,7 +9706,11 @@ def linalg_inv_ex(
     forward: linalg_inv_ex(A, check_errors)
     """
     A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_inv_ex", "A", 1)
-    check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
+    check_errors = (
+        check_errors
+        if type(check_errors) is bool
+        else bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(A, Tensor) and A._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9874,7 +9928,7 @@ def permute_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "permute", "input", 1)
     )
-    dims = int_list_arg(dims, "permute", "dims", 2)
+    dims = (dims,) if type(dims) is int else int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9916,7 +9970,7 @@ def view_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "view", "input", 1)
     )
-    size = int_list_arg(size, "view", "size", 2)
+    size = (size,) if type(size) is int else int_list_arg(size, "view", "size", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -9976,8 +10030,12 @@ def expand_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "expand", "input", 1)
     )
-    size = int_list_arg(size, "expand", "size", 2)
-    implicit = bool_arg(implicit, "expand", "implicit", 3)
+    size = (size,) if type(size) is int else int_list_arg(size, "expand", "size", 2)
+    implicit = (
+        implicit
+        if type(implicit) is bool
+        else bool_arg(implicit, "expand", "implicit", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -10176,7 +10234,11 @@ def select_backward(
         if type(grad_output) is Tensor
         else tensor_arg(grad_output, "select_backward", "grad_output", 1)
     )
-    input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
+    input_sizes = (
+        (input_sizes,)
+        if type(input_sizes) is int
+        else int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
+    )
     dim = dim if type(dim) is int else int_arg(dim, "select_backward", "dim", 3)
     index = (
         index if type(index) is int else int_arg(index, "select_backward", "index", 4)
@@ -10314,7 +10376,11 @@ def slice_backward(
         if type(grad_output) is Tensor
         else tensor_arg(grad_output, "slice_backward", "grad_output", 1)
     )
-    input_sizes = int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
+    input_sizes = (
+        (input_sizes,)
+        if type(input_sizes) is int
+        else int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
+    )
     dim = dim if type(dim) is int else int_arg(dim, "slice_backward", "dim", 3)
     start = (
         start if type(start) is int else int_arg(start, "slice_backward", "start", 4)
@@ -10569,7 +10635,7 @@ def flip_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "flip", "input", 1)
     )
-    dims = int_list_arg(dims, "flip", "dims", 2)
+    dims = (dims,) if type(dims) is int else int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -10878,7 +10944,11 @@ def diagonal_backward(
         if type(grad_output) is Tensor
         else tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
     )
-    input_sizes = int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
+    input_sizes = (
+        (input_sizes,)
+        if type(input_sizes) is int
+        else int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
+    )
     offset = (
         offset
         if type(offset) is int
@@ -11194,7 +11264,7 @@ def squeeze_dims(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
     )
-    dim = int_list_arg(dim, "squeeze", "dim", 2)
+    dim = (dim,) if type(dim) is int else int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -11330,7 +11400,7 @@ def squeeze__dims(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
     )
-    dim = int_list_arg(dim, "squeeze_", "dim", 2)
+    dim = (dim,) if type(dim) is int else int_list_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         check_inplace(self)
@@ -11561,7 +11631,11 @@ def gather(
         if type(index) is Tensor
         else tensor_arg(index, "gather", "index", 3)
     )
-    sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
+    sparse_grad = (
+        sparse_grad
+        if type(sparse_grad) is bool
+        else bool_arg(sparse_grad, "gather", "sparse_grad", 4)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -12311,8 +12385,10 @@ def roll(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "roll", "input", 1)
     )
-    shifts = int_list_arg(shifts, "roll", "shifts", 2)
-    dims = int_list_arg(dims, "roll", "dims", 3)
+    shifts = (
+        (shifts,) if type(shifts) is int else int_list_arg(shifts, "roll", "shifts", 2)
+    )
+    dims = (dims,) if type(dims) is int else int_list_arg(dims, "roll", "dims", 3)
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -12372,7 +12448,11 @@ def repeat_default(
     self_data = (
         self._data if type(self) is Tensor else tensor_arg(self, "repeat", "input", 1)
     )
-    repeats = int_list_arg(repeats, "repeat", "repeats", 2)
+    repeats = (
+        (repeats,)
+        if type(repeats) is int
+        else int_list_arg(repeats, "repeat", "repeats", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -12626,7 +12706,7 @@ def constant_pad_nd(
         if type(self) is Tensor
         else tensor_arg(self, "constant_pad_nd", "input", 1)
     )
-    pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
+    pad = (pad,) if type(pad) is int else int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = (
         value
         if type(value) is int or type(value) is float
@@ -12734,7 +12814,9 @@ def _unsafe_view(
         if type(self) is Tensor
         else tensor_arg(self, "_unsafe_view", "input", 1)
     )
-    size = int_list_arg(size, "_unsafe_view", "size", 2)
+    size = (
+        (size,) if type(size) is int else int_list_arg(size, "_unsafe_view", "size", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -12794,8 +12876,16 @@ def _reshape_alias(
         if type(self) is Tensor
         else tensor_arg(self, "_reshape_alias", "input", 1)
     )
-    size = int_list_arg(size, "_reshape_alias", "size", 2)
-    stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
+    size = (
+        (size,)
+        if type(size) is int
+        else int_list_arg(size, "_reshape_alias", "size", 2)
+    )
+    stride = (
+        (stride,)
+        if type(stride) is int
+        else int_list_arg(stride, "_reshape_alias", "stride", 3)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -17077,11 +17167,31 @@ def convolution(
         else tensor_arg(weight, "convolution", "weight", 2)
     )
     bias_data = optional_tensor_arg(bias, "convolution", "bias", 3)
-    stride = int_list_arg(stride, "convolution", "stride", 4)
-    padding = int_list_arg(padding, "convolution", "padding", 5)
-    dilation = int_list_arg(dilation, "convolution", "dilation", 6)
-    transposed = bool_arg(transposed, "convolution", "transposed", 7)
-    output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
+    stride = (
+        (stride,)
+        if type(stride) is int
+        else int_list_arg(stride, "convolution", "stride", 4)
+    )
+    padding = (
+        (padding,)
+        if type(padding) is int
+        else int_list_arg(padding, "convolution", "padding", 5)
+    )
+    dilation = (
+        (dilation,)
+        if type(dilation) is int
+        else int_list_arg(dilation, "convolution", "dilation", 6)
+    )
+    transposed = (
+        transposed
+        if type(transposed) is bool
+        else bool_arg(transposed, "convolution", "transposed", 7)
+    )
+    output_padding = (
+        (output_padding,)
+        if type(output_padding) is int
+        else int_list_arg(output_padding, "convolution", "output_padding", 8)
+    )
     groups = (
         groups if type(groups) is int else int_arg(groups, "convolution", "groups", 9)
     )
@@ -17206,11 +17316,31 @@ def max_pool2d_with_indices(
         if type(self) is Tensor
         else tensor_arg(self, "max_pool2d_with_indices", "input", 1)
     )
-    kernel_size = int_list_arg(kernel_size, "max_pool2d_with_indices", "kernel_size", 2)
-    stride = int_list_arg(stride, "max_pool2d_with_indices", "stride", 3)
-    padding = int_list_arg(padding, "max_pool2d_with_indices", "padding", 4)
-    dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5)
-    ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
+    kernel_size = (
+        (kernel_size,)
+        if type(kernel_size) is int
+        else int_list_arg(kernel_size, "max_pool2d_with_indices", "kernel_size", 2)
+    )
+    stride = (
+        (stride,)
+        if type(stride) is int
+        else int_list_arg(stride, "max_pool2d_with_indices", "stride", 3)
+    )
+    padding = (
+        (padding,)
+        if type(padding) is int
+        else int_list_arg(padding, "max_pool2d_with_indices", "padding", 4)
+    )
+    dilation = (
+        (dilation,)
+        if type(dilation) is int
+        else int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5)
+    )
+    ceil_mode = (
+        ceil_mode
+        if type(ceil_mode) is bool
+        else bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -17295,12 +17425,30 @@ def avg_pool2d(
         if type(self) is Tensor
         else tensor_arg(self, "avg_pool2d", "input", 1)
     )
-    kernel_size = int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2)
-    stride = int_list_arg(stride, "avg_pool2d", "stride", 3)
-    padding = int_list_arg(padding, "avg_pool2d", "padding", 4)
-    ceil_mode = bool_arg(ceil_mode, "avg_pool2d", "ceil_mode", 5)
-    count_include_pad = bool_arg(
-        count_include_pad, "avg_pool2d", "count_include_pad", 6
+    kernel_size = (
+        (kernel_size,)
+        if type(kernel_size) is int
+        else int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2)
+    )
+    stride = (
+        (stride,)
+        if type(stride) is int
+        else int_list_arg(stride, "avg_pool2d", "stride", 3)
+    )
+    padding = (
+        (padding,)
+        if type(padding) is int
+        else int_list_arg(padding, "avg_pool2d", "padding", 4)
+    )
+    ceil_mode = (
+        ceil_mode
+        if type(ceil_mode) is bool
+        else bool_arg(ceil_mode, "avg_pool2d", "ceil_mode", 5)
+    )
+    count_include_pad = (
+        count_include_pad
+        if type(count_include_pad) is bool
+        else bool_arg(count_include_pad, "avg_pool2d", "count_include_pad", 6)
     )
     divisor_override = optional_int_arg(
         divisor_override, "avg_pool2d", "divisor_override", 7
@@ -17387,7 +17535,11 @@ def _adaptive_avg_pool2d_default(
         if type(self) is Tensor
         else tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
     )
-    output_size = int_list_arg(output_size, "_adaptive_avg_pool2d", "output_size", 2)
+    output_size = (
+        (output_size,)
+        if type(output_size) is int
+        else int_list_arg(output_size, "_adaptive_avg_pool2d", "output_size", 2)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation
@@ -17453,8 +17605,10 @@ def native_layer_norm(
         if type(input) is Tensor
         else tensor_arg(input, "native_layer_norm", "input", 1)
     )
-    normalized_shape = int_list_arg(
-        normalized_shape, "native_layer_norm", "normalized_shape", 2
+    normalized_shape = (
+        (normalized_shape,)
+        if type(normalized_shape) is int
+        else int_list_arg(normalized_shape, "native_layer_norm", "normalized_shape", 2)
     )
     weight_data = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
     bias_data = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
@@ -17568,7 +17722,11 @@ def native_batch_norm(
     running_var_data = optional_tensor_arg(
         running_var, "native_batch_norm", "running_var", 5
     )
-    training = bool_arg(training, "native_batch_norm", "training", 6)
+    training = (
+        training
+        if type(training) is bool
+        else bool_arg(training, "native_batch_norm", "training", 6)
+    )
     momentum = float_arg(momentum, "native_batch_norm", "momentum", 7)
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
     if _grad_mode.enabled:
@@ -17832,10 +17990,14 @@ def embedding(
         if type(padding_idx) is int
         else int_arg(padding_idx, "embedding", "padding_idx", 3)
     )
-    scale_grad_by_freq = bool_arg(
-        scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
+    scale_grad_by_freq = (
+        scale_grad_by_freq
+        if type(scale_grad_by_freq) is bool
+        else bool_arg(scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4)
     )
-    sparse = bool_arg(sparse, "embedding", "sparse", 5)
+    sparse = (
+        sparse if type(sparse) is bool else bool_arg(sparse, "embedding", "sparse", 5)
+    )
     grad_fn = None
     if _grad_mode.enabled and ((isinstance(weight, Tensor) and weight._requires_grad)):
         # The node, every slot set here (Node.__init__, inlined): its creation

@@ -417,7 +417,7 @@ def _no_identity(op: str, x: Any, dims: Any, index_error: bool, wrap: bool) -> N
     ...) on empty input: a full reduction of an empty tensor, or a reduced dim
     of size 0. `dims` None is a full reduction; `wrap`: the message shows the
     wrapped dim (max, argmax), else the dim as given (amax)."""
-    shape = np.shape(x)
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
     if dims is None:
         if np.size(x) == 0:
             message = f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
@@ -1552,11 +1552,12 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
     """max()/min() of everything (dim None), or amax/amin over `dim` (every dim
     for []), with PyTorch's checks of a reduction without an identity."""
     full = dim is None or len(dim) == 0
-    _no_identity(op, x, None if full else dim, False, False)
-    if not full:
+    _no_identity(op, x, None if full else dim, False, False)  # dims in range
+    ndim = x.ndim if type(x) is np.ndarray else np.ndim(x)
+    if not full and len(dim) > 1:
         seen = set()
         for d in dim:
-            w = _dim(d, np.ndim(x), op)
+            w = d % max(ndim, 1)
             if w in seen:
                 raise RuntimeError(
                     f"dim {w} appears multiple times in the list of dims"
@@ -1567,7 +1568,7 @@ def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
     fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
     if dim is None:
         return fn(x, axis=None)
-    return fn(x, axis=reduce_dims(dim, np.ndim(x)), keepdims=keepdim)
+    return fn(x, axis=reduce_dims(dim, ndim), keepdims=keepdim)
 
 
 def max_all(x: Any) -> Any:

@@ -78,8 +78,11 @@ class SavedVariable:
             pack_hook, unpack_hook = hook_state.stack[-1]
             self._data = _Packed(pack_hook(value), unpack_hook)
         self._output_nr = value.output_nr
-        self._version_counter = value.version_counter
-        self._saved_version = self._version_counter.value
+        counter = value._version_counter  # Tensor.version_counter, inlined
+        if counter is None:
+            counter = value._version_counter = VersionCounter()
+        self._version_counter = counter
+        self._saved_version = counter.value
         # A leaf output has no grad_fn to close a cycle through; keep it whole.
         self._tensor = None if is_output and value.grad_fn is not None else value
         # The output of an in-place op on a view: its grad_fn is the view's

@@ -185,3 +185,31 @@ def test_var_with_no_degrees_of_freedom_matches_torch(
     out.sum().backward()
     ref.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), RTOL)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+@pytest.mark.parametrize(
+    "shape, dims",
+    [
+        ((3, 4), (0, 0, 5)),  # out of range is found before the repeat
+        ((3, 4), (0, 0)),
+        ((3, 4), (1, -1)),  # the same dim, spelled twice
+        ((3, 0), (1, 1)),  # an empty reduced dim is found before the repeat
+        ((3, 4), (5,)),
+        ((3, 4), 5),
+        ((3, 4), (-2, 1)),
+    ],
+)
+def test_amax_amin_dim_errors_as_torch(
+    name: str, shape: tuple[int, ...], dims: object
+) -> None:
+    torch = pytest.importorskip("torch")
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+
+    def outcome(lib: object, tensor: object) -> object:
+        try:
+            return tuple(getattr(lib, name)(tensor, dims).shape)
+        except (IndexError, RuntimeError) as error:
+            return type(error).__name__, str(error)
+
+    assert outcome(yg, yg.tensor(data)) == outcome(torch, torch.tensor(data))
