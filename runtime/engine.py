@@ -258,9 +258,18 @@ def _call_with_anomaly_checks(
     return outputs
 
 
-# References to a buffered gradient nobody else holds, as the engine's loop sees
-# it: the buffer, the loop's local and getrefcount's own argument.
-_ONLY_THE_BUFFERS = 3
+def _references_of_a_buffered_gradient() -> int:
+    """What sys.getrefcount says of a gradient nobody else holds, asked as the
+    loop asks it: 3 on CPython 3.11 (the buffer, the loop's local and
+    getrefcount's own argument). Measured, not written down: an interpreter that
+    borrows references on its stack (CPython 3.14) counts fewer, and a constant
+    of 3 there would take an array someone else holds as the engine's own."""
+    buffer = [np.empty(0)]
+    old = buffer[0]
+    return sys.getrefcount(old)
+
+
+_ONLY_THE_BUFFERS = _references_of_a_buffered_gradient()
 
 
 class _GraphTask:
