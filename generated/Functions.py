@@ -248,6 +248,7 @@ __all__ = [
     "SliceBackward0",
     "SliceBackwardBackward0",
     "SplitBackward0",
+    "SplitWithSizesBackward0",
     "UnbindBackward0",
     "ToCopyBackward0",
     "FlipBackward0",
@@ -5107,6 +5108,42 @@ class SplitBackward0(Node):
             split_size = self._saved_split_size
             dim = self._saved_dim
             grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class SplitWithSizesBackward0(Node):
+    """Backward of `split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`.
+
+    self: split_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved_dim: Any = None
+        self._saved_self_sym_sizes: Any = None
+        self._saved_split_sizes: Any = None
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        # task_should_compute_output(i), inlined: input i has somewhere to go
+        # (`_edges` is flat: node, input_nr, ...), and the running task
+        # (autograd.grad's inputs) needs it.
+        _edges = self._next_edges
+        _needed = task_state.should_execute
+        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+            self_sym_sizes = self._saved_self_sym_sizes
+            split_sizes = self._saved_split_sizes
+            dim = self._saved_dim
+            grad_inputs[0] = split_backward(grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
 

@@ -189,6 +189,7 @@ from .Functions import (
     SliceBackward0,
     SliceBackwardBackward0,
     SplitBackward0,
+    SplitWithSizesBackward0,
     UnbindBackward0,
     ToCopyBackward0,
     FlipBackward0,
@@ -384,6 +385,7 @@ __all__ = [
     "select",
     "split",
     "chunk",
+    "split_with_sizes",
     "unbind",
     "_to_copy",
     "flip",
@@ -10503,6 +10505,23 @@ def split_Tensor(
     return tuple(outputs)
 
 
+def split_sizes(
+    input: Any,
+    split_size: Any,
+    dim: Any = 0,
+) -> Any:
+    """`split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
+
+    composite: split_with_sizes(self, split_size, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return split_with_sizes(self, split_size, dim)
+    except (AttributeError, TypeError):
+        check_arguments("split", (("input", "Tensor", 1, self),))
+        raise
+
+
 def chunk(
     input: Any,
     chunks: Any,
@@ -10510,14 +10529,80 @@ def chunk(
 ) -> Any:
     """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
 
-    composite: split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
+    composite: split(self, kernels.chunk_size(self.shape, chunks, dim), dim) if kernels.chunk_size(self.shape, chunks, dim) else split_with_sizes(self, [0] * chunks, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
+        return (
+            split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
+            if kernels.chunk_size(self.shape, chunks, dim)
+            else split_with_sizes(self, [0] * chunks, dim)
+        )
     except (AttributeError, TypeError):
         check_arguments("chunk", (("input", "Tensor", 1, self),))
         raise
+
+
+def split_with_sizes(
+    input: Any,
+    split_sizes: Any,
+    dim: Any = 0,
+) -> Any:
+    """`split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
+
+    forward: split_with_sizes_kernel(self, split_sizes, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_data = (
+        self._data
+        if type(self) is Tensor
+        else tensor_arg(self, "split_with_sizes", "input", 1)
+    )
+    split_sizes = (
+        (split_sizes,)
+        if type(split_sizes) is int
+        else int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
+    )
+    dim = dim if type(dim) is int else int_arg(dim, "split_with_sizes", "dim", 3)
+    grad_fn = None
+    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+        # The node, every slot set here (Node.__init__, inlined): its creation
+        # order, and where each input's gradient goes (the input's grad_fn, its
+        # AccumulateGrad, or nowhere).
+        grad_fn = _new(SplitWithSizesBackward0)
+        grad_fn._seq = next(_sequence_nr)
+        grad_fn._metadata = None
+        grad_fn._hooks = None
+        grad_fn._input_metadata = ()
+        # Flat: node, input_nr, node, input_nr, ...
+        grad_fn._next_edges = (
+            (self.grad_fn, self.output_nr)
+            if type(self) is Tensor and self.grad_fn is not None
+            else _next_edge(self)
+        )
+        if _anomaly.enabled:
+            record_anomaly(grad_fn)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_split_sizes = split_sizes
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in kernels.split_with_sizes_kernel(self_data, split_sizes, dim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "split_with_sizes",
+            kernel_failure,
+            self=self_data,
+            split_sizes=split_sizes,
+            dim=dim,
+        )
+    for i, output in enumerate(outputs):
+        make_view(output, self, "SplitWithSizes", i)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    return tuple(outputs)
 
 
 def unbind_int(
@@ -20933,6 +21018,35 @@ def expand(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("expand", _EXPAND_OVERLOADS, args, kwargs)
 
 
+_SPLIT_OVERLOADS = (
+    Overload(
+        split_Tensor,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("split_size", "int", False, REQUIRED, False, "SymInt split_size"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+    Overload(
+        split_sizes,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor(a -> *) input"),
+            Param("split_size", "int[]", False, REQUIRED, False, "SymInt[] split_size"),
+            Param("dim", "int", False, 0, False, "int dim=0"),
+        ),
+    ),
+)
+
+
+def split(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+    `split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
+    """
+    return dispatch("split", _SPLIT_OVERLOADS, args, kwargs)
+
+
 _FLIP_OVERLOADS = (
     Overload(
         flip_default,
@@ -21644,10 +21758,6 @@ select = select_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 select.__qualname__ = "select"
 
-split = split_Tensor
-# Python's own argument errors then name the op as it is called: "add() got ...".
-split.__qualname__ = "split"
-
 unbind = unbind_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unbind.__qualname__ = "unbind"
@@ -21789,6 +21899,7 @@ METHODS = {
     "select": select,
     "split": split,
     "chunk": chunk,
+    "split_with_sizes": split_with_sizes,
     "unbind": unbind,
     "flip": flip,
     "tril": tril,
@@ -22566,10 +22677,20 @@ OVERLOADS = {
             split_Tensor,
             "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
         ),
+        "sizes": schema_names(
+            split_sizes,
+            "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+        ),
     },
     "chunk": {
         "default": schema_names(
             chunk, "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"
+        ),
+    },
+    "split_with_sizes": {
+        "default": schema_names(
+            split_with_sizes,
+            "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
         ),
     },
     "unbind": {

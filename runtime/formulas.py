@@ -499,9 +499,13 @@ def stack_tensors_backward(
 
 
 def split_backward(
-    grads: list[Any], split_size: int, dim: int, sizes: tuple[int, ...]
+    grads: list[Any],
+    split_size: int | tuple[int, ...],
+    dim: int,
+    sizes: tuple[int, ...],
 ) -> Any:
-    """Join the pieces' gradients back along `dim`."""
+    """Join the pieces' gradients back along `dim` (split's, and
+    split_with_sizes' with its list of sizes)."""
     dim = _wrap_dim(dim, len(sizes))
     if isinstance(grads[0], Tensor):
         return ops.cat(list(grads), dim)

@@ -59,6 +59,7 @@ __all__ = [
     "max_dim",
     "min_dim",
     "split_kernel",
+    "split_with_sizes_kernel",
     "unbind_kernel",
     "erf",
     "erfc",
@@ -477,6 +478,32 @@ def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
         )
     starts = range(0, max(size, 1), max(split_size, 1))
     return [x[_along(dim, slice(s, s + split_size))] for s in starts]
+
+
+def split_with_sizes_kernel(
+    x: Any, split_sizes: tuple[int, ...], dim: int
+) -> list[Any]:
+    """Views of the given sizes along `dim`, which must add up to its size."""
+    if np.ndim(x) == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    size = np.shape(x)[_dim(dim, np.ndim(x), "split_with_sizes")]
+    wrapped = dim % np.ndim(x)
+    pieces, start = [], 0
+    for length in split_sizes:
+        if length < 0:
+            raise RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative entries, "
+                f"but got split_sizes={list(split_sizes)}"
+            )
+        pieces.append(x[_along(wrapped, slice(start, start + length))])
+        start += length
+    if start != size:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
+            f"tensor's size at dimension {dim}), but got split_sizes="
+            f"{list(split_sizes)}"
+        )
+    return pieces
 
 
 def unbind_kernel(x: Any, dim: int) -> list[Any]:

@@ -143,3 +143,51 @@ def test_composites_record_the_nodes_torch_records() -> None:
     for ours, theirs in pairs:
         assert _chain(ours) == _chain(theirs)
         np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+# fmt: off
+SPLITS = [
+    ("chunk", (5, 3), lambda m, x: m.chunk(x, 2)),
+    ("chunk_empty_dim", (0, 3), lambda m, x: m.chunk(x, 3)),
+    ("chunk_empty_dim_1", (2, 0), lambda m, x: m.chunk(x, 2, 1)),
+    ("chunk_empty_one", (0,), lambda m, x: m.chunk(x, 1)),
+    ("split_int", (5, 3), lambda m, x: m.split(x, 2)),
+    ("split_list", (5, 3), lambda m, x: m.split(x, [2, 3])),
+    ("split_method_list", (5, 3), lambda m, x: x.split([1, 1, 1], 1)),
+    ("split_with_sizes", (5, 3), lambda m, x: m.split_with_sizes(x, [5, 0], dim=0)),
+    ("split_with_sizes_method", (2, 6), lambda m, x: x.split_with_sizes([4, 2], -1)),
+    ("sum_too_small", (5, 3), lambda m, x: m.split_with_sizes(x, [2, 2])),
+    ("sum_negative_dim", (5, 3), lambda m, x: m.split_with_sizes(x, [1, 1], -1)),
+    ("negative_size", (5, 3), lambda m, x: m.split_with_sizes(x, [-1, 6])),
+    ("zero_dim", (), lambda m, x: m.split_with_sizes(x, [1])),
+    ("dim_out_of_range", (5, 3), lambda m, x: m.split_with_sizes(x, [3], 5)),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "shape, call", [(s, c) for _, s, c in SPLITS], ids=[n for n, _, _ in SPLITS]
+)
+def test_split_and_chunk_as_torch(shape: tuple[int, ...], call: Any) -> None:
+    """Pieces, their node (SplitBackward0, or SplitWithSizesBackward0 for a list
+    of sizes and for chunk of an empty dim), gradients and errors as torch's."""
+    torch = pytest.importorskip("torch")
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+
+    def outcome(lib: Any, x: Any) -> Any:
+        try:
+            pieces = call(lib, x)
+        except (RuntimeError, IndexError) as error:
+            return type(error).__name__, str(error)
+        names = {
+            type(p.grad_fn).__name__ if lib is torch else p.grad_fn.name()
+            for p in pieces
+        }
+        if pieces:
+            total = sum((p * (i + 1.0)).sum() for i, p in enumerate(pieces))
+            total.backward()
+        return [tuple(p.shape) for p in pieces], names, x.grad.numpy().tolist()
+
+    ours = outcome(yg, yg.tensor(data, requires_grad=True))
+    theirs = outcome(torch, torch.tensor(data, requires_grad=True))
+    assert ours == theirs
