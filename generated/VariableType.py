@@ -7504,7 +7504,7 @@ def mean_default(
 ) -> Tensor:
     """`mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: np.mean(self, dtype=dtype)
+    forward: mean_reduce(self, dtype=dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
@@ -7531,7 +7531,7 @@ def mean_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = np.mean(self_data, dtype=dtype)
+        result_data = kernels.mean_reduce(self_data, dtype=dtype)
     except ValueError as kernel_failure:
         raise kernel_error("mean", kernel_failure, self=self_data, dtype=dtype)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7564,7 +7564,7 @@ def mean_dim(
 ) -> Tensor:
     """`mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
 
-    forward: c_order(np.mean(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
+    forward: c_order(mean_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_data = (
@@ -7598,7 +7598,7 @@ def mean_dim(
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result_data = kernels.c_order(
-            np.mean(
+            kernels.mean_reduce(
                 self_data,
                 axis=kernels.reduce_dims(dim, self_data.ndim),
                 keepdims=keepdim,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -218,6 +221,23 @@ ERR_INFERENCE_VIEW_INPLACE = (
     "inside the inference_mode block (if you don't want the inplace to be tracked) "
     "or both outside (if you want the inplace to be tracked)."
 )
+
+
+# The package's own code (not its tests or examples), which a warning about an
+# op's call skips to name the line that called the op.
+_OWN_CODE = tuple(
+    str(Path(__file__).resolve().parents[1] / folder) + os.sep
+    for folder in ("runtime", "generated")
+)
+
+
+def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
+    """warnings.warn attributed to the first frame outside the package's own
+    code: the user's line that called the op, as PyTorch's TORCH_WARN shows it."""
+    frame, level = sys._getframe(1), 2  # 2: the frame that called this
+    while frame is not None and frame.f_code.co_filename.startswith(_OWN_CODE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def silence_numpy_warnings(package: str) -> None:

@@ -658,7 +658,7 @@ def _sum_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
 def _mean_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
     if isinstance(x, Tensor):
         return ops.mean(x, dims, True) if dims else x
-    return np.mean(x, axis=dims, keepdims=True)
+    return kernels.mean_reduce(x, axis=dims, keepdims=True)
 
 
 def _cumprod(x: Any, dim: int) -> Any:

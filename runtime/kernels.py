@@ -13,6 +13,7 @@ import numpy as np
 
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
+from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.kernel_errors import KernelValueError, broadcast_pair
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "select_backward_kernel",
     "max_dim",
     "min_dim",
+    "mean_reduce",
     "split_kernel",
     "split_with_sizes_kernel",
     "unbind_kernel",
@@ -153,6 +155,37 @@ def sum_reduce(
     would raise its RuntimeWarnings (inf - inf) in numpy's module, where the
     package's warning filter cannot tell them from a user's."""
     return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _reduced_count(x: np.ndarray, axis: Any) -> np.intp:
+    """How many elements each result of a reduction over `axis` takes, as a
+    numpy integer (numpy's mean and var divide by one: a sum of complex64 is
+    then divided in complex128)."""
+    if axis is None:
+        return np.intp(x.size)
+    count = 1
+    for a in axis if type(axis) is tuple else (axis,):
+        count *= x.shape[a]
+    return np.intp(count)
+
+
+def mean_reduce(
+    x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None
+) -> Any:
+    """np.mean's computation, called from here: numpy's own function warns
+    ("Mean of empty slice", 0/0) from numpy's modules, where the package's
+    warning filter cannot tell them from a user's, and PyTorch gives nan
+    without a word. Integers and bools average in float64, float16 sums in
+    float32, as np.mean does."""
+    x = np.asarray(x)
+    half = dtype is None and x.dtype == np.float16
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.float64
+    total = np.add.reduce(
+        x, axis=axis, dtype=np.float32 if half else dtype, keepdims=keepdims
+    )
+    value = _divide(total, _reduced_count(x, axis))
+    return value.astype(np.float16) if half else value
 
 
 def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | None:
@@ -628,17 +661,62 @@ def wrap_dims(
 
 
 def var(
-    x: Any, dim: tuple[int, ...] | None, correction: float | None, keepdim: bool
+    x: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+    op: str = "var",
 ) -> Any:
-    """`var.correction`: None and [] reduce every dim; correction defaults to 1."""
+    """`var.correction`: None and [] reduce every dim; correction defaults to 1.
+    With no degrees of freedom left, PyTorch's warning (the values are nan or
+    inf, as PyTorch's)."""
     ddof = 1 if correction is None else correction
-    return np.var(x, axis=reduce_dims(dim, np.ndim(x)), ddof=ddof, keepdims=keepdim)
+    x = np.asarray(x)
+    axis = reduce_dims(dim, x.ndim)
+    if _reduction_factor(x, axis) - ddof <= 0:
+        warn_at_caller(
+            f"{op}(): degrees of freedom is <= 0. Correction should be strictly "
+            "less than the reduction factor (input numel divided by output numel)."
+        )
+    # np.var's computation, step by step, called from here (see mean_reduce):
+    # numpy's own function warns "Degrees of freedom <= 0" from numpy's modules.
+    dtype = np.float64 if x.dtype.kind in "biu" else None
+    total = np.add.reduce(x, axis=axis, dtype=dtype, keepdims=True)  # checks axis
+    count = _reduced_count(x, axis)
+    mean = _divide(total, count)
+    centered = np.asarray(np.subtract(x, mean))
+    if centered.dtype.kind == "c":  # |z|**2 as re**2 + im**2
+        parts = centered.view(dtype=(centered.real.dtype, (2,)))
+        np.multiply(parts, parts, out=parts)
+        squares = np.add(parts[..., 0], parts[..., 1], out=centered.real)
+    else:
+        squares = np.multiply(centered, centered, out=centered)
+    total = np.add.reduce(squares, axis=axis, dtype=dtype, keepdims=keepdim)
+    return _divide(total, np.maximum(count - ddof, 0))
+
+
+def _divide(total: Any, count: Any) -> Any:
+    """A reduction's sum divided by its count, in the sum's dtype (as numpy's
+    mean and var divide)."""
+    if type(total) is np.ndarray:
+        return np.true_divide(total, count, out=total, casting="unsafe")
+    return total.dtype.type(total / count)
 
 
 def std(
     x: Any, dim: tuple[int, ...] | None, correction: float | None, keepdim: bool
 ) -> Any:
-    return np.sqrt(var(x, dim, correction, keepdim))
+    return np.sqrt(var(x, dim, correction, keepdim, "std"))
+
+
+def _reduction_factor(x: np.ndarray, axis: tuple[int, ...] | None) -> int:
+    """Input numel divided by output numel (0 for an empty output), as PyTorch
+    counts the elements each result of a reduction takes."""
+    if axis is None:
+        return x.size
+    reduced = {a % x.ndim for a in axis} if x.ndim else set()
+    outputs = math.prod(s for i, s in enumerate(x.shape) if i not in reduced)
+    return 0 if outputs == 0 else x.size // outputs
 
 
 def vector_norm(x: Any, p: float, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
@@ -2288,9 +2366,11 @@ def native_layer_norm_kernel(
             f"input of size{_sizes(x.shape)}"
         )
     dims = tuple(range(axis, x.ndim))
-    mean = np.mean(x, axis=dims, keepdims=True)
+    mean = mean_reduce(x, axis=dims, keepdims=True)
     centered = x - mean
-    rstd = 1.0 / np.sqrt(np.mean(centered * centered, axis=dims, keepdims=True) + eps)
+    rstd = 1.0 / np.sqrt(
+        mean_reduce(centered * centered, axis=dims, keepdims=True) + eps
+    )
     out = centered * rstd
     if weight is not None:
         out = out * weight
@@ -2328,8 +2408,8 @@ def native_batch_norm_kernel(
     dims = (0,) + tuple(range(2, x.ndim))
     shape = (1, channels) + (1,) * (x.ndim - 2)
     if training:
-        mean = np.mean(x, axis=dims)
-        var = np.mean((x - mean.reshape(shape)) ** 2, axis=dims)
+        mean = mean_reduce(x, axis=dims)
+        var = mean_reduce((x - mean.reshape(shape)) ** 2, axis=dims)
         invstd = 1.0 / np.sqrt(var + eps)
         count = x.size // channels
         if running_mean is not None:
@@ -2428,9 +2508,9 @@ def native_group_norm_kernel(
     _check_norm_dtypes(x, (weight, bias))
     _check_group_norm(x, weight, bias, n, c, hxw, group)
     grouped = x.reshape(n, group, -1)
-    mean = np.mean(grouped, axis=-1)
+    mean = mean_reduce(grouped, axis=-1)
     centered = grouped - mean[..., None]
-    rstd = 1.0 / np.sqrt(np.mean(centered * centered, axis=-1) + eps)
+    rstd = 1.0 / np.sqrt(mean_reduce(centered * centered, axis=-1) + eps)
     out = (centered * rstd[..., None]).reshape(n, c, -1)
     if weight is not None:
         out = out * np.reshape(weight, (1, c, 1))
@@ -2513,7 +2593,7 @@ def apply_loss_reduction(loss: Any, reduction: int) -> Any:
     """PyTorch's apply_loss_reduction: 1 mean, 2 sum, anything else none."""
     if reduction not in (1, 2):
         return loss
-    total = np.mean(loss) if reduction == 1 else np.sum(loss)
+    total = mean_reduce(loss) if reduction == 1 else np.sum(loss)
     return np.asarray(total, dtype=loss.dtype)
 
 

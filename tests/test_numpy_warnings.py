@@ -88,3 +88,39 @@ def test_a_users_error_filter_still_wins() -> None:
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(RuntimeWarning, match="divide by zero encountered in log"):
             yg.log(yg.tensor([0.0]))
+
+
+# Reductions whose numpy functions warn by themselves (np.mean's "Mean of empty
+# slice", np.var's "Degrees of freedom <= 0"): yamlgrad computes them in its own
+# modules, so these stay silent too. Each: the input's shape, then the program.
+REDUCTIONS: dict[str, tuple[tuple[int, ...], Callable[[Any, Any], Any]]] = {
+    "mean of nothing": ((0, 3), lambda lib, x: lib.mean(x)),
+    "mean over an empty dim": ((0, 3), lambda lib, x: x.mean(0)),
+    "mean of an empty row": ((3, 0), lambda lib, x: x.mean(1, keepdim=True)),
+    "var of one value": ((1, 3), lambda lib, x: x.var(0)),
+    "std of one value": ((1, 3), lambda lib, x: x.std(0)),
+    "var with correction 2 of two": ((2, 3), lambda lib, x: x.var(0, correction=2)),
+    "var of nothing": ((0, 3), lambda lib, x: lib.var(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_degenerate_reductions_stay_silent_and_match_torch(name: str) -> None:
+    shape, program = REDUCTIONS[name]
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+
+    def run(lib: Any) -> Any:
+        x = lib.tensor(data, requires_grad=True)
+        out = program(lib, x)
+        out.sum().backward()
+        return out.detach().numpy(), x.grad.numpy()
+
+    results: list[Any] = []
+    leaked = _recorded(lambda: results.append(run(yg)))
+    assert leaked == [], [(str(w.message), w.filename, w.lineno) for w in leaked]
+    if torch is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's own UserWarnings
+            value, grad = run(torch)
+        np.testing.assert_array_equal(results[0][0], value)
+        np.testing.assert_array_equal(results[0][1], grad)

@@ -7,6 +7,7 @@ values, gradients and double backward against torch in float64.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -213,3 +214,48 @@ def test_amax_amin_dim_errors_as_torch(
             return type(error).__name__, str(error)
 
     assert outcome(yg, yg.tensor(data)) == outcome(torch, torch.tensor(data))
+
+
+# fmt: off
+DEGREES_OF_FREEDOM = [
+    ("var of one row", (1, 3), lambda L, x: L.var(x, 0)),
+    ("std of one row", (1, 3), lambda L, x: L.std(x, 0)),
+    ("std method, keepdim", (1,), lambda L, x: x.std(0, keepdim=True)),
+    ("var of nothing", (0, 3), lambda L, x: L.var(x)),
+    ("var over a full dim of an empty tensor", (0, 3), lambda L, x: L.var(x, 1)),
+    ("var over an empty dim", (3, 0), lambda L, x: L.var(x, 0)),
+    ("var of a 0-d tensor", (), lambda L, x: L.var(x)),
+    ("correction equal to the count", (2, 3), lambda L, x: L.var(x, 0, correction=2)),
+    ("correction above the count", (2, 3), lambda L, x: L.var(x, (0, 1), correction=7)),
+    ("correction 0", (2, 3), lambda L, x: L.var(x, 0, correction=0)),
+    ("enough values", (2, 3), lambda L, x: L.var(x)),
+    ("std of five", (5,), lambda L, x: x.std()),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "shape, call",
+    [(s, c) for _, s, c in DEGREES_OF_FREEDOM],
+    ids=[n for n, _, _ in DEGREES_OF_FREEDOM],
+)
+def test_no_degrees_of_freedom_warns_as_torch(
+    shape: tuple[int, ...], call: Any
+) -> None:
+    """var/std with nothing left after the correction: PyTorch's UserWarning,
+    named at the caller's line, and its values (nan, inf)."""
+    torch = pytest.importorskip("torch")
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+
+    def run(lib: Any) -> tuple[list[str], set[str], list[Any]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = call(lib, lib.tensor(data))
+        users = [w for w in caught if w.category is UserWarning]
+        texts = [str(w.message).split(" (Triggered internally")[0] for w in users]
+        return texts, {w.filename for w in users}, out.numpy().tolist()
+
+    ours, theirs = run(yg), run(torch)
+    assert ours[0] == theirs[0]
+    assert ours[1] <= {__file__}
+    np.testing.assert_array_equal(ours[2], theirs[2])
