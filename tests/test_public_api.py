@@ -7,6 +7,8 @@ values and gradients as contiguous ones, for every entry's samples.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -191,12 +193,19 @@ def test_input_keyword_as_torch(call: object) -> None:
     """A function's first tensor is `input` in Python (the schema's `self`), as
     PyTorch's Python signatures name it: values and gradients as torch's."""
     torch = pytest.importorskip("torch")
+    _same_as_torch(torch, lambda ours: call(yg, *ours), lambda theirs: call(torch, *theirs))  # type: ignore[operator]
+
+
+def _same_as_torch(torch: Any, ours_call: Any, theirs_call: Any) -> None:
+    """Two (2, 3) float64 leaves each side: the output, its node's name and
+    each leaf's gradient (or its absence) are torch's."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
     ours = [yg.tensor(v, requires_grad=True) for v in (a, b)]
     theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
-    out, ref = call(yg, *ours), call(torch, *theirs)  # type: ignore[operator]
+    out, ref = ours_call(ours), theirs_call(theirs)
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
     out.sum().backward()
     ref.sum().backward()
     for x, t in zip(ours, theirs):
@@ -234,21 +243,11 @@ def test_ops_overloads_take_schema_names_as_torch_ops(call: object) -> None:
     """`yg.ops.<name>.<overload>` is called by the schema's names (`self=`), as
     `torch.ops.aten` is, while `yg.<name>` takes Python's (`input=`)."""
     torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(1)
-    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
-    ours = [yg.tensor(v, requires_grad=True) for v in (a, b)]
-    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
-    out = call(yg.ops, *ours)  # type: ignore[operator]
-    ref = call(torch.ops.aten, *theirs)  # type: ignore[operator]
-    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
-    assert out.grad_fn.name() == type(ref.grad_fn).__name__
-    out.sum().backward()
-    ref.sum().backward()
-    for x, t in zip(ours, theirs):
-        if t.grad is None:
-            assert x.grad is None
-        else:
-            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+    _same_as_torch(
+        torch,
+        lambda ours: call(yg.ops, *ours),  # type: ignore[operator]
+        lambda theirs: call(torch.ops.aten, *theirs),  # type: ignore[operator]
+    )
 
 
 def test_ops_overload_without_self_has_torchs_error() -> None:
