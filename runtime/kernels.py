@@ -519,8 +519,8 @@ def split_with_sizes_kernel(
     """Views of the given sizes along `dim`, which must add up to its size."""
     if np.ndim(x) == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    size = np.shape(x)[_dim(dim, np.ndim(x), "split_with_sizes")]
-    wrapped = dim % np.ndim(x)
+    wrapped = _dim(dim, np.ndim(x), "split_with_sizes")
+    size = np.shape(x)[wrapped]
     pieces, start = [], 0
     for length in split_sizes:
         if length < 0:
