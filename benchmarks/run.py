@@ -19,8 +19,9 @@ share of a step, not a peer. The table reports the median time and the medians
 of the per-repetition ratios against the numpy floor (the same forward in plain
 numpy with a hand-written backward) and against torch. Every framework's gradient
 is checked against the floor's, so a fast wrong answer is flagged. Workload 5
-measures peak resident memory in fresh processes; workload 8 times the generator's `--check` and `import yamlgrad` in
-subprocesses. Benchmarks are not tests: nothing here asserts a time.
+measures peak resident memory in fresh processes; workload 8 times the
+generator's `--check` and `import yamlgrad` in subprocesses. Benchmarks are not
+tests: nothing here asserts a time.
 """
 
 from __future__ import annotations
