@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import yamlgrad as yg
-from yamlgrad.runtime.accumulate_grad import AccumulateGrad
-from yamlgrad.runtime.node import Node
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.node import Node
 
 
 def label(node: Node | None, names: dict[int, str]) -> str:

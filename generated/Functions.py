@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime.formulas import (
+from yamlgrad.runtime.ops.formulas import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
     binary_cross_entropy_backward,
@@ -125,8 +125,8 @@ from yamlgrad.runtime.formulas import (
     xlogy,
     zeros_like,
 )
-from yamlgrad.runtime.node import Grad, Node, task_state
-from yamlgrad.runtime.saved_variable import RELEASED, SavedVariable
+from yamlgrad.runtime.autograd.node import Grad, Node, task_state
+from yamlgrad.runtime.autograd.saved_variable import RELEASED, SavedVariable
 
 __all__ = [
     "AddBackward0",

@@ -19,19 +19,9 @@ import numpy as np
 
 from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
-from yamlgrad.runtime import (
-    autograd,
-    nn,
-    optim,
-    utils,
-    inplace_ops,
-    testing,
-    viz,
-    dtypes,
-    factories,
-    formulas,
-    indexing,
-)
+from yamlgrad.runtime import autograd
+from yamlgrad.runtime import dispatch, nn, optim, utils, testing, viz, dtypes, factories
+from yamlgrad.runtime.wrappers import inplace_ops, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
     double,
@@ -49,7 +39,7 @@ from yamlgrad.runtime.dtypes import (
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
-from yamlgrad.runtime.grad_mode import (
+from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -58,9 +48,9 @@ from yamlgrad.runtime.grad_mode import (
     set_grad_enabled,
 )
 from yamlgrad.runtime.serialization import load, save
-from yamlgrad.runtime.tensor import Size, Tensor
+from yamlgrad.runtime.autograd.tensor import Size, Tensor
 
-formulas.bind_ops(VariableType)
+dispatch.bind_ops(VariableType)
 
 __all__ = [
     *VariableType.__all__,

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import dtypes
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
     "tensor",

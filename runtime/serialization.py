@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["save", "load"]
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime.factories import tensor
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 if TYPE_CHECKING:
     from yamlgrad.tools.model import DifferentiabilityInfo, Sample

@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from yamlgrad.runtime.accumulate_grad import AccumulateGrad
-from yamlgrad.runtime.node import Node
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.node import Node
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["Digraph", "ExecutableNotFound", "make_dot"]
 

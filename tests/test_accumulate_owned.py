@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from yamlgrad.runtime import accumulate_grad
+from yamlgrad.runtime.autograd import accumulate_grad
 
 
 class _CountingNumpy:
@@ -129,7 +129,7 @@ def test_a_fresh_gradient_in_a_buffer_takes_the_next_one_in_place(
         def __getattr__(self, name: str) -> Any:
             return getattr(np, name)
 
-    from yamlgrad.runtime import engine
+    from yamlgrad.runtime.autograd import engine
 
     monkeypatch.setattr(engine, "np", _Numpy())
     d = yg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)

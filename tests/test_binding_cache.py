@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from yamlgrad.runtime import binding
+from yamlgrad.runtime.wrappers import binding
 
 torch = pytest.importorskip("torch")
 

@@ -21,8 +21,8 @@ import pytest
 import yamlgrad as yg
 from yamlgrad.generated import Functions
 from yamlgrad.runtime import errors
-from yamlgrad.runtime.accumulate_grad import AccumulateGrad
-from yamlgrad.runtime.node import UINT64_MAX, Node
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.node import UINT64_MAX, Node
 
 
 def _values(n: int, seed: int = 0, low: float = 0.5, high: float = 2.0) -> np.ndarray:

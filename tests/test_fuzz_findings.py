@@ -419,11 +419,11 @@ def test_diagonal_backward_checks_as_torch(
 ) -> None:
     """The op that diagonal's backward records, called directly (the fuzzer's
     route into it): diagonal's checks on the zeros, then copy_'s."""
-    from yamlgrad.runtime import formulas
+    from yamlgrad.runtime import dispatch
 
     grad = np.arange(float(np.prod(grad_shape))).reshape(grad_shape)
     calls = {
-        "yamlgrad": lambda: formulas.ops.diagonal_backward(
+        "yamlgrad": lambda: dispatch.ops.diagonal_backward(
             yg.tensor(grad), sizes, offset, dim1, dim2
         ),
         "torch": lambda: torch.ops.aten.diagonal_backward(

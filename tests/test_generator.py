@@ -1141,9 +1141,9 @@ def test_a_new_op_is_only_a_yaml_entry(tmp_path: Path) -> None:
     assert "\ndef example_sinh(\n" in variable_type
     assert "from .Functions import (" in variable_type
     assert (
-        "from yamlgrad.runtime.tensor import InferenceTensor, Tensor" in variable_type
+        "from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor" in variable_type
     )
-    assert "from yamlgrad.runtime.node import Grad, Node" in functions
+    assert "from yamlgrad.runtime.autograd.node import Grad, Node" in functions
     # The repository's own generated/ is untouched by a generation elsewhere.
     assert "ExampleSinhBackward0" not in (COMMITTED / "Functions.py").read_text()
 

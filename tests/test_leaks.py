@@ -27,9 +27,9 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from yamlgrad.runtime.accumulate_grad import AccumulateGrad
-from yamlgrad.runtime.node import Node
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.node import Node
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 F = yg.nn.functional
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from yamlgrad.runtime.tensor import VersionCounter
+from yamlgrad.runtime.autograd.tensor import VersionCounter
 
 
 def test_grad_mode_of_one_thread_is_not_seen_by_another() -> None:

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 import yamlgrad as yg
-from yamlgrad.runtime.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 from yamlgrad.viz import ExecutableNotFound, make_dot
 
 NODE = re.compile(r'^\t(\w+) \[label="((?:[^"\\]|\\.)*)"(.*)\]$')

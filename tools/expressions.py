@@ -60,7 +60,7 @@ TENSOR_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "T"})
 # `x_scalar_type`.
 SAVED_ATTRIBUTE_SUFFIX = {"shape": "sym_sizes", "ndim": "dim", "dtype": "scalar_type"}
 # How the wrapper reads each of them off an input's raw value (an ndarray, or the
-# Python number a Tensor argument may be given); see runtime/variable_type_utils.py.
+# Python number a Tensor argument may be given); see runtime/wrappers/variable_type_utils.py.
 ATTRIBUTE_READERS = {"shape": "sizes_of", "ndim": "ndim_of", "dtype": "dtype_of"}
 
 # Names the generated code itself uses; an argument may not be called this.
@@ -397,7 +397,7 @@ def check_formula(
             callee = ast.unparse(node.func)
             raise ExpressionError(
                 f"{what} calls {callee!r}, which is not a formula helper "
-                f"(runtime/formulas.py __all__): {text!r}"
+                f"(runtime/ops/formulas.py __all__): {text!r}"
             )
 
     saved: dict[str, SavedAttribute] = {}
@@ -523,7 +523,7 @@ class _Fuser(ast.NodeTransformer):
 def fuse_temporaries(formula: str) -> str:
     """The code a node runs for a checked formula: each `+ - * /` with an operand
     that is itself a temporary becomes `fused(op, a, b, temp)`
-    (runtime/formulas.py), which in a first-order backward writes the result into
+    (runtime/ops/formulas.py), which in a first-order backward writes the result into
     that temporary instead of a new array. `grad * (1 - result * result)`
     becomes `fused("*", grad, fused("-", 1, result * result, 1), 1)`."""
     tree = ast.parse(formula, mode="eval")

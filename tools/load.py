@@ -94,9 +94,9 @@ def facade_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
 
 
 def tensor_attribute_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
-    """What class Tensor defines by hand (runtime/tensor.py), read with ast, plus
+    """What class Tensor defines by hand (runtime/autograd/tensor.py), read with ast, plus
     the methods the facade installs; a generated Tensor method may take none."""
-    tree = ast.parse((runtime_dir / "tensor.py").read_text(encoding="utf-8"))
+    tree = ast.parse((runtime_dir / "autograd" / "tensor.py").read_text(encoding="utf-8"))
     names: set[str] = set(FACADE_TENSOR_METHODS)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Tensor":
@@ -128,7 +128,7 @@ def public_name_problem(
         )
     if info.method and name in tensor_attributes:
         return (
-            f"the op name {name!r} shadows Tensor.{name}, which runtime/tensor.py "
+            f"the op name {name!r} shadows Tensor.{name}, which runtime/autograd/tensor.py "
             "or runtime/facade.py defines by hand"
         )
     return None
@@ -161,8 +161,8 @@ def load_derivatives(
     """
     display = display or path.name
     entries = load_yaml(path, display)
-    formula_helpers = helper_names(RUNTIME_DIR / "formulas.py") | extra_helpers
-    kernel_helpers = helper_names(RUNTIME_DIR / "kernels.py") | extra_helpers
+    formula_helpers = helper_names(RUNTIME_DIR / "ops" / "formulas.py") | extra_helpers
+    kernel_helpers = helper_names(RUNTIME_DIR / "ops" / "kernels.py") | extra_helpers
     infos: list[DifferentiabilityInfo] = []
     seen: dict[str, int] = {}
     counter: Counter[str] = Counter()
@@ -194,7 +194,7 @@ def load_derivatives(
     op_names = frozenset(i.func.name for i in infos if i.python_binding) | frozenset(
         i.func.cpp_name for i in infos if i.func.overload or not i.python_binding
     )
-    composite_helpers = helper_names(RUNTIME_DIR / "composites.py")
+    composite_helpers = helper_names(RUNTIME_DIR / "ops" / "composites.py")
     infos = [
         _check_composite(
             info, op_names, kernel_helpers | composite_helpers, composite_helpers

@@ -150,7 +150,7 @@ class Argument:
 
     @property
     def binding_kind(self) -> str:
-        """How Python values bind to it: runtime/binding.py's `Param.kind`."""
+        """How Python values bind to it: runtime/wrappers/binding.py's `Param.kind`."""
         base = "int" if self.type.base == "SymInt" else self.type.base
         if self.type.elem_optional:
             base += "?"
@@ -158,7 +158,7 @@ class Argument:
 
     @property
     def converter(self) -> str:
-        """The runtime/variable_type_utils.py function that checks and unpacks it."""
+        """The runtime/wrappers/variable_type_utils.py function that checks and unpacks it."""
         kind = (
             self.binding_kind.replace("[]", "_list")
             .replace("?", "_optional")

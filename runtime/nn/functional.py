@@ -15,8 +15,8 @@ import numpy as np
 
 from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
-from yamlgrad.runtime.grad_mode import no_grad
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.grad_mode import no_grad
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
     "pad",

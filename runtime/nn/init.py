@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from yamlgrad.runtime.factories import Generator, _rng
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
     "calculate_gain",

@@ -20,7 +20,7 @@ from yamlgrad.runtime.nn import functional as F
 from yamlgrad.runtime.nn import init
 from yamlgrad.runtime.nn.module import Module
 from yamlgrad.runtime.nn.parameter import Parameter
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
     "Identity",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from yamlgrad.runtime.nn import functional as F
 from yamlgrad.runtime.nn.module import Module
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
     "L1Loss",

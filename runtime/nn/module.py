@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.grad_mode import no_grad
-from yamlgrad.runtime.hooks import HookDict, RemovableHandle, add_hook
+from yamlgrad.runtime.autograd.grad_mode import no_grad
+from yamlgrad.runtime.autograd.hooks import HookDict, RemovableHandle, add_hook
 from yamlgrad.runtime.nn.parameter import Parameter
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict"]
 

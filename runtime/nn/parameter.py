@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime.tensor import Tensor, format_tensor
+from yamlgrad.runtime.autograd.tensor import Tensor, format_tensor
 
 __all__ = ["Parameter"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.grad_mode import enable_grad
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.grad_mode import enable_grad
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.factories import Generator, _rng
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
     "Dataset",

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime.formulas import exp, fused, sign
+from yamlgrad.runtime.ops.formulas import exp, fused, sign
 from .helpers import smooth_abs_grad
-from yamlgrad.runtime.node import Grad, Node, task_state
-from yamlgrad.runtime.saved_variable import RELEASED, SavedVariable
+from yamlgrad.runtime.autograd.node import Grad, Node, task_state
+from yamlgrad.runtime.autograd.saved_variable import RELEASED, SavedVariable
 
 __all__ = [
     "SoftsignBackward0",

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import composites
+from yamlgrad.runtime.ops import composites
 
 from . import _kernels as kernels
-from yamlgrad.runtime.anomaly_mode import state as _anomaly
-from yamlgrad.runtime.binding import (
+from yamlgrad.runtime.autograd.anomaly_mode import state as _anomaly
+from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
     Overload,
     Param,
@@ -26,16 +26,16 @@ from yamlgrad.runtime.binding import (
     dispatch,
     schema_names,
 )
-from yamlgrad.runtime.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
-from yamlgrad.runtime.kernel_errors import kernel_error
-from yamlgrad.runtime.node import METADATA_CACHE as _METADATA
-from yamlgrad.runtime.node import output_metadata, record_anomaly
-from yamlgrad.runtime.node import sequence_nr as _sequence_nr
-from yamlgrad.runtime.saved_variable import SavedVariable
-from yamlgrad.runtime.tensor import InferenceTensor, Tensor
-from yamlgrad.runtime.variable_type_utils import next_edge as _next_edge
-from yamlgrad.runtime.variable_type_utils import (
+from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.autograd.grad_mode import inference_threads as _inference_threads
+from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
+from yamlgrad.runtime.autograd.node import METADATA_CACHE as _METADATA
+from yamlgrad.runtime.autograd.node import output_metadata, record_anomaly
+from yamlgrad.runtime.autograd.node import sequence_nr as _sequence_nr
+from yamlgrad.runtime.autograd.saved_variable import SavedVariable
+from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.wrappers.variable_type_utils import next_edge as _next_edge
+from yamlgrad.runtime.wrappers.variable_type_utils import (
     collect_next_edges,
     compute_requires_grad,
     float_arg,

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import formulas
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime import dispatch
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 _INDEX_ERROR = (
     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
@@ -81,7 +81,7 @@ def _expand_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
 def getitem(self: Tensor, key: Any) -> Tensor:
     """`Tensor.__getitem__`: ints, slices, None, `...`, and integer or bool tensors
     (or lists) as indices."""
-    ops = formulas.ops
+    ops = dispatch.ops
     raw_items = key if isinstance(key, tuple) else (key,)
     items = tuple(
         index if (index := _as_index(item)) is not None else item for item in raw_items

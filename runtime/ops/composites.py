@@ -3,7 +3,7 @@
 A composite's body is one expression over other ops; these cover what one
 expression cannot, such as mapping over a `Tensor[]` (`vstack` lifts each input to
 at least 2-d first, as PyTorch's does). They call the generated ops through
-`formulas.ops`, so everything they do is recorded. The generator reads `__all__`
+`dispatch.ops`, so everything they do is recorded. The generator reads `__all__`
 with ast; calls are emitted as `composites.<name>`.
 """
 
@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import formulas, kernels
-from yamlgrad.runtime.matmul import matmul_by_rank
+from yamlgrad.runtime import dispatch
+from yamlgrad.runtime.ops import kernels
+from yamlgrad.runtime.ops.matmul import matmul_by_rank
 from yamlgrad.runtime.errors import scalar_type_name, type_meta_name
-from yamlgrad.runtime.tensor import Tensor
-from yamlgrad.runtime.variable_type_utils import int_list_arg
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.wrappers.variable_type_utils import int_list_arg
 
 __all__ = [
     "atleast_1d_each",
@@ -36,7 +37,7 @@ __all__ = [
 
 def atleast_1d_each(tensors: list[Tensor]) -> list[Any]:
     """Each tensor with at least one dim (a 0-d one becomes shape (1,))."""
-    return [formulas.ops.reshape(t, (1,)) if t.ndim == 0 else t for t in tensors]
+    return [dispatch.ops.reshape(t, (1,)) if t.ndim == 0 else t for t in tensors]
 
 
 def atleast_2d_each(tensors: list[Tensor]) -> list[Any]:
@@ -44,9 +45,9 @@ def atleast_2d_each(tensors: list[Tensor]) -> list[Any]:
     out = []
     for t in tensors:
         if t.ndim == 0:
-            t = formulas.ops.reshape(t, (1, 1))
+            t = dispatch.ops.reshape(t, (1, 1))
         elif t.ndim == 1:
-            t = formulas.ops.unsqueeze(t, 0)
+            t = dispatch.ops.unsqueeze(t, 0)
         out.append(t)
     return out
 
@@ -58,7 +59,7 @@ def tensordot_via_mm(
     tensordot does: a contracted dim of size 1 facing a larger one is summed
     away first (SumBackward1), then both are permuted and flattened into
     matrices, `mm`, and the result viewed back (ViewBackward0 over MmBackward0)."""
-    ops = formulas.ops
+    ops = dispatch.ops
     if len(dims_self) != len(dims_other):
         raise RuntimeError("both dimension lists should have same length")
     if self.dtype != other.dtype:
@@ -93,7 +94,7 @@ def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) ->
     """PyTorch's take_along_dim: with a dim, self and indices broadcast to each
     other except along it (ExpandBackward0 under GatherBackward0, expanded even
     when nothing changes); without, both flattened."""
-    ops = formulas.ops
+    ops = dispatch.ops
     if dim is None:
         return ops.gather(ops.view(self, [-1]), 0, ops.view(indices, [-1]))
     if self.ndim != indices.ndim:
@@ -176,7 +177,7 @@ def einsum_via_ops(equation: str, tensors: list[Tensor]) -> Any:
     (output letters, then summed ones), letters of one operand summed early, pairs
     contracted left to right with `bmm` (or multiplied when nothing is summed),
     then viewed to the output. Every step is a recorded op."""
-    ops = formulas.ops
+    ops = dispatch.ops
     specs, out = _einsum_specs(equation, tensors)
     summed = [c for c in dict.fromkeys("".join(specs)) if c not in out]
     order = list(out) + summed
@@ -285,7 +286,7 @@ def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
     a view back (ViewBackward0); with a bias otherwise, matmul then the bias added
     in place (AddBackward0); without one,
     matmul with `weight.t()` (MmBackward0, UnsafeViewBackward0, SqueezeBackward4)."""
-    ops = formulas.ops
+    ops = dispatch.ops
     rows = 1
     for size in input.shape[:-1]:
         rows *= size
@@ -316,7 +317,7 @@ def bilinear_via_ops(
     """`y[..., o] = x1[..., i] W[o, i, j] x2[..., j] + b[o]`: both inputs flattened
     to rows, `x1 @ W` as one mm, a product with x2 summed over j, and a reshape
     back (ViewBackward0), then the bias (AddBackward0), as PyTorch's bilinear."""
-    ops = formulas.ops
+    ops = dispatch.ops
     named = [("input1", input1), ("input2", input2), ("weight", weight)]
     if bias is not None:
         named.append(("bias", bias))
@@ -362,7 +363,7 @@ def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
     """PyTorch's reshape: a view of a contiguous tensor (ViewBackward0), an alias
     with other strides when they allow one (ReshapeAliasBackward0), else a
     contiguous clone seen as `shape` (UnsafeViewBackward0 after CloneBackward0)."""
-    ops = formulas.ops
+    ops = dispatch.ops
     shape = int_list_arg(shape, "reshape", "shape", 2)
     data = self._data
     if data.flags.c_contiguous:
@@ -378,7 +379,7 @@ def contiguous_by_strides(self: Tensor) -> Any:
     row-major clone (CloneBackward0)."""
     if self._data.flags.c_contiguous:
         return self
-    return formulas.ops.clone(self, memory_format=0)
+    return dispatch.ops.clone(self, memory_format=0)
 
 
 def _view_or_reshape(ops: Any, t: Tensor, shape: tuple[int, ...]) -> Any:

@@ -26,9 +26,16 @@ import weakref
 
 import numpy as np
 
-from yamlgrad.runtime import anomaly_mode
-from yamlgrad.runtime.node import UINT64_MAX, Grad, Node, record_anomaly
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd import anomaly_mode
+from yamlgrad.runtime.autograd.node import (
+    INVALID_EDGE,
+    UINT64_MAX,
+    Edge,
+    Grad,
+    Node,
+    record_anomaly,
+)
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 # Reentrant: a gradient recorded with create_graph=True runs ops while it holds it.
 _GRAD_LOCK = threading.RLock()
@@ -80,10 +87,8 @@ class AccumulateGrad(Node):
             # backward adds into `.grad` in place. The copy is a recorded copy_
             # into a fresh tensor (CopyBackwards, as PyTorch shows), so the
             # gradient's graph survives for a further derivative.
-            from yamlgrad.runtime.inplace_ops import copy_
-
             copy = Tensor._make(np.empty_like(new_grad._data))
-            variable._grad = copy_(copy, new_grad)
+            variable._grad = copy.copy_(new_grad)
         else:
             variable._grad = old + new_grad
 
@@ -143,3 +148,12 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
                 node = AccumulateGrad(tensor)
                 tensor._grad_accumulator = weakref.ref(node)
     return node
+
+
+def gradient_edge(t: Tensor) -> Edge:
+    """Where a gradient for `t` goes: its grad_fn, its AccumulateGrad, or nowhere."""
+    if t.grad_fn is not None:
+        return Edge(t.grad_fn, t.output_nr)
+    if t._requires_grad:
+        return Edge(grad_accumulator(t), 0)
+    return INVALID_EDGE

@@ -21,7 +21,7 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.errors import argument_type
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 REQUIRED = object()
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)

@@ -4,7 +4,7 @@ Each works as a context manager and as a decorator; `set_grad_enabled(False)` al
 works as a plain call. The engine sets grad mode to `create_graph` while it runs.
 
 `inference_mode` is no_grad and more, as PyTorch's: tensors made inside are
-inference tensors (runtime/tensor.py InferenceTensor), which never join a graph
+inference tensors (runtime/autograd/tensor.py InferenceTensor), which never join a graph
 later and track no version.
 """
 

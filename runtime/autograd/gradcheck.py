@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import autograd
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

@@ -14,7 +14,7 @@ is `unsqueeze(0).mm(other).squeeze_(0)` (SqueezeBackward4). `2-D @ N-D` is
 `(other.mT @ input.mT).mT`, folded into one mm, with PyTorch's clones.
 
 derivatives.yaml's `matmul` entry is a composite calling this (through
-runtime/composites.py), so `yg.matmul`, `Tensor.matmul`, `@` and
+runtime/ops/composites.py), so `yg.matmul`, `Tensor.matmul`, `@` and
 `yg.ops.matmul.default` all record what PyTorch records.
 """
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime import formulas
+from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.errors import argument_type
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["matmul_by_rank"]
 
@@ -40,7 +40,7 @@ def matmul_by_rank(input: Tensor, other: Tensor) -> Tensor:
             raise TypeError(
                 argument_type("matmul", name, position + 1, "Tensor", value)
             )
-    ops: Any = formulas.ops
+    ops: Any = dispatch.ops
     dims = (input.ndim, other.ndim)
     if dims == (1, 1):
         return ops.dot(input, other)

@@ -33,12 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import anomaly_mode, formulas, hooks
-from yamlgrad.runtime.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd import anomaly_mode, hooks
+from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
-from yamlgrad.runtime.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.node import Edge, Grad, Node, task_state
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.autograd.node import Edge, Grad, Node, task_state
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 
 class GraphRoot(Node):
@@ -108,10 +109,10 @@ def _conform(
             raise RuntimeError(
                 invalid_gradient_shape(node.name(), index, grad_shape, shape)
             )
-        grad = formulas.sum_to(grad, shape)
+        grad = sum_to(grad, shape)
     grad_dtype = grad.dtype if raw else grad._data.dtype
     if grad_dtype != dtype:
-        grad = formulas.to_dtype(grad, dtype)
+        grad = to_dtype(grad, dtype)
     return grad
 
 
@@ -224,7 +225,7 @@ def _cast_to_root(edge: Edge, grad: Grad, raw: bool) -> Grad:
     assert edge.node is not None
     dtype = edge.node._input_metadata[edge.input_nr][1]
     grad_dtype = grad.dtype if raw else grad._data.dtype
-    return grad if grad_dtype == dtype else formulas.to_dtype(grad, dtype)
+    return grad if grad_dtype == dtype else to_dtype(grad, dtype)
 
 
 def _is_accumulate_grad(node: Node) -> bool:

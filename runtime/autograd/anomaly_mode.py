@@ -75,7 +75,7 @@ class set_detect_anomaly:
 
 def record_forward_stack(metadata: dict, skip: int) -> None:
     """Keep the forward call's stack on a node, without this frame and the `skip`
-    frames that called it (runtime/node.py's record_anomaly)."""
+    frames that called it (runtime/autograd/node.py's record_anomaly)."""
     metadata["traceback_"] = traceback.format_stack()[: -(skip + 1)]
 
 

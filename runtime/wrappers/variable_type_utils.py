@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import dtypes
-from yamlgrad.runtime.accumulate_grad import grad_accumulator
-from yamlgrad.runtime.copy_slices import (
+from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator, gradient_edge
+from yamlgrad.runtime.autograd.copy_slices import (
     rebase_view_history,
     regenerate_views,
     register_view,
@@ -33,9 +33,9 @@ from yamlgrad.runtime.errors import (
     argument_type,
     multi_output_view_inplace,
 )
-from yamlgrad.runtime.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.node import INVALID_EDGE, Edge, Node
-from yamlgrad.runtime.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.autograd.node import INVALID_EDGE, Edge, Node
+from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
 
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
 
@@ -287,14 +287,6 @@ def compute_requires_grad(*args: Any) -> bool:
     return False
 
 
-def gradient_edge(t: Tensor) -> Edge:
-    """Where a gradient for `t` goes: its grad_fn, its AccumulateGrad, or nowhere."""
-    if t.grad_fn is not None:
-        return Edge(t.grad_fn, t.output_nr)
-    if t._requires_grad:
-        return Edge(grad_accumulator(t), 0)
-    return INVALID_EDGE
-
 
 def next_edge(a: Any) -> tuple[Node | None, int]:
     """Where a gradient for argument `a` goes, as a `(node, input_nr)` pair
@@ -437,9 +429,9 @@ def check_inplace(self: Tensor) -> None:
 def original_value(self: Tensor) -> Tensor:
     """`self` before an in-place op changes it, for formulas that read it: a copy
     recorded as an op (PyTorch's `original_self = self.clone()`)."""
-    from yamlgrad.runtime import formulas
+    from yamlgrad.runtime import dispatch
 
-    return formulas.ops._to_copy(self)
+    return dispatch.ops._to_copy(self)
 
 
 def write_inplace(self: Tensor, value: Any) -> None:
@@ -485,7 +477,7 @@ def rebase_history(self: Tensor, grad_fn: Node) -> None:
     """An in-place op's node becomes `self`'s grad_fn (its old one is an edge).
 
     When `self` is a view, the base's history is rewritten instead (CopySlices
-    around `grad_fn`, runtime/copy_slices.py); either way the views of the changed
+    around `grad_fn`, runtime/autograd/copy_slices.py); either way the views of the changed
     memory get a new grad_fn, as PyTorch regenerates stale views.
     """
     if self._base is not None:

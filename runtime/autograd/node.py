@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from yamlgrad.runtime import anomaly_mode
-from yamlgrad.runtime.hooks import (
+from yamlgrad.runtime.autograd import anomaly_mode
+from yamlgrad.runtime.autograd.hooks import (
     TABLE_LOCK,
     HookDict,
     NodeHooks,
@@ -33,7 +33,7 @@ from yamlgrad.runtime.hooks import (
 )
 
 if TYPE_CHECKING:
-    from yamlgrad.runtime.tensor import Tensor
+    from yamlgrad.runtime.autograd.tensor import Tensor
 
 Grad = Any  # an ndarray in a raw backward, a Tensor otherwise
 
@@ -167,7 +167,7 @@ class Node:
             self._metadata = {}
         return self._metadata
 
-    # -- hooks (runtime/hooks.py) ----------------------------------------------------
+    # -- hooks (runtime/autograd/hooks.py) ----------------------------------------------------
 
     def _node_hooks(self) -> NodeHooks:
         if self._hooks is None:
@@ -259,6 +259,6 @@ def record_anomaly(node: Node, skip: int = 0) -> None:
 
 
 def _tensor_type() -> type[Tensor]:
-    from yamlgrad.runtime.tensor import Tensor
+    from yamlgrad.runtime.autograd.tensor import Tensor
 
     return Tensor

@@ -4,7 +4,7 @@ Both write into existing memory and, when autograd is involved, record
 CopyBackwards (the node PyTorch gives `copy_`): on a whole tensor it becomes the
 tensor's grad_fn; on a view or an indexed region the base's grad_fn becomes
 CopySlices (IndexPutBackward0 for a tensor, list or mask index on a tensor that
-is not a view) around it, as runtime/copy_slices.py explains.
+is not a view) around it, as runtime/autograd/copy_slices.py explains.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import grad_mode
+from yamlgrad.runtime.autograd import grad_mode
 from yamlgrad.runtime.errors import ERR_INFERENCE_INPLACE, ERR_VIEW_OF_LEAF_INPLACE
-from yamlgrad.runtime.copy_slices import (
+from yamlgrad.runtime.autograd.copy_slices import (
     CopyBackwards,
     CopySlices,
     IndexPutBackward0,
     rebase_region,
     view_index_map,
 )
-from yamlgrad.runtime.tensor import InferenceTensor, Tensor
-from yamlgrad.runtime.variable_type_utils import (
+from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.wrappers.variable_type_utils import (
     check_inplace,
     collect_next_edges,
     rebase_history,

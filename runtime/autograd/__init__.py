@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import engine
+from yamlgrad.runtime.autograd import engine
 from yamlgrad.runtime.errors import (
     ERR_EMPTY_BACKWARD_INPUTS,
     ERR_EMPTY_GRAD_INPUTS,
@@ -24,13 +24,13 @@ from yamlgrad.runtime.errors import (
     ERR_NO_GRAD_FN,
     ERR_UNUSED_INPUT,
 )
-from yamlgrad.runtime.grad_mode import enable_grad, no_grad, set_grad_enabled
-from yamlgrad.runtime.node import Edge
-from yamlgrad.runtime.tensor import Size, Tensor
-from yamlgrad.runtime.variable_type_utils import gradient_edge
+from yamlgrad.runtime.autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
+from yamlgrad.runtime.autograd.node import Edge
+from yamlgrad.runtime.autograd.tensor import Size, Tensor
+from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
-from yamlgrad.runtime import function  # noqa: E402 - `yg.autograd.function`
-from yamlgrad.runtime.function import Function, once_differentiable  # noqa: E402
+from yamlgrad.runtime.autograd import function  # noqa: E402 - `yg.autograd.function`
+from yamlgrad.runtime.autograd.function import Function, once_differentiable  # noqa: E402
 
 __all__ = [
     "backward",
@@ -205,14 +205,14 @@ def grad(
     return tuple(result)
 
 
-from yamlgrad.runtime.gradcheck import (  # noqa: E402 - uses grad() above
+from yamlgrad.runtime.autograd.gradcheck import (  # noqa: E402 - uses grad() above
     GradcheckError,
     gradcheck,
     gradgradcheck,
 )
 
-from yamlgrad.runtime import graph  # noqa: E402 - `yg.autograd.graph`
-from yamlgrad.runtime.anomaly_mode import (  # noqa: E402
+from yamlgrad.runtime.autograd import graph  # noqa: E402 - `yg.autograd.graph`
+from yamlgrad.runtime.autograd.anomaly_mode import (  # noqa: E402
     detect_anomaly,
     set_detect_anomaly,
 )

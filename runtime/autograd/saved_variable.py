@@ -24,10 +24,10 @@ from yamlgrad.runtime.errors import (
     ERR_INFERENCE_SAVED,
     modified_by_inplace,
 )
-from yamlgrad.runtime.tensor import InferenceTensor, Tensor, VersionCounter
+from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor, VersionCounter
 
 if TYPE_CHECKING:
-    from yamlgrad.runtime.node import Node
+    from yamlgrad.runtime.autograd.node import Node
 
 _FREED = object()
 

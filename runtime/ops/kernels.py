@@ -14,7 +14,7 @@ import numpy as np
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.errors import warn_at_caller
-from yamlgrad.runtime.kernel_errors import KernelValueError, broadcast_pair
+from yamlgrad.runtime.wrappers.kernel_errors import KernelValueError, broadcast_pair
 
 __all__ = [
     "c_order",

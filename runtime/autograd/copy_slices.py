@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.accumulate_grad import grad_accumulator
-from yamlgrad.runtime.node import INVALID_EDGE, Edge, Grad, Node
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator
+from yamlgrad.runtime.autograd.node import INVALID_EDGE, Edge, Grad, Node
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 # Compact a base's list of weak references to its views when it grows past this.
 _VIEWS_COMPACT_AT = 32
@@ -88,7 +88,7 @@ def _gather(grad: Grad, index: np.ndarray, raw: bool) -> Grad:
     """grad.flatten()[index] (shaped as `index`)."""
     if raw:
         return np.take(grad, index)
-    from yamlgrad.runtime.formulas import ops
+    from yamlgrad.runtime.dispatch import ops
 
     flat = ops.reshape(grad, (-1,))
     picked = ops.index_select(flat, 0, Tensor._make(index.ravel()))
@@ -104,7 +104,7 @@ def _scatter(
         out = np.zeros(int(np.prod(shape)), dtype=dtype)
         np.add.at(out, index.ravel(), np.broadcast_to(values, index.shape).ravel())
         return out.reshape(shape)
-    from yamlgrad.runtime.formulas import ops
+    from yamlgrad.runtime.dispatch import ops
 
     dtype = np.result_type(like._data.dtype, values._data.dtype)
     zeros = Tensor._make(np.zeros(int(np.prod(shape)), dtype=dtype))
@@ -142,7 +142,7 @@ class CopySlices(Node):
             if raw:
                 result = np.where(inside, 0, grad).astype(grad.dtype, copy=False)
             else:  # by selection: a nan or inf in the region stays out
-                from yamlgrad.runtime.formulas import ops
+                from yamlgrad.runtime.dispatch import ops
 
                 result = ops.where(Tensor._make(inside), 0, grad)
             if res[0] is not None:
@@ -189,7 +189,7 @@ class CopyBackwards(Node):
             if raw:
                 outputs[0] = np.zeros_like(grad)
             else:
-                from yamlgrad.runtime.formulas import zeros_like
+                from yamlgrad.runtime.ops.formulas import zeros_like
 
                 outputs[0] = zeros_like(grad)
         if self.task_should_compute_output(1):

@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import grad_mode
+from yamlgrad.runtime.autograd import grad_mode
 from yamlgrad.runtime.errors import ERR_LEAF_INPLACE
-from yamlgrad.runtime.node import INVALID_EDGE, Grad, Node
-from yamlgrad.runtime.saved_variable import SavedVariable
-from yamlgrad.runtime.tensor import Tensor
-from yamlgrad.runtime.variable_type_utils import gradient_edge
+from yamlgrad.runtime.autograd.node import INVALID_EDGE, Grad, Node
+from yamlgrad.runtime.autograd.saved_variable import SavedVariable
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from yamlgrad.runtime import dtypes
-from yamlgrad.runtime.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.grad_mode import inference_threads as _inference_threads
+from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.autograd.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.errors import (
     ERR_HOOK_NO_GRAD,
     ERR_INFERENCE_REQUIRES_GRAD,
@@ -47,7 +47,7 @@ from yamlgrad.runtime.errors import (
 )
 
 if TYPE_CHECKING:
-    from yamlgrad.runtime.node import Node
+    from yamlgrad.runtime.autograd.node import Node
 
 
 class Size(tuple):
@@ -200,7 +200,7 @@ class Tensor:
     def _version(self) -> int:
         return 0 if self._version_counter is None else self._version_counter.value
 
-    # -- hooks (runtime/hooks.py) ----------------------------------------------------
+    # -- hooks (runtime/autograd/hooks.py) ----------------------------------------------------
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
         """Call `hook(grad)` when this tensor's gradient is computed; a returned
@@ -209,7 +209,7 @@ class Tensor:
         >>> y = x * 2
         >>> handle = y.register_hook(lambda g: g * 10)
         """
-        from yamlgrad.runtime import hooks
+        from yamlgrad.runtime.autograd import hooks
 
         if not self._requires_grad:
             raise RuntimeError(ERR_HOOK_NO_GRAD)
@@ -223,7 +223,7 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in `.grad` (a no-op on a leaf)."""
-        from yamlgrad.runtime import hooks
+        from yamlgrad.runtime.autograd import hooks
 
         if self.grad_fn is None:
             if not self._requires_grad:
@@ -241,7 +241,7 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> Any:
         """Call `hook(tensor)` after this leaf's `.grad` was updated."""
-        from yamlgrad.runtime import hooks
+        from yamlgrad.runtime.autograd import hooks
 
         if self.grad_fn is not None:
             raise RuntimeError(ERR_POST_ACCUMULATE_NON_LEAF)
@@ -500,7 +500,7 @@ class InferenceTensor(Tensor):
     """A tensor made inside `inference_mode` (PyTorch's inference tensors).
 
     It never requires grad outside inference mode, keeps no version (reading
-    `_version` raises), cannot be saved for backward (runtime/saved_variable.py)
+    `_version` raises), cannot be saved for backward (runtime/autograd/saved_variable.py)
     and cannot be changed in place outside inference mode
     (variable_type_utils.write_inplace). Only the class differs from Tensor, so
     making one costs nothing extra.

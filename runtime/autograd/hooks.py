@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 if TYPE_CHECKING:
-    from yamlgrad.runtime.node import Grad, Node
+    from yamlgrad.runtime.autograd.node import Grad, Node
 
 _handle_ids = itertools.count()
 # Held while a tensor or node makes its hook table on first use, so threads
@@ -128,7 +128,7 @@ def call_tensor_pre_hooks(
     node: Node, inputs: list[Grad | None], raw: bool
 ) -> list[Grad | None]:
     """The tensor hooks of a node's outputs (a leaf's own hooks for AccumulateGrad)."""
-    from yamlgrad.runtime.accumulate_grad import AccumulateGrad
+    from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 
     if type(node) is AccumulateGrad:  # the leaf's own hooks, read lazily
         variable = node.variable

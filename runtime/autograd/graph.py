@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from yamlgrad.runtime.saved_variable import hook_state
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.saved_variable import hook_state
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["saved_tensors_hooks"]
 

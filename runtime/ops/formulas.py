@@ -16,14 +16,15 @@ import math
 import operator
 import string
 from collections import Counter
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import kernels
+from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops import kernels
 from yamlgrad.runtime.errors import scalar_type_name
-from yamlgrad.runtime.tensor import Tensor
+from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
     "fused",
@@ -141,15 +142,6 @@ __all__ = [
     "binary_cross_entropy_with_logits_target_backward",
     "nll_loss_backward",
 ]
-
-ops: Any = ModuleType("ops")  # replaced by the facade with generated/VariableType
-
-
-def bind_ops(module: Any) -> None:
-    """Called once by the package facade: the Tensor side of every helper."""
-    global ops
-    ops = module
-
 
 def _unary(np_fn: Any, name: str) -> Any:
     def helper(x: Any) -> Any:
@@ -287,28 +279,6 @@ def reshape(x: Any, shape: tuple[int, ...]) -> Any:
     return np.reshape(x, shape)
 
 
-def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """Sum `x` down to `shape`: leading dims, then dims where `shape` has a 1."""
-    x_shape = x.shape
-    if tuple(x_shape) == tuple(shape):
-        return x
-    lead = len(x_shape) - len(shape)
-    dims = list(range(lead))
-    dims += [lead + i for i, s in enumerate(shape) if s == 1 and x_shape[lead + i] != 1]
-    if isinstance(x, Tensor):
-        if dims:
-            x = ops.sum(x, dims, True)
-        return ops.reshape(x, shape) if tuple(x.shape) != tuple(shape) else x
-    if dims:
-        # Keeping the reduced dims only where `shape` has them gives a result
-        # of its own in `shape` (no reshaped view), which a leaf's
-        # AccumulateGrad can take without a copy: a bias's gradient.
-        only_lead = len(dims) == lead
-        x = np.add.reduce(x, axis=tuple(dims), keepdims=not only_lead)
-        if only_lead or not lead:
-            return x if type(x) is np.ndarray else np.asarray(x)  # 0-d: a scalar
-    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
-
 
 def transpose(x: Any, dim0: int, dim1: int) -> Any:
     if isinstance(x, Tensor):
@@ -386,11 +356,6 @@ def threshold_backward(grad: Any, result: Any, threshold: float) -> Any:
     """relu's backward: the gradient where the output is above the threshold."""
     return _zero_outside(grad, _data(result) > threshold)
 
-
-def to_dtype(x: Any, dtype: np.dtype) -> Any:
-    if isinstance(x, Tensor):
-        return ops._to_copy(x, dtype=dtype) if x._data.dtype != dtype else x
-    return x.astype(dtype, copy=False)
 
 
 def mm_mat1_backward(grad: Any, mat2: Any) -> Any:

@@ -1,0 +1,46 @@
+"""Conforming a gradient to the input it is for (PyTorch's InputMetadata).
+
+A node records each forward output's shape and dtype. The engine checks every
+gradient against them before it is summed for its next node: a gradient of a
+broadcast input is summed back to the input's shape here, once, so backward
+formulas never reduce, and a gradient of another dtype is cast. Both run on
+ndarrays (a first-order backward) and on Tensors (`create_graph=True`, through
+the recorded ops).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+
+def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """Sum `x` down to `shape`: leading dims, then dims where `shape` has a 1."""
+    x_shape = x.shape
+    if tuple(x_shape) == tuple(shape):
+        return x
+    lead = len(x_shape) - len(shape)
+    dims = list(range(lead))
+    dims += [lead + i for i, s in enumerate(shape) if s == 1 and x_shape[lead + i] != 1]
+    if isinstance(x, Tensor):
+        if dims:
+            x = ops.sum(x, dims, True)
+        return ops.reshape(x, shape) if tuple(x.shape) != tuple(shape) else x
+    if dims:
+        # Keeping the reduced dims only where `shape` has them gives a result
+        # of its own in `shape` (no reshaped view), which a leaf's
+        # AccumulateGrad can take without a copy: a bias's gradient.
+        only_lead = len(dims) == lead
+        x = np.add.reduce(x, axis=tuple(dims), keepdims=not only_lead)
+        if only_lead or not lead:
+            return x if type(x) is np.ndarray else np.asarray(x)  # 0-d: a scalar
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+def to_dtype(x: Any, dtype: np.dtype) -> Any:
+    if isinstance(x, Tensor):
+        return ops._to_copy(x, dtype=dtype) if x._data.dtype != dtype else x
+    return x.astype(dtype, copy=False)
