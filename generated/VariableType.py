@@ -14,7 +14,18 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.ops import composites, kernels
+from yamlgrad.runtime.ops import (
+    activations,
+    composites,
+    conv_pool,
+    elementwise,
+    indexing,
+    linalg,
+    losses,
+    normalization,
+    reductions,
+    shapes,
+)
 from yamlgrad.runtime.autograd.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -1386,7 +1397,7 @@ def div_Tensor_mode(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = kernels.divide(self_data, other_data, rounding_mode)
+        result_data = elementwise.divide(self_data, other_data, rounding_mode)
     except ValueError as kernel_failure:
         raise kernel_error(
             "div",
@@ -1470,7 +1481,7 @@ def div_Scalar_mode(
         grad_fn._saved_other = other
         grad_fn._saved_rounding_mode = rounding_mode
     try:
-        result_data = kernels.divide(self_data, other, rounding_mode)
+        result_data = elementwise.divide(self_data, other, rounding_mode)
     except ValueError as kernel_failure:
         raise kernel_error(
             "div",
@@ -2758,7 +2769,7 @@ def xlogy_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = kernels.xlogy(self_data, other_data)
+        result_data = elementwise.xlogy(self_data, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self_data, other=other_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -2836,7 +2847,7 @@ def xlogy_Scalar_Self(
         )
         grad_fn._saved_self = self
     try:
-        result_data = kernels.xlogy(self, other_data)
+        result_data = elementwise.xlogy(self, other_data)
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self, other=other_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -2914,7 +2925,7 @@ def xlogy_Scalar_Other(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.xlogy(self_data, other)
+        result_data = elementwise.xlogy(self_data, other)
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self_data, other=other)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -2984,7 +2995,7 @@ def lerp_Scalar(
             record_anomaly(grad_fn)
         grad_fn._saved_weight = weight
     try:
-        result_data = kernels.lerp(self_data, end_data, weight)
+        result_data = elementwise.lerp(self_data, end_data, weight)
     except ValueError as kernel_failure:
         raise kernel_error(
             "lerp", kernel_failure, self=self_data, end=end_data, weight=weight
@@ -3085,7 +3096,7 @@ def lerp_Tensor(
         else:
             grad_fn._raw_saved_weight = None
     try:
-        result_data = kernels.lerp(self_data, end_data, weight_data)
+        result_data = elementwise.lerp(self_data, end_data, weight_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "lerp", kernel_failure, self=self_data, end=end_data, weight=weight_data
@@ -3487,7 +3498,7 @@ def clamp_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = kernels.clamp(self_data, min_data, max_data)
+        result_data = elementwise.clamp(self_data, min_data, max_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "clamp", kernel_failure, self=self_data, min=min_data, max=max_data
@@ -3572,7 +3583,7 @@ def clamp_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.clamp(self_data, min, max)
+        result_data = elementwise.clamp(self_data, min, max)
     except ValueError as kernel_failure:
         raise kernel_error("clamp", kernel_failure, self=self_data, min=min, max=max)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -3652,7 +3663,7 @@ def clamp_min_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.clamp(self_data, min, None)
+        result_data = elementwise.clamp(self_data, min, None)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -3746,7 +3757,7 @@ def clamp_min_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = kernels.clamp(self_data, min_data, None)
+        result_data = elementwise.clamp(self_data, min_data, None)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -3826,7 +3837,7 @@ def clamp_max_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.clamp(self_data, None, max)
+        result_data = elementwise.clamp(self_data, None, max)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -3920,7 +3931,7 @@ def clamp_max_Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = kernels.clamp(self_data, None, max_data)
+        result_data = elementwise.clamp(self_data, None, max_data)
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -5184,7 +5195,7 @@ def pow_Scalar(
         )
         grad_fn._saved_self = self
     try:
-        result_data = kernels.c_order(np.power(self, exponent_data))
+        result_data = shapes.c_order(np.power(self, exponent_data))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -5662,7 +5673,7 @@ def sigmoid(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result_data = kernels.sigmoid(self_data)
+        result_data = activations.sigmoid(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("sigmoid", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -5717,7 +5728,7 @@ def relu(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result_data = kernels.relu(self_data)
+        result_data = activations.relu(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("relu", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -6887,7 +6898,7 @@ def logit(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.logit(self_data, eps)
+        result_data = elementwise.logit(self_data, eps)
     except ValueError as kernel_failure:
         raise kernel_error("logit", kernel_failure, self=self_data, eps=eps)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -6949,7 +6960,7 @@ def erf(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.erf(self_data)
+        result_data = elementwise.erf(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("erf", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7011,7 +7022,7 @@ def erfc(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.erfc(self_data)
+        result_data = elementwise.erfc(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("erfc", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7398,7 +7409,7 @@ def sum_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.sum_reduce(self_data, dtype=dtype)
+        result_data = reductions.sum_reduce(self_data, dtype=dtype)
     except ValueError as kernel_failure:
         raise kernel_error("sum", kernel_failure, self=self_data, dtype=dtype)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7464,10 +7475,10 @@ def sum_dim_IntList(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.c_order(
-            kernels.sum_reduce(
+        result_data = shapes.c_order(
+            reductions.sum_reduce(
                 self_data,
-                axis=kernels.reduce_dims(dim, self_data.ndim),
+                axis=reductions.reduce_dims(dim, self_data.ndim),
                 keepdims=keepdim,
                 dtype=dtype,
             )
@@ -7531,7 +7542,7 @@ def mean_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.mean_reduce(self_data, dtype=dtype)
+        result_data = reductions.mean_reduce(self_data, dtype=dtype)
     except ValueError as kernel_failure:
         raise kernel_error("mean", kernel_failure, self=self_data, dtype=dtype)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7597,10 +7608,10 @@ def mean_dim(
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.c_order(
-            kernels.mean_reduce(
+        result_data = shapes.c_order(
+            reductions.mean_reduce(
                 self_data,
-                axis=kernels.reduce_dims(dim, self_data.ndim),
+                axis=reductions.reduce_dims(dim, self_data.ndim),
                 keepdims=keepdim,
                 dtype=dtype,
             )
@@ -7675,7 +7686,7 @@ def max_dim(
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         outputs = [
-            Tensor._make(value) for value in kernels.max_dim(self_data, dim, keepdim)
+            Tensor._make(value) for value in reductions.max_dim(self_data, dim, keepdim)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -7721,7 +7732,7 @@ def max_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.max_all(self_data)
+        result_data = reductions.max_all(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("max", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7786,7 +7797,7 @@ def min_dim(
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         outputs = [
-            Tensor._make(value) for value in kernels.min_dim(self_data, dim, keepdim)
+            Tensor._make(value) for value in reductions.min_dim(self_data, dim, keepdim)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -7832,7 +7843,7 @@ def min_default(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.min_all(self_data)
+        result_data = reductions.min_all(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("min", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -7964,10 +7975,10 @@ def prod_dim_int(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.c_order(
+        result_data = shapes.c_order(
             np.prod(
                 self_data,
-                axis=kernels.reduce_dims((dim,), self_data.ndim),
+                axis=reductions.reduce_dims((dim,), self_data.ndim),
                 keepdims=keepdim,
                 dtype=dtype,
             )
@@ -8049,7 +8060,9 @@ def var_correction(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.c_order(kernels.var(self_data, dim, correction, keepdim))
+        result_data = shapes.c_order(
+            reductions.var(self_data, dim, correction, keepdim)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "var",
@@ -8126,7 +8139,9 @@ def std_correction(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.c_order(kernels.std(self_data, dim, correction, keepdim))
+        result_data = shapes.c_order(
+            reductions.std(self_data, dim, correction, keepdim)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "std",
@@ -8218,9 +8233,9 @@ def linalg_vector_norm(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.c_order(
-            kernels.vector_norm(
-                kernels.vector_norm_input(self_data, dtype), ord, dim, keepdim
+        result_data = shapes.c_order(
+            reductions.vector_norm(
+                reductions.vector_norm_input(self_data, dtype), ord, dim, keepdim
             )
         )
     except ValueError as kernel_failure:
@@ -8331,7 +8346,7 @@ def amax(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.c_order(kernels.amax_kernel(self_data, dim, keepdim))
+        result_data = shapes.c_order(reductions.amax_kernel(self_data, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "amax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8400,7 +8415,7 @@ def amin(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.c_order(kernels.amin_kernel(self_data, dim, keepdim))
+        result_data = shapes.c_order(reductions.amin_kernel(self_data, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "amin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8473,7 +8488,7 @@ def logsumexp(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.logsumexp(self_data, dim, keepdim)
+        result_data = reductions.logsumexp(self_data, dim, keepdim)
     except ValueError as kernel_failure:
         raise kernel_error(
             "logsumexp", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8537,7 +8552,7 @@ def cumsum(
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result_data = kernels.c_order(kernels.cumsum(self_data, dim, dtype))
+        result_data = shapes.c_order(reductions.cumsum(self_data, dim, dtype))
     except ValueError as kernel_failure:
         raise kernel_error(
             "cumsum", kernel_failure, self=self_data, dim=dim, dtype=dtype
@@ -8604,7 +8619,7 @@ def cumprod(
         )
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result_data = kernels.c_order(kernels.cumprod(self_data, dim, dtype))
+        result_data = shapes.c_order(reductions.cumprod(self_data, dim, dtype))
     except ValueError as kernel_failure:
         raise kernel_error(
             "cumprod", kernel_failure, self=self_data, dim=dim, dtype=dtype
@@ -8670,9 +8685,9 @@ def _softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result_data = kernels.c_order(
-            kernels.softmax(
-                kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
+        result_data = shapes.c_order(
+            activations.softmax(
+                activations.cpu_softmax_input(self_data, dim, half_to_float), dim
             )
         )
     except ValueError as kernel_failure:
@@ -8746,9 +8761,9 @@ def _log_softmax(
             record_anomaly(grad_fn)
         grad_fn._saved_dim = dim
     try:
-        result_data = kernels.c_order(
-            kernels.log_softmax(
-                kernels.cpu_softmax_input(self_data, dim, half_to_float), dim
+        result_data = shapes.c_order(
+            activations.log_softmax(
+                activations.cpu_softmax_input(self_data, dim, half_to_float), dim
             )
         )
     except ValueError as kernel_failure:
@@ -8849,7 +8864,7 @@ def argmax(
         keepdim if type(keepdim) is bool else bool_arg(keepdim, "argmax", "keepdim", 3)
     )
     try:
-        result = Tensor._make(kernels.argmax(self_data, dim, keepdim))
+        result = Tensor._make(reductions.argmax(self_data, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "argmax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8875,7 +8890,7 @@ def argmin(
         keepdim if type(keepdim) is bool else bool_arg(keepdim, "argmin", "keepdim", 3)
     )
     try:
-        result = Tensor._make(kernels.argmin(self_data, dim, keepdim))
+        result = Tensor._make(reductions.argmin(self_data, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
             "argmin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
@@ -8920,10 +8935,10 @@ def all_dim(
     )
     try:
         result = Tensor._make(
-            kernels.c_order(
+            shapes.c_order(
                 np.all(
                     self_data,
-                    axis=kernels.wrap_dims(dim, self_data.ndim),
+                    axis=reductions.wrap_dims(dim, self_data.ndim),
                     keepdims=keepdim,
                 )
             )
@@ -8955,7 +8970,9 @@ def all_dims(
     try:
         result = Tensor._make(
             np.all(
-                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+                self_data,
+                axis=reductions.wrap_dims(dim, self_data.ndim),
+                keepdims=keepdim,
             )
         )
     except ValueError as kernel_failure:
@@ -9002,10 +9019,10 @@ def any_dim(
     )
     try:
         result = Tensor._make(
-            kernels.c_order(
+            shapes.c_order(
                 np.any(
                     self_data,
-                    axis=kernels.wrap_dims(dim, self_data.ndim),
+                    axis=reductions.wrap_dims(dim, self_data.ndim),
                     keepdims=keepdim,
                 )
             )
@@ -9037,7 +9054,9 @@ def any_dims(
     try:
         result = Tensor._make(
             np.any(
-                self_data, axis=kernels.wrap_dims(dim, self_data.ndim), keepdims=keepdim
+                self_data,
+                axis=reductions.wrap_dims(dim, self_data.ndim),
+                keepdims=keepdim,
             )
         )
     except ValueError as kernel_failure:
@@ -9102,7 +9121,7 @@ def mm(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = kernels.mm_kernel(self_data, mat2_data)
+        result_data = linalg.mm_kernel(self_data, mat2_data)
     except ValueError as kernel_failure:
         raise kernel_error("mm", kernel_failure, self=self_data, mat2=mat2_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9132,11 +9151,11 @@ def matmul(
 ) -> Tensor:
     """`matmul(Tensor self, Tensor other) -> Tensor`
 
-    composite: composites.matmul_by_rank(self, other)
+    composite: linalg.matmul_by_rank(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return composites.matmul_by_rank(self, other)
+        return linalg.matmul_by_rank(self, other)
     except (AttributeError, TypeError):
         check_arguments(
             "matmul",
@@ -9205,7 +9224,7 @@ def dot(
         else:
             grad_fn._raw_saved_tensor = None
     try:
-        result_data = kernels.dot_kernel(self_data, tensor_data)
+        result_data = linalg.dot_kernel(self_data, tensor_data)
     except ValueError as kernel_failure:
         raise kernel_error("dot", kernel_failure, self=self_data, tensor=tensor_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9282,7 +9301,7 @@ def mv(
         else:
             grad_fn._raw_saved_vec = None
     try:
-        result_data = kernels.mv_kernel(self_data, vec_data)
+        result_data = linalg.mv_kernel(self_data, vec_data)
     except ValueError as kernel_failure:
         raise kernel_error("mv", kernel_failure, self=self_data, vec=vec_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9361,7 +9380,7 @@ def bmm(
         else:
             grad_fn._raw_saved_self = None
     try:
-        result_data = kernels.bmm_kernel(self_data, mat2_data)
+        result_data = linalg.bmm_kernel(self_data, mat2_data)
     except ValueError as kernel_failure:
         raise kernel_error("bmm", kernel_failure, self=self_data, mat2=mat2_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9391,11 +9410,11 @@ def outer(
 ) -> Tensor:
     """`outer(Tensor self, Tensor vec2) -> Tensor`
 
-    composite: mul(reshape(self, kernels.outer_column(self.ndim, vec2.ndim)), vec2)
+    composite: mul(reshape(self, linalg.outer_column(self.ndim, vec2.ndim)), vec2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return mul(reshape(self, kernels.outer_column(self.ndim, vec2.ndim)), vec2)
+        return mul(reshape(self, linalg.outer_column(self.ndim, vec2.ndim)), vec2)
     except (AttributeError, TypeError):
         check_arguments(
             "outer",
@@ -9490,7 +9509,7 @@ def addmm(
         else:
             grad_fn._raw_saved_mat2 = None
     try:
-        result_data = kernels.addmm_kernel(self_data, mat1_data, mat2_data, beta, alpha)
+        result_data = linalg.addmm_kernel(self_data, mat1_data, mat2_data, beta, alpha)
     except ValueError as kernel_failure:
         raise kernel_error(
             "addmm",
@@ -9609,7 +9628,7 @@ def baddbmm(
             grad_fn._raw_saved_batch2 = None
         grad_fn._saved_beta = beta
     try:
-        result_data = kernels.baddbmm_kernel(
+        result_data = linalg.baddbmm_kernel(
             self_data, batch1_data, batch2_data, beta, alpha
         )
     except ValueError as kernel_failure:
@@ -9674,7 +9693,7 @@ def trace(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.trace(self_data)
+        result_data = linalg.trace(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("trace", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -9733,7 +9752,7 @@ def linalg_inv_ex(
             record_anomaly(grad_fn)
     try:
         outputs = [
-            Tensor._make(value) for value in kernels.linalg_inv_ex(A_data, check_errors)
+            Tensor._make(value) for value in linalg.linalg_inv_ex(A_data, check_errors)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -9860,7 +9879,7 @@ def t(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(kernels.transpose_2d(self_data))
+        result = Tensor._make(shapes.transpose_2d(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("t", kernel_failure, self=self_data)
     make_view(result, self)
@@ -9907,7 +9926,7 @@ def transpose_int(
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
     try:
-        result = Tensor._make(kernels.transpose_kernel(self_data, dim0, dim1))
+        result = Tensor._make(shapes.transpose_kernel(self_data, dim0, dim1))
     except ValueError as kernel_failure:
         raise kernel_error(
             "transpose", kernel_failure, self=self_data, dim0=dim0, dim1=dim1
@@ -9993,7 +10012,7 @@ def view_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.view_kernel(self_data, size))
+        result = Tensor._make(shapes.view_kernel(self_data, size))
     except ValueError as kernel_failure:
         raise kernel_error("view", kernel_failure, self=self_data, size=size)
     make_view(result, self)
@@ -10059,7 +10078,7 @@ def expand_default(
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
         result = Tensor._make(
-            np.broadcast_to(self_data, kernels.expand_shape(self_data.shape, size))
+            np.broadcast_to(self_data, shapes.expand_shape(self_data.shape, size))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -10098,7 +10117,7 @@ def cat(
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
-        result_data = kernels.c_order(np.concatenate(tensors_data, axis=dim))
+        result_data = shapes.c_order(np.concatenate(tensors_data, axis=dim))
     except ValueError as kernel_failure:
         raise kernel_error("cat", kernel_failure, tensors=tensors_data, dim=dim)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10149,7 +10168,7 @@ def stack(
         grad_fn._saved_dim = dim
         grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
     try:
-        result_data = kernels.c_order(np.stack(tensors_data, axis=dim))
+        result_data = shapes.c_order(np.stack(tensors_data, axis=dim))
     except ValueError as kernel_failure:
         raise kernel_error("stack", kernel_failure, tensors=tensors_data, dim=dim)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10210,7 +10229,7 @@ def select_int(
         grad_fn._saved_index = index
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.select_kernel(self_data, dim, index))
+        result = Tensor._make(shapes.select_kernel(self_data, dim, index))
     except ValueError as kernel_failure:
         raise kernel_error(
             "select", kernel_failure, self=self_data, dim=dim, index=index
@@ -10268,7 +10287,7 @@ def select_backward(
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
     try:
-        result_data = kernels.select_backward_kernel(
+        result_data = shapes.select_backward_kernel(
             grad_output_data, input_sizes, dim, index
         )
     except ValueError as kernel_failure:
@@ -10344,7 +10363,7 @@ def slice_Tensor(
         grad_fn._saved_start = start
         grad_fn._saved_step = step
     try:
-        result = Tensor._make(kernels.slice_kernel(self_data, dim, start, end, step))
+        result = Tensor._make(shapes.slice_kernel(self_data, dim, start, end, step))
     except ValueError as kernel_failure:
         raise kernel_error(
             "slice",
@@ -10414,7 +10433,7 @@ def slice_backward(
         grad_fn._saved_start = start
         grad_fn._saved_step = step
     try:
-        result_data = kernels.slice_backward_kernel(
+        result_data = shapes.slice_backward_kernel(
             grad_output_data, input_sizes, dim, start, end, step
         )
     except ValueError as kernel_failure:
@@ -10492,7 +10511,7 @@ def split_Tensor(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.split_kernel(self_data, split_size, dim)
+            for value in shapes.split_kernel(self_data, split_size, dim)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -10529,13 +10548,13 @@ def chunk(
 ) -> Any:
     """`chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
 
-    composite: split(self, kernels.chunk_size(self.shape, chunks, dim), dim) if kernels.chunk_size(self.shape, chunks, dim) else split_with_sizes(self, [0] * chunks, dim)
+    composite: split(self, shapes.chunk_size(self.shape, chunks, dim), dim) if shapes.chunk_size(self.shape, chunks, dim) else split_with_sizes(self, [0] * chunks, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
-            split(self, kernels.chunk_size(self.shape, chunks, dim), dim)
-            if kernels.chunk_size(self.shape, chunks, dim)
+            split(self, shapes.chunk_size(self.shape, chunks, dim), dim)
+            if shapes.chunk_size(self.shape, chunks, dim)
             else split_with_sizes(self, [0] * chunks, dim)
         )
     except (AttributeError, TypeError):
@@ -10588,7 +10607,7 @@ def split_with_sizes(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.split_with_sizes_kernel(self_data, split_sizes, dim)
+            for value in shapes.split_with_sizes_kernel(self_data, split_sizes, dim)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -10639,7 +10658,7 @@ def unbind_int(
         grad_fn._saved_dim = dim
     try:
         outputs = [
-            Tensor._make(value) for value in kernels.unbind_kernel(self_data, dim)
+            Tensor._make(value) for value in shapes.unbind_kernel(self_data, dim)
         ]
     except ValueError as kernel_failure:
         raise kernel_error("unbind", kernel_failure, self=self_data, dim=dim)
@@ -10684,7 +10703,7 @@ def _to_copy(
             record_anomaly(grad_fn)
         grad_fn._saved_self_scalar_type = dtype_of(self_data)
     try:
-        result_data = kernels.cast(self_data, dtype)
+        result_data = elementwise.cast(self_data, dtype)
     except ValueError as kernel_failure:
         raise kernel_error("_to_copy", kernel_failure, self=self_data, dtype=dtype)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10741,7 +10760,7 @@ def flip_default(
             record_anomaly(grad_fn)
         grad_fn._saved_dims = dims
     try:
-        result_data = kernels.flip_kernel(self_data, dims)
+        result_data = shapes.flip_kernel(self_data, dims)
     except ValueError as kernel_failure:
         raise kernel_error("flip", kernel_failure, self=self_data, dims=dims)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10800,7 +10819,7 @@ def tril(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = kernels.c_order(kernels.triangle(self_data, diagonal, False))
+        result_data = shapes.c_order(linalg.triangle(self_data, diagonal, False))
     except ValueError as kernel_failure:
         raise kernel_error("tril", kernel_failure, self=self_data, diagonal=diagonal)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10859,7 +10878,7 @@ def triu(
             record_anomaly(grad_fn)
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = kernels.c_order(kernels.triangle(self_data, diagonal, True))
+        result_data = shapes.c_order(linalg.triangle(self_data, diagonal, True))
     except ValueError as kernel_failure:
         raise kernel_error("triu", kernel_failure, self=self_data, diagonal=diagonal)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -10923,7 +10942,7 @@ def diagonal(
         grad_fn._saved_offset = offset
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.diagonal_view(self_data, offset, dim1, dim2))
+        result = Tensor._make(linalg.diagonal_view(self_data, offset, dim1, dim2))
     except ValueError as kernel_failure:
         raise kernel_error(
             "diagonal",
@@ -10982,7 +11001,7 @@ def diag_embed(
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
     try:
-        result_data = kernels.c_order(kernels.diag_embed(self_data, offset, dim1, dim2))
+        result_data = shapes.c_order(linalg.diag_embed(self_data, offset, dim1, dim2))
     except ValueError as kernel_failure:
         raise kernel_error(
             "diag_embed",
@@ -11065,7 +11084,7 @@ def diagonal_backward(
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
     try:
-        result_data = kernels.diagonal_backward(
+        result_data = linalg.diagonal_backward(
             grad_output_data, input_sizes, offset, dim1, dim2
         )
     except ValueError as kernel_failure:
@@ -11123,13 +11142,13 @@ def diag(
 ) -> Tensor:
     """`diag(Tensor self, int diagonal=0) -> Tensor`
 
-    composite: diag_embed(self, diagonal) if kernels.diag_rank(self.ndim) == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
+    composite: diag_embed(self, diagonal) if linalg.diag_rank(self.ndim) == 1 else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             diag_embed(self, diagonal)
-            if kernels.diag_rank(self.ndim) == 1
+            if linalg.diag_rank(self.ndim) == 1
             else linalg_diagonal(self, offset=diagonal, dim1=0, dim2=1)
         )
     except (AttributeError, TypeError):
@@ -11144,14 +11163,14 @@ def flatten_using_ints(
 ) -> Tensor:
     """`flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)`
 
-    composite: self if kernels.flatten_keeps(self.shape, start_dim, end_dim) else reshape(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+    composite: self if shapes.flatten_keeps(self.shape, start_dim, end_dim) else reshape(self, shapes.flatten_shape(self.shape, start_dim, end_dim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             self
-            if kernels.flatten_keeps(self.shape, start_dim, end_dim)
-            else reshape(self, kernels.flatten_shape(self.shape, start_dim, end_dim))
+            if shapes.flatten_keeps(self.shape, start_dim, end_dim)
+            else reshape(self, shapes.flatten_shape(self.shape, start_dim, end_dim))
         )
     except (AttributeError, TypeError):
         check_arguments("flatten", (("input", "Tensor", 1, self),))
@@ -11165,11 +11184,11 @@ def unflatten_int(
 ) -> Tensor:
     """`unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`
 
-    composite: view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+    composite: view(self, shapes.unflatten_shape(self.shape, dim, sizes))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return view(self, kernels.unflatten_shape(self.shape, dim, sizes))
+        return view(self, shapes.unflatten_shape(self.shape, dim, sizes))
     except (AttributeError, TypeError):
         check_arguments("unflatten", (("input", "Tensor", 1, self),))
         raise
@@ -11182,14 +11201,14 @@ def movedim_intlist(
 ) -> Tensor:
     """`movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
 
-    composite: alias(self) if kernels.movedim_dims(self.ndim, source, destination) == () else permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    composite: alias(self) if shapes.movedim_dims(self.ndim, source, destination) == () else permute(self, shapes.movedim_dims(self.ndim, source, destination))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             alias(self)
-            if kernels.movedim_dims(self.ndim, source, destination) == ()
-            else permute(self, kernels.movedim_dims(self.ndim, source, destination))
+            if shapes.movedim_dims(self.ndim, source, destination) == ()
+            else permute(self, shapes.movedim_dims(self.ndim, source, destination))
         )
     except (AttributeError, TypeError):
         check_arguments("movedim", (("input", "Tensor", 1, self),))
@@ -11203,14 +11222,14 @@ def movedim_int(
 ) -> Tensor:
     """`movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)`
 
-    composite: alias(self) if kernels.movedim_dims(self.ndim, source, destination) == () else permute(self, kernels.movedim_dims(self.ndim, source, destination))
+    composite: alias(self) if shapes.movedim_dims(self.ndim, source, destination) == () else permute(self, shapes.movedim_dims(self.ndim, source, destination))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return (
             alias(self)
-            if kernels.movedim_dims(self.ndim, source, destination) == ()
-            else permute(self, kernels.movedim_dims(self.ndim, source, destination))
+            if shapes.movedim_dims(self.ndim, source, destination) == ()
+            else permute(self, shapes.movedim_dims(self.ndim, source, destination))
         )
     except (AttributeError, TypeError):
         check_arguments("movedim", (("input", "Tensor", 1, self),))
@@ -11286,7 +11305,7 @@ def squeeze_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.squeeze_dims(self_data, None))
+        result = Tensor._make(shapes.squeeze_dims(self_data, None))
     except ValueError as kernel_failure:
         raise kernel_error("squeeze", kernel_failure, self=self_data)
     make_view(result, self)
@@ -11328,7 +11347,7 @@ def squeeze_dim(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+        result = Tensor._make(shapes.squeeze_dims(self_data, dim))
     except ValueError as kernel_failure:
         raise kernel_error("squeeze", kernel_failure, self=self_data, dim=dim)
     make_view(result, self)
@@ -11370,7 +11389,7 @@ def squeeze_dims(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.squeeze_dims(self_data, dim))
+        result = Tensor._make(shapes.squeeze_dims(self_data, dim))
     except ValueError as kernel_failure:
         raise kernel_error("squeeze", kernel_failure, self=self_data, dim=dim)
     make_view(result, self)
@@ -11411,7 +11430,7 @@ def squeeze__default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        write_inplace(self, kernels.squeeze_dims(self_data, None))
+        write_inplace(self, shapes.squeeze_dims(self_data, None))
     except ValueError as kernel_failure:
         raise kernel_error("squeeze_", kernel_failure, self=self_data)
     result = self
@@ -11459,7 +11478,7 @@ def squeeze__dim(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        write_inplace(self, kernels.squeeze_dims(self_data, dim))
+        write_inplace(self, shapes.squeeze_dims(self_data, dim))
     except ValueError as kernel_failure:
         raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
     result = self
@@ -11507,7 +11526,7 @@ def squeeze__dims(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        write_inplace(self, kernels.squeeze_dims(self_data, dim))
+        write_inplace(self, shapes.squeeze_dims(self_data, dim))
     except ValueError as kernel_failure:
         raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
     result = self
@@ -11599,7 +11618,7 @@ def index_Tensor(
         grad_fn._saved_indices = indices
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.index_tensor(self_data, indices)
+        result_data = indexing.index_tensor(self_data, indices)
     except ValueError as kernel_failure:
         raise kernel_error("index", kernel_failure, self=self_data, indices=indices)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -11669,7 +11688,7 @@ def index_select(
         )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.index_select(self_data, dim, index_data)
+        result_data = indexing.index_select(self_data, dim, index_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "index_select", kernel_failure, self=self_data, dim=dim, index=index_data
@@ -11746,7 +11765,7 @@ def gather(
         )
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.c_order(kernels.gather(self_data, dim, index_data))
+        result_data = shapes.c_order(indexing.gather(self_data, dim, index_data))
     except ValueError as kernel_failure:
         raise kernel_error(
             "gather",
@@ -11834,8 +11853,8 @@ def scatter_src(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result_data = kernels.c_order(
-            kernels.scatter(self_data, dim, index_data, src_data)
+        result_data = shapes.c_order(
+            indexing.scatter(self_data, dim, index_data, src_data)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -11916,8 +11935,8 @@ def scatter_value(
             SavedVariable(index, False) if isinstance(index, Tensor) else index
         )
     try:
-        result_data = kernels.c_order(
-            kernels.scatter(self_data, dim, index_data, value)
+        result_data = shapes.c_order(
+            indexing.scatter(self_data, dim, index_data, value)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -12008,8 +12027,8 @@ def scatter_add(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result_data = kernels.c_order(
-            kernels.scatter_add(self_data, dim, index_data, src_data)
+        result_data = shapes.c_order(
+            indexing.scatter_add(self_data, dim, index_data, src_data)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -12110,8 +12129,8 @@ def index_add(
         else:
             grad_fn._raw_saved_index = None
     try:
-        result_data = kernels.c_order(
-            kernels.index_add(self_data, dim, index_data, source_data, alpha)
+        result_data = shapes.c_order(
+            indexing.index_add(self_data, dim, index_data, source_data, alpha)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -12192,7 +12211,7 @@ def masked_fill_Scalar(
             SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
         )
     try:
-        result_data = kernels.c_order(kernels.masked_fill(self_data, mask_data, value))
+        result_data = shapes.c_order(indexing.masked_fill(self_data, mask_data, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_fill", kernel_failure, self=self_data, mask=mask_data, value=value
@@ -12276,8 +12295,8 @@ def masked_fill_Tensor(
         else:
             grad_fn._raw_saved_mask = None
     try:
-        result_data = kernels.c_order(
-            kernels.masked_fill(self_data, mask_data, value_data)
+        result_data = shapes.c_order(
+            indexing.masked_fill(self_data, mask_data, value_data)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -12354,7 +12373,7 @@ def masked_select(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.masked_select(self_data, mask_data)
+        result_data = indexing.masked_select(self_data, mask_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "masked_select", kernel_failure, self=self_data, mask=mask_data
@@ -12441,15 +12460,15 @@ def narrow(
 ) -> Tensor:
     """`narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
 
-    composite: slice_Tensor(self, dim, kernels.narrow_start(self.shape, dim, start, length), kernels.narrow_start(self.shape, dim, start, length) + length, 1)
+    composite: slice_Tensor(self, dim, shapes.narrow_start(self.shape, dim, start, length), shapes.narrow_start(self.shape, dim, start, length) + length, 1)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return slice_Tensor(
             self,
             dim,
-            kernels.narrow_start(self.shape, dim, start, length),
-            kernels.narrow_start(self.shape, dim, start, length) + length,
+            shapes.narrow_start(self.shape, dim, start, length),
+            shapes.narrow_start(self.shape, dim, start, length) + length,
             1,
         )
     except (AttributeError, TypeError):
@@ -12495,7 +12514,7 @@ def roll(
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
     try:
-        result_data = kernels.c_order(kernels.roll(self_data, shifts, dims))
+        result_data = shapes.c_order(shapes.roll(self_data, shifts, dims))
     except ValueError as kernel_failure:
         raise kernel_error(
             "roll", kernel_failure, self=self_data, shifts=shifts, dims=dims
@@ -12559,7 +12578,7 @@ def repeat_default(
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.repeat(self_data, repeats)
+        result_data = shapes.repeat(self_data, repeats)
     except ValueError as kernel_failure:
         raise kernel_error("repeat", kernel_failure, self=self_data, repeats=repeats)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -12619,14 +12638,14 @@ def repeat_interleave_self_Tensor(
 ) -> Tensor:
     """`repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
 
-    composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(kernels.checked_repeats(repeats, self.shape, dim)))
+    composite: index_select(view(self, [-1]) if dim is None else self, 0 if dim is None else dim, repeat_interleave_Tensor(shapes.checked_repeats(repeats, self.shape, dim)))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
         return index_select(
             view(self, [-1]) if dim is None else self,
             0 if dim is None else dim,
-            repeat_interleave_Tensor(kernels.checked_repeats(repeats, self.shape, dim)),
+            repeat_interleave_Tensor(shapes.checked_repeats(repeats, self.shape, dim)),
         )
     except (AttributeError, TypeError):
         check_arguments(
@@ -12648,7 +12667,7 @@ def repeat_interleave_self_int(
 ) -> Tensor:
     """`repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
 
-    composite: view(clone(expand(unsqueeze(flatten(self), 1), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), kernels.interleave_sizes(kernels.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1), kernels.interleave_sizes(self.shape, repeats, dim)[0])), kernels.interleave_sizes(self.shape, repeats, dim)[1])
+    composite: view(clone(expand(unsqueeze(flatten(self), 1), shapes.interleave_sizes(shapes.flatten_shape(self.shape, 0, -1), repeats, 0)[0])), shapes.interleave_sizes(shapes.flatten_shape(self.shape, 0, -1), repeats, 0)[1]) if dim is None else view(clone(expand(unsqueeze(self, shapes.interleave_dim(dim, self.ndim) + 1), shapes.interleave_sizes(self.shape, repeats, dim)[0])), shapes.interleave_sizes(self.shape, repeats, dim)[1])
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
@@ -12657,24 +12676,24 @@ def repeat_interleave_self_int(
                 clone(
                     expand(
                         unsqueeze(flatten(self), 1),
-                        kernels.interleave_sizes(
-                            kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+                        shapes.interleave_sizes(
+                            shapes.flatten_shape(self.shape, 0, -1), repeats, 0
                         )[0],
                     )
                 ),
-                kernels.interleave_sizes(
-                    kernels.flatten_shape(self.shape, 0, -1), repeats, 0
+                shapes.interleave_sizes(
+                    shapes.flatten_shape(self.shape, 0, -1), repeats, 0
                 )[1],
             )
             if dim is None
             else view(
                 clone(
                     expand(
-                        unsqueeze(self, kernels.interleave_dim(dim, self.ndim) + 1),
-                        kernels.interleave_sizes(self.shape, repeats, dim)[0],
+                        unsqueeze(self, shapes.interleave_dim(dim, self.ndim) + 1),
+                        shapes.interleave_sizes(self.shape, repeats, dim)[0],
                     )
                 ),
-                kernels.interleave_sizes(self.shape, repeats, dim)[1],
+                shapes.interleave_sizes(self.shape, repeats, dim)[1],
             )
         )
     except (AttributeError, TypeError):
@@ -12688,11 +12707,11 @@ def tile_default(
 ) -> Tensor:
     """`tile(Tensor self, SymInt[] dims) -> Tensor`
 
-    composite: repeat(self, kernels.tile_repeats(self.ndim, dims))
+    composite: repeat(self, shapes.tile_repeats(self.ndim, dims))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return repeat(self, kernels.tile_repeats(self.ndim, dims))
+        return repeat(self, shapes.tile_repeats(self.ndim, dims))
     except (AttributeError, TypeError):
         check_arguments("tile", (("input", "Tensor", 1, self),))
         raise
@@ -12733,7 +12752,7 @@ def clone(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result_data = kernels.clone_kernel(self_data, memory_format)
+        result_data = shapes.clone_kernel(self_data, memory_format)
     except ValueError as kernel_failure:
         raise kernel_error(
             "clone", kernel_failure, self=self_data, memory_format=memory_format
@@ -12817,7 +12836,7 @@ def constant_pad_nd(
             record_anomaly(grad_fn)
         grad_fn._saved_pad = pad
     try:
-        result_data = kernels.c_order(kernels.constant_pad_nd(self_data, pad, value))
+        result_data = shapes.c_order(shapes.constant_pad_nd(self_data, pad, value))
     except ValueError as kernel_failure:
         raise kernel_error(
             "constant_pad_nd", kernel_failure, self=self_data, pad=pad, value=value
@@ -12851,11 +12870,11 @@ def pad(
 ) -> Tensor:
     """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
 
-    composite: constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+    composite: constant_pad_nd(self, pad, shapes.constant_pad_value(mode, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return constant_pad_nd(self, pad, kernels.constant_pad_value(mode, value))
+        return constant_pad_nd(self, pad, shapes.constant_pad_value(mode, value))
     except (AttributeError, TypeError):
         check_arguments("pad", (("input", "Tensor", 1, self),))
         raise
@@ -12922,7 +12941,7 @@ def _unsafe_view(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.view_kernel(self_data, size)
+        result_data = shapes.view_kernel(self_data, size)
     except ValueError as kernel_failure:
         raise kernel_error("_unsafe_view", kernel_failure, self=self_data, size=size)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -12991,7 +13010,7 @@ def _reshape_alias(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result = Tensor._make(kernels.reshape_alias_kernel(self_data, size, stride))
+        result = Tensor._make(shapes.reshape_alias_kernel(self_data, size, stride))
     except ValueError as kernel_failure:
         raise kernel_error(
             "_reshape_alias", kernel_failure, self=self_data, size=size, stride=stride
@@ -13032,7 +13051,7 @@ def alias(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        result = Tensor._make(kernels.alias_kernel(self_data))
+        result = Tensor._make(shapes.alias_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("alias", kernel_failure, self=self_data)
     make_view(result, self)
@@ -13845,7 +13864,7 @@ def sigmoid_(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        write_inplace(self, kernels.sigmoid(self_data))
+        write_inplace(self, activations.sigmoid(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("sigmoid_", kernel_failure, self=self_data)
     result = self
@@ -13886,7 +13905,7 @@ def relu_(
         if _anomaly.enabled:
             record_anomaly(grad_fn)
     try:
-        write_inplace(self, kernels.relu(self_data))
+        write_inplace(self, activations.relu(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("relu_", kernel_failure, self=self_data)
     result = self
@@ -14039,7 +14058,7 @@ def clamp_(
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.clamp(self_data, min, max))
+        write_inplace(self, elementwise.clamp(self_data, min, max))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_", kernel_failure, self=self_data, min=min, max=max)
     result = self
@@ -14102,7 +14121,7 @@ def clamp_min__default(
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.clamp(self_data, min, None))
+        write_inplace(self, elementwise.clamp(self_data, min, None))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min_", kernel_failure, self=self_data, min=min)
     result = self
@@ -14165,7 +14184,7 @@ def clamp_max__default(
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.clamp(self_data, None, max))
+        write_inplace(self, elementwise.clamp(self_data, None, max))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max_", kernel_failure, self=self_data, max=max)
     result = self
@@ -14488,7 +14507,7 @@ def masked_fill__Scalar(
         )
     try:
         write_inplace(
-            self, kernels.c_order(kernels.masked_fill(self_data, mask_data, value))
+            self, shapes.c_order(indexing.masked_fill(self_data, mask_data, value))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -14560,7 +14579,7 @@ def masked_fill__Tensor(
             grad_fn._raw_saved_mask = None
     try:
         write_inplace(
-            self, kernels.c_order(kernels.masked_fill(self_data, mask_data, value_data))
+            self, shapes.c_order(indexing.masked_fill(self_data, mask_data, value_data))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -14648,8 +14667,8 @@ def index_add_(
     try:
         write_inplace(
             self,
-            kernels.c_order(
-                kernels.index_add(self_data, dim, index_data, source_data, alpha)
+            shapes.c_order(
+                indexing.index_add(self_data, dim, index_data, source_data, alpha)
             ),
         )
     except ValueError as kernel_failure:
@@ -14727,7 +14746,7 @@ def scatter__src(
             grad_fn._raw_saved_index = None
     try:
         write_inplace(
-            self, kernels.c_order(kernels.scatter(self_data, dim, index_data, src_data))
+            self, shapes.c_order(indexing.scatter(self_data, dim, index_data, src_data))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -14795,7 +14814,7 @@ def scatter__value(
         )
     try:
         write_inplace(
-            self, kernels.c_order(kernels.scatter(self_data, dim, index_data, value))
+            self, shapes.c_order(indexing.scatter(self_data, dim, index_data, value))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -14874,7 +14893,7 @@ def scatter_add_(
     try:
         write_inplace(
             self,
-            kernels.c_order(kernels.scatter_add(self_data, dim, index_data, src_data)),
+            shapes.c_order(indexing.scatter_add(self_data, dim, index_data, src_data)),
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -14961,7 +14980,7 @@ def div__Tensor_mode(
         else:
             grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, kernels.divide(self_data, other_data, rounding_mode))
+        write_inplace(self, elementwise.divide(self_data, other_data, rounding_mode))
     except ValueError as kernel_failure:
         raise kernel_error(
             "div_",
@@ -15269,7 +15288,7 @@ def lerp__Scalar(
             record_anomaly(grad_fn)
         grad_fn._saved_weight = weight
     try:
-        write_inplace(self, kernels.lerp(self_data, end_data, weight))
+        write_inplace(self, elementwise.lerp(self_data, end_data, weight))
     except ValueError as kernel_failure:
         raise kernel_error(
             "lerp_", kernel_failure, self=self_data, end=end_data, weight=weight
@@ -15353,7 +15372,7 @@ def lerp__Tensor(
         else:
             grad_fn._raw_saved_weight = None
     try:
-        write_inplace(self, kernels.lerp(self_data, end_data, weight_data))
+        write_inplace(self, elementwise.lerp(self_data, end_data, weight_data))
     except ValueError as kernel_failure:
         raise kernel_error(
             "lerp_", kernel_failure, self=self_data, end=end_data, weight=weight_data
@@ -15930,7 +15949,7 @@ def xlogy__Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, kernels.xlogy(self_data, other_data))
+        write_inplace(self, elementwise.xlogy(self_data, other_data))
     except ValueError as kernel_failure:
         raise kernel_error("xlogy_", kernel_failure, self=self_data, other=other_data)
     result = self
@@ -15991,7 +16010,7 @@ def xlogy__Scalar_Other(
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.xlogy(self_data, other))
+        write_inplace(self, elementwise.xlogy(self_data, other))
     except ValueError as kernel_failure:
         raise kernel_error("xlogy_", kernel_failure, self=self_data, other=other)
     result = self
@@ -16068,7 +16087,7 @@ def clamp_min__Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, kernels.clamp(self_data, min_data, None))
+        write_inplace(self, elementwise.clamp(self_data, min_data, None))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_min_", kernel_failure, self=self_data, min=min_data)
     result = self
@@ -16145,7 +16164,7 @@ def clamp_max__Tensor(
         else:
             grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, kernels.clamp(self_data, None, max_data))
+        write_inplace(self, elementwise.clamp(self_data, None, max_data))
     except ValueError as kernel_failure:
         raise kernel_error("clamp_max_", kernel_failure, self=self_data, max=max_data)
     result = self
@@ -16254,7 +16273,7 @@ def logit_(
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.logit(self_data, eps))
+        write_inplace(self, elementwise.logit(self_data, eps))
     except ValueError as kernel_failure:
         raise kernel_error("logit_", kernel_failure, self=self_data, eps=eps)
     result = self
@@ -17126,7 +17145,7 @@ def erf_(
             record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.erf(self_data))
+        write_inplace(self, elementwise.erf(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("erf_", kernel_failure, self=self_data)
     result = self
@@ -17171,7 +17190,7 @@ def erfc_(
             record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.erfc(self_data))
+        write_inplace(self, elementwise.erfc(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("erfc_", kernel_failure, self=self_data)
     result = self
@@ -17337,7 +17356,7 @@ def convolution(
             grad_fn._raw_saved_weight = None
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
     try:
-        result_data = kernels.convolution_kernel(
+        result_data = conv_pool.convolution_kernel(
             input_data,
             weight_data,
             bias_data,
@@ -17448,7 +17467,7 @@ def max_pool2d_with_indices(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.max_pool2d_with_indices_kernel(
+            for value in conv_pool.max_pool2d_with_indices_kernel(
                 self_data, kernel_size, stride, padding, dilation, ceil_mode
             )
         ]
@@ -17564,7 +17583,7 @@ def avg_pool2d(
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
         grad_fn._saved_stride = stride
     try:
-        result_data = kernels.avg_pool2d_kernel(
+        result_data = conv_pool.avg_pool2d_kernel(
             self_data,
             kernel_size,
             stride,
@@ -17645,7 +17664,7 @@ def _adaptive_avg_pool2d_default(
             record_anomaly(grad_fn)
         grad_fn._saved_self_sym_sizes = sizes_of(self_data)
     try:
-        result_data = kernels.adaptive_avg_pool2d_kernel(self_data, output_size)
+        result_data = conv_pool.adaptive_avg_pool2d_kernel(self_data, output_size)
     except ValueError as kernel_failure:
         raise kernel_error(
             "_adaptive_avg_pool2d",
@@ -17759,8 +17778,8 @@ def native_layer_norm(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.c_order(
-                kernels.native_layer_norm_kernel(
+            for value in shapes.c_order(
+                normalization.native_layer_norm_kernel(
                     input_data, normalized_shape, weight_data, bias_data, eps
                 )
             )
@@ -17904,8 +17923,8 @@ def native_batch_norm(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.c_order(
-                kernels.native_batch_norm_kernel(
+            for value in shapes.c_order(
+                normalization.native_batch_norm_kernel(
                     input_data,
                     weight_data,
                     bias_data,
@@ -18027,7 +18046,7 @@ def native_group_norm(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.native_group_norm_kernel(
+            for value in normalization.native_group_norm_kernel(
                 input_data, weight_data, bias_data, N, C, HxW, group, eps
             )
         ]
@@ -18109,7 +18128,7 @@ def embedding(
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
     try:
-        result_data = kernels.embedding_kernel(weight_data, indices_data)
+        result_data = indexing.embedding_kernel(weight_data, indices_data)
     except ValueError as kernel_failure:
         raise kernel_error(
             "embedding",
@@ -18179,7 +18198,7 @@ def gelu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.gelu_kernel(self_data, approximate)
+        result_data = activations.gelu_kernel(self_data, approximate)
     except ValueError as kernel_failure:
         raise kernel_error(
             "gelu", kernel_failure, self=self_data, approximate=approximate
@@ -18239,7 +18258,7 @@ def silu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = self_data * kernels.sigmoid(self_data)
+        result_data = self_data * activations.sigmoid(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("silu", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -18297,7 +18316,7 @@ def mish(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.mish_kernel(self_data)
+        result_data = activations.mish_kernel(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("mish", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -18369,7 +18388,7 @@ def softplus(
         )
         grad_fn._saved_threshold = threshold
     try:
-        result_data = kernels.softplus_kernel(self_data, beta, threshold)
+        result_data = activations.softplus_kernel(self_data, beta, threshold)
     except ValueError as kernel_failure:
         raise kernel_error(
             "softplus", kernel_failure, self=self_data, beta=beta, threshold=threshold
@@ -18450,7 +18469,7 @@ def elu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.elu_kernel(self_data, alpha, scale, input_scale)
+        result_data = activations.elu_kernel(self_data, alpha, scale, input_scale)
     except ValueError as kernel_failure:
         raise kernel_error(
             "elu",
@@ -18537,7 +18556,7 @@ def celu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.celu_kernel(self_data, alpha)
+        result_data = activations.celu_kernel(self_data, alpha)
     except ValueError as kernel_failure:
         raise kernel_error("celu", kernel_failure, self=self_data, alpha=alpha)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -18604,7 +18623,7 @@ def leaky_relu(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.leaky_relu_kernel(self_data, negative_slope)
+        result_data = activations.leaky_relu_kernel(self_data, negative_slope)
     except ValueError as kernel_failure:
         raise kernel_error(
             "leaky_relu", kernel_failure, self=self_data, negative_slope=negative_slope
@@ -18678,7 +18697,7 @@ def hardtanh(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.hardtanh_kernel(self_data, min_val, max_val)
+        result_data = activations.hardtanh_kernel(self_data, min_val, max_val)
     except ValueError as kernel_failure:
         raise kernel_error(
             "hardtanh", kernel_failure, self=self_data, min_val=min_val, max_val=max_val
@@ -18740,7 +18759,7 @@ def hardswish(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.hardswish_kernel(self_data)
+        result_data = activations.hardswish_kernel(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("hardswish", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -18800,7 +18819,7 @@ def hardsigmoid(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.hardsigmoid_kernel(self_data)
+        result_data = activations.hardsigmoid_kernel(self_data)
     except ValueError as kernel_failure:
         raise kernel_error("hardsigmoid", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -18860,7 +18879,7 @@ def log_sigmoid(
             SavedVariable(self, False) if isinstance(self, Tensor) else self
         )
     try:
-        result_data = kernels.c_order(kernels.log_sigmoid_kernel(self_data))
+        result_data = shapes.c_order(activations.log_sigmoid_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("log_sigmoid", kernel_failure, self=self_data)
     # Tensor._make and set_history, inlined: a new tensor around the kernel's
@@ -18924,7 +18943,7 @@ def leaky_relu_(
             record_anomaly(grad_fn)
         grad_fn._saved_negative_slope = negative_slope
     try:
-        write_inplace(self, kernels.leaky_relu_kernel(self_data, negative_slope))
+        write_inplace(self, activations.leaky_relu_kernel(self_data, negative_slope))
     except ValueError as kernel_failure:
         raise kernel_error(
             "leaky_relu_", kernel_failure, self=self_data, negative_slope=negative_slope
@@ -18988,7 +19007,9 @@ def elu_(
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
     try:
-        write_inplace(self, kernels.elu_kernel(self_data, alpha, scale, input_scale))
+        write_inplace(
+            self, activations.elu_kernel(self_data, alpha, scale, input_scale)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "elu_",
@@ -19043,7 +19064,7 @@ def celu_(
             record_anomaly(grad_fn)
         grad_fn._saved_alpha = alpha
     try:
-        write_inplace(self, kernels.celu_kernel(self_data, alpha))
+        write_inplace(self, activations.celu_kernel(self_data, alpha))
     except ValueError as kernel_failure:
         raise kernel_error("celu_", kernel_failure, self=self_data, alpha=alpha)
     result = self
@@ -19101,7 +19122,7 @@ def hardtanh_(
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.hardtanh_kernel(self_data, min_val, max_val))
+        write_inplace(self, activations.hardtanh_kernel(self_data, min_val, max_val))
     except ValueError as kernel_failure:
         raise kernel_error(
             "hardtanh_",
@@ -19148,7 +19169,7 @@ def silu_(
             record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, self_data * kernels.sigmoid(self_data))
+        write_inplace(self, self_data * activations.sigmoid(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("silu_", kernel_failure, self=self_data)
     result = self
@@ -19189,7 +19210,7 @@ def mish_(
             record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.mish_kernel(self_data))
+        write_inplace(self, activations.mish_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("mish_", kernel_failure, self=self_data)
     result = self
@@ -19232,7 +19253,7 @@ def hardswish_(
             record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.hardswish_kernel(self_data))
+        write_inplace(self, activations.hardswish_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("hardswish_", kernel_failure, self=self_data)
     result = self
@@ -19275,7 +19296,7 @@ def hardsigmoid_(
             record_anomaly(grad_fn)
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, kernels.hardsigmoid_kernel(self_data))
+        write_inplace(self, activations.hardsigmoid_kernel(self_data))
     except ValueError as kernel_failure:
         raise kernel_error("hardsigmoid_", kernel_failure, self=self_data)
     result = self
@@ -19348,7 +19369,7 @@ def mse_loss(
         else:
             grad_fn._raw_saved_target = None
     try:
-        result_data = kernels.mse_loss_kernel(self_data, target_data, reduction)
+        result_data = losses.mse_loss_kernel(self_data, target_data, reduction)
     except ValueError as kernel_failure:
         raise kernel_error(
             "mse_loss",
@@ -19447,7 +19468,7 @@ def smooth_l1_loss(
         else:
             grad_fn._raw_saved_target = None
     try:
-        result_data = kernels.smooth_l1_loss_kernel(
+        result_data = losses.smooth_l1_loss_kernel(
             self_data, target_data, reduction, beta
         )
     except ValueError as kernel_failure:
@@ -19549,9 +19570,7 @@ def huber_loss(
         else:
             grad_fn._raw_saved_target = None
     try:
-        result_data = kernels.huber_loss_kernel(
-            self_data, target_data, reduction, delta
-        )
+        result_data = losses.huber_loss_kernel(self_data, target_data, reduction, delta)
     except ValueError as kernel_failure:
         raise kernel_error(
             "huber_loss",
@@ -19659,7 +19678,7 @@ def binary_cross_entropy(
         else:
             grad_fn._raw_saved_weight = None
     try:
-        result_data = kernels.binary_cross_entropy_kernel(
+        result_data = losses.binary_cross_entropy_kernel(
             self_data, target_data, weight_data, reduction
         )
     except ValueError as kernel_failure:
@@ -19787,7 +19806,7 @@ def binary_cross_entropy_with_logits(
         else:
             grad_fn._raw_saved_weight = None
     try:
-        result_data = kernels.binary_cross_entropy_with_logits_kernel(
+        result_data = losses.binary_cross_entropy_with_logits_kernel(
             self_data, target_data, weight_data, pos_weight_data, reduction
         )
     except ValueError as kernel_failure:
@@ -19891,7 +19910,7 @@ def nll_loss_forward(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.nll_loss_kernel(
+            for value in losses.nll_loss_kernel(
                 self_data, target_data, weight_data, reduction, ignore_index
             )
         ]
@@ -19980,8 +19999,8 @@ def nll_loss2d_forward(
     try:
         outputs = [
             Tensor._make(value)
-            for value in kernels.c_order(
-                kernels.nll_loss2d_kernel(
+            for value in shapes.c_order(
+                losses.nll_loss2d_kernel(
                     self_data, target_data, weight_data, reduction, ignore_index
                 )
             )

@@ -530,7 +530,7 @@ class _Fuser(ast.NodeTransformer):
 def fuse_temporaries(formula: str) -> str:
     """The code a node runs for a checked formula: each `+ - * /` with an operand
     that is itself a temporary becomes `fused(op, a, b, temp)`
-    (runtime/ops/formulas.py), which in a first-order backward writes the result into
+    (runtime/ops/elementwise.py), which in a first-order backward writes the result into
     that temporary instead of a new array. `grad * (1 - result * result)`
     becomes `fused("*", grad, fused("-", 1, result * result, 1), 1)`."""
     tree = ast.parse(formula, mode="eval")

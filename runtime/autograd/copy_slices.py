@@ -189,7 +189,7 @@ class CopyBackwards(Node):
             if raw:
                 outputs[0] = np.zeros_like(grad)
             else:
-                from yamlgrad.runtime.ops.formulas import zeros_like
+                from yamlgrad.runtime.ops.elementwise import zeros_like
 
                 outputs[0] = zeros_like(grad)
         if self.task_should_compute_output(1):

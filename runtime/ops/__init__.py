@@ -1,6 +1,15 @@
 """The op families: each forward kernel beside its backward helper.
 
+elementwise, reductions, linalg, shapes (views, shape manipulation), indexing
+(gather/scatter, advanced indexing), conv_pool, normalization, activations, losses,
+composites (bodies of composite entries), and common (private helpers several
+families share; it imports no family, so no import cycle runs through it).
+
 Kernels run on ndarrays; backward helpers run on ndarrays in a first-order
 backward and on Tensors (through the recorded ops) under `create_graph=True`.
+Each module declares, as literal tuples the generator reads with ast
+(tools/catalog.py), its KERNELS (callable from a `forward:`), its
+BACKWARD_HELPERS (callable from formulas) and its COMPOSITE_HELPERS; a new family
+module is found by scanning this folder, with no list to update.
 This layer imports the autograd core and the wrappers, never generated/.
 """

@@ -1,10 +1,6 @@
-"""Helpers that `composite:` entries in derivatives.yaml may call on Tensors.
-
-A composite's body is one expression over other ops; these cover what one
-expression cannot, such as mapping over a `Tensor[]` (`vstack` lifts each input to
-at least 2-d first, as PyTorch's does). They call the generated ops through
-`dispatch.ops`, so everything they do is recorded. The generator reads `__all__`
-with ast; calls are emitted as `composites.<name>`.
+"""Helpers that derivatives.yaml's composite entries call: bodies made only of
+recorded ops (einsum, tensordot, linear, bilinear, take_along_dim, reshape by
+strides), so PyTorch's nodes are recorded and nothing here needs a backward.
 """
 
 from __future__ import annotations
@@ -15,10 +11,14 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import dispatch
-from yamlgrad.runtime.ops import kernels
-from yamlgrad.runtime.ops.matmul import matmul_by_rank
-from yamlgrad.runtime.errors import scalar_type_name, type_meta_name
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.errors import scalar_type_name
+from yamlgrad.runtime.errors import type_meta_name
+from yamlgrad.runtime.ops.common import _dim, _size_at
+from yamlgrad.runtime.ops.linalg import matmul_by_rank
+from yamlgrad.runtime.ops.shapes import element_strides, view_shape, viewable
+from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
 from yamlgrad.runtime.wrappers.variable_type_utils import int_list_arg
 
 COMPOSITE_HELPERS = (
@@ -27,7 +27,6 @@ COMPOSITE_HELPERS = (
     "tensordot_via_mm",
     "take_along_dim_via_gather",
     "einsum_via_ops",
-    "matmul_by_rank",
     "linear_by_rank",
     "bilinear_via_ops",
     "reshape_by_strides",
@@ -66,7 +65,7 @@ def tensordot_via_mm(
         raise RuntimeError("both inputs should have same dtype")
     a, b, size = self, other, 1
     for da, db in zip(dims_self, dims_other):
-        sa, sb = kernels._size_at(self, da), kernels._size_at(other, db)
+        sa, sb = _size_at(self, da), _size_at(other, db)
         if sb == 1:  # broadcast: sum the other side's dim right away
             a = ops.sum(a, [da], True)
         elif sa == 1:
@@ -108,15 +107,13 @@ def take_along_dim_via_gather(self: Tensor, indices: Tensor, dim: int | None) ->
             "torch.take_along_dim(): dtype of indices should be Long but got "
             f"{scalar_type_name(indices._data.dtype)}"
         )
-    d = kernels._dim(dim, self.ndim, "take_along_dim")
+    d = _dim(dim, self.ndim, "take_along_dim")
     sizes = list(self.shape)
     sizes[d] = indices.shape[d]
-    index = ops.expand(
-        indices, kernels.broadcast_pair(tuple(sizes), tuple(indices.shape))
-    )
+    index = ops.expand(indices, broadcast_pair(tuple(sizes), tuple(indices.shape)))
     sizes = list(indices.shape)
     sizes[d] = self.shape[d]
-    source = ops.expand(self, kernels.broadcast_pair(tuple(sizes), tuple(self.shape)))
+    source = ops.expand(self, broadcast_pair(tuple(sizes), tuple(self.shape)))
     return ops.gather(source, d, index)
 
 
@@ -124,7 +121,7 @@ def _dim_set(dims: tuple[int, ...], ndim: int) -> list[int]:
     """dim_list_to_bitset: the dims wrapped, each at most once."""
     wrapped: list[int] = []
     for d in dims:
-        d = kernels._dim(d, ndim, "tensordot")  # a 0-d operand failed in _size_at
+        d = _dim(d, ndim, "tensordot")  # a 0-d operand failed in _size_at
         if d in wrapped:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         wrapped.append(d)
@@ -276,9 +273,6 @@ def _sumproduct_pair(
     return ops.permute(product, inverse)
 
 
-# -- nn: linear layers ---------------------------------------------------------------
-
-
 def linear_by_rank(input: Tensor, weight: Tensor, bias: Tensor | None) -> Any:
     """`input @ weight.T + bias` as at::linear computes it, so the node is PyTorch's:
     addmm for a 2-D input with a bias (AddmmBackward0); with a contiguous input
@@ -368,9 +362,9 @@ def reshape_by_strides(self: Tensor, shape: tuple[int, ...]) -> Any:
     data = self._data
     if data.flags.c_contiguous:
         return ops.view(self, shape)
-    if kernels.viewable(data, shape):
-        shape = kernels.view_shape(data, shape)
-        return ops._reshape_alias(self, shape, kernels.element_strides(data, shape))
+    if viewable(data, shape):
+        shape = view_shape(data, shape)
+        return ops._reshape_alias(self, shape, element_strides(data, shape))
     return ops._unsafe_view(ops.clone(self, memory_format=0), shape)
 
 
@@ -385,6 +379,6 @@ def contiguous_by_strides(self: Tensor) -> Any:
 def _view_or_reshape(ops: Any, t: Tensor, shape: tuple[int, ...]) -> Any:
     """`view` where the strides allow it (what einsum's steps record in PyTorch,
     whose intermediates there are contiguous), else `reshape`."""
-    if kernels.viewable(t._data, shape):
+    if viewable(t._data, shape):
         return ops.view(t, shape)
     return ops.reshape(t, shape)

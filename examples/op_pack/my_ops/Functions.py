@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime.ops.formulas import exp, fused, sign
+from yamlgrad.runtime.ops.elementwise import exp, fused, sign
 from .helpers import smooth_abs_grad
 from yamlgrad.runtime.autograd.node import Grad, Node, task_state
 from yamlgrad.runtime.autograd.saved_variable import RELEASED, SavedVariable

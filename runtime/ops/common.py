@@ -1,0 +1,141 @@
+"""Private helpers shared by the op families: dimension wrapping, the ndarray or
+Tensor mode of a value, sizes read off either.
+
+Nothing here is callable from derivatives.yaml (the module declares no KERNELS or
+BACKWARD_HELPERS). It imports no family module, so every family may import it
+without an import cycle; a helper lands here only when two families need it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+
+
+def _dense(x: Any) -> bool:
+    """Non-overlapping and dense, in some order of the dims (a permuted tensor),
+    as PyTorch's preserve_format asks; an expanded or strided view is not."""
+    if type(x) is not np.ndarray:
+        return True
+    expected = x.itemsize
+    for stride, size in sorted(
+        (abs(st), n) for st, n in zip(x.strides, x.shape) if n != 1
+    ):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _dim(dim: int, ndim: int, op: str) -> int:
+    """A dim wrapped into [0, ndim), with PyTorch's IndexError for one out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {dim})"
+        )
+    return dim % n
+
+
+# (element-wise ops promote; these refuse operands of two dtypes, each with its
+# own message).
+
+
+def _size_at(x: Any, d: int) -> int:
+    """x.size(d), with PyTorch's IndexError for a dim x does not have."""
+    n = np.ndim(x)
+    if n == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if not -n <= d < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
+            f"got {d})"
+        )
+    return int(np.shape(x)[d])
+
+
+def _sizes(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _any_tensor(*values: Any) -> bool:
+    return any(isinstance(v, Tensor) for v in values)
+
+
+def _constant_like(reference: Any, array: np.ndarray) -> Any:
+    """`array` in the same mode as `reference`: a Tensor outside any graph, or as is."""
+    return Tensor._make(array) if isinstance(reference, Tensor) else array
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    return dim % max(ndim, 1)
+
+
+def _raw(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+#
+# Note [Masks are constants]: a mask (`x == 0`, `|x| == norm`) only selects where a
+# gradient goes; it has no derivative. On the Tensor side it is built from the
+# data as a plain Tensor with no history, which is what PyTorch's bool results are.
+
+
+def _constant(x: Any, like: Any) -> Any:
+    """An ndarray as a constant operand next to `like` (a Tensor or an ndarray)."""
+    return Tensor._make(np.asarray(x)) if isinstance(like, Tensor) else np.asarray(x)
+
+
+def _data(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _abs(x: Any) -> Any:
+    return ops.abs(x) if isinstance(x, Tensor) else np.abs(x)
+
+
+def _as_tensor(x: Any) -> Any:
+    """An ndarray (an index, a mask) as a Tensor outside any graph; a Tensor as is."""
+    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
+
+
+def _zeros(sizes: tuple[int, ...], like: Any) -> Any:
+    """Zeros of `sizes` in the dtype and mode of `like` (never part of a graph)."""
+    return _constant_like(like, np.zeros(sizes, dtype=_data(like).dtype))
+
+
+def _zero_outside(value: Any, keep: Any) -> Any:
+    """`value` where the raw bool `keep` holds, else 0, by selection (as
+    PyTorch's masked backward kernels do): an inf or nan gradient outside
+    the region gives 0, not nan."""
+    if isinstance(value, Tensor):
+        return ops.where(_constant(np.asarray(keep), value), value, 0)
+    value, keep = np.asarray(value), np.asarray(keep)
+    bits = _SAME_WIDTH.get(value.dtype.itemsize) if value.dtype.kind == "f" else None
+    if bits is None or keep.dtype != np.bool_ or value.size < _BITS_FROM:
+        return np.where(keep, value, 0).astype(value.dtype, copy=False)
+    # The same selection on the bit patterns, up to six times faster than
+    # np.where on large arrays (slower on small ones, for its extra calls): an
+    # all-ones mask keeps a value's bits exactly (inf, nan, -0.0), an all-zeros
+    # one gives +0.0.
+    mask = keep.astype(bits)
+    np.negative(mask, out=mask)
+    if mask.shape == value.shape:
+        np.bitwise_and(mask, value.view(bits), out=mask)
+    else:
+        mask = np.bitwise_and(mask, value.view(bits))
+    return mask.view(value.dtype)
+
+
+# A signed integer as wide as each float type (for `_zero_outside`'s bit mask),
+# and the size from which the bit mask beats np.where (measured on this machine:
+# 4,096 elements 6.4 us against 4.4; 65,536 elements 35 us against 59).
+_SAME_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+_BITS_FROM = 16_384

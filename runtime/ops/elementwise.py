@@ -1,0 +1,390 @@
+"""Element-wise ops: their forward kernels (erf, clamp, lerp, xlogy, divide, ...)
+and the backward helpers of element-wise formulas (pow, clamp, logit, masks).
+
+Also `fused`, the helper generated code uses to evaluate a formula's temporaries
+in place on the numpy path. The mask helpers (isnan, logical_and, ...) return
+constants: a piecewise-constant factor has no derivative, so on Tensors they are
+built from the data with no history, as PyTorch's bool results are.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.input_metadata import to_dtype
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.errors import type_meta_name as _tm
+from yamlgrad.runtime.ops.common import _any_tensor, _raw
+
+KERNELS = (
+    "cast",
+    "erf",
+    "erfc",
+    "logit",
+    "clamp",
+    "lerp",
+    "xlogy",
+    "divide",
+)
+BACKWARD_HELPERS = (
+    "to_dtype",  # the autograd core's, re-exported for formulas
+    "cos",
+    "sin",
+    "exp",
+    "log",
+    "sinh",
+    "cosh",
+    "rsqrt",
+    "sign",
+    "zeros_like",
+    "fused",
+    "where",
+    "maybe_multiply",
+    "pow_backward",
+    "pow_backward_self",
+    "pow_backward_exponent",
+    "isnan",
+    "isfinite",
+    "logical_and",
+    "logical_or",
+    "xlogy",
+    "div_floor",
+    "div_trunc",
+    "clamp_backward",
+    "clamp_backward_min",
+    "clamp_backward_max",
+    "copysign_tensor_self_backward",
+    "logit_backward",
+)
+
+
+def cast(x: Any, dtype: np.dtype | None) -> Any:
+    """A copy of `x` as `dtype` (a copy even when the dtype is unchanged)."""
+    return np.array(x, dtype=dtype, copy=True)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _float_dtype(x: Any) -> np.dtype:
+    """The dtype of a float result: x's own, or float64 for integers and bools."""
+    dtype = np.asarray(x).dtype
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def erf(x: Any) -> Any:
+    """The error function, element-wise, to float64 accuracy (numpy has none).
+
+    math.erf per element, cast back to x's float dtype.
+    """
+    return np.asarray(_ERF(x), dtype=_float_dtype(x))
+
+
+def erfc(x: Any) -> Any:
+    """1 - erf(x), without the cancellation for large x (math.erfc per element)."""
+    return np.asarray(_ERFC(x), dtype=_float_dtype(x))
+
+
+def logit(x: Any, eps: float | None) -> Any:
+    """log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (unclamped when eps is None
+    or negative, as in PyTorch). logit(1) is inf and logit(x > 1) nan, silently."""
+    z = x if eps is None or eps < 0 else np.clip(x, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(z / (1 - z))
+
+
+def clamp(x: Any, low: Any, high: Any) -> Any:
+    """torch.clamp: min(max(x, low), high), skipping a bound that is None.
+
+    With low > high every element becomes high, as in PyTorch.
+    """
+    if low is None and high is None:
+        raise RuntimeError(
+            "torch.clamp: At least one of 'min' or 'max' must not be None"
+        )
+    out = x
+    if low is not None:
+        out = np.maximum(out, low)
+    if high is not None:
+        out = np.minimum(out, high)
+    return out
+
+
+def lerp(start: Any, end: Any, weight: Any) -> Any:
+    """start + weight * (end - start), in PyTorch's two forms: from `start` for
+    |weight| < 0.5 and from `end` otherwise, so that weight 1 gives exactly end.
+    No promotion: `end` and a tensor `weight` must have `start`'s dtype (a 0-d
+    weight binds as a Scalar, as in PyTorch)."""
+    dtype = np.result_type(start)
+    for name, value in (("end", end), ("weight", weight)):
+        if type(value) is np.ndarray and value.dtype != dtype:
+            if name == "weight" and value.ndim == 0:
+                weight = value.astype(dtype)
+                continue
+            raise RuntimeError(
+                f"expected dtype {_tm(dtype)} for `{name}` but got dtype "
+                f"{_tm(value.dtype)}"
+            )
+    diff = np.subtract(end, start)
+    if isinstance(weight, (int, float)):  # a Scalar weight keeps start's dtype
+        return start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+    small = np.abs(weight) < 0.5
+    return np.where(small, start + weight * diff, end - diff * np.subtract(1, weight))
+
+
+def _xlogy(x: Any, y: Any) -> Any:
+    """x * log(y), with 0 where x is 0 (even where log(y) is -inf or nan) unless y
+    is nan, as torch.xlogy."""
+    dtype = np.result_type(x, y, 0.0)
+    x = np.asarray(x, dtype=dtype)
+    y = np.asarray(y, dtype=dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * np.log(y)
+    out = np.where(x == 0, np.zeros_like(out), out)
+    return np.where(np.isnan(y), np.full_like(out, np.nan), out)
+
+
+def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
+    """`div` with PyTorch's rounding modes: None (true division), "trunc" (toward
+    zero) or "floor" (toward -inf, as Python's `//`)."""
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "trunc":
+        dtype = np.result_type(a, b)
+        quotient = np.trunc(np.true_divide(a, b))
+        return quotient if dtype.kind == "f" else quotient.astype(dtype)
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)
+    raise RuntimeError(
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+        f"found '{rounding_mode}'"
+    )
+
+
+def _unary(np_fn: Any, name: str) -> Any:
+    def helper(x: Any) -> Any:
+        if isinstance(x, Tensor):
+            return getattr(ops, name)(x)
+        if isinstance(x, (int, float)):
+            # numpy's IEEE results, not math's exceptions: log(0.0) is -inf (the
+            # gradient of 0.0 ** y), log(-2.0) nan, exp(800.0) inf, as in PyTorch.
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return float(np_fn(x))
+        return np_fn(x)
+
+    helper.__name__ = helper.__qualname__ = name
+    helper.__doc__ = f"`{name}` of an ndarray, a Python number, or a Tensor (recorded)."
+    return helper
+
+
+cos = _unary(np.cos, "cos")
+
+
+sin = _unary(np.sin, "sin")
+
+
+exp = _unary(np.exp, "exp")
+
+
+log = _unary(np.log, "log")
+
+
+sinh = _unary(np.sinh, "sinh")
+
+
+cosh = _unary(np.cosh, "cosh")
+
+
+def _rsqrt(x: Any) -> Any:
+    return np.reciprocal(np.sqrt(x))
+
+
+rsqrt = _unary(_rsqrt, "rsqrt")
+
+
+def sign(x: Any) -> Any:
+    return ops.sign(x) if isinstance(x, Tensor) else np.sign(x)
+
+
+def zeros_like(x: Any) -> Any:
+    """Zeros of x's shape and dtype; never part of a graph."""
+    if isinstance(x, Tensor):
+        return Tensor._make(np.zeros_like(x._data))
+    return np.zeros_like(x)
+
+
+# fused(op, a, b, temp): the ufunc for an ndarray, the operator otherwise.
+_FUSED_OPS = {
+    "+": (np.add, operator.add),
+    "-": (np.subtract, operator.sub),
+    "*": (np.multiply, operator.mul),
+    "/": (np.true_divide, operator.truediv),
+}
+
+
+def fused(op: str, a: Any, b: Any, temp: int) -> Any:
+    """`a <op> b`, where operand `temp` (0: a, 1: b) is a temporary of the formula
+    (the generator rewrites `grad * (1 - result * result)` to use it).
+
+    In a first-order backward that temporary is a fresh ndarray nobody else
+    holds, so when it already has the result's shape and dtype the result is
+    written into it (numpy's `out=`): one allocation less, which for large arrays
+    saves the page faults of fresh memory. Anything else (Tensors of a recorded
+    backward, numbers, broadcasting, another dtype) is the plain operator.
+    """
+    ufunc, operator_fn = _FUSED_OPS[op]
+    target, other = (b, a) if temp else (a, b)
+    if (
+        type(target) is np.ndarray
+        and target.dtype.kind in "fc"
+        and (
+            type(other) is float
+            or type(other) is int
+            or type(other) is np.ndarray
+            and other.shape == target.shape
+            and other.dtype == target.dtype
+        )
+    ):
+        return ufunc(a, b, out=target)
+    return operator_fn(a, b)
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    if _any_tensor(condition, x, y):
+        return ops.where(condition, x, y)
+    return np.where(condition, x, y)
+
+
+def maybe_multiply(grad: Any, alpha: Any) -> Any:
+    """`grad * alpha`, skipped when alpha is 1."""
+    return grad if alpha == 1 else grad * alpha
+
+
+def pow_backward(grad: Any, self: Any, exponent: float) -> Any:
+    """d(self ** exponent): exponent * self ** (exponent - 1); zero for exponent 0."""
+    if exponent == 0:
+        return zeros_like(self)
+    return grad * (exponent * self ** (exponent - 1))
+
+
+def pow_backward_self(grad: Any, self: Any, exponent: Any) -> Any:
+    """d(self ** exponent)/d(self) for a tensor exponent; zero where it is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = grad * (exponent * self ** (exponent - 1))
+    return where(exponent == 0, zeros_like(value), value)
+
+
+def pow_backward_exponent(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
+    """d(self ** exponent)/d(exponent) = result * log(self); 0 where self is 0 and
+    the exponent is >= 0 (the limit PyTorch takes)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = grad * (result * log(self))
+    if isinstance(self, (int, float)):
+        if self != 0:
+            return value
+        return where(exponent >= 0, zeros_like(value), value)
+    mask = where(self == 0, exponent >= 0, False)
+    return where(mask, zeros_like(value), value)
+
+
+def _mask(np_fn: Any, name: str) -> Any:
+    def helper(*values: Any) -> Any:
+        out = np_fn(*(_raw(v) for v in values))
+        return Tensor._make(out) if _any_tensor(*values) else out
+
+    helper.__name__ = helper.__qualname__ = name
+    helper.__doc__ = (
+        f"`np.{np_fn.__name__}` as a bool mask; a Tensor one (no grad) if any input "
+        "is a Tensor. Its derivative is zero, so nothing is recorded."
+    )
+    return helper
+
+
+isnan = _mask(np.isnan, "isnan")
+
+
+isfinite = _mask(np.isfinite, "isfinite")
+
+
+logical_and = _mask(np.logical_and, "logical_and")
+
+
+logical_or = _mask(np.logical_or, "logical_or")
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """x * log(y), 0 where x is 0: `xlogy` of ndarrays, or the recorded op."""
+    if _any_tensor(x, y):
+        return ops.xlogy(x, y)
+    return _xlogy(x, y)
+
+
+def div_floor(a: Any, b: Any) -> Any:
+    """`a.div(b, rounding_mode="floor")`: recorded (DivBackward2) on Tensors."""
+    if _any_tensor(a, b):
+        return ops.div(a, b, rounding_mode="floor")
+    return divide(a, b, "floor")
+
+
+def div_trunc(a: Any, b: Any) -> Any:
+    """`a.div(b, rounding_mode="trunc")`: recorded (DivBackward2) on Tensors."""
+    if _any_tensor(a, b):
+        return ops.div(a, b, rounding_mode="trunc")
+    return divide(a, b, "trunc")
+
+
+def clamp_backward(grad: Any, self: Any, low: Any, high: Any) -> Any:
+    """d clamp(self, low, high)/d self: grad where low <= self <= high, else 0.
+
+    A bound that is None is no bound; at a bound the gradient passes (PyTorch's
+    subgradient 1).
+    """
+    if low is not None and high is not None:
+        return where(logical_and(self >= low, self <= high), grad, 0)
+    if low is not None:
+        return where(self >= low, grad, 0)
+    if high is not None:
+        return where(self <= high, grad, 0)
+    return grad
+
+
+def clamp_backward_min(grad: Any, self: Any, low: Any, high: Any) -> Any:
+    """d clamp(self, low, high)/d low: grad where self < low, unless low > high
+    (then the output is `high` and `low` has no gradient)."""
+    if high is None:
+        return where(self < low, grad, 0)
+    return where(logical_and(self < low, low < high), grad, 0)
+
+
+def clamp_backward_max(grad: Any, self: Any, low: Any, high: Any) -> Any:
+    """d clamp(self, low, high)/d high: grad where self > high, and everywhere the
+    bounds cross (low > high makes the output `high`)."""
+    if low is None:
+        return where(self > high, grad, 0)
+    return where(logical_or(self > high, high < low), grad, 0)
+
+
+def copysign_tensor_self_backward(grad: Any, self: Any, result: Any) -> Any:
+    """d copysign(self, other)/d self: grad * result / self (the sign that was
+    applied), 0 where self is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = result / self
+    return grad * where(self == 0, 0, ratio)
+
+
+def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
+    """d logit(self, eps)/d self: grad / (self * (1 - self)) inside [eps, 1 - eps]
+    and 0 outside; without eps, inside [0, 1] and nan outside. PyTorch's
+    infinitely_differentiable_logit_backward, used in both modes."""
+    low, high, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = grad / (self * (1 - self))
+    return where(logical_and(self >= low, self <= high), value, outside)

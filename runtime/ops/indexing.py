@@ -1,0 +1,516 @@
+"""Indexing: gather/scatter, index_select/index_add, advanced indexing, masked
+fill/select, embedding, and their backward helpers.
+
+`gather`, `index_select`, `masked_fill` are both kernels and backward helpers:
+one function takes ndarrays (the numpy kernel) or Tensors (the recorded op), so
+a forward and a double backward run the same code.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.input_metadata import sum_to
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.errors import scalar_type_name as _st
+from yamlgrad.runtime.ops.common import (
+    _as_tensor,
+    _data,
+    _dim,
+    _raw,
+    _size_at,
+    _sizes,
+    _wrap_dim,
+    _zeros,
+)
+from yamlgrad.runtime.ops.shapes import reshape
+
+KERNELS = (
+    "index_add",
+    "index_select",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "masked_fill",
+    "masked_select",
+    "index_tensor",
+    "embedding_kernel",
+)
+BACKWARD_HELPERS = (
+    "gather",
+    "index_select",
+    "gather_backward",
+    "scatter_fill",
+    "masked_fill",
+    "masked_fill_backward",
+    "index_backward",
+    "index_select_backward",
+    "masked_select_backward",
+    "embedding_backward",
+)
+
+
+_TYPE_WORDS = {
+    "float64": "Double",
+    "float32": "Float",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any) -> Any:
+    """A copy of `x` with `alpha * source` added at `index` along `dim` (repeated
+    indices add up), with PyTorch's checks and messages."""
+    out = np.array(x, copy=True)
+    index = np.asarray(index)
+    source = np.asarray(source)
+    # index_func_meta_impl's order: the dim, the index, the dtypes, the sizes
+    axis = _dim(dim, max(out.ndim, 1), "index_add")
+    if index.ndim > 1:
+        raise IndexError(
+            "index_add_(): Index is supposed to be a vector, but got dim: "
+            f"{index.ndim} with type: {_st(index.dtype)} and size: "
+            f"{_sizes(index.shape)}"
+        )
+    if index.dtype.kind not in "iu":
+        word = _TYPE_WORDS.get(index.dtype.name, index.dtype.name)
+        raise RuntimeError(
+            f"index_add_(): Expected dtype int32/int64 for index but got: {word}"
+        )
+    if source.dtype != out.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({_TYPE_WORDS.get(out.dtype.name, out.dtype.name)}) "
+            f"and source ({_TYPE_WORDS.get(source.dtype.name, source.dtype.name)}) "
+            "must have the same scalar type"
+        )
+    if not (axis == 0 or axis < source.ndim):
+        raise RuntimeError(
+            f"index_add_(): Indexing dim {axis} is out of bounds of the source tensor "
+            f"with dim {source.ndim}"
+        )
+    if index.size != (source.shape[axis] if source.ndim else 1):
+        if not source.ndim:  # the message reads source.size(dim) of a 0-d source
+            raise IndexError(
+                f"Dimension specified as {axis} but tensor has no dimensions"
+            )
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.size}) should be equal to "
+            f"source.size(dim): ({source.shape[axis]}), for dim: {axis}"
+        )
+    self_sizes, source_sizes = list(out.shape), list(source.shape)
+    if out.ndim and source.ndim:
+        del self_sizes[axis], source_sizes[axis]
+    if self_sizes != source_sizes:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension. Got self.shape = {list(out.shape)} source.shape = "
+            f"{list(source.shape)}"
+        )
+    if out.ndim == 0:  # and source too: one index, which must be 0
+        if int(index.reshape(())) != 0:
+            raise IndexError("index out of range in self")
+        return out + alpha * source
+    src = source
+    size = out.shape[axis]
+    if out.ndim > 1 and out.size == 0:  # nothing to add to: PyTorch checks no index
+        return out
+    bad = index[(index < 0) | (index >= size)].reshape(-1)
+    if bad.size:
+        # PyTorch's CPU kernel scatters (a RuntimeError naming the index) along
+        # the first or last dim of a matrix or more when alpha is 1 and the
+        # index int64, and loops over the indices otherwise (an IndexError).
+        scatters = alpha == 1 and index.dtype == np.int64
+        if out.ndim > 1 and scatters and axis in (0, out.ndim - 1):
+            raise RuntimeError(
+                f"index {int(bad[0])} is out of bounds for dimension {axis} with "
+                f"size {size}"
+            )
+        raise IndexError("index out of range in self")
+    moved = np.moveaxis(out, axis, 0)
+    np.add.at(
+        moved,
+        index.reshape(-1),
+        np.moveaxis(src * alpha, axis, 0).astype(out.dtype, copy=False),
+    )
+    return out
+
+
+def _index_select(x: Any, dim: int, index: Any) -> Any:
+    """The entries at `index` (a 0-d or 1-d integer tensor) along `dim`."""
+    index = np.asarray(index)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if np.ndim(x) == 0:
+        if index.size != 1:
+            raise IndexError(
+                "index_select(): Index to scalar can have only 1 value, got "
+                f"{index.size} value(s)"
+            )
+        return np.array(x, copy=True)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    axis = _dim(dim, np.ndim(x), "index_select")
+    size = np.shape(x)[axis]
+    if size == 0 and index.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = index[(index < 0) | (index >= size)].reshape(-1)
+    if bad.size:
+        # PyTorch's CPU kernel has two paths, each with its own error: rows of
+        # a non-empty tensor (dim 0), and the general one.
+        if axis == 0 and np.size(x):
+            raise IndexError("index out of range in self")
+        raise RuntimeError(
+            f"INDICES element is out of DATA bounds, id={int(bad[0])} axis_dim={size}"
+        )
+    return np.take(x, index.reshape(-1), axis=axis)
+
+
+def _scatter_positions(index: Any, dim: int) -> tuple[Any, ...]:
+    """For gather and scatter: the position in the indexed tensor of each entry of
+    `index` (its own coordinates, with `index` itself along `dim`)."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _as_1d(x: Any) -> Any:
+    """A 0-d array as a view of shape (1,); others as they are."""
+    x = np.asarray(x)
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _index_arg(index: Any, op: str) -> Any:
+    index = _as_1d(index)
+    if index.dtype != np.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    return index
+
+
+def _src_part(src: Any, index: Any) -> Any:
+    """The leading part of `src` that `index` covers (a number is used as is)."""
+    if not np.ndim(src):
+        return src
+    return _as_1d(src)[tuple(slice(0, n) for n in index.shape)]
+
+
+def _nonempty(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """PyTorch's ensure_nonempty_dim/size: a 0-d tensor counts as shape (1,)."""
+    return shape if shape else (1,)
+
+
+def _check_index_bounds(index: Any, dim: int, size: int) -> None:
+    """Every index along `dim` in [0, size), else PyTorch's error for the first."""
+    bad = (index < 0) | (index >= size)
+    if np.any(bad):
+        value = int(index[bad].flat[0])
+        raise RuntimeError(
+            f"index {value} is out of bounds for dimension {dim} with size {size}"
+        )
+
+
+def _check_gather(x: Any, dim: int, index: Any) -> None:
+    """gather_shape_check, then the bounds of every index (nothing to check for
+    an empty index)."""
+    if np.size(index) == 0:
+        return
+    shape, ishape = _nonempty(np.shape(x)), _nonempty(np.shape(index))
+    if len(shape) != len(ishape):
+        raise RuntimeError(
+            "Index tensor must have the same number of dimensions as input tensor"
+        )
+    for d in range(len(shape)):
+        if d != dim and ishape[d] > shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index "
+                f"{_sizes(np.shape(index))} to be no larger than self "
+                f"{_sizes(np.shape(x))} apart from dimension {dim}"
+            )
+    _check_index_bounds(index, dim, shape[dim])
+
+
+def _check_scatter(x: Any, dim: int, index: Any, src: Any) -> None:
+    """scatter_shape_check (src only when it is a tensor), then the bounds."""
+    if np.size(index) == 0:
+        return
+    shape, ishape = _nonempty(np.shape(x)), _nonempty(np.shape(index))
+    if len(shape) != len(ishape):
+        raise RuntimeError(
+            "Index tensor must have the same number of dimensions as self tensor"
+        )
+    wrong = any(d != dim and ishape[d] > shape[d] for d in range(len(shape)))
+    tensor_src = type(src) is np.ndarray
+    if tensor_src:
+        if not wrong:
+            # ensure_nonempty_size(src, d): src.size(d), or 1 for a 0-d src
+            wrong = any(
+                ishape[d] > (_size_at(src, d) if np.ndim(src) else 1)
+                for d in range(len(shape))
+            )
+        if len(_nonempty(np.shape(src))) != len(ishape):
+            raise RuntimeError(
+                "Index tensor must have the same number of dimensions as src tensor"
+            )
+    if wrong:
+        extra = f" and to be no larger size than src {_sizes(np.shape(src))}"
+        raise RuntimeError(
+            f"Expected index {_sizes(np.shape(index))} to be no larger than self "
+            f"{_sizes(np.shape(x))} apart from dimension {dim}"
+            + (extra if tensor_src else "")
+        )
+    _check_index_bounds(index, dim, shape[dim])
+
+
+def _gather(x: Any, dim: int, index: Any) -> Any:
+    """out[i][j] = x[index[i][j]][j] for dim 0 (index may be smaller than x)."""
+    x = np.asarray(x)
+    shape = np.shape(index)
+    index = _index_arg(index, "gather")
+    dim = _dim(dim, x.ndim, "gather")
+    _check_gather(x, dim, np.reshape(index, shape))
+    if index.size == 0:
+        return np.zeros(shape, dtype=x.dtype)
+    positions = _scatter_positions(index, dim)
+    return np.reshape(_as_1d(x)[positions], shape)
+
+
+def _scatter_setup(x: Any, dim: int, index: Any, src: Any, op: str) -> tuple:
+    """Checks of scatter and scatter_add; (a copy of x, the index, the positions)."""
+    if type(src) is np.ndarray and src.dtype != np.result_type(x):
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    out = np.array(x, copy=True)
+    raw = np.asarray(index)
+    index = _index_arg(index, op)
+    dim = _dim(dim, out.ndim, op)
+    _check_scatter(out, dim, raw, src)
+    return out, index, _scatter_positions(index, dim) if index.size else None
+
+
+def scatter(x: Any, dim: int, index: Any, src: Any) -> Any:
+    """A copy of `x` with `src` (a tensor or a number) written at `index` along `dim`."""
+    out, index, positions = _scatter_setup(x, dim, index, src, "scatter")
+    if index.size:  # an empty index writes nothing, whatever src is
+        _as_1d(out)[positions] = _src_part(src, index)
+    return out
+
+
+def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
+    """A copy of `x` with `src` added at `index` along `dim` (duplicates add up)."""
+    out, index, positions = _scatter_setup(x, dim, index, src, "scatter_add")
+    if index.size:
+        np.add.at(_as_1d(out), positions, _src_part(src, index))
+    return out
+
+
+def _masked_fill(x: Any, mask: Any, value: Any) -> Any:
+    """`x` with `value` where `mask` is True, in x's dtype (mask broadcasts to x)."""
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{mask.dtype}"
+        )
+    x = np.asarray(x)
+    out = np.where(mask, np.asarray(value).astype(x.dtype), x)
+    return out.astype(x.dtype, copy=False)
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape the given shapes broadcast to."""
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def masked_select(x: Any, mask: Any) -> Any:
+    """The entries of `x` where `mask` is True, as a 1-d tensor (both broadcast)."""
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            f"masked_select: expected BoolTensor for mask, but got {mask.dtype}"
+        )
+    shape = broadcast_shape(np.shape(x), mask.shape)
+    return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
+
+
+def _index_key(indices: list[Any]) -> tuple[Any, ...]:
+    """index.Tensor's indices as a numpy key: None is a full slice."""
+    key = []
+    for i in indices:
+        if i is None:
+            key.append(slice(None))
+            continue
+        i = np.asarray(i)
+        if i.dtype.kind not in "biu":
+            raise IndexError(
+                "tensors used as indices must be long, int, byte or bool tensors"
+            )
+        key.append(i)
+    return tuple(key)
+
+
+def index_tensor(x: Any, indices: list[Any]) -> Any:
+    """`x[indices]` for index.Tensor: integer and bool tensors, None for `:`."""
+    x = np.asarray(x)
+    if len(indices) > max(x.ndim, 1) and not all(
+        np.asarray(i).dtype == np.bool_ for i in indices if i is not None
+    ):
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    return np.array(x[_index_key(indices)], copy=True)
+
+
+def embedding_kernel(weight: Any, indices: Any) -> np.ndarray:
+    """Rows of `weight`, one per index (IndexError as PyTorch's index_select)."""
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following "
+            "scalar types: Long, Int; but got torch."
+            f"{'FloatTensor' if indices.dtype == np.float32 else 'DoubleTensor'} instead "
+            "(while checking arguments for embedding)"
+        )
+    n = np.shape(weight)[0]
+    if n == 0 and indices.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if indices.size and (indices.min() < -n or indices.max() >= n or indices.min() < 0):
+        raise IndexError("index out of range in self")
+    return np.take(weight, indices, axis=0)
+
+
+def _embedding_backward(
+    grad: np.ndarray,
+    indices: np.ndarray,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> np.ndarray:
+    """Each output row's gradient added to the row it came from; none to padding_idx."""
+    flat = np.reshape(indices, -1)
+    rows = np.reshape(grad, (flat.size, -1))
+    keep = (flat != padding_idx).astype(grad.dtype)
+    if scale_grad_by_freq:
+        counts = np.bincount(flat, minlength=num_weights)
+        keep = keep / counts[flat]
+    out = np.zeros((num_weights, rows.shape[1]), dtype=grad.dtype)
+    np.add.at(out, flat, rows * keep[:, None])
+    return out
+
+
+def gather(x: Any, dim: int, index: Any) -> Any:
+    """`x.gather(dim, index)` (recorded as GatherBackward0 on a Tensor)."""
+    if isinstance(x, Tensor):
+        return ops.gather(x, dim, _as_tensor(index))
+    return _gather(x, dim, _data(index))
+
+
+def index_select(x: Any, dim: int, index: Any) -> Any:
+    """`x.index_select(dim, index)` (recorded as IndexSelectBackward0 on a Tensor)."""
+    if isinstance(x, Tensor):
+        return ops.index_select(x, dim, _as_tensor(index))
+    return _index_select(x, dim, _data(index))
+
+
+def gather_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: Any) -> Any:
+    """Zeros of `sizes` with `grad` added at `index` along `dim`: scatter_add."""
+    zeros = _zeros(tuple(sizes), grad)
+    if isinstance(grad, Tensor):
+        return ops.scatter_add(zeros, dim, _as_tensor(index), grad)
+    return scatter_add(zeros, dim, _data(index), grad)
+
+
+def scatter_fill(x: Any, dim: int, index: Any, value: float) -> Any:
+    """`x.scatter(dim, index, value)`: x with `value` at the scattered positions."""
+    if isinstance(x, Tensor):
+        return ops.scatter_value(x, dim, _as_tensor(index), value)
+    return scatter(x, dim, _data(index), value)
+
+
+def masked_fill(x: Any, mask: Any, value: float) -> Any:
+    """`x.masked_fill(mask, value)`."""
+    if isinstance(x, Tensor):
+        return ops.masked_fill_Scalar(x, _as_tensor(mask), value)
+    return _masked_fill(x, _data(mask), value)
+
+
+def masked_fill_backward(grad: Any, mask: Any) -> Any:
+    """The gradient of masked_fill's Tensor value: the sum of grad under the mask."""
+    if isinstance(grad, Tensor):
+        return ops.sum(ops.where(_as_tensor(mask), grad, 0.0))
+    return np.sum(np.where(_data(mask), grad, 0.0))
+
+
+def _positions(sizes: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+    """The flat positions, in a tensor of `sizes`, of the entries `key` selects."""
+    return np.arange(math.prod(sizes), dtype=np.int64).reshape(sizes)[key]
+
+
+def _put_at(grad: Any, sizes: tuple[int, ...], positions: np.ndarray) -> Any:
+    """Zeros of `sizes` with `grad` added at the flat `positions` (repeats add up),
+    recorded as a scatter_add on a Tensor so that it can be differentiated again."""
+    flat_grad = reshape(grad, (-1,))
+    zeros = _zeros((math.prod(sizes),), grad)
+    flat_positions = positions.reshape(-1)
+    if isinstance(grad, Tensor):
+        summed = ops.scatter_add(zeros, 0, _as_tensor(flat_positions), flat_grad)
+    else:
+        summed = scatter_add(zeros, 0, flat_positions, flat_grad)
+    return reshape(summed, sizes)
+
+
+def index_backward(grad: Any, sizes: tuple[int, ...], indices: list[Any]) -> Any:
+    """index.Tensor's backward: zeros of `sizes` with `grad` put at the indexed
+    positions, accumulating where an index repeats (index_put with accumulate)."""
+    sizes = tuple(sizes)
+    key = tuple(slice(None) if i is None else np.asarray(_data(i)) for i in indices)
+    return _put_at(grad, sizes, _positions(sizes, key))
+
+
+def index_select_backward(
+    grad: Any, sizes: tuple[int, ...], dim: int, index: Any
+) -> Any:
+    """Zeros of `sizes` with `grad` added at `index` along `dim` (index_add)."""
+    sizes = tuple(sizes)
+    if not sizes:
+        return sum_to(grad, ())
+    dim = _wrap_dim(dim, len(sizes))
+    key = (slice(None),) * dim + (np.asarray(_data(index)).reshape(-1),)
+    return _put_at(grad, sizes, _positions(sizes, key))
+
+
+def masked_select_backward(grad: Any, self: Any, mask: Any) -> Any:
+    """Zeros of the broadcast shape with `grad` where the mask is True (the engine
+    then sums a broadcast input's gradient back to its shape)."""
+    mask = np.asarray(_data(mask))
+    shape = broadcast_shape(tuple(np.shape(_data(self))), mask.shape)
+    positions = np.flatnonzero(np.broadcast_to(mask, shape))
+    return _put_at(grad, shape, positions)
+
+
+def embedding_backward(
+    grad: Any,
+    indices: Any,
+    weight_sizes: tuple[int, ...],
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> Any:
+    """Each output row's gradient added into the row it read (none into
+    `padding_idx`); on Tensors an index_add of the masked rows."""
+    flat = np.reshape(_raw(indices), -1)
+    num_weights = weight_sizes[0]
+    if not isinstance(grad, Tensor):
+        return _embedding_backward(
+            grad, flat, num_weights, padding_idx, scale_grad_by_freq
+        )
+    dtype = _raw(grad).dtype
+    keep = (flat != padding_idx).astype(dtype)
+    if scale_grad_by_freq:
+        keep = keep / np.bincount(flat, minlength=num_weights)[flat]
+    rows = ops.reshape(grad, (flat.size, -1)) * _as_tensor(keep[:, None])
+    zeros = _zeros((num_weights, weight_sizes[1]), grad)
+    return ops.index_add(zeros, 0, _as_tensor(flat), rows)

@@ -1,0 +1,391 @@
+"""Losses: mse, smooth L1, huber, binary cross entropy (with logits) and nll,
+the kernels with PyTorch's argument checks and their backward helpers.
+
+The loss reduction (`none`, `mean`, `sum`) is PyTorch's enum; a reduced loss's
+gradient is broadcast back by `_nn_reduced_grad`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.errors import scalar_type_name
+from yamlgrad.runtime.errors import scalar_type_name as _st
+from yamlgrad.runtime.ops.activations import (
+    _nn_factor,
+    _nn_log1p,
+    _nn_sigmoid,
+    _nn_softplus,
+)
+from yamlgrad.runtime.ops.common import _constant, _data, _sizes
+from yamlgrad.runtime.ops.elementwise import log, sign
+from yamlgrad.runtime.ops.reductions import mean_reduce
+from yamlgrad.runtime.ops.shapes import reshape
+from yamlgrad.runtime.wrappers.kernel_errors import KernelValueError
+from yamlgrad.runtime.wrappers.kernel_errors import broadcast_pair
+
+KERNELS = (
+    "mse_loss_kernel",
+    "smooth_l1_loss_kernel",
+    "huber_loss_kernel",
+    "binary_cross_entropy_kernel",
+    "binary_cross_entropy_with_logits_kernel",
+    "nll_loss_kernel",
+    "nll_loss2d_kernel",
+)
+BACKWARD_HELPERS = (
+    "mse_loss_backward",
+    "smooth_l1_loss_backward",
+    "huber_loss_backward",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_target_backward",
+    "binary_cross_entropy_with_logits_backward",
+    "binary_cross_entropy_with_logits_target_backward",
+    "nll_loss_backward",
+)
+
+
+def _check_reduction(op: str, reduction: int) -> None:
+    """mse_loss and smooth_l1_loss refuse a reduction outside PyTorch's enum
+    (where PyTorch fails an internal assert); the other losses do not check."""
+    if reduction not in (0, 1, 2):
+        raise RuntimeError(
+            f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction}"
+        )
+
+
+def apply_loss_reduction(loss: Any, reduction: int) -> Any:
+    """PyTorch's apply_loss_reduction: 1 mean, 2 sum, anything else none."""
+    if reduction not in (1, 2):
+        return loss
+    total = mean_reduce(loss) if reduction == 1 else np.sum(loss)
+    return np.asarray(total, dtype=loss.dtype)
+
+
+def mse_loss_kernel(x: Any, target: Any, reduction: int) -> Any:
+    _check_reduction("mse_loss", reduction)
+    diff = x - target
+    return apply_loss_reduction(diff * diff, reduction)
+
+
+def smooth_l1_loss_kernel(x: Any, target: Any, reduction: int, beta: float) -> Any:
+    """0.5 * d**2 / beta where |d| < beta, else |d| - 0.5 * beta (an L1 loss at 0)."""
+    _check_reduction("smooth_l1_loss", reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = np.abs(x - target)
+    if beta == 0:
+        return apply_loss_reduction(diff, reduction)
+    loss = np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
+    return apply_loss_reduction(loss, reduction)
+
+
+def huber_loss_kernel(x: Any, target: Any, reduction: int, delta: float) -> Any:
+    """0.5 * d**2 where |d| <= delta, else delta * (|d| - 0.5 * delta)."""
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    diff = np.abs(x - target)
+    loss = np.where(diff <= delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
+    return apply_loss_reduction(loss.astype(np.result_type(x), copy=False), reduction)
+
+
+def binary_cross_entropy_kernel(
+    x: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """-w * (t * log(x) + (1 - t) * log(1 - x)), each log clamped at -100."""
+    if np.result_type(target) != x.dtype:
+        raise RuntimeError(
+            f"Found dtype {_st(np.result_type(target))} but expected {_st(x.dtype)}"
+        )
+    if np.shape(target) != np.shape(x):
+        # PyTorch's CPU kernel iterates over squeeze(input) and squeeze(target):
+        # sizes that broadcast only through a size-1 dim that squeeze drops fail
+        broadcast_pair(np.shape(np.squeeze(x)), np.shape(np.squeeze(target)))
+    _check_probabilities(x, target)
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(x), -100)
+        log_1mx = np.maximum(np.log1p(-x), -100)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return apply_loss_reduction(loss.astype(x.dtype, copy=False), reduction)
+
+
+def _check_probabilities(x: Any, target: Any) -> None:
+    """PyTorch's CPU kernel checks input then target element by element, so the
+    first element out of [0, 1] (or nan) names which one is wrong."""
+    inside_x = (x >= 0) & (x <= 1)
+    inside_t = (np.asarray(target) >= 0) & (np.asarray(target) <= 1)
+    if np.all(inside_x) and np.all(inside_t):
+        return
+    inside_x, inside_t = np.broadcast_arrays(inside_x, inside_t)
+    first = int(np.argmin((inside_x & inside_t).reshape(-1)))
+    which = "input" if not inside_x.reshape(-1)[first] else "target"
+    raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+
+
+def binary_cross_entropy_with_logits_kernel(
+    x: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """(1 - t) * x + (1 + (pos_weight - 1) * t) * log(1 + exp(-x)), stably.
+    PyTorch computes it in place into `log_sigmoid(x)` (with pos_weight) and
+    into `1 - t`: their shapes must take the broadcast."""
+    if pos_weight is not None:
+        _in_place_shape(np.shape(x), np.shape(pos_weight), np.shape(target))
+    _in_place_shape(np.shape(target), np.shape(x))
+    if weight is not None:
+        _in_place_shape(np.shape(target), np.shape(weight))
+    softplus_neg = np.logaddexp(0, -x)
+    if pos_weight is not None:
+        loss = (1 - target) * x + ((pos_weight - 1) * target + 1) * softplus_neg
+    else:
+        loss = (1 - target) * x + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    # PyTorch computes it in place into `1 - target`: the target's float dtype.
+    dtype = np.result_type(target) if np.result_type(target).kind == "f" else x.dtype
+    return apply_loss_reduction(loss.astype(dtype, copy=False), reduction)
+
+
+def _in_place_shape(out: tuple[int, ...], *others: tuple[int, ...]) -> None:
+    """An in-place op into a tensor of shape `out`: the broadcast must be `out`."""
+    try:
+        shape = np.broadcast_shapes(out, *others)
+    except ValueError:
+        return  # the out-of-place broadcast error comes from the kernel itself
+    if tuple(shape) != tuple(out):
+        raise RuntimeError(
+            f"output with shape {_sizes(out)} doesn't match the broadcast shape "
+            f"{_sizes(shape)}"
+        )
+
+
+def nll_loss_positions(
+    x: Any, target: Any, weight: Any, ignore_index: int
+) -> tuple[Any, Any, Any]:
+    """For nll_loss over input [C], [N, C] or [N, C, d1, ...]: the input with the
+    class dim last, the per-position class weights (0 where ignored) and the
+    targets with ignored ones replaced by class 0. Checks targets like PyTorch."""
+    n_classes = x.shape[0] if x.ndim == 1 else x.shape[1]
+    moved = x if x.ndim == 1 else np.moveaxis(x, 1, -1)
+    target = np.asarray(target)
+    if x.ndim == 1:  # one target, given 0-d or as [t]
+        target = target.reshape(())
+    keep = target != ignore_index
+    bad = keep & ((target < 0) | (target >= n_classes))
+    if np.any(bad):
+        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
+    safe = np.where(keep, target, 0)
+    w = np.ones(n_classes, dtype=x.dtype) if weight is None else weight
+    return moved, np.where(keep, w[safe], 0).astype(x.dtype), safe
+
+
+def nll_loss_kernel(
+    x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+) -> tuple[Any, Any]:
+    """nll_loss_forward: (-w[t] * x[..., t, ...] reduced, the total weight)."""
+    if x.ndim not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    t = np.shape(target)
+    if len(t) > 1:
+        raise RuntimeError(
+            "0D or 1D target tensor expected, multi-target not supported"
+        )
+    if x.ndim == 1 and len(t) == 1 and t[0] != 1:
+        raise KernelValueError(
+            f"For 1D input, 1D target must have size 1, but got target size: {t[0]}"
+        )
+    if x.ndim == 2 and not t:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if x.ndim == 2 and x.shape[0] != t[0]:
+        raise RuntimeError(
+            f"size mismatch (got input: {_sizes(x.shape)}, target: {_sizes(t)})"
+        )
+    n_classes = x.shape[-1]
+    _check_nll_weight_dtype(x, weight)
+    if weight is not None and (np.ndim(weight) != 1 or np.size(weight) != n_classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or "
+            f"no classes but got weight tensor of shape: {_sizes(np.shape(weight))}"
+        )
+    return _nll_loss(x, target, weight, reduction, ignore_index)
+
+
+def nll_loss2d_kernel(
+    x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+) -> tuple[Any, Any]:
+    """nll_loss2d_forward: nll_loss over [N, C, H, W] with targets [N, H, W]."""
+    if np.ndim(target) != 3:
+        raise RuntimeError(
+            "only batches of spatial targets supported (3D tensors) but got targets "
+            f"of dimension: {np.ndim(target)}"
+        )
+    if x.ndim != 4:
+        raise RuntimeError(
+            "only batches of spatial inputs supported (4D tensors), but got input "
+            f"of dimension: {x.ndim}"
+        )
+    _check_nll_weight_dtype(x, weight)
+    if weight is not None and np.size(weight) != x.shape[1]:
+        raise RuntimeError(
+            "weight tensor should be defined either for all or no classes"
+        )
+    t = np.shape(target)
+    if (x.shape[0], x.shape[2], x.shape[3]) != t:
+        raise RuntimeError(
+            f"size mismatch (got input: {_sizes(x.shape)} , target: {_sizes(t)}"
+        )
+    return _nll_loss(x, target, weight, reduction, ignore_index)
+
+
+def _check_nll_weight_dtype(x: Any, weight: Any) -> None:
+    if weight is not None and np.result_type(weight) != x.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_st(x.dtype)} but found {_st(np.result_type(weight))}"
+        )
+
+
+def _nll_loss(
+    x: Any, target: Any, weight: Any, reduction: int, ignore_index: int
+) -> tuple[Any, Any]:
+    moved, w, safe = nll_loss_positions(x, target, weight, ignore_index)
+    picked = np.take_along_axis(moved, safe[..., None], axis=-1)[..., 0]
+    losses = -w * picked
+    total_weight = np.asarray(np.sum(w), dtype=x.dtype)
+    if reduction == 0 and x.ndim > 1:
+        return losses.astype(x.dtype, copy=False), np.zeros((), dtype=x.dtype)
+    if reduction == 0:  # one unbatched target: its loss, and its weight
+        return np.asarray(losses, dtype=x.dtype), total_weight
+    total = np.sum(losses)
+    if reduction == 1:
+        with np.errstate(invalid="ignore"):  # 0 / 0: every target ignored, as nan
+            total = total / total_weight
+    return np.asarray(total, dtype=x.dtype), total_weight
+
+
+def _nn_reduced_grad(grad: Any, reduction: int, numel: int) -> Any:
+    """A loss's output gradient per element: itself for "none", spread evenly
+    for "mean" (broadcasting does the expansion), as it is for "sum"."""
+    return grad / numel if reduction == 1 else grad
+
+
+def mse_loss_backward(grad: Any, self: Any, target: Any, reduction: int) -> Any:
+    """2 * (x - target), scaled by the reduction."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    return g * (2 * (self - target))
+
+
+def smooth_l1_loss_backward(
+    grad: Any, self: Any, target: Any, reduction: int, beta: float
+) -> Any:
+    """d / beta where |d| < beta, else sign(d)."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    diff = self - target
+    if beta == 0:
+        return g * sign(diff)
+    inside = _nn_factor(np.abs(_data(diff)) < beta, diff)
+    return g * (inside * diff * (1 / beta) + (1 - inside) * sign(diff))
+
+
+def huber_loss_backward(
+    grad: Any, self: Any, target: Any, reduction: int, delta: float
+) -> Any:
+    """d where |d| <= delta, else delta * sign(d). PyTorch's backward kernel
+    refuses a target of another dtype (its forward accepts one)."""
+    want, found = _data(self).dtype, _data(target).dtype
+    if found != want:
+        raise RuntimeError(
+            f"Found dtype {scalar_type_name(found)} but expected {scalar_type_name(want)}"
+        )
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    diff = self - target
+    inside = _nn_factor(np.abs(_data(diff)) <= delta, diff)
+    return g * (inside * diff + (1 - inside) * delta * sign(diff))
+
+
+def _nn_weighted(value: Any, weight: Any) -> Any:
+    return value if weight is None else value * weight
+
+
+def _nn_clamp_min(x: Any, low: float) -> Any:
+    return ops.clamp_min(x, low) if isinstance(x, Tensor) else np.maximum(x, low)
+
+
+def binary_cross_entropy_backward(
+    grad: Any, self: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """w * (x - t) / max(x * (1 - x), 1e-12), PyTorch's clamp of the denominator."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    denominator = _nn_clamp_min((1 - self) * self, 1e-12)
+    return _nn_weighted(g * ((self - target) / denominator), weight)
+
+
+def binary_cross_entropy_target_backward(
+    grad: Any, self: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """w * (log(1 - x) - log(x)), each log clamped at -100 as in the forward;
+    "mean" divides by the target's element count, as PyTorch's."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(np.shape(_data(target))))
+    log_1mx = _nn_clamp_min(_nn_log1p(-self), -100)
+    log_x = _nn_clamp_min(log(self), -100)
+    return _nn_weighted(g * (log_1mx - log_x), weight)
+
+
+def binary_cross_entropy_with_logits_backward(
+    grad: Any, self: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """(1 - t) - l * sigmoid(-x), l = 1 + (pos_weight - 1) * t (sigmoid(x) - t
+    without pos_weight)."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    if pos_weight is None:
+        d = _nn_sigmoid(self) - target
+    else:
+        log_weight = (pos_weight - 1) * target + 1
+        d = (1 - target) - log_weight * _nn_sigmoid(-self)
+    return _nn_weighted(g * d, weight)
+
+
+def binary_cross_entropy_with_logits_target_backward(
+    grad: Any, self: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """-x, plus (pos_weight - 1) * log(1 + exp(-x)) with pos_weight."""
+    g = _nn_reduced_grad(grad, reduction, math.prod(self.shape))
+    d = -self
+    if pos_weight is not None:
+        d = d + (pos_weight - 1) * _nn_softplus(-self)
+    return _nn_weighted(g * d, weight)
+
+
+def nll_loss_backward(
+    grad: Any,
+    self: Any,
+    target: Any,
+    weight: Any,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """-w[t] at each position's target class (zero where ignored), divided by the
+    total weight for "mean": a constant times the output gradient, so the input
+    gradient is linear in `grad` and does not depend on the input."""
+    x = _data(self)
+    _, w, safe = nll_loss_positions(
+        x, _data(target), _data(weight) if weight is not None else None, ignore_index
+    )
+    coefficient = np.zeros(x.shape if x.ndim == 1 else np.moveaxis(x, 1, -1).shape)
+    np.put_along_axis(coefficient, safe[..., None], -w[..., None], axis=-1)
+    if reduction == 1:  # every target ignored: a nan loss, but zero gradients
+        total = np.sum(w)
+        coefficient = np.divide(
+            coefficient, total, out=np.zeros_like(coefficient), where=coefficient != 0
+        )
+    if x.ndim > 1:
+        coefficient = np.moveaxis(coefficient, -1, 1)
+    coefficient = _constant(coefficient.astype(x.dtype), grad)
+    if reduction == 0 and x.ndim > 1:
+        grad = reshape(grad, (x.shape[0], 1) + tuple(x.shape[2:]))
+    return grad * coefficient

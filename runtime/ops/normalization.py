@@ -1,0 +1,349 @@
+"""Normalization: layer, batch and group norm kernels and backward helpers.
+
+The backward helpers recompute the statistics from `input` with recorded ops on
+Tensors, so the standard deviation's dependence on the input is recorded and a
+double backward is exact.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.errors import scalar_type_name as _st
+from yamlgrad.runtime.ops.common import _as_tensor, _raw, _sizes
+from yamlgrad.runtime.ops.elementwise import rsqrt
+from yamlgrad.runtime.ops.reductions import _sum_keepdim, mean_reduce, var
+from yamlgrad.runtime.ops.shapes import expand, reshape
+from yamlgrad.runtime.wrappers.kernel_errors import KernelValueError
+
+KERNELS = (
+    "native_layer_norm_kernel",
+    "native_batch_norm_kernel",
+    "native_group_norm_kernel",
+)
+BACKWARD_HELPERS = (
+    "native_layer_norm_backward",
+    "native_batch_norm_backward",
+    "native_group_norm_backward",
+)
+
+
+def native_layer_norm_kernel(
+    input: Any,
+    normalized_shape: tuple[int, ...],
+    weight: Any,
+    bias: Any,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(output, mean, rstd) over the trailing `normalized_shape` dims; mean and rstd
+    keep those dims as size 1, as PyTorch's."""
+    x = np.asarray(input)
+    _check_norm_dtypes(x, (weight, bias))
+    if not normalized_shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+            "at least one element, but got normalized_shape = []"
+        )
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and tuple(np.shape(value)) != tuple(normalized_shape):
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got "
+                f"{name} of shape {_sizes(np.shape(value))} and normalized_shape = "
+                f"{_sizes(normalized_shape)}"
+            )
+    axis = x.ndim - len(normalized_shape)
+    if axis < 0 or tuple(x.shape[axis:]) != tuple(normalized_shape):
+        raise RuntimeError(
+            f"Given normalized_shape={_sizes(normalized_shape)}, expected input with "
+            f"shape [*, {', '.join(str(s) for s in normalized_shape)}], but got "
+            f"input of size{_sizes(x.shape)}"
+        )
+    dims = tuple(range(axis, x.ndim))
+    mean = mean_reduce(x, axis=dims, keepdims=True)
+    centered = x - mean
+    rstd = 1.0 / np.sqrt(
+        mean_reduce(centered * centered, axis=dims, keepdims=True) + eps
+    )
+    out = centered * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out.astype(x.dtype), mean.astype(x.dtype), rstd.astype(x.dtype)
+
+
+def native_batch_norm_kernel(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(output, save_mean, save_invstd). Training normalises by the batch's
+    statistics over every dim but the channels (dim 1) and updates the running ones
+    in place: `(1 - momentum) * running + momentum * batch`, with the unbiased
+    variance. Evaluation uses the running ones and saves nothing (shape [0])."""
+    x = np.asarray(input)
+    if (running_mean is None) != (running_var is None):
+        raise KernelValueError(
+            "running_mean and running_var must either both be None or neither be None"
+        )
+    _check_norm_dtypes(x, (weight, bias, running_mean, running_var))
+    channels = x.shape[1] if x.ndim > 1 else 1
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and np.size(stat) != channels:
+            raise RuntimeError(
+                f"{name} should contain {channels} elements not {np.size(stat)}"
+            )
+    dims = (0,) + tuple(range(2, x.ndim))
+    shape = (1, channels) + (1,) * (x.ndim - 2)
+    if training:
+        mean = mean_reduce(x, axis=dims)
+        var = mean_reduce((x - mean.reshape(shape)) ** 2, axis=dims)
+        invstd = 1.0 / np.sqrt(var + eps)
+        count = x.size // channels
+        if running_mean is not None:
+            running_mean *= 1 - momentum
+            running_mean += momentum * mean
+        if running_var is not None:
+            unbiased = var * count / max(count - 1, 1)
+            running_var *= 1 - momentum
+            running_var += momentum * unbiased
+        save_mean, save_invstd = mean, invstd
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "running_mean and running_var must be defined in evaluation mode"
+            )
+        mean = np.asarray(running_mean)
+        invstd = 1.0 / np.sqrt(np.asarray(running_var) + eps)
+        save_mean = save_invstd = np.zeros((0,), dtype=x.dtype)
+    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    if weight is not None:
+        out = out * np.reshape(weight, shape)
+    if bias is not None:
+        out = out + np.reshape(bias, shape)
+    return (
+        out.astype(x.dtype),
+        np.asarray(save_mean, dtype=x.dtype),
+        np.asarray(save_invstd, dtype=x.dtype),
+    )
+
+
+def _check_norm_dtypes(x: Any, params: tuple[Any, ...]) -> None:
+    """The CPU norms' dtype rules: parameters whose first one has another dtype
+    than the input are a "mixed" call, allowed only as float32 parameters of a
+    float16 input; otherwise every parameter must have the input's dtype."""
+    defined = [np.result_type(p) for p in params if p is not None]
+    if not defined:
+        return
+    if defined[0] != x.dtype:
+        if any(d != np.float32 for d in defined):
+            raise RuntimeError(
+                "mixed dtype (CPU): expect parameter to have scalar type of Float"
+            )
+        if x.dtype != np.float16:
+            raise RuntimeError(
+                "mixed dtype (CPU): all inputs must share same datatype."
+            )
+        return
+    for d in defined:
+        if d != x.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_st(x.dtype)} but found {_st(d)}"
+            )
+
+
+def _check_group_norm(
+    x: Any, weight: Any, bias: Any, n: int, c: int, hxw: int, group: int
+) -> None:
+    """PyTorch's check_group_norm_inputs, then its kernel's size check."""
+    shape = _sizes(x.shape)
+    if group <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {group}")
+    if c % group:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but "
+            f"got input of shape {shape} and num_groups={group}"
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (np.ndim(p) != 1 or np.size(p) != c):
+            shown = weight if weight is not None else p  # PyTorch prints weight's
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of "
+                f"channels in input, but got {name} of shape "
+                f"{_sizes(np.shape(shown))} and input of shape {shape}"
+            )
+    if x.size != n * c * hxw:
+        raise RuntimeError(
+            "Expected X.numel() == N * C * HxW to be true, but got false.  (Could "
+            "this error message be improved?  If so, please report an enhancement "
+            "request to PyTorch.)"
+        )
+
+
+def native_group_norm_kernel(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    n: int,
+    c: int,
+    hxw: int,
+    group: int,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(output, mean, rstd): each sample's channels split into `group` groups,
+    each normalised on its own; mean and rstd are [N, group]."""
+    x = np.asarray(input)
+    _check_norm_dtypes(x, (weight, bias))
+    _check_group_norm(x, weight, bias, n, c, hxw, group)
+    grouped = x.reshape(n, group, -1)
+    mean = mean_reduce(grouped, axis=-1)
+    centered = grouped - mean[..., None]
+    rstd = 1.0 / np.sqrt(mean_reduce(centered * centered, axis=-1) + eps)
+    out = (centered * rstd[..., None]).reshape(n, c, -1)
+    if weight is not None:
+        out = out * np.reshape(weight, (1, c, 1))
+    if bias is not None:
+        out = out + np.reshape(bias, (1, c, 1))
+    return (
+        out.reshape(x.shape).astype(x.dtype),
+        mean.astype(x.dtype),
+        rstd.astype(x.dtype),
+    )
+
+
+# Normalisation backward helpers recompute the statistics from `input` with the
+# helpers above, so on Tensors (create_graph=True) the dependence of the mean and
+# the standard deviation on the input is recorded and a double backward is exact.
+
+
+def _sum_dims(x: Any, dims: tuple[int, ...]) -> Any:
+    """Sum over `dims`, dropping them; () sums nothing."""
+    if not dims:
+        return x
+    if isinstance(x, Tensor):
+        return ops.sum(x, dims)
+    return np.sum(x, axis=dims)
+
+
+def _normalize_backward(
+    grad: Any, input: Any, dims: tuple[int, ...], eps: float, scale: Any
+) -> tuple[Any, Any]:
+    """(d input, x_hat) of `x_hat * scale` with `x_hat` = input standardised over
+    `dims` (biased variance + eps); `scale` broadcasts against the input."""
+    count = 1
+    for d in dims:
+        count *= input.shape[d]
+    mean = _sum_keepdim(input, dims) / count
+    centered = input - mean
+    rstd = rsqrt(_sum_keepdim(centered * centered, dims) / count + eps)
+    x_hat = centered * rstd
+    g = grad if scale is None else grad * scale
+    g_mean = _sum_keepdim(g, dims) / count
+    gx_mean = _sum_keepdim(g * x_hat, dims) / count
+    return rstd * (g - g_mean - x_hat * gx_mean), x_hat
+
+
+def native_layer_norm_backward(
+    grad: Any,
+    input: Any,
+    normalized_shape: tuple[int, ...],
+    weight: Any,
+    eps: float,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    axis = input.ndim - len(normalized_shape)
+    dims = tuple(range(axis, input.ndim))
+    grad_input, x_hat = _normalize_backward(grad, input, dims, eps, weight)
+    batch = tuple(range(axis))
+    grad_weight = _sum_dims(grad * x_hat, batch) if grad_input_mask[1] else None
+    grad_bias = _sum_dims(grad, batch) if grad_input_mask[2] else None
+    return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
+
+
+def native_batch_norm_backward(
+    grad: Any,
+    input: Any,
+    weight: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: bool,
+    eps: float,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    """Training: the batch statistics depend on the input (as layer norm over every
+    dim but the channels). Evaluation: a fixed affine map of the input."""
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    dims = (0,) + tuple(range(2, input.ndim))
+    scale = None if weight is None else reshape(weight, shape)
+    if training:
+        grad_input, x_hat = _normalize_backward(grad, input, dims, eps, scale)
+    else:
+        mean = reshape(_as_like(running_mean, grad), shape)
+        invstd = rsqrt(reshape(_as_like(running_var, grad), shape) + eps)
+        x_hat = (input - mean) * invstd
+        grad_input = grad * invstd if scale is None else grad * (invstd * scale)
+    grad_weight = _sum_dims(grad * x_hat, dims) if grad_input_mask[1] else None
+    grad_bias = _sum_dims(grad, dims) if grad_input_mask[2] else None
+    return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
+
+
+def _as_like(x: Any, like: Any) -> Any:
+    """A constant (never differentiated) in the mode of `like`."""
+    return _as_tensor(_raw(x)) if isinstance(like, Tensor) else _raw(x)
+
+
+def native_group_norm_backward(
+    grads: list[Any],
+    input: Any,
+    weight: Any,
+    n: int,
+    c: int,
+    hxw: int,
+    group: int,
+    eps: float,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    """All three outputs are differentiable, as in PyTorch: the gradients of mean
+    and rstd ([N, group]) flow into the input too."""
+    grad, grad_mean, grad_rstd = (list(grads) + [None, None, None])[:3]
+    x = reshape(input, (n, group, -1))
+    count = x.shape[-1]
+    grad_input = None
+    x_hat = None
+    if grad is not None:
+        scale = None if weight is None else reshape(weight, (1, c, 1))
+        g = reshape(grad, (n, c, -1))
+        g = g if scale is None else g * scale
+        grad_input, x_hat = _normalize_backward(
+            reshape(g, (n, group, -1)), x, (2,), eps, None
+        )
+    mean = _sum_keepdim(x, (2,)) / count
+    centered = x - mean
+    rstd = rsqrt(_sum_keepdim(centered * centered, (2,)) / count + eps)
+    if grad_mean is not None:
+        term = expand(reshape(grad_mean, (n, group, 1)) / count, (n, group, count))
+        grad_input = term if grad_input is None else grad_input + term
+    if grad_rstd is not None:
+        term = reshape(grad_rstd, (n, group, 1)) * (-(rstd * rstd * rstd) / count)
+        term = term * centered
+        grad_input = term if grad_input is None else grad_input + term
+    if grad_input is not None:
+        grad_input = reshape(grad_input, input.shape)
+    grad_weight = grad_bias = None
+    if grad is not None:
+        g3 = reshape(grad, (n, c, -1))
+        if grad_input_mask[1]:
+            x_hat3 = reshape(centered * rstd, (n, c, -1))
+            grad_weight = _sum_dims(g3 * x_hat3, (0, 2))
+        if grad_input_mask[2]:
+            grad_bias = _sum_dims(g3, (0, 2))
+    return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias

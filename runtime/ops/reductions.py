@@ -1,0 +1,683 @@
+"""Reductions: sum, mean, var/std, norms, logsumexp, cumulative sums and products,
+max/min/argmax and their backward helpers.
+
+A reduction's backward re-expands the gradient over the reduced dims
+(`restore_reduced_dims`, `_sum_keepdim`), so one helper serves every `dim` and
+`keepdim` combination of an op.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.input_metadata import sum_to
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.errors import scalar_type_name as _st
+from yamlgrad.runtime.errors import warn_at_caller
+from yamlgrad.runtime.ops.common import (
+    _abs,
+    _constant,
+    _constant_like,
+    _data,
+    _dim,
+    _wrap_dim,
+    _zero_outside,
+)
+from yamlgrad.runtime.ops.elementwise import cast, exp, sign, where, zeros_like
+from yamlgrad.runtime.ops.shapes import expand, flip, reshape, transpose
+
+KERNELS = (
+    "sum_reduce",
+    "mean_reduce",
+    "reduce_dims",
+    "vector_norm_input",
+    "max_dim",
+    "min_dim",
+    "wrap_dims",
+    "var",
+    "std",
+    "vector_norm",
+    "logsumexp",
+    "cumsum",
+    "cumprod",
+    "argmax",
+    "argmin",
+    "max_all",
+    "min_all",
+    "amax_kernel",
+    "amin_kernel",
+)
+BACKWARD_HELPERS = (
+    "sum_to",  # the autograd core's, re-exported for formulas
+    "sum_backward",
+    "mean_backward",
+    "value_selecting_reduction_backward",
+    "evenly_distribute_backward",
+    "prod_backward",
+    "prod_dim_backward",
+    "var_backward",
+    "std_backward",
+    "linalg_vector_norm_backward",
+    "restore_reduced_dims",
+    "scale_grad_by_count",
+    "logsumexp_backward",
+    "cumsum_backward",
+    "cumprod_backward",
+)
+
+
+def sum_reduce(
+    x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None
+) -> Any:
+    """np.sum's own ufunc reduction, called from here: numpy's Python wrapper
+    would raise its RuntimeWarnings (inf - inf) in numpy's module, where the
+    package's warning filter cannot tell them from a user's."""
+    return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _reduced_count(x: np.ndarray, axis: Any) -> np.intp:
+    """How many elements each result of a reduction over `axis` takes, as a
+    numpy integer (numpy's mean and var divide by one: a sum of complex64 is
+    then divided in complex128)."""
+    if axis is None:
+        return np.intp(x.size)
+    count = 1
+    for a in axis if type(axis) is tuple else (axis,):
+        count *= x.shape[a]
+    return np.intp(count)
+
+
+def mean_reduce(
+    x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None
+) -> Any:
+    """np.mean's computation, called from here: numpy's own function warns
+    ("Mean of empty slice", 0/0) from numpy's modules, where the package's
+    warning filter cannot tell them from a user's, and PyTorch gives nan
+    without a word. Integers and bools average in float64, float16 sums in
+    float32, as np.mean does."""
+    x = np.asarray(x)
+    half = dtype is None and x.dtype == np.float16
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.float64
+    total = np.add.reduce(
+        x, axis=axis, dtype=np.float32 if half else dtype, keepdims=keepdims
+    )
+    value = _divide(total, _reduced_count(x, axis))
+    return value.astype(np.float16) if half else value
+
+
+def reduce_dims(dim: tuple[int, ...] | None, ndim: int) -> tuple[int, ...] | None:
+    """The `axis=` for a reduction: PyTorch reduces every dim for None and for [].
+
+    A 0-d tensor takes dim 0 or -1 (PyTorch treats it as one element), which
+    numpy's axis= refuses: there is nothing to reduce, so the axes are ().
+    """
+    if not dim:
+        return None
+    if ndim == 0:
+        for d in dim:
+            _dim(d, 0, "reduce")  # 0 or -1 only, else PyTorch's IndexError
+        return ()
+    return dim
+
+
+def vector_norm_input(x: Any, dtype: np.dtype | None) -> Any:
+    """linalg.vector_norm's input after its checks: a float (or complex) tensor,
+    cast to `dtype` when one is given, which must not narrow it."""
+    x_dtype = np.result_type(x)
+    if x_dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {_st(x_dtype)}"
+        )
+    if dtype is None:
+        return x
+    if np.promote_types(x_dtype, dtype) != dtype:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({_st(x_dtype)}) should be "
+            f"convertible without narrowing to the specified dtype ({_st(dtype)})"
+        )
+    return cast(x, dtype)
+
+
+def _no_identity(op: str, x: Any, dims: Any, index_error: bool, wrap: bool) -> None:
+    """The checks of PyTorch's reductions without an identity (max, argmax, amax,
+    ...) on empty input: a full reduction of an empty tensor, or a reduced dim
+    of size 0. `dims` None is a full reduction; `wrap`: the message shows the
+    wrapped dim (max, argmax), else the dim as given (amax)."""
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    if dims is None:
+        if np.size(x) == 0:
+            message = f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
+            if index_error:
+                raise IndexError(message)
+            raise RuntimeError(
+                message + " Specify the reduction dim with the 'dim' argument."
+            )
+        return
+    for d in dims:
+        wrapped = _dim(d, len(shape), op)
+        if shape and shape[wrapped] == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim {wrapped if wrap else d} to have "
+                "non-zero size."
+            )
+
+
+def _arg_reduce(x: Any, dim: int, keepdim: bool, arg: Any) -> tuple[Any, Any]:
+    x = np.asarray(x)
+    op = "max" if arg is np.argmax else "min"
+    dim = _dim(dim, x.ndim, op)
+    _no_identity(op, x, (dim,), True, True)
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    indices = np.expand_dims(arg(x, axis=dim), dim)
+    values = np.take_along_axis(x, indices, axis=dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices.astype(np.int64)
+
+
+def max_dim(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """(values, indices) of the largest entry along `dim`; NaN wins, as in PyTorch."""
+    return _arg_reduce(x, dim, keepdim, np.argmax)
+
+
+def min_dim(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """(values, indices) of the smallest entry along `dim`; NaN wins, as in PyTorch."""
+    return _arg_reduce(x, dim, keepdim, np.argmin)
+
+
+def wrap_dims(
+    dim: int | tuple[int, ...] | None, ndim: int
+) -> int | tuple[int, ...] | None:
+    """The `axis=` for an op where `[]` means "no dim" (all.dims) and None "all dims".
+
+    A 0-d tensor takes dim 0 or -1 as one element: nothing to reduce, axis ().
+    """
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if ndim == 0:
+        for d in dims:
+            _dim(d, 0, "reduce")  # 0 or -1 only, else PyTorch's IndexError
+        return ()
+    return dims
+
+
+def var(
+    x: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+    op: str = "var",
+) -> Any:
+    """`var.correction`: None and [] reduce every dim; correction defaults to 1.
+    With no degrees of freedom left, PyTorch's warning (the values are nan or
+    inf, as PyTorch's)."""
+    ddof = 1 if correction is None else correction
+    x = np.asarray(x)
+    axis = reduce_dims(dim, x.ndim)
+    if _reduction_factor(x, axis) - ddof <= 0:
+        warn_at_caller(
+            f"{op}(): degrees of freedom is <= 0. Correction should be strictly "
+            "less than the reduction factor (input numel divided by output numel)."
+        )
+    # np.var's computation, step by step, called from here (see mean_reduce):
+    # numpy's own function warns "Degrees of freedom <= 0" from numpy's modules.
+    dtype = np.float64 if x.dtype.kind in "biu" else None
+    total = np.add.reduce(x, axis=axis, dtype=dtype, keepdims=True)  # checks axis
+    count = _reduced_count(x, axis)
+    mean = _divide(total, count)
+    centered = np.asarray(np.subtract(x, mean))
+    if centered.dtype.kind == "c":  # |z|**2 as re**2 + im**2
+        parts = centered.view(dtype=(centered.real.dtype, (2,)))
+        np.multiply(parts, parts, out=parts)
+        squares = np.add(parts[..., 0], parts[..., 1], out=centered.real)
+    else:
+        squares = np.multiply(centered, centered, out=centered)
+    total = np.add.reduce(squares, axis=axis, dtype=dtype, keepdims=keepdim)
+    return _divide(total, np.maximum(count - ddof, 0))
+
+
+def _divide(total: Any, count: Any) -> Any:
+    """A reduction's sum divided by its count, in the sum's dtype (as numpy's
+    mean and var divide)."""
+    if type(total) is np.ndarray:
+        return np.true_divide(total, count, out=total, casting="unsafe")
+    return total.dtype.type(total / count)
+
+
+def std(
+    x: Any, dim: tuple[int, ...] | None, correction: float | None, keepdim: bool
+) -> Any:
+    return np.sqrt(var(x, dim, correction, keepdim, "std"))
+
+
+def _reduction_factor(x: np.ndarray, axis: tuple[int, ...] | None) -> int:
+    """Input numel divided by output numel (0 for an empty output), as PyTorch
+    counts the elements each result of a reduction takes."""
+    if axis is None:
+        return x.size
+    reduced = {a % x.ndim for a in axis} if x.ndim else set()
+    outputs = math.prod(s for i, s in enumerate(x.shape) if i not in reduced)
+    return 0 if outputs == 0 else x.size // outputs
+
+
+def vector_norm(x: Any, p: float, dim: tuple[int, ...] | None, keepdim: bool) -> Any:
+    """`linalg.vector_norm`: sum(|x|**p)**(1/p); max |x| for inf, min for -inf."""
+    axis = reduce_dims(dim, np.ndim(x))
+    magnitude = np.abs(x)
+    if abs(p) == math.inf and np.size(x) == 0:
+        name = "inf" if p > 0 else "-inf"
+        shape = np.shape(x)
+        if axis is None:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty "
+                "tensor because the operation does not have an identity"
+            )
+        for d in dim:
+            if shape and shape[_dim(d, len(shape), "linalg.vector_norm")] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {name} norm on the "
+                    f"dimension {d}because this dimension is empty and the "
+                    "operation does not have an identity"
+                )
+    if p == math.inf:
+        return np.amax(magnitude, axis=axis, keepdims=keepdim)
+    if p == -math.inf:
+        return np.amin(magnitude, axis=axis, keepdims=keepdim)
+    if p == 0:
+        count = np.sum(magnitude != 0, axis=axis, keepdims=keepdim)
+        return count.astype(np.result_type(x))
+    if p == 1:
+        return np.sum(magnitude, axis=axis, keepdims=keepdim)
+    if p == 2:
+        return np.sqrt(np.sum(magnitude * magnitude, axis=axis, keepdims=keepdim))
+    total = np.sum(magnitude**p, axis=axis, keepdims=keepdim)
+    return total ** (1.0 / p)
+
+
+def logsumexp(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
+    """log(sum(exp(x))) over `dim`, shifted by the max so that exp cannot overflow."""
+    axis = reduce_dims(dim, np.ndim(x))
+    if np.size(x) == 0:  # an empty sum: log(0) = -inf, or an empty result
+        with np.errstate(divide="ignore"):
+            return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdim))
+    peak = np.amax(x, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0)
+    total = np.sum(np.exp(x - peak), axis=axis, keepdims=True)
+    out = np.log(total) + peak
+    if keepdim:
+        return out
+    return np.reshape(out, np.shape(np.sum(x, axis=axis)))
+
+
+def _single_axis(x: Any, dim: int) -> int | None:
+    """`dim` as numpy's axis; None for a 0-d tensor (dim 0 or -1 is its one
+    element; any other is out of range, as in PyTorch)."""
+    dim = _dim(dim, np.ndim(x), "dim")
+    return None if np.ndim(x) == 0 else dim
+
+
+def cumsum(x: Any, dim: int, dtype: np.dtype | None) -> Any:
+    return _scan(np.cumsum, x, dim, dtype)
+
+
+def cumprod(x: Any, dim: int, dtype: np.dtype | None) -> Any:
+    return _scan(np.cumprod, x, dim, dtype)
+
+
+def _scan(scan: Any, x: Any, dim: int, dtype: np.dtype | None) -> Any:
+    """A running sum or product along `dim`; float16 accumulates in float32 and
+    rounds each result back, as PyTorch's CPU kernels do."""
+    axis = _single_axis(x, dim)
+    if axis is None:
+        return np.array(x, dtype=dtype)
+    out_dtype = np.dtype(dtype) if dtype is not None else np.asarray(x).dtype
+    if out_dtype == np.float16:
+        return scan(x, axis=axis, dtype=np.float32).astype(np.float16)
+    return scan(x, axis=axis, dtype=dtype)
+
+
+def _arg_reduction(np_fn: Any, x: Any, dim: int | None, keepdim: bool) -> Any:
+    op = "argmax" if np_fn is np.argmax else "argmin"
+    if dim is not None:
+        dim = _dim(dim, np.ndim(x), op)
+    _no_identity(op, x, None if dim is None else (dim,), True, True)
+    if dim is not None and np.ndim(x) == 0:
+        return np.zeros((), dtype=np.int64)
+    return np.asarray(np_fn(x, axis=dim, keepdims=keepdim), dtype=np.int64)
+
+
+def argmax(x: Any, dim: int | None, keepdim: bool) -> Any:
+    """The index of the first maximum, over the flattened tensor when dim is None."""
+    return _arg_reduction(np.argmax, x, dim, keepdim)
+
+
+def argmin(x: Any, dim: int | None, keepdim: bool) -> Any:
+    return _arg_reduction(np.argmin, x, dim, keepdim)
+
+
+def extreme(x: Any, dim: tuple[int, ...] | None, keepdim: bool, op: str) -> Any:
+    """max()/min() of everything (dim None), or amax/amin over `dim` (every dim
+    for []), with PyTorch's checks of a reduction without an identity."""
+    full = dim is None or len(dim) == 0
+    _no_identity(op, x, None if full else dim, False, False)  # dims in range
+    ndim = x.ndim if type(x) is np.ndarray else np.ndim(x)
+    if not full and len(dim) > 1:
+        seen = set()
+        for d in dim:
+            w = d % max(ndim, 1)
+            if w in seen:
+                raise RuntimeError(
+                    f"dim {w} appears multiple times in the list of dims"
+                )
+            seen.add(w)
+    # The ufunc's own reduce: np.amax's Python wrapper costs as much again
+    # on small arrays.
+    fn = np.maximum.reduce if op in ("max", "amax") else np.minimum.reduce
+    if dim is None:
+        return fn(x, axis=None)
+    return fn(x, axis=reduce_dims(dim, ndim), keepdims=keepdim)
+
+
+def max_all(x: Any) -> Any:
+    return extreme(x, None, False, "max")
+
+
+def min_all(x: Any) -> Any:
+    return extreme(x, None, False, "min")
+
+
+def amax_kernel(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
+    return extreme(x, dim, keepdim, "amax")
+
+
+def amin_kernel(x: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
+    return extreme(x, dim, keepdim, "amin")
+
+
+def _keepdim_shape(
+    sizes: tuple[int, ...], dim: tuple[int, ...] | None
+) -> tuple[int, ...]:
+    ndim = len(sizes)
+    if not dim:
+        return (1,) * ndim
+    reduced = {d % ndim for d in dim} if ndim else set()
+    return tuple(1 if i in reduced else s for i, s in enumerate(sizes))
+
+
+def sum_backward(
+    grad: Any, sizes: tuple[int, ...], dim: tuple[int, ...] | None, keepdim: bool
+) -> Any:
+    """Expand the gradient of a sum back over the reduced dims."""
+    if not keepdim and sizes:
+        grad = reshape(grad, _keepdim_shape(sizes, dim))
+    return expand(grad, sizes)
+
+
+def mean_backward(
+    grad: Any, sizes: tuple[int, ...], dim: tuple[int, ...] | None, keepdim: bool
+) -> Any:
+    """sum_backward divided by how many elements each mean averaged."""
+    kept = _keepdim_shape(sizes, dim)
+    count = math.prod(sizes) // max(math.prod(kept), 1) if sizes else 1
+    return sum_backward(grad, sizes, dim, keepdim) / count
+
+
+def value_selecting_reduction_backward(
+    grad: Any, dim: int, indices: Any, sizes: tuple[int, ...], keepdim: bool
+) -> Any:
+    """max.dim/min.dim: the gradient goes to the selected entry along `dim` only."""
+    if not sizes:
+        return grad
+    dim = _wrap_dim(dim, len(sizes))
+    index = np.asarray(_data(indices))
+    if not keepdim:
+        index = np.expand_dims(index, dim)
+        grad = reshape(grad, tuple(index.shape))
+    positions = np.arange(sizes[dim]).reshape((-1,) + (1,) * (len(sizes) - dim - 1))
+    mask = (positions == index).astype(_data(grad).dtype)
+    return expand(grad, sizes) * _constant_like(grad, mask)
+
+
+def evenly_distribute_backward(grad: Any, input: Any, value: Any) -> Any:
+    """max()/min() of a whole tensor: ties share the gradient evenly (NaN matches NaN)."""
+    x, v = np.asarray(_data(input)), np.asarray(_data(value))
+    mask = (x == v) | (np.isnan(x) & np.isnan(v))
+    count = max(int(mask.sum()), 1)
+    # Selected, not multiplied (PyTorch's CPU masked_fill_ into zeros): a nan or
+    # inf gradient reaches the extreme elements only.
+    return _zero_outside(expand(grad / count, x.shape), mask)
+
+
+def _dims(dim: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
+    """Reduced dims, wrapped; None and [] mean every dim (a 0-d tensor has none)."""
+    if dim is None or (not isinstance(dim, int) and not dim) or ndim == 0:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else dim
+    return tuple(sorted({d % ndim for d in dims}))
+
+
+def _sum_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
+    """Sum over `dims` (wrapped; () sums nothing), keeping them as size 1."""
+    if not dims:
+        return x
+    if isinstance(x, Tensor):
+        return ops.sum(x, dims, True)
+    return np.sum(x, axis=dims, keepdims=True)
+
+
+def _mean_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.mean(x, dims, True) if dims else x
+    return mean_reduce(x, axis=dims, keepdims=True)
+
+
+def _cumprod(x: Any, dim: int) -> Any:
+    return ops.cumprod(x, dim) if isinstance(x, Tensor) else np.cumprod(x, axis=dim)
+
+
+def _cumsum(x: Any, dim: int) -> Any:
+    return ops.cumsum(x, dim) if isinstance(x, Tensor) else np.cumsum(x, axis=dim)
+
+
+def _prod_last(x: Any) -> Any:
+    return ops.prod(x, -1) if isinstance(x, Tensor) else np.prod(x, axis=-1)
+
+
+def _without_each(x: Any) -> tuple[Any, Any]:
+    """x (..., n) as rows (..., n, n) where row k is x with x_k replaced by 1, and
+    the (n, n) mask j >= k. Everything after it is products of the inputs and
+    nothing is divided, so zeros need no special case (the O(n^2) route that
+    PyTorch's cumprod_backward takes under create_graph)."""
+    n = x.shape[-1]
+    shape = tuple(x.shape)[:-1]
+    rows = expand(reshape(x, shape + (1, n)), shape + (n, n))
+    eye = _constant(np.eye(n, dtype=bool), x)
+    return where(eye, 1.0, rows), _constant(np.triu(np.ones((n, n), dtype=bool)), x)
+
+
+def _product_of_others(x: Any, dim: int) -> Any:
+    """For every element along `dim`, the product of the other elements: exact
+    where x has zeros (PyTorch's prod_safe_zeros_backward)."""
+    if isinstance(x, Tensor):
+        rows, _ = _without_each(transpose(x, dim, -1))
+        return transpose(_prod_last(rows), dim, -1)
+    n = x.shape[dim]
+    ones = np.ones_like(np.take(x, [0], axis=dim))
+    before = np.concatenate([ones, np.take(x, range(n - 1), axis=dim)], axis=dim)
+    after = np.concatenate([ones, np.flip(np.take(x, range(1, n), axis=dim), dim)], dim)
+    return np.cumprod(before, axis=dim) * np.flip(np.cumprod(after, axis=dim), dim)
+
+
+def prod_backward(grad: Any, self: Any, result: Any) -> Any:
+    """d prod(self): result / self, or the product of the others where self has zeros."""
+    if self.ndim == 0:
+        return grad
+    if not np.any(_data(self) == 0):
+        return grad * (result / self)
+    others = _product_of_others(reshape(self, (-1,)), 0)
+    return grad * reshape(others, tuple(self.shape))
+
+
+def prod_dim_backward(
+    grad: Any, self: Any, result: Any, dim: int, keepdim: bool
+) -> Any:
+    """d prod(self, dim): as prod_backward, per slice along `dim`."""
+    if self.ndim == 0:
+        return grad
+    dim = dim % self.ndim
+    if not keepdim:
+        grad = reshape(grad, _keepdim_shape(tuple(self.shape), (dim,)))
+        result = reshape(result, _keepdim_shape(tuple(self.shape), (dim,)))
+    if not np.any(_data(self) == 0):
+        return grad * (result / self)
+    return grad * _product_of_others(self, dim)
+
+
+def var_backward(
+    grad: Any,
+    self: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+) -> Any:
+    """2 / (N - correction) * grad * (self - mean), N the reduced element count."""
+    correction = 1 if correction is None else correction
+    sizes = tuple(self.shape)
+    dims = _dims(dim, len(sizes))
+    dof = math.prod(sizes[d] for d in dims) - correction
+    if dim is None or not sizes:
+        if dof <= 0:
+            # 2 / 0: inf where self differs from the mean, nan (inf * 0) where not.
+            same = _data(self) == _data(_mean_keepdim(self, dims))
+            return grad * _constant(np.where(same, math.nan, math.inf), self)
+        return (2.0 / dof) * grad * (self - _mean_keepdim(self, dims))
+    if not keepdim and len(sizes) > 1:
+        grad = reshape(grad, _keepdim_shape(sizes, dims))
+    with np.errstate(divide="ignore"):
+        factor = float(np.divide(2.0, dof))  # +-inf when dof is 0, as in PyTorch
+    return factor * grad * (self - _mean_keepdim(self, dims))
+
+
+def std_backward(
+    result: Any,
+    grad: Any,
+    self: Any,
+    dim: tuple[int, ...] | None,
+    correction: float | None,
+    keepdim: bool,
+) -> Any:
+    """var_backward of grad / (2 std), with 0 where std is 0 (no nan)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad_var = where(result == 0, 0.0, grad / (result * 2))
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def linalg_vector_norm_backward(
+    grad: Any,
+    self: Any,
+    ord: float,
+    result: Any,
+    dim: tuple[int, ...] | None,
+    keepdim: bool,
+) -> Any:
+    """PyTorch's norm_backward: one case per ord; 0 where the norm is 0."""
+    p = float(ord)
+    norm = result
+    if not keepdim and self.ndim != 0:
+        kept = _keepdim_shape(tuple(self.shape), dim)
+        grad = reshape(grad, kept)
+        norm = reshape(norm, kept)
+    if p == 0.0:
+        return zeros_like(self)
+    if p == 1.0:
+        return sign(self) * grad
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 2.0:
+            return grad * where(norm == 0, 0.0, self / norm)
+        if math.isinf(p):
+            self_abs = _data(np.abs(_data(self)))
+            hit = (self_abs == _data(norm)) | np.isnan(self_abs)
+            mask = _constant(hit, self)
+            count = _sum_keepdim(mask, _dims(dim, self.ndim))
+            return sign(self) * ((grad / count) * mask)
+        if p < 1.0:
+            powered = where(self == 0, 0.0, _abs(self) ** (p - 1))
+            return sign(self) * powered * grad * norm ** (1 - p)
+        scale = where(norm == 0, 0.0, grad / norm ** (p - 1))
+        if p < 2.0:
+            return sign(self) * _abs(self) ** (p - 1) * scale
+        return self * _abs(self) ** (p - 2) * scale
+
+
+def restore_reduced_dims(output: Any, dim: tuple[int, ...], keepdim: bool) -> Any:
+    """Put back the dims a reduction removed, as size 1 (so `output` broadcasts)."""
+    if keepdim or not dim:
+        return output
+    total = output.ndim + len(dim)
+    reduced = {d % total for d in dim}
+    sizes = iter(tuple(output.shape))
+    shape = tuple(1 if i in reduced else next(sizes) for i in range(total))
+    return reshape(output, shape)
+
+
+def scale_grad_by_count(grad: Any, mask: Any, dim: tuple[int, ...]) -> Any:
+    """grad split evenly among the positions in `mask` (ties in amax/amin)."""
+    if isinstance(grad, Tensor):
+        mask = _constant(_data(mask), grad)
+        return (grad / _sum_keepdim(mask, _dims(dim, mask.ndim))) * mask
+    # PyTorch divides by the int64 count in the gradient's dtype: counting in
+    # that dtype gives the same values without a float64 detour and cast back.
+    mask, grad = _data(mask), np.asarray(grad)
+    dims = _dims(dim, mask.ndim)
+    if dims and grad.dtype.kind in "fc":
+        count = np.add.reduce(mask, axis=dims, keepdims=True, dtype=grad.dtype)
+        return np.multiply(np.true_divide(grad, count), mask)
+    return (grad / _sum_keepdim(mask, dims)) * mask
+
+
+def logsumexp_backward(
+    grad: Any, self: Any, result: Any, dim: tuple[int, ...], keepdim: bool
+) -> Any:
+    """grad * exp(self - logsumexp(self)): softmax weights along `dim`."""
+    if not keepdim and self.ndim != 0:
+        kept = _keepdim_shape(tuple(self.shape), dim)
+        grad = reshape(grad, kept)
+        result = reshape(result, kept)
+    return grad * exp(self - result)
+
+
+def _reversed_cumsum(x: Any, dim: int) -> Any:
+    """sum over j >= i along `dim`: flip, cumsum, flip."""
+    return flip(_cumsum(flip(x, (dim,)), dim), (dim,))
+
+
+def cumsum_backward(grad: Any, dim: int) -> Any:
+    if grad.ndim == 0 or grad.shape[dim] == 1:
+        return grad
+    return _reversed_cumsum(grad, dim)
+
+
+def cumprod_backward(grad: Any, self: Any, dim: int, result: Any) -> Any:
+    """d cumprod: reversed_cumsum(grad * result) / self, or, where self has zeros,
+    sum over j >= k of grad_j * prod_{i <= j, i != k} self_i."""
+    if self.ndim == 0 or self.shape[dim] == 1:
+        return grad
+    if not np.any(_data(self) == 0):
+        return _reversed_cumsum(result * grad, dim) / self
+    rows, upper = _without_each(transpose(self, dim, -1))
+    moved_grad = transpose(grad, dim, -1)
+    n = self.shape[dim]
+    weighted = _cumprod(rows, -1) * reshape(
+        moved_grad, tuple(moved_grad.shape)[:-1] + (1, n)
+    )
+    picked = where(upper, weighted, 0.0)
+    summed = reshape(_sum_keepdim(picked, (picked.ndim - 1,)), tuple(moved_grad.shape))
+    return transpose(summed, dim, -1)

@@ -1,0 +1,760 @@
+"""Shapes and views: view/reshape/alias strides, transpose, slice, select, split,
+flatten/unflatten, movedim, repeat, roll, padding, and their backward helpers.
+
+Named `shapes`, not `shape`: generated code calls kernels through their module's
+name, and `shape` is an argument name (`reshape(Tensor self, SymInt[] shape)`)
+that would hide it inside that wrapper.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
+from yamlgrad.runtime.ops.elementwise import where
+
+KERNELS = (
+    "c_order",
+    "expand_shape",
+    "view_kernel",
+    "alias_kernel",
+    "reshape_alias_kernel",
+    "clone_kernel",
+    "transpose_kernel",
+    "transpose_2d",
+    "slice_kernel",
+    "slice_backward_kernel",
+    "select_kernel",
+    "select_backward_kernel",
+    "split_kernel",
+    "split_with_sizes_kernel",
+    "unbind_kernel",
+    "flatten_shape",
+    "flatten_keeps",
+    "unflatten_shape",
+    "movedim_dims",
+    "squeeze_dims",
+    "roll",
+    "repeat",
+    "tile_repeats",
+    "interleave_sizes",
+    "constant_pad_nd",
+    "constant_pad_value",
+    "narrow_start",
+    "checked_repeats",
+    "flip_kernel",
+    "chunk_size",
+    "interleave_dim",
+)
+BACKWARD_HELPERS = (
+    "expand",
+    "reshape",
+    "transpose",
+    "permute_backwards",
+    "slice_of",
+    "slice_backward",
+    "select_of",
+    "select_backward",
+    "cat_tensors_backward",
+    "stack_tensors_backward",
+    "split_backward",
+    "unbind_backward",
+    "flip",
+    "squeeze_dim",
+    "unsqueeze_to",
+    "roll_backward",
+    "repeat_backward",
+    "constant_pad_nd_backward",
+)
+
+
+def c_order(result: Any) -> Any:
+    """A kernel's result (or each of a tuple's) laid out row-major: PyTorch's
+    reductions, scans, softmaxes, concatenations, scatters and norms write a
+    fresh contiguous tensor whatever the input's layout, where numpy's keep the
+    input's order. It decides whether a later `view` works (and whether
+    `reshape` records ViewBackward0 or UnsafeViewBackward0)."""
+    if type(result) is tuple:
+        return tuple(c_order(r) for r in result)
+    if type(result) is np.ndarray and not result.flags.c_contiguous:
+        return np.array(result, order="C")
+    return result
+
+
+def expand_shape(shape: tuple[int, ...], size: tuple[int, ...]) -> tuple[int, ...]:
+    """`expand`'s target: -1 keeps the input's size; new leading dims are allowed."""
+    lead = len(size) - len(shape)
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(size)}) must be greater or "
+            f"equal to the number of dimensions in the tensor ({len(shape)})"
+        )
+    out = []
+    for i, s in enumerate(size):
+        if s == -1:
+            if i < lead:
+                raise RuntimeError(
+                    "expand: -1 is not allowed in a leading, non-existing dimension"
+                )
+            s = shape[i - lead]
+        out.append(s)
+    return tuple(out)
+
+
+def infer_size(size: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    """PyTorch's infer_size: `size` with its one -1 resolved for `numel` elements,
+    checked dim by dim in order."""
+    known, inferred = 1, None
+    for i, s in enumerate(size):
+        if s == -1:
+            if inferred is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = i
+        elif s >= 0:
+            known *= s
+        else:
+            raise RuntimeError(
+                f"invalid shape dimension {s} at index {i} of shape {list(size)}"
+            )
+    if numel == known or (inferred is not None and known > 0 and numel % known == 0):
+        if inferred is None:
+            return tuple(size)
+        if known == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {list(size)} because "
+                "the unspecified dimension size -1 can be any value and is ambiguous"
+            )
+        return tuple(size[:inferred]) + (numel // known,) + tuple(size[inferred + 1 :])
+    raise RuntimeError(f"shape '{list(size)}' is invalid for input of size {numel}")
+
+
+def view_shape(array: Any, size: tuple[int, ...]) -> tuple[int, ...]:
+    """`view`/`reshape`'s target, with PyTorch's message for a size that cannot fit."""
+    infer_size(tuple(size), int(np.size(array)))
+    return size
+
+
+ERR_VIEW_STRIDES = (
+    "view size is not compatible with input tensor's size and stride (at least one "
+    "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+
+
+def viewable(x: Any, size: tuple[int, ...]) -> bool:
+    """Whether `x` can be seen as `size` without a copy (PyTorch's computeStride)."""
+    try:
+        np.reshape(np.asarray(x), view_shape(x, size), copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def view_kernel(x: Any, size: tuple[int, ...]) -> Any:
+    """`view`: the same memory as `size`, or PyTorch's error when the strides
+    cannot express it."""
+    shape = view_shape(x, size)
+    try:
+        return np.reshape(np.asarray(x), shape, copy=False)
+    except ValueError:
+        raise RuntimeError(ERR_VIEW_STRIDES) from None
+
+
+def alias_kernel(x: Any) -> Any:
+    """`alias`: a new array over the same memory."""
+    return np.asarray(x).view()
+
+
+def reshape_alias_kernel(x: Any, size: tuple[int, ...], stride: tuple[int, ...]) -> Any:
+    """`_reshape_alias`: `x` seen as `size` with the given element strides. Only
+    the strides of a view are accepted (what reshape passes): any others would
+    address memory numpy cannot check."""
+    out = view_kernel(x, size)
+    if out.size > 1 and tuple(s * out.itemsize for s in stride) != out.strides:
+        have = [s // out.itemsize for s in out.strides]
+        raise RuntimeError(
+            f"_reshape_alias: strides {list(stride)} are not those of a view of the "
+            f"input as {list(size)} ({have})"
+        )
+    return out
+
+
+def element_strides(x: Any, size: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides, in elements, of `x` seen as `size` without a copy."""
+    out = np.reshape(np.asarray(x), view_shape(x, size), copy=False)
+    return tuple(s // out.itemsize for s in out.strides)
+
+
+def clone_kernel(x: Any, memory_format: int | None) -> Any:
+    """`clone`: a copy with the same strides (preserve_format, the default, for
+    a tensor whose elements fill its memory once), else row-major."""
+    keep = memory_format is None and _dense(x)
+    return np.array(x, copy=True, order="K" if keep else "C")
+
+
+def transpose_kernel(x: Any, dim0: int, dim1: int) -> Any:
+    """`transpose`: a view with two dims swapped; a 0-d tensor takes 0 and -1
+    and is returned as a view of itself."""
+    ndim = np.ndim(x)
+    d0, d1 = _dim(dim0, ndim, "transpose"), _dim(dim1, ndim, "transpose")
+    if ndim == 0:
+        return np.asarray(x).view()
+    return np.swapaxes(x, d0, d1)
+
+
+def transpose_2d(x: Any) -> Any:
+    """`t()`: transpose a matrix; a vector or a 0-d tensor is returned as it is."""
+    if np.ndim(x) > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {np.ndim(x)}D"
+        )
+    return np.transpose(x)
+
+
+def _along(dim: int, index: Any) -> tuple[Any, ...]:
+    return (slice(None),) * dim + (index,)
+
+
+def slice_kernel(
+    x: Any, dim: int, start: int | None, end: int | None, step: int
+) -> Any:
+    """`x[..., start:end:step, ...]` along `dim`: a view, as PyTorch's slice."""
+    return x[_along(_slice_dim(np.ndim(x), dim, step), slice(start, end, step))]
+
+
+def _slice_dim(ndim: int, dim: int, step: int) -> int:
+    """aten::slice's checks, in its order: a 0-d tensor, the dim, the step."""
+    if ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    dim = _dim(dim, ndim, "slice")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return dim
+
+
+def slice_backward_kernel(
+    grad: Any,
+    sizes: tuple[int, ...],
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> Any:
+    """Zeros of the input's shape with `grad` written into the slice."""
+    out = np.zeros(sizes, dtype=np.result_type(grad))
+    out[_along(_slice_dim(len(sizes), dim, step), slice(start, end, step))] = grad
+    return out
+
+
+def select_kernel(x: Any, dim: int, index: int) -> Any:
+    """`x` at `index` along `dim` (a view with that dim removed)."""
+    dim = _dim(dim, np.ndim(x), "select")
+    size = np.shape(x)[dim]
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(np.shape(x))} at dimension {dim}"
+        )
+    return x[_along(dim, index)]
+
+
+def select_backward_kernel(
+    grad: Any, sizes: tuple[int, ...], dim: int, index: int
+) -> Any:
+    out = np.zeros(sizes, dtype=np.result_type(grad))
+    out[_along(_dim(dim, len(sizes), "select"), index)] = grad
+    return out
+
+
+def split_kernel(x: Any, split_size: int, dim: int) -> list[Any]:
+    """Views of `split_size` along `dim`; the last one may be smaller."""
+    if np.ndim(x) == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if split_size < 0:
+        raise RuntimeError(
+            f"split expects split_size be non-negative, but got split_size={split_size}"
+        )
+    dim = _dim(dim, np.ndim(x), "split")
+    size = np.shape(x)[dim]
+    if split_size == 0 and size != 0:
+        raise RuntimeError(
+            "split_size can only be 0 if dimension size is 0, but got dimension size "
+            f"of {size}"
+        )
+    starts = range(0, max(size, 1), max(split_size, 1))
+    return [x[_along(dim, slice(s, s + split_size))] for s in starts]
+
+
+def split_with_sizes_kernel(
+    x: Any, split_sizes: tuple[int, ...], dim: int
+) -> list[Any]:
+    """Views of the given sizes along `dim`, which must add up to its size."""
+    if np.ndim(x) == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    wrapped = _dim(dim, np.ndim(x), "split_with_sizes")
+    size = np.shape(x)[wrapped]
+    pieces, start = [], 0
+    for length in split_sizes:
+        if length < 0:
+            raise RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative entries, "
+                f"but got split_sizes={list(split_sizes)}"
+            )
+        pieces.append(x[_along(wrapped, slice(start, start + length))])
+        start += length
+    if start != size:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
+            f"tensor's size at dimension {dim}), but got split_sizes="
+            f"{list(split_sizes)}"
+        )
+    return pieces
+
+
+def unbind_kernel(x: Any, dim: int) -> list[Any]:
+    dim = _dim(dim, np.ndim(x), "unbind")
+    return [x[_along(dim, i)] for i in range(np.shape(x)[dim])]
+
+
+def flatten_shape(
+    shape: tuple[int, ...], start_dim: int, end_dim: int
+) -> tuple[int, ...]:
+    """The shape `flatten(start_dim, end_dim)` views to (a 0-d tensor becomes (1,))."""
+    start = _dim(start_dim, len(shape), "flatten")
+    end = _dim(end_dim, len(shape), "flatten")
+    if start > end:
+        raise RuntimeError(
+            "flatten() has invalid args: start_dim cannot come after end_dim"
+        )
+    if not shape:
+        return (1,)
+    return (
+        tuple(shape[:start])
+        + (math.prod(shape[start : end + 1]),)
+        + tuple(shape[end + 1 :])
+    )
+
+
+def flatten_keeps(shape: tuple[int, ...], start_dim: int, end_dim: int) -> bool:
+    """Whether `flatten` returns its input itself (one dim flattened, not 0-d)."""
+    flatten_shape(shape, start_dim, end_dim)  # PyTorch's checks
+    return bool(shape) and start_dim % len(shape) == end_dim % len(shape)
+
+
+def unflatten_shape(
+    shape: tuple[int, ...], dim: int, sizes: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The shape `unflatten(dim, sizes)` views to (one -1 in `sizes` is inferred).
+    PyTorch rewords infer_size's "is invalid" error and wraps any other."""
+    dim = _dim(dim, len(shape), "unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    sizes = tuple(sizes)
+    try:
+        if not shape:  # sym_size(0) of a 0-d tensor
+            raise IndexError(
+                f"Dimension specified as {dim} but tensor has no dimensions"
+            )
+        inferred = infer_size(sizes, shape[dim])
+    except (RuntimeError, IndexError) as error:
+        if "is invalid for input of size" in str(error):
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                f"size of dim {dim} ({shape[dim]}) in the input tensor"
+            ) from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
+    return tuple(shape[:dim]) + inferred + tuple(shape[dim + 1 :])
+
+
+def movedim_dims(
+    ndim: int, source: int | tuple[int, ...], destination: int | tuple[int, ...]
+) -> tuple[int, ...]:
+    """The permutation `movedim(source, destination)` applies."""
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            "movedim: Invalid source or destination dims: source "
+            f"({list(src)} dims) should contain the same number of dims as "
+            f"destination ({list(dst)} dims)"
+        )
+    src = tuple(_dim(d, ndim, "movedim") for d in src)
+    dst = tuple(_dim(d, ndim, "movedim") for d in dst)
+    for name, dims, given in (
+        ("source", src, source),
+        ("destination", dst, destination),
+    ):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if ndim == 0:
+        return ()
+    order = [d for d in range(ndim) if d not in src]
+    perm = [-1] * max(ndim, 0)
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(order)
+    return tuple(p if p != -1 else next(rest) for p in perm)
+
+
+def squeeze_dims(x: Any, dims: int | tuple[int, ...] | None) -> Any:
+    """`squeeze`: drop the given dims (every dim for None) that have size 1."""
+    shape = np.shape(x)
+    if dims is None:
+        return np.reshape(x, tuple(s for s in shape if s != 1))
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    wrapped = set()
+    for d in dims:
+        d = _dim(d, len(shape), "squeeze")
+        if d in wrapped:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        wrapped.add(d)
+    return np.reshape(
+        x, tuple(s for i, s in enumerate(shape) if not (i in wrapped and s == 1))
+    )
+
+
+def roll(x: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
+    """`x` rolled by `shifts` along `dims`; with no dims, rolled as a flat tensor."""
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(
+                f"`shifts` required to be of size 1 when `dims` is empty, got {len(shifts)}"
+            )
+        return np.roll(x, shifts[0])
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
+    return np.roll(x, shifts, tuple(_dim(d, np.ndim(x), "roll") for d in dims))
+
+
+def repeat(x: Any, repeats: tuple[int, ...]) -> Any:
+    """`x` tiled `repeats` times per dim (leading new dims when there are more)."""
+    if len(repeats) < np.ndim(x):
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of "
+            "dimensions of tensor"
+        )
+    return np.tile(x, repeats)
+
+
+def tile_repeats(ndim: int, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """`tile`'s dims as `repeat` takes them: padded with leading 1s to ndim."""
+    dims = tuple(dims)
+    return (1,) * (ndim - len(dims)) + dims
+
+
+def interleave_sizes(
+    shape: tuple[int, ...], repeats: int, dim: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """repeat_interleave by an int along `dim` (wrapped): the shape after
+    unsqueeze(dim + 1) and expand, and the result's shape."""
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    dim = _dim(dim, len(shape), "repeat_interleave")
+    shape = tuple(shape)
+    expanded = shape[: dim + 1] + (repeats,) + shape[dim + 1 :]
+    return expanded, shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1 :]
+
+
+def constant_pad_nd(x: Any, pad: tuple[int, ...], value: Any) -> Any:
+    """`x` padded with `value` (last dim first, a (before, after) pair per dim);
+    negative pads crop."""
+    x = np.asarray(x)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise RuntimeError(
+            "Length of pad must be even but instead it equals " f"{len(pad)}"
+            if len(pad) % 2
+            else "Length of pad should be no more than twice the number of dimensions "
+            f"of the input. Pad length is {len(pad)} while the input has {x.ndim} "
+            "dimensions."
+        )
+    pairs = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    _check_pad_sizes(x.shape, pairs)
+    crop = tuple(
+        slice(max(-before, 0), size - max(-after, 0))
+        for (before, after), size in zip(pairs, x.shape)
+    )
+    widths = [(max(before, 0), max(after, 0)) for before, after in pairs]
+    return np.pad(x[crop], widths, constant_values=np.asarray(value).astype(x.dtype))
+
+
+def _check_pad_sizes(shape: tuple[int, ...], pairs: list[tuple[int, int]]) -> None:
+    """PyTorch crops negative pads with narrow, whose checks come first."""
+    for dim, ((before, after), size) in enumerate(zip(pairs, shape)):
+        if before < 0:
+            narrow_start(
+                shape[:dim] + (size,) + shape[dim + 1 :], dim, -before, size + before
+            )
+            size += before
+        if after < 0 and size + after < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+
+
+def constant_pad_value(mode: str, value: float | None) -> float:
+    """`pad`'s fill value; only mode="constant" is supported."""
+    if mode != "constant":
+        raise NotImplementedError(
+            f"pad: mode {mode!r} is not supported (only 'constant')"
+        )
+    return 0 if value is None else value
+
+
+def narrow_start(shape: tuple[int, ...], dim: int, start: int, length: int) -> int:
+    """`narrow`'s start, wrapped once when negative, with PyTorch's checks."""
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    size = shape[_dim(dim, len(shape), "narrow")]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but "
+            f"got {start})"
+        )
+    start = start + size if start < 0 else start
+    if start > size - length:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
+    return start
+
+
+def checked_repeats(repeats: Any, shape: tuple[int, ...], dim: int | None) -> Any:
+    """repeat_interleave's `repeats`, after PyTorch's checks against the input."""
+    counts = repeats._data if hasattr(repeats, "_data") else np.asarray(repeats)
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    if dim is None:
+        size, where = math.prod(shape), 0
+    else:
+        size, where = shape[_dim(dim, len(shape), "repeat_interleave")], dim
+    if counts.ndim == 1 and counts.size != 1 and counts.size != size:
+        raise RuntimeError(
+            "repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {counts.size} and input.size({where}) = {size}"
+        )
+    if counts.size == 1 and (counts.ndim == 0 or size != 1):
+        # One count for every element (0-d, or [n]): expand it (no copy).
+        return repeats.reshape((1,)).expand((size,))
+    return repeats
+
+
+def flip_kernel(x: Any, dims: tuple[int, ...]) -> Any:
+    """`flip`: reversed along `dims` (wrapped, distinct; a 0-d tensor takes 0)."""
+    ndim = np.ndim(x)
+    wrapped = tuple(_dim(d, ndim, "flip") for d in dims)
+    seen = set()
+    for d in wrapped:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    if ndim == 0:
+        return np.array(x, copy=True)
+    return np.flip(x, wrapped).copy(order="K")  # the input's layout, as PyTorch
+
+
+def chunk_size(shape: tuple[int, ...], chunks: int, dim: int) -> int:
+    """`chunk`'s split size, ceil(size / chunks), with PyTorch's checks."""
+    if not shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(
+            f"chunk expects `chunks` to be greater than 0, got: {chunks}"
+        )
+    size = shape[_dim(dim, len(shape), "chunk")]
+    return -(-size // chunks)
+
+
+def interleave_dim(dim: int, ndim: int) -> int:
+    """repeat_interleave's dim, wrapped."""
+    return _dim(dim, ndim, "repeat_interleave")
+
+
+def expand(x: Any, shape: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.expand(x, shape)
+    return broadcast_view(x, shape)
+
+
+def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
+    """np.broadcast_to(x, shape) for a row-major ndarray, without its argument
+    handling (a third of its cost for small arrays): a read-only view of `x`
+    whose broadcast dims have stride 0. Anything else, or a shape `x` does not
+    broadcast to, goes to np.broadcast_to (and its error)."""
+    if type(x) is not np.ndarray or not x.flags.c_contiguous:
+        return np.broadcast_to(x, shape)
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        return np.broadcast_to(x, shape)
+    strides = [0] * lead
+    for size, want, stride in zip(x.shape, shape[lead:], x.strides):
+        if size == want:
+            strides.append(stride)
+        elif size == 1:
+            strides.append(0)
+        else:
+            return np.broadcast_to(x, shape)
+    if lead and min(shape[:lead]) < 0:
+        return np.broadcast_to(x, shape)
+    view = np.ndarray(shape, x.dtype, x, 0, strides)
+    view.flags.writeable = False
+    return view
+
+
+def reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.reshape(x, shape)
+    return np.reshape(x, shape)
+
+
+def transpose(x: Any, dim0: int, dim1: int) -> Any:
+    if isinstance(x, Tensor):
+        return ops.transpose(x, dim0, dim1)
+    return transpose_kernel(x, dim0, dim1)
+
+
+def permute_backwards(grad: Any, dims: tuple[int, ...]) -> Any:
+    """Undo `permute(dims)` by permuting with the inverse permutation."""
+    ndim = len(dims)
+    inverse = [0] * ndim
+    for i, d in enumerate(dims):
+        inverse[d % ndim] = i
+    if isinstance(grad, Tensor):
+        return ops.permute(grad, inverse)
+    return np.transpose(grad, inverse)
+
+
+def slice_of(x: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:
+    """`x` sliced along `dim` (recorded as SliceBackward0 on a Tensor)."""
+    if isinstance(x, Tensor):
+        return ops.slice_Tensor(x, dim, start, end, step)
+    return slice_kernel(x, dim, start, end, step)
+
+
+def slice_backward(
+    grad: Any,
+    sizes: tuple[int, ...],
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> Any:
+    """Zeros of the input's shape with `grad` in the slice (an op of its own, so
+    that it can be differentiated again)."""
+    if isinstance(grad, Tensor):
+        # The op takes concrete bounds, as PyTorch's slice_backward does.
+        size = sizes[_wrap_dim(dim, len(sizes))]
+        start, end, _ = slice(start, end, step).indices(size)
+        return ops.slice_backward(grad, sizes, dim, start, end, step)
+    return slice_backward_kernel(grad, sizes, dim, start, end, step)
+
+
+def select_of(x: Any, dim: int, index: int) -> Any:
+    if isinstance(x, Tensor):
+        return ops.select(x, dim, index)
+    return select_kernel(x, dim, index)
+
+
+def select_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: int) -> Any:
+    if isinstance(grad, Tensor):
+        return ops.select_backward(grad, sizes, dim, index)
+    return select_backward_kernel(grad, sizes, dim, index)
+
+
+def cat_tensors_backward(
+    grad: Any, sizes: list[tuple[int, ...]], dim: int
+) -> list[Any]:
+    """Split the gradient of `cat` back into one piece per input."""
+    dim = _wrap_dim(dim, len(grad.shape))
+    pieces, start = [], 0
+    for size in sizes:
+        length = size[dim] if len(size) > dim else 0
+        pieces.append(slice_of(grad, dim, start, start + length, 1))
+        start += length
+    return pieces
+
+
+def stack_tensors_backward(
+    grad: Any, dim: int, sizes: list[tuple[int, ...]]
+) -> list[Any]:
+    """Unbind the gradient of `stack` into one piece per input."""
+    dim = _wrap_dim(dim, len(grad.shape))
+    return [select_of(grad, dim, i) for i in range(len(sizes))]
+
+
+def split_backward(
+    grads: list[Any],
+    split_size: int | tuple[int, ...],
+    dim: int,
+    sizes: tuple[int, ...],
+) -> Any:
+    """Join the pieces' gradients back along `dim` (split's, and
+    split_with_sizes' with its list of sizes)."""
+    dim = _wrap_dim(dim, len(sizes))
+    if isinstance(grads[0], Tensor):
+        return ops.cat(list(grads), dim)
+    return np.concatenate(grads, axis=dim)
+
+
+def unbind_backward(grads: list[Any], dim: int) -> Any:
+    """Stack the slices' gradients back along `dim`."""
+    if isinstance(grads[0], Tensor):
+        return ops.stack(list(grads), dim)
+    return np.stack(grads, axis=dim)
+
+
+def flip(x: Any, dims: tuple[int, ...]) -> Any:
+    if isinstance(x, Tensor):
+        return ops.flip(x, dims)
+    return np.flip(x, tuple(dims)) if np.ndim(x) else x
+
+
+def squeeze_dim(x: Any, dim: int) -> Any:
+    """`x.squeeze(dim)`: unsqueeze's backward."""
+    if isinstance(x, Tensor):
+        return ops.squeeze_dim(x, dim)
+    return squeeze_dims(x, dim)
+
+
+def unsqueeze_to(grad: Any, sizes: tuple[int, ...]) -> Any:
+    """Undo a squeeze: put back the size-1 dims of `sizes`."""
+    return reshape(grad, tuple(sizes))
+
+
+def roll_backward(grad: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
+    """Roll back by the negated shifts."""
+    back = tuple(-s for s in shifts)
+    if isinstance(grad, Tensor):
+        return ops.roll(grad, back, dims)
+    return roll(grad, back, dims)
+
+
+def repeat_backward(grad: Any, repeats: tuple[int, ...], sizes: tuple[int, ...]) -> Any:
+    """Sum the tiles: view grad as (r0, s0, r1, s1, ...) and sum over the r's."""
+    repeats = tuple(repeats)
+    padded = (1,) * (len(repeats) - len(sizes)) + tuple(sizes)
+    split = tuple(n for pair in zip(repeats, padded) for n in pair)
+    tiles = tuple(range(0, 2 * len(repeats), 2))
+    x = reshape(grad, split)
+    if isinstance(x, Tensor):
+        x = ops.sum(x, tiles, False) if tiles else x
+    else:
+        x = np.sum(x, axis=tiles)
+    return reshape(x, tuple(sizes))
+
+
+def constant_pad_nd_backward(grad: Any, pad: tuple[int, ...]) -> Any:
+    """Crop the padding off again: constant_pad_nd with the negated pads."""
+    back = tuple(-p for p in pad)
+    if isinstance(grad, Tensor):
+        return ops.constant_pad_nd(grad, back, 0)
+    return constant_pad_nd(grad, back, 0)
