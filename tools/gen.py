@@ -29,7 +29,7 @@ import os
 import sys
 from pathlib import Path
 from collections.abc import Mapping
-from typing import TextIO
+from typing import Any, TextIO
 
 from yamlgrad.tools import journal
 from yamlgrad.tools.expressions import RESERVED_NAMES, fuse_temporaries, helper_names
@@ -102,6 +102,28 @@ def _helper_imports(
     return [(m, ", ".join(by_module[m])) for m in sorted(by_module)]
 
 
+def _helper_context(
+    infos: tuple[DifferentiabilityInfo, ...],
+    nodes: tuple[DifferentiabilityInfo, ...],
+    pack_helpers: Declared | None,
+) -> dict[str, Any]:
+    """What the templates import: the modules the kernels and composite bodies
+    call into, and the backward helpers the formulas use, by module."""
+    catalog = helper_catalog(pack_helpers)
+    table = catalog.backward_helpers
+    formulas = [fuse_temporaries(d.formula) for i in nodes for d in i.derivatives]
+    bodies = [i.forward for i in infos if i.forward]
+    bodies += [i.composite for i in infos if i.composite]
+    used = _used_names(formulas, frozenset(table))
+    pack = frozenset({PACK_MODULE})
+    return {
+        "helper_imports": _helper_imports(used, table),
+        "pack_helpers": [n for n in used if table[n] == PACK_MODULE],
+        "kernel_modules": _used_modules(bodies, catalog.modules),
+        "has_pack_helpers": bool(_used_modules(bodies, pack)),
+    }
+
+
 def render(
     yaml_name: str,
     infos: tuple[DifferentiabilityInfo, ...],
@@ -122,13 +144,6 @@ def render(
     env.filters["pyrepr"] = repr
     env.filters["fuse"] = fuse_temporaries
     nodes = tuple(i for i in infos if i.op is not None and not i.reuses_node)
-    catalog = helper_catalog(pack_helpers)
-    formula_helpers = catalog.backward_helpers
-    formulas = [fuse_temporaries(d.formula) for i in nodes for d in i.derivatives]
-    bodies = [i.forward for i in infos if i.forward] + [
-        i.composite for i in infos if i.composite
-    ]
-    used_helpers = _used_names(formulas, frozenset(formula_helpers))
     utils = set(WRAPPER_UTILS)
     for info in infos:
         utils.update(a.converter for a in info.func.arguments)
@@ -154,11 +169,7 @@ def render(
     context = {
         "infos": infos,
         "nodes": nodes,
-        "helper_imports": _helper_imports(used_helpers, formula_helpers),
-        "pack_helpers": [n for n in used_helpers if formula_helpers[n] == PACK_MODULE],
-        "kernel_modules": _used_modules(bodies, catalog.modules),
-        "has_pack_helpers": PACK_MODULE
-        in _used_modules(bodies, frozenset({PACK_MODULE})),
+        **_helper_context(infos, nodes, pack_helpers),
         "utils": sorted(utils),
         "bindings": python_bindings(infos),
         "overloads": list(overloads.items()),
