@@ -14,6 +14,7 @@ import numpy as np
 
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 
 
 def _dense(x: Any) -> bool:
@@ -96,7 +97,7 @@ def _data(x: Any) -> Any:
 
 
 def _abs(x: Any) -> Any:
-    return ops.abs(x) if isinstance(x, Tensor) else np.abs(x)
+    return array_namespace(x).abs(x)
 
 
 def _as_tensor(x: Any) -> Any:

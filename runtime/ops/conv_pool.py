@@ -18,6 +18,7 @@ import numpy as np
 
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import (
@@ -629,7 +630,7 @@ def _conv(
 
 
 def _permute(x: Any, dims: tuple[int, ...]) -> Any:
-    return ops.permute(x, dims) if isinstance(x, Tensor) else np.transpose(x, dims)
+    return array_namespace(x).permute_dims(x, dims)
 
 
 def _check_backward_output_padding(
@@ -743,9 +744,7 @@ def convolution_backward_bias(
     """The sum over every dim but the channels."""
     _check_backward_output_padding(transposed, output_padding)
     dims = (0,) + tuple(range(2, grad.ndim))
-    if isinstance(grad, Tensor):
-        return ops.sum(grad, dims)
-    return np.sum(grad, axis=dims)
+    return array_namespace(grad).sum(grad, axis=dims)
 
 
 def max_pool2d_with_indices_backward(

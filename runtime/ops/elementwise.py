@@ -18,6 +18,7 @@ import numpy as np
 from yamlgrad.runtime.autograd.input_metadata import to_dtype
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import _any_tensor, _raw
 
@@ -211,7 +212,7 @@ rsqrt = _unary(_rsqrt, "rsqrt")
 
 
 def sign(x: Any) -> Any:
-    return ops.sign(x) if isinstance(x, Tensor) else np.sign(x)
+    return array_namespace(x).sign(x)
 
 
 def zeros_like(x: Any) -> Any:
@@ -258,9 +259,7 @@ def fused(op: str, a: Any, b: Any, temp: int) -> Any:
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:
-    if _any_tensor(condition, x, y):
-        return ops.where(condition, x, y)
-    return np.where(condition, x, y)
+    return array_namespace(condition, x, y).where(condition, x, y)
 
 
 def maybe_multiply(grad: Any, alpha: Any) -> Any:

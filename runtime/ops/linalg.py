@@ -18,6 +18,7 @@ import numpy as np
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
@@ -334,7 +335,7 @@ def mm_mat2_backward(grad: Any, mat1: Any) -> Any:
 
 
 def outer(a: Any, b: Any) -> Any:
-    return ops.outer(a, b) if _any_tensor(a, b) else np.outer(a, b)
+    return array_namespace(a, b).outer(a, b)
 
 
 def mv(matrix: Any, vector: Any) -> Any:
@@ -353,9 +354,7 @@ def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
 
 def take_diagonal(x: Any, offset: int, dim1: int, dim2: int) -> Any:
     """`x.diagonal(offset, dim1, dim2)` (named so as not to hide `diagonal` args)."""
-    if isinstance(x, Tensor):
-        return ops.diagonal(x, offset, dim1, dim2)
-    return np.diagonal(x, offset, dim1, dim2)
+    return array_namespace(x).diagonal(x, offset, dim1, dim2)
 
 
 def diagonal_backward(
@@ -368,11 +367,11 @@ def diagonal_backward(
 
 
 def tril(x: Any, diagonal: int) -> Any:
-    return ops.tril(x, diagonal) if isinstance(x, Tensor) else np.tril(x, diagonal)
+    return array_namespace(x).tril(x, diagonal)
 
 
 def triu(x: Any, diagonal: int) -> Any:
-    return ops.triu(x, diagonal) if isinstance(x, Tensor) else np.triu(x, diagonal)
+    return array_namespace(x).triu(x, diagonal)
 
 
 def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.ops.common import _as_tensor, _raw, _sizes
 from yamlgrad.runtime.ops.elementwise import rsqrt
@@ -229,9 +229,7 @@ def _sum_dims(x: Any, dims: tuple[int, ...]) -> Any:
     """Sum over `dims`, dropping them; () sums nothing."""
     if not dims:
         return x
-    if isinstance(x, Tensor):
-        return ops.sum(x, dims)
-    return np.sum(x, axis=dims)
+    return array_namespace(x).sum(x, axis=dims)
 
 
 def _normalize_backward(

@@ -16,6 +16,7 @@ import numpy as np
 from yamlgrad.runtime.autograd.input_metadata import sum_to
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.ops.common import (
@@ -468,9 +469,7 @@ def _sum_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
     """Sum over `dims` (wrapped; () sums nothing), keeping them as size 1."""
     if not dims:
         return x
-    if isinstance(x, Tensor):
-        return ops.sum(x, dims, True)
-    return np.sum(x, axis=dims, keepdims=True)
+    return array_namespace(x).sum(x, axis=dims, keepdims=True)
 
 
 def _mean_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
@@ -480,15 +479,15 @@ def _mean_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
 
 
 def _cumprod(x: Any, dim: int) -> Any:
-    return ops.cumprod(x, dim) if isinstance(x, Tensor) else np.cumprod(x, axis=dim)
+    return array_namespace(x).cumprod(x, axis=dim)
 
 
 def _cumsum(x: Any, dim: int) -> Any:
-    return ops.cumsum(x, dim) if isinstance(x, Tensor) else np.cumsum(x, axis=dim)
+    return array_namespace(x).cumsum(x, axis=dim)
 
 
 def _prod_last(x: Any) -> Any:
-    return ops.prod(x, -1) if isinstance(x, Tensor) else np.prod(x, axis=-1)
+    return array_namespace(x).prod(x, axis=-1)
 
 
 def _without_each(x: Any) -> tuple[Any, Any]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
 from yamlgrad.runtime.ops.elementwise import where
 
@@ -611,9 +612,7 @@ def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
 
 
 def reshape(x: Any, shape: tuple[int, ...]) -> Any:
-    if isinstance(x, Tensor):
-        return ops.reshape(x, shape)
-    return np.reshape(x, shape)
+    return array_namespace(x).reshape(x, shape)
 
 
 def transpose(x: Any, dim0: int, dim1: int) -> Any:
@@ -628,9 +627,7 @@ def permute_backwards(grad: Any, dims: tuple[int, ...]) -> Any:
     inverse = [0] * ndim
     for i, d in enumerate(dims):
         inverse[d % ndim] = i
-    if isinstance(grad, Tensor):
-        return ops.permute(grad, inverse)
-    return np.transpose(grad, inverse)
+    return array_namespace(grad).permute_dims(grad, inverse)
 
 
 def slice_of(x: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:
@@ -707,9 +704,7 @@ def split_backward(
 
 def unbind_backward(grads: list[Any], dim: int) -> Any:
     """Stack the slices' gradients back along `dim`."""
-    if isinstance(grads[0], Tensor):
-        return ops.stack(list(grads), dim)
-    return np.stack(grads, axis=dim)
+    return array_namespace(grads[0]).stack(grads, axis=dim)
 
 
 def flip(x: Any, dims: tuple[int, ...]) -> Any:
