@@ -30,7 +30,10 @@ from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
 from yamlgrad.runtime.autograd import function  # noqa: E402 - `yg.autograd.function`
-from yamlgrad.runtime.autograd.function import Function, once_differentiable  # noqa: E402
+from yamlgrad.runtime.autograd.function import (
+    Function,
+    once_differentiable,
+)  # noqa: E402
 
 __all__ = [
     "backward",

@@ -17,6 +17,7 @@ import numpy as np
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 
+
 def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     """Sum `x` down to `shape`: leading dims, then dims where `shape` has a 1."""
     x_shape = x.shape

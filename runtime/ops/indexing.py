@@ -365,6 +365,19 @@ def index_tensor(x: Any, indices: list[Any]) -> Any:
     return np.array(x[_index_key(indices)], copy=True)
 
 
+def embedding_renorm_(
+    weight: np.ndarray, indices: Any, max_norm: float, norm_type: float
+) -> None:
+    """Scale, in place, each row of `weight` that `indices` names whose
+    `norm_type`-norm exceeds `max_norm` down to that norm (PyTorch's
+    embedding_renorm_, which `embedding(..., max_norm=)` runs before the lookup,
+    outside autograd)."""
+    rows = np.unique(np.asarray(indices).reshape(-1))
+    norms = np.linalg.norm(weight[rows], ord=norm_type, axis=1)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    weight[rows] = weight[rows] * scale[:, None].astype(weight.dtype)
+
+
 def embedding_kernel(weight: Any, indices: Any) -> np.ndarray:
     """Rows of `weight`, one per index (IndexError as PyTorch's index_select)."""
     indices = np.asarray(indices)

@@ -287,7 +287,6 @@ def compute_requires_grad(*args: Any) -> bool:
     return False
 
 
-
 def next_edge(a: Any) -> tuple[Node | None, int]:
     """Where a gradient for argument `a` goes, as a `(node, input_nr)` pair
     (nowhere for a Python number)."""
