@@ -16,6 +16,7 @@ import numpy as np
 from yamlgrad.runtime.autograd.input_metadata import sum_to
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.ops.common import (
     _as_tensor,
@@ -453,9 +454,8 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
 
 def masked_fill_backward(grad: Any, mask: Any) -> Any:
     """The gradient of masked_fill's Tensor value: the sum of grad under the mask."""
-    if isinstance(grad, Tensor):
-        return ops.sum(ops.where(_as_tensor(mask), grad, 0.0))
-    return np.sum(np.where(_data(mask), grad, 0.0))
+    xp = array_namespace(grad)
+    return xp.sum(xp.where(_data(mask), grad, 0.0))
 
 
 def _positions(sizes: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:

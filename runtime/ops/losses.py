@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.ops.activations import (
@@ -313,7 +312,7 @@ def _nn_weighted(value: Any, weight: Any) -> Any:
 
 
 def _nn_clamp_min(x: Any, low: float) -> Any:
-    return ops.clamp_min(x, low) if isinstance(x, Tensor) else np.maximum(x, low)
+    return array_namespace(x).maximum(x, low)
 
 
 def binary_cross_entropy_backward(

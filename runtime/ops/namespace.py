@@ -74,7 +74,18 @@ class _TensorNamespace:
 
     @staticmethod
     def where(condition: Any, x: Any, y: Any) -> Any:
+        # An ndarray condition is a mask, a constant (never differentiated), as
+        # numpy takes any array-like.
+        if not isinstance(condition, Tensor):
+            condition = Tensor._make(np.asarray(condition))
         return ops.where(condition, x, y)
+
+    @staticmethod
+    def maximum(x1: Any, x2: Any) -> Any:
+        # Against a number, PyTorch's clamp_min (ClampMinBackward0).
+        if isinstance(x2, (int, float)):
+            return ops.clamp_min(x1, x2)
+        return ops.maximum(x1, x2)
 
     @staticmethod
     def sign(x: Any) -> Any:
