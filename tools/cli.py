@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         "--helpers",
         type=Path,
         default=None,
-        help="an op pack's own helper module: the functions its literal __all__ "
-        "names may be called by the pack's kernels and formulas",
+        help="an op pack's own helper module: its literal KERNELS and "
+        "BACKWARD_HELPERS tuples name what the pack's kernels and formulas may call",
     )
     parser.add_argument(
         "--check",
