@@ -128,12 +128,14 @@ def test_importing_the_package_finishes_a_killed_switch(
     assert (out / journal.COMMIT_DIR).is_dir()
     assert files_of(out) != files_of(new)
     code = "import killed_pack, sys; print(killed_pack.__all__)"
+    python_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     done = subprocess.run(
         [sys.executable, "-c", code],
         cwd=root,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(root)},
+        # The pack's folder first, then the yamlgrad under test (not an installed one).
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *python_path])},
     )
     assert done.returncode == 0, done.stderr
     assert "cubic" in done.stdout
