@@ -207,7 +207,7 @@ def load_pack_helpers(path: Path) -> tuple[Declared, str]:
     BACKWARD_HELPERS tuples, or a literal `__all__` naming helpers of both kinds;
     only those may be called) and its text. A name the runtime's helpers or the
     generated code already use is refused."""
-    from yamlgrad.tools.load import GENERATED_MODULE_NAMES
+    from yamlgrad.tools.load import GENERATED_MODULE_NAMES, HELPER_MODULE_NAMES
     from yamlgrad.tools.model import GenError, Location
 
     roles = (KERNELS, BACKWARD_HELPERS)
@@ -220,6 +220,7 @@ def load_pack_helpers(path: Path) -> tuple[Declared, str]:
     except (OSError, SyntaxError, ValueError, RuntimeError) as e:
         raise GenError(Location(path.name, 1), "(helpers)", str(e)) from None
     taken = runtime_catalog().names() | GENERATED_MODULE_NAMES | RESERVED_NAMES
+    taken |= HELPER_MODULE_NAMES
     names = frozenset(n for role in roles for n in declared[role])
     clashes = sorted(n for n in names if n in taken or not n.isidentifier())
     if clashes:

@@ -67,9 +67,12 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"kernel_error", "kernel_failure", "check_arguments"}
     | {"next_edge", "record_anomaly"}
     | {"_new", "_next_edge", "_grad_mode", "_anomaly", "_sequence_nr"}
-    | module_names()  # the helper modules generated code calls kernels through
     | {"_METADATA", "output_metadata", "_inference_threads", "InferenceTensor"}
 )
+# The helper modules generated code calls kernels through (`elementwise.clamp`); an
+# op or argument of that name would hide one. Checked after the public-name check,
+# whose message says more when the name is also a public one (`linalg`).
+HELPER_MODULE_NAMES = module_names()
 
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin
 # (len, print, isinstance, super, type, object, ...) is refused as a name: the
@@ -206,6 +209,9 @@ def load_derivatives(
         problem = public_name_problem(info, public, tensor_attributes)
         if problem is not None:
             raise GenError(info.loc, str(info.func), problem)
+        if info.func.name in HELPER_MODULE_NAMES:
+            message = f"the op name {info.func.name!r} is taken by the generated code"
+            raise GenError(info.loc, str(info.func), message)
         key = f"{info.func.name}.{info.func.overload}"
         if key in seen:
             message = (
@@ -385,6 +391,7 @@ def _load_entry(
         shadows = (
             a.name in RESERVED_NAMES
             or a.name in GENERATED_MODULE_NAMES
+            or a.name in HELPER_MODULE_NAMES
             or a.name.endswith("_arg")
             or a.name in formula_helpers
             or a.name in kernel_helpers
