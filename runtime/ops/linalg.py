@@ -67,6 +67,10 @@ BACKWARD_HELPERS = (
 COMPOSITE_HELPERS = ("matmul_by_rank",)
 
 
+# PyTorch's checks of its matrix kernels: shapes, and one dtype (element-wise ops
+# promote; these refuse operands of two dtypes, each with its own message).
+
+
 def _check_expands(x: Any, target: tuple[int, ...]) -> None:
     """`self` of addmm/baddbmm must expand to the product's shape."""
     shape = list(np.shape(x))
