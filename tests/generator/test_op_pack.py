@@ -18,10 +18,11 @@ import pytest
 import torch
 
 import yamlgrad as yg
+from support import REPO_ROOT
 from yamlgrad.testing import OpCheckError, check_yaml
 from yamlgrad.tools.cli import main
 
-PACK_YAML = Path(__file__).resolve().parents[1] / "examples" / "op_pack" / "my_ops.yaml"
+PACK_YAML = REPO_ROOT / "examples" / "op_pack" / "my_ops.yaml"
 COMMITTED = PACK_YAML.parent / "my_ops"
 HELPERS = PACK_YAML.parent / "my_helpers.py"
 

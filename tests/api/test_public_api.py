@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from conftest import (
+from support import (
     DIFFERENTIABLE,
     call,
     float_outputs,

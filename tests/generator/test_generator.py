@@ -16,264 +16,32 @@ import subprocess
 import importlib
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 import yamlgrad as yg
+from support import (
+    BAD_INPUTS,
+    BadInput,
+    COMMITTED,
+    GENERATED_FILES,
+    REAL_YAML,
+    SCALAR_MUL_ENTRY,
+    SENTINELS,
+    assert_one_error_line,
+    copy_real_yaml,
+    entry,
+    mul_entry,
+    sentinel_out,
+    snapshot,
+    yamlgrad_gen,
+)
 from yamlgrad.generated import Functions
 from yamlgrad.tools import gen
 from yamlgrad.tools.gen import generate
 from yamlgrad.tools.load import load_derivatives
 from yamlgrad.tools.model import FunctionSchema, GenError, SavedAttribute, SchemaError
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-REAL_YAML = REPO_ROOT / "derivatives.yaml"
-COMMITTED = REPO_ROOT / "generated"
-GENERATED_FILES = (
-    "Functions.py",
-    "MANIFEST.json",
-    "OPS.md",
-    "VariableType.py",
-    "__init__.py",
-)
-SENTINELS = {
-    "Functions.py": b"# sentinel: Functions.py\n",
-    "VariableType.py": b"# sentinel: VariableType.py\n",
-    "__init__.py": b"",
-    "unrelated.txt": b"not the generator's\r\n",
-}
-
-
-def yamlgrad_gen() -> str:
-    """The installed console script of this interpreter's environment."""
-    script = Path(sys.executable).with_name("yamlgrad-gen")
-    found = str(script) if script.exists() else shutil.which("yamlgrad-gen")
-    assert found is not None, "yamlgrad-gen is not installed (pip install -e .)"
-    return found
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file in `folder` (hidden ones too) and its bytes."""
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def sentinel_out(tmp_path: Path) -> Path:
-    out = tmp_path / "out"
-    out.mkdir()
-    for name, data in SENTINELS.items():
-        (out / name).write_bytes(data)
-    return out
-
-
-def copy_real_yaml(folder: Path) -> Path:
-    """A copy of the real derivatives.yaml, keeping its name (it is in the headers)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return Path(shutil.copy(REAL_YAML, folder / "derivatives.yaml"))
-
-
-# -- Bad input ---------------------------------------------------------------------
-
-EXP = "exp(Tensor self) -> Tensor"
-MUL = "mul.Tensor(Tensor self, Tensor other) -> Tensor"
-
-
-def entry(
-    formula: str = "grad * result",
-    forward: str = "np.exp(self)",
-    name: str = EXP,
-    samples: str = "{self: [3]}",
-    extra: str = "",
-) -> str:
-    """One entry: name on line 1, forward 2, the formula of `self` 3, samples 4-5."""
-    return (
-        f"- name: {name}\n"
-        f"  forward: {forward}\n"
-        f"  self: {formula}\n"
-        f"  samples:\n"
-        f"    - {samples}\n"
-        f"{extra}"
-    )
-
-
-def mul_entry(self_formula: str, other_line: str) -> str:
-    return (
-        f"- name: {MUL}\n"
-        f"  forward: np.multiply(self, other)\n"
-        f"  self: {self_formula}\n"
-        f"{other_line}"
-        f"  samples:\n"
-        f"    - {{self: [3], other: [3]}}\n"
-    )
-
-
-class BadInput(NamedTuple):
-    id: str
-    text: str  # the whole derivatives.yaml
-    line: int
-    op: str
-    quoted: tuple[str, ...]  # each must appear in the message, as written
-
-
-def bad_formula(id: str, formula: str, *quoted: str) -> BadInput:
-    """A refused formula of `self`: the message quotes it whole, and what is wrong."""
-    needs_quotes = ": " in formula or formula.startswith("[")
-    text = entry(repr(formula) if needs_quotes else formula)
-    return BadInput(id, text, 3, EXP, (*quoted, repr(formula)))
-
-
-def bad_forward(id: str, forward: str, *quoted: str) -> BadInput:
-    return BadInput(id, entry(forward=forward), 2, EXP, (*quoted, repr(forward)))
-
-
-def bad_schema(id: str, name: str, *quoted: str) -> BadInput:
-    """A refused `name:`; the op in the message is the text as written."""
-    text = entry(name=repr(name) if name != name.strip() else name)
-    return BadInput(id, text, 1, name, quoted)
-
-
-SCALAR_MUL = "mul.Scalar(Tensor self, Scalar other) -> Tensor"
-SCALAR_MUL_ENTRY = {
-    "name": SCALAR_MUL,
-    "forward": "np.multiply(self, other)",
-    "formula": "grad * other",
-    "samples": "{self: [3], other: 2.0}",
-}
-ALIASED = (
-    entry().replace("samples:", "samples: &s")
-    + "- name: log(Tensor self) -> Tensor\n"
-    + "  forward: np.log(self)\n"
-    + "  self: grad / self\n"
-    + "  samples: *s\n"
-)
-NO_SAMPLES = (
-    "- name: exp(Tensor self) -> Tensor\n  forward: np.exp(self)\n  self: grad\n"
-)
-BAD_INDENT = "- name: exp(Tensor self) -> Tensor\n  forward: np.exp(self)\n   self: g\n"
-UNCLOSED = "- name: log(Tensor self) -> Tensor\n  forward: [np.log(self)\n"
-SHELL = "!!python/object/apply:os.system ['echo pwned']"
-MUL_BOTH = mul_entry("grad * other", "  other: grad * self\n")
-
-BAD_INPUTS = (
-    # Formulas.
-    bad_formula("misspelled_name", "grad * reslt", "unknown name 'reslt'"),
-    bad_formula("not_an_expression", "grad *", "not a Python expression"),
-    bad_formula("dunder_import", "__import__('os')", "'__import__'"),
-    bad_formula("dunder_attribute", "self.__class__", "'__class__'"),
-    bad_formula("lambda", "(lambda: grad)()", "Lambda"),
-    bad_formula("list_comprehension", "[g for g in grad]", "ListComp"),
-    bad_formula("walrus", "(g := grad)", "NamedExpr"),
-    bad_formula("f_string", "f'{grad}'", "JoinedStr"),
-    bad_formula("string_constant", "grad * 'x'", "constant 'x'"),
-    bad_formula("call_of_eval", "eval(grad)", "calls 'eval'"),
-    bad_formula("call_of_numpy", "grad * np.exp(self)", "calls 'np.exp'"),
-    bad_formula("method_call", "grad.sum()", "calls 'grad.sum'"),
-    BadInput("formula_not_a_string", entry("3"), 3, EXP, ("must be a string, got 3",)),
-    # Forward kernels.
-    bad_forward("forward_os_system", "os.system(self)", "calls 'os.system'"),
-    bad_forward("forward_open", "open(self)", "calls 'open'"),
-    bad_forward("forward_dunder", "np.exp(self).__class__", "'__class__'"),
-    bad_forward("forward_unknown_name", "np.exp(x)", "unknown name 'x'"),
-    # Schemas.
-    bad_schema("schema_does_not_parse", "exp(Tensor self) => Tensor", "'exp(Tensor "),
-    bad_schema("schema_double_space", "exp(Tensor  self) -> Tensor", "'Tensor '"),
-    bad_schema(
-        "schema_trailing_space",
-        "exp(Tensor self) -> Tensor ",
-        "does not round-trip: 'exp(Tensor self) -> Tensor '",
-    ),
-    bad_schema(
-        "schema_missing_space",
-        "mul(Tensor self,Tensor other) -> Tensor",
-        "does not round-trip: 'mul(Tensor self,Tensor other) -> Tensor'",
-    ),
-    bad_schema(
-        "schema_parenthesized_return",
-        "exp(Tensor self) -> (Tensor)",
-        "does not round-trip: 'exp(Tensor self) -> (Tensor)'",
-    ),
-    bad_schema("keyword_argument", "exp(Tensor self, int from=0) -> Tensor", "'from'"),
-    bad_schema("keyword_op_name", "import(Tensor self) -> Tensor", "'import'"),
-    bad_schema(
-        "argument_shadows_generated_name",
-        "exp(Tensor self, int set_history=0) -> Tensor",
-        "'set_history' shadows",
-    ),
-    bad_schema(
-        "argument_shadows_converter",
-        "exp(Tensor self, int tensor_arg=0) -> Tensor",
-        "'tensor_arg' shadows",
-    ),
-    bad_schema(
-        "non_tensor_return",
-        "exp(Tensor self) -> (Tensor a, int b)",
-        "got '(Tensor a, int b)'",
-    ),
-    # Entries.
-    BadInput("duplicate_op", entry() * 2, 6, EXP, ("'exp' (first defined at line 1)",)),
-    BadInput(
-        "duplicate_overload", MUL_BOTH * 2, 7, MUL, ("'mul.Tensor' (first defined at",)
-    ),
-    BadInput(
-        "formula_for_missing_input",
-        entry(extra="  other: grad\n"),
-        6,
-        EXP,
-        ("formula for 'other', which is not an argument",),
-    ),
-    BadInput(
-        "formula_for_non_tensor",
-        entry(**SCALAR_MUL_ENTRY, extra="  other: grad\n"),
-        6,
-        SCALAR_MUL,
-        ("formula for 'other', which is not a Tensor",),
-    ),
-    BadInput(
-        "no_tensor_input_has_a_formula",
-        f"- name: {MUL}\n  forward: np.multiply(self, other)\n",
-        1,
-        MUL,
-        ("no tensor input has a formula",),
-    ),
-    BadInput(
-        "output_differentiability_of_a_single_return",
-        entry(extra="  output_differentiability: [true]\n"),
-        6,
-        EXP,
-        ("'output_differentiability' must be a list",),
-    ),
-    BadInput("missing_samples", NO_SAMPLES, 1, EXP, ("'samples' must be",)),
-    BadInput(
-        "unknown_sample_argument",
-        entry(samples="{self: [3], alpha: 2}"),
-        5,
-        EXP,
-        ("sample gives 'alpha', which is not an argument",),
-    ),
-    # YAML itself.
-    BadInput("yaml_syntax", entry() + UNCLOSED, 7, "(yaml)", ("'forward: [np.log",)),
-    BadInput("yaml_indentation", BAD_INDENT, 3, "(yaml)", ("'self: g'",)),
-    BadInput("yaml_python_tag", entry() + f"- {SHELL}\n", 6, "(yaml)", (SHELL,)),
-    BadInput("yaml_python_tag_in_value", entry(SHELL), 3, "(yaml)", (SHELL,)),
-    BadInput("yaml_alias", ALIASED, 9, "(yaml)", ("aliases", "'samples: *s'")),
-    BadInput(
-        "yaml_duplicate_key",
-        entry(extra="  self: grad\n"),
-        6,
-        "(yaml)",
-        ("duplicate key 'self'",),
-    ),
-    BadInput("yaml_not_a_list", "name: exp\n", 1, "(yaml)", ("must be a YAML list",)),
-)
-
-
-def assert_one_error_line(message: str, case: BadInput) -> None:
-    prefix = f"derivatives.yaml:{case.line}: {case.op}: "
-    assert message.startswith(prefix), f"{message!r} does not start with {prefix!r}"
-    assert "\n" not in message
-    for quoted in case.quoted:
-        assert quoted in message[len(prefix) :], f"{quoted} not in {message!r}"
 
 
 @pytest.mark.parametrize("case", BAD_INPUTS, ids=lambda case: case.id)
@@ -1141,7 +909,8 @@ def test_a_new_op_is_only_a_yaml_entry(tmp_path: Path) -> None:
     assert "\ndef example_sinh(\n" in variable_type
     assert "from .Functions import (" in variable_type
     assert (
-        "from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor" in variable_type
+        "from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor"
+        in variable_type
     )
     assert "from yamlgrad.runtime.autograd.node import Grad, Node" in functions
     # The repository's own generated/ is untouched by a generation elsewhere.

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from support import REPO_ROOT
 
 
 def test_benchmark_smoke_run_covers_every_workload_with_correct_gradients() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import DIFFERENTIABLE, op_id
+from support import DIFFERENTIABLE, op_id
 from yamlgrad.generated import VariableType
 from yamlgrad.testing import check_backward, check_double_backward
 from yamlgrad.tools.model import DifferentiabilityInfo

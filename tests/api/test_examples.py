@@ -8,7 +8,9 @@ from pathlib import Path
 
 import torch
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from support import REPO_ROOT
+
+EXAMPLES = REPO_ROOT / "examples"
 
 
 def run(script: str, *args: str) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from conftest import (
+from support import (
     DIFFERENTIABLE,
     INFOS,
     build_args,

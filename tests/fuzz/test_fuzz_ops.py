@@ -43,7 +43,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from conftest import INFOS, call_torch, call_yamlgrad, op_id
+from support import INFOS, call_torch, call_yamlgrad, op_id
 from yamlgrad.tools.model import DifferentiabilityInfo, SampleArg
 
 torch = pytest.importorskip("torch")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_generator import (
+from support import (
     BAD_INPUTS,
     COMMITTED,
     SENTINELS,

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from yamlgrad.tools import gen, journal
+from support import REPO_ROOT
 from yamlgrad.tools.gen import generate
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = REPO_ROOT / "generated"
 HELPERS = REPO_ROOT / "examples" / "op_pack" / "my_helpers.py"
 

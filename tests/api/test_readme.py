@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from support import REPO_ROOT as ROOT
+
 BLOCK = re.compile(r"^```python\n(.*?)^```$", re.M | re.S)
 
 
