@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
+import numpy as np
 import pytest
 
 import yamlgrad as yg
@@ -125,6 +126,82 @@ def call_yamlgrad(
         info, inplace_safe(info, values) if leaf_safe else values
     )
     return fn(*args, **kwargs)
+
+
+# -- one program in both libraries ------------------------------------------------
+
+
+def libraries_under_test() -> list[ModuleType]:
+    """yamlgrad, and torch when it is installed (the oracle)."""
+    try:
+        import torch
+    except ImportError:
+        return [yg]
+    return [yg, torch]
+
+
+def error_message(fn: Callable[[], object], kind: type = RuntimeError) -> str:
+    """The text of the `kind` error `fn()` must raise."""
+    with pytest.raises(kind) as info:
+        fn()
+    return str(info.value)
+
+
+def torch_text(error: BaseException) -> str:
+    """An error's text without the C++ backtrace PyTorch appends to rewrapped ones."""
+    return str(error).split("\nException raised from")[0]
+
+
+def dtype_name(dtype: Any) -> str:
+    """`float64` for yg.float64 and torch.float64 alike."""
+    return str(dtype).rpartition(".")[2]
+
+
+def as_outputs(result: Any) -> list[Any]:
+    """An op's outputs as a list, whether it returned one tensor or several."""
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def second_order(
+    lib: ModuleType, grads: tuple, leaves: list, directions: list[np.ndarray]
+) -> tuple:
+    """The gradient of sum_i <directions[i], grads[i]>; all None when it is constant."""
+    total = None
+    for g, d in zip(grads, directions):
+        if g is None or not g.requires_grad:
+            continue  # a gradient that does not depend on the inputs
+        term = (g * lib.tensor(d)).sum()
+        total = term if total is None else total + term
+    if total is None:
+        return (None,) * len(leaves)
+    return lib.autograd.grad(total, leaves, allow_unused=True)
+
+
+def counting_input(lib: ModuleType, *shape: int) -> Any:
+    """0, 1, 2, ... in `shape`, float64: a non-leaf of a leaf that requires grad."""
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    return lib.tensor(data, requires_grad=True) * 1
+
+
+def aten_namespace(lib: ModuleType) -> Any:
+    """The op namespace that reaches an overload directly (`.default`, `.Tensor`)."""
+    return lib.ops.aten if lib is not yg else yg.ops
+
+
+def call_outcome(f: Callable[[ModuleType], Any], lib: ModuleType) -> Any:
+    """Shapes, values and grad_fn names of f(lib)'s outputs, or the error."""
+    try:
+        out = f(lib)
+    except (RuntimeError, IndexError, ValueError, TypeError) as error:
+        return (type(error).__name__, torch_text(error))
+    return [
+        (
+            tuple(o.shape),
+            np.round(o.detach().numpy().astype(float), 12).tolist(),
+            type(o.grad_fn).__name__ if o.grad_fn is not None else None,
+        )
+        for o in as_outputs(out)
+    ]
 
 
 # -- generator tests: scratch folders and sentinels ------------------------------

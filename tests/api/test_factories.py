@@ -15,15 +15,12 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-
-
-def _dtype_name(dtype: Any) -> str:
-    return str(dtype).rpartition(".")[2]
+from support import dtype_name
 
 
 def _assert_same(ours: yg.Tensor, theirs: Any, rtol: float = 0.0) -> None:
     assert tuple(ours.shape) == tuple(theirs.shape)
-    assert _dtype_name(ours.dtype) == _dtype_name(theirs.dtype)
+    assert dtype_name(ours.dtype) == dtype_name(theirs.dtype)
     assert ours.requires_grad == theirs.requires_grad
     assert ours.is_leaf and theirs.is_leaf
     want = theirs.detach().numpy()
@@ -228,7 +225,7 @@ def test_random_factory_shape_dtype_and_requires_grad_match_torch(
     torch = pytest.importorskip("torch")
     ours, theirs = make(yg), make(torch)
     assert tuple(ours.shape) == tuple(theirs.shape)
-    assert _dtype_name(ours.dtype) == _dtype_name(theirs.dtype)
+    assert dtype_name(ours.dtype) == dtype_name(theirs.dtype)
     assert ours.requires_grad == theirs.requires_grad and ours.is_leaf
 
 

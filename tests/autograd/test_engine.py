@@ -23,6 +23,7 @@ from yamlgrad.generated import Functions
 from yamlgrad.runtime import errors
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 from yamlgrad.runtime.autograd.node import UINT64_MAX, Node
+from support import error_message
 
 
 def _values(n: int, seed: int = 0, low: float = 0.5, high: float = 2.0) -> np.ndarray:
@@ -31,12 +32,6 @@ def _values(n: int, seed: int = 0, low: float = 0.5, high: float = 2.0) -> np.nd
 
 def _leaf(values: Any, dtype: Any = yg.float64) -> yg.Tensor:
     return yg.tensor(values, dtype=dtype, requires_grad=True)
-
-
-def _message(fn: Callable[[], object], kind: type = RuntimeError) -> str:
-    with pytest.raises(kind) as info:
-        fn()
-    return str(info.value)
 
 
 # -- execution order ---------------------------------------------------------------
@@ -307,7 +302,7 @@ def test_second_backward_without_retain_graph_raises() -> None:
     x = _leaf(_values(3))
     y = (x * x).sum()
     y.backward()
-    message = _message(lambda: y.backward())
+    message = error_message(lambda: y.backward())
     assert message == errors.ERR_BACKWARD_TWICE
     assert message.startswith("Trying to backward through the graph a second time")
 
@@ -317,7 +312,7 @@ def test_backward_twice_error_text_is_torchs() -> None:
     x = torch.tensor(_values(3), requires_grad=True)
     y = (x * x).sum()
     y.backward()
-    assert _message(lambda: y.backward()) == errors.ERR_BACKWARD_TWICE
+    assert error_message(lambda: y.backward()) == errors.ERR_BACKWARD_TWICE
 
 
 def test_saved_tensor_is_freed_after_backward() -> None:
@@ -325,15 +320,15 @@ def test_saved_tensor_is_freed_after_backward() -> None:
     y = x * x
     assert y.grad_fn._saved_self is x  # a leaf input is saved as itself
     y.sum().backward()
-    assert _message(lambda: y.grad_fn._saved_self) == errors.ERR_BACKWARD_TWICE
-    assert _message(lambda: y.grad_fn._saved_other) == errors.ERR_BACKWARD_TWICE
+    assert error_message(lambda: y.grad_fn._saved_self) == errors.ERR_BACKWARD_TWICE
+    assert error_message(lambda: y.grad_fn._saved_other) == errors.ERR_BACKWARD_TWICE
 
 
 def test_second_grad_call_without_retain_graph_raises() -> None:
     x = _leaf(_values(3))
     y = x.exp().sum()
     yg.autograd.grad(y, x)
-    assert _message(lambda: yg.autograd.grad(y, x)) == errors.ERR_BACKWARD_TWICE
+    assert error_message(lambda: yg.autograd.grad(y, x)) == errors.ERR_BACKWARD_TWICE
 
 
 def test_retain_graph_allows_a_second_backward_that_accumulates() -> None:
@@ -452,7 +447,7 @@ def test_grad_with_respect_to_a_non_leaf_does_not_run_below_it() -> None:
 
 def test_grad_of_an_unused_input_raises_pytorchs_error() -> None:
     x, w = _leaf(_values(3)), _leaf(_values(3, seed=1))
-    message = _message(lambda: yg.autograd.grad((x * 2).sum(), [x, w]))
+    message = error_message(lambda: yg.autograd.grad((x * 2).sum(), [x, w]))
     assert message == (
         "The differentiated Tensor at index 1 appears to not have been used in the "
         "graph. Set allow_unused=True if this is the desired behavior."
@@ -489,13 +484,13 @@ def test_grad_of_several_outputs_sums_them() -> None:
 
 def test_grad_input_that_does_not_require_grad_raises() -> None:
     x = _leaf(_values(3))
-    message = _message(lambda: yg.autograd.grad((x * 2).sum(), yg.tensor([1.0])))
+    message = error_message(lambda: yg.autograd.grad((x * 2).sum(), yg.tensor([1.0])))
     assert message == "One of the differentiated Tensors does not require grad"
 
 
 def test_grad_with_empty_inputs_raises() -> None:
     x = _leaf(_values(3))
-    message = _message(lambda: yg.autograd.grad((x * 2).sum(), []))
+    message = error_message(lambda: yg.autograd.grad((x * 2).sum(), []))
     assert message == "`inputs` argument to `grad()` cannot be empty."
 
 
@@ -542,20 +537,20 @@ def test_backward_inputs_only_touches_those_leaves() -> None:
     (x * w).sum().backward(inputs=[x])
     np.testing.assert_allclose(x.grad.numpy(), vw)
     assert w.grad is None
-    assert _message(lambda: (x * w).sum().backward(inputs=[])) == (
+    assert error_message(lambda: (x * w).sum().backward(inputs=[])) == (
         "`inputs` argument to `backward()` cannot be empty."
     )
 
 
 def test_non_scalar_backward_needs_a_gradient() -> None:
     x = _leaf(_values(3))
-    message = _message(lambda: (x * 2).backward())
+    message = error_message(lambda: (x * 2).backward())
     assert message == "grad can be implicitly created only for scalar outputs"
 
 
 def test_gradient_of_the_wrong_shape_is_rejected() -> None:
     x = _leaf(_values(2))
-    message = _message(lambda: (x * 2).backward(yg.ones(2, 2, dtype=yg.float64)))
+    message = error_message(lambda: (x * 2).backward(yg.ones(2, 2, dtype=yg.float64)))
     assert message == (
         "Mismatch in shape: grad_output[0] has a shape of yamlgrad.Size([2, 2]) and "
         "output[0] has a shape of yamlgrad.Size([2])."
@@ -565,12 +560,12 @@ def test_gradient_of_the_wrong_shape_is_rejected() -> None:
 def test_fewer_gradients_than_outputs_is_torchs_error() -> None:
     x = _leaf(_values(2))
     roots = [(x * 2).sum(), (x * 3).sum()]
-    message = _message(lambda: yg.autograd.backward(roots, [yg.tensor(1.0)]))
+    message = error_message(lambda: yg.autograd.backward(roots, [yg.tensor(1.0)]))
     assert message == "got 2 tensors and 1 gradients"
 
 
 def test_output_that_does_not_require_grad_is_rejected() -> None:
-    message = _message(lambda: yg.tensor([1.0, 2.0]).sum().backward())
+    message = error_message(lambda: yg.tensor([1.0, 2.0]).sum().backward())
     assert message == (
         "element 0 of tensors does not require grad and does not have a grad_fn"
     )
@@ -628,8 +623,8 @@ def test_output_that_does_not_require_grad_is_rejected() -> None:
 def test_error_texts_match_torch(program: Callable[[Any, Any], object]) -> None:
     torch = pytest.importorskip("torch")
     values = _values(2)
-    ours = _message(lambda: program(yg, _leaf(values)), Exception)
-    theirs = _message(
+    ours = error_message(lambda: program(yg, _leaf(values)), Exception)
+    theirs = error_message(
         lambda: program(torch, torch.tensor(values, requires_grad=True)), Exception
     )
     assert ours.replace("yamlgrad.", "torch.") == theirs
@@ -726,18 +721,20 @@ def test_create_graph_gives_a_grad_with_history() -> None:
 
 def test_requires_grad_needs_a_floating_dtype() -> None:
     text = "Only Tensors of floating point and complex dtype can require gradients"
-    assert _message(lambda: yg.tensor([1, 2], requires_grad=True)) == text
-    assert _message(lambda: yg.tensor([1, 2]).requires_grad_()) == text
-    assert _message(lambda: yg.zeros(2, dtype=yg.int64, requires_grad=True)) == text
+    assert error_message(lambda: yg.tensor([1, 2], requires_grad=True)) == text
+    assert error_message(lambda: yg.tensor([1, 2]).requires_grad_()) == text
+    assert (
+        error_message(lambda: yg.zeros(2, dtype=yg.int64, requires_grad=True)) == text
+    )
 
 
 def test_numpy_of_a_tensor_that_requires_grad_raises() -> None:
     x = _leaf(_values(3))
-    assert _message(lambda: x.numpy()) == (
+    assert error_message(lambda: x.numpy()) == (
         "Can't call numpy() on Tensor that requires grad. "
         "Use tensor.detach().numpy() instead."
     )
-    assert _message(lambda: (x * 2).numpy()) == errors.ERR_NUMPY_REQUIRES_GRAD
+    assert error_message(lambda: (x * 2).numpy()) == errors.ERR_NUMPY_REQUIRES_GRAD
 
 
 def test_detach_shares_data_and_version_counter() -> None:
@@ -768,7 +765,7 @@ def test_modified_saved_tensor_is_detected(bump: Callable[[yg.Tensor], None]) ->
     z = y * y
     assert y._version == 0
     bump(y)
-    message = _message(lambda: z.sum().backward())
+    message = error_message(lambda: z.sum().backward())
     assert (
         "one of the variables needed for gradient computation has been modified by "
         "an inplace operation" in message
@@ -781,12 +778,12 @@ def test_modified_saved_leaf_and_output_are_detected() -> None:
     x = _leaf(_values(3))
     z = x * x
     x.version_counter.value += 1
-    message = _message(lambda: z.sum().backward())
+    message = error_message(lambda: z.sum().backward())
     assert "is at version 1; expected version 0 instead" in message
     assert "which is output" not in message  # a leaf has no grad_fn
     e = _leaf(_values(3)).exp()  # saves its result
     e.version_counter.bump()
-    message = _message(lambda: e.sum().backward())
+    message = error_message(lambda: e.sum().backward())
     assert ", which is output 0 of Exp, is at version 1; expected version 0" in message
 
 
@@ -795,11 +792,11 @@ def test_version_check_message_matches_torch() -> None:
     values = _values(3)
     e = _leaf(values).exp()
     e.version_counter.bump()
-    ours = _message(lambda: e.sum().backward())
+    ours = error_message(lambda: e.sum().backward())
     t = torch.tensor(values, requires_grad=True).exp()
     with torch.no_grad():
         t.mul_(1.0)
-    theirs = _message(lambda: t.sum().backward())
+    theirs = error_message(lambda: t.sum().backward())
     assert ours == theirs.replace("[torch.DoubleTensor", "[DoubleTensor")
 
 

@@ -9,22 +9,14 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-
-
-def _libraries() -> list[ModuleType]:
-    libs: list[ModuleType] = [yg]
-    try:
-        import torch
-    except ImportError:
-        return libs
-    return libs + [torch]
+from support import libraries_under_test
 
 
 def _as_list(t: Any) -> list[float]:
     return [float(v) for v in t.detach().numpy().reshape(-1)]
 
 
-@pytest.mark.parametrize("lib", _libraries(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 def test_node_pre_and_post_hooks_see_the_gradients(lib: ModuleType) -> None:
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = x * 3
@@ -37,7 +29,7 @@ def test_node_pre_and_post_hooks_see_the_gradients(lib: ModuleType) -> None:
     assert log == [("pre", [1.0, 1.0]), ("post", [3.0, 3.0], [1.0, 1.0])]
 
 
-@pytest.mark.parametrize("lib", _libraries(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 def test_tensor_hooks_chain_in_order_and_retain_grad_comes_last(
     lib: ModuleType,
 ) -> None:
@@ -57,7 +49,7 @@ def test_tensor_hooks_chain_in_order_and_retain_grad_comes_last(
     assert _as_list(x.grad) == [2.0, 2.0]
 
 
-@pytest.mark.parametrize("lib", _libraries(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 def test_retain_grad_accumulates_over_backwards(lib: ModuleType) -> None:
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = x * x
@@ -67,7 +59,7 @@ def test_retain_grad_accumulates_over_backwards(lib: ModuleType) -> None:
     assert _as_list(y.grad) == [2.0, 2.0]
 
 
-@pytest.mark.parametrize("lib", _libraries(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 def test_leaf_hook_runs_for_autograd_grad_and_changes_the_result(
     lib: ModuleType,
 ) -> None:
@@ -78,7 +70,7 @@ def test_leaf_hook_runs_for_autograd_grad_and_changes_the_result(
     assert x.grad is None
 
 
-@pytest.mark.parametrize("lib", _libraries(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 def test_post_accumulate_grad_hook_sees_the_updated_grad(lib: ModuleType) -> None:
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     seen: list[list[float]] = []

@@ -5,28 +5,14 @@ from __future__ import annotations
 
 import threading
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 import yamlgrad as yg
+from support import error_message, libraries_under_test
 
-
-def _libraries() -> list[ModuleType]:
-    try:
-        import torch
-    except ImportError:
-        return [yg]
-    return [yg, torch]
-
-
-LIBS = pytest.mark.parametrize("lib", _libraries(), ids=lambda m: m.__name__)
-
-
-def _message(fn: Callable[[], Any]) -> str:
-    with pytest.raises(RuntimeError) as info:
-        fn()
-    return str(info.value)
+LIBS = pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 
 
 @LIBS
@@ -52,19 +38,19 @@ def test_inference_tensors_refuse_what_pytorch_refuses(lib: ModuleType) -> None:
     with lib.inference_mode():
         x = lib.ones(3)
     w = lib.ones(3, requires_grad=True)
-    assert _message(lambda: x.add_(1)).startswith(
+    assert error_message(lambda: x.add_(1)).startswith(
         "Inplace update to inference tensor outside InferenceMode is not allowed."
     )
-    assert _message(lambda: x.copy_(lib.zeros(3))).startswith("Inplace update")
-    assert _message(lambda: x.__setitem__(0, 2.0)).startswith("Inplace update")
-    assert _message(lambda: (x * w).sum()).startswith(
+    assert error_message(lambda: x.copy_(lib.zeros(3))).startswith("Inplace update")
+    assert error_message(lambda: x.__setitem__(0, 2.0)).startswith("Inplace update")
+    assert error_message(lambda: (x * w).sum()).startswith(
         "Inference tensors cannot be saved for backward."
     )
-    assert _message(lambda: x.requires_grad_()) == (
+    assert error_message(lambda: x.requires_grad_()) == (
         "Setting requires_grad=True on inference tensor outside InferenceMode is "
         "not allowed."
     )
-    assert _message(lambda: x._version) == (
+    assert error_message(lambda: x._version) == (
         "Inference tensors do not track version counter."
     )
     # An op that saves nothing may use it; its result is a normal tensor.
@@ -88,7 +74,7 @@ def test_a_view_made_in_inference_mode_is_not_modified_with_grad(
     w = lib.ones(2, requires_grad=True)
     with lib.inference_mode():
         view = normal[0:2]
-    assert _message(lambda: view.mul_(w)).startswith(
+    assert error_message(lambda: view.mul_(w)).startswith(
         "A view was created in inference mode and is being modified inplace in "
         "normal mode."
     )

@@ -8,17 +8,9 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from support import libraries_under_test
 
-
-def _libraries() -> list[ModuleType]:
-    try:
-        import torch
-    except ImportError:
-        return [yg]
-    return [yg, torch]
-
-
-LIBS = pytest.mark.parametrize("lib", _libraries(), ids=lambda m: m.__name__)
+LIBS = pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 
 
 @LIBS

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from support import error_message
 
 try:
     import torch
@@ -240,12 +241,6 @@ def _libs() -> list[ModuleType]:
 LIBS = pytest.mark.parametrize("lib", _libs(), ids=lambda m: m.__name__)
 
 
-def _message(fn: Callable[[], Any]) -> str:
-    with pytest.raises(RuntimeError) as info:
-        fn()
-    return str(info.value)
-
-
 @LIBS
 @pytest.mark.parametrize("split", ["unbind", "split", "chunk"])
 def test_inplace_on_an_output_of_a_multi_view_op_is_refused(
@@ -257,7 +252,7 @@ def test_inplace_on_an_output_of_a_multi_view_op_is_refused(
         "split": lambda: y.split(2),
         "chunk": lambda: y.chunk(2),
     }[split]()
-    text = _message(lambda: parts[1].add_(1))
+    text = error_message(lambda: parts[1].add_(1))
     op = "Unbind" if split == "unbind" else "Split"
     assert text.startswith(f"Output 1 of {op} is a view and is being modified inplace")
     assert "out-of-place one" in text
@@ -268,7 +263,7 @@ def test_inplace_on_a_view_made_under_no_grad_is_refused(lib: ModuleType) -> Non
     y = lib.zeros(3, 4)
     with lib.no_grad():
         v = y[0]
-    text = _message(lambda: v.mul_(lib.ones(4, requires_grad=True)))
+    text = error_message(lambda: v.mul_(lib.ones(4, requires_grad=True)))
     assert text.startswith("A view was created in no_grad mode and is being modified")
     with lib.no_grad():
         v.mul_(2)  # both under no_grad: fine
@@ -282,8 +277,8 @@ def test_inplace_on_a_view_of_a_leaf_is_refused(lib: ModuleType) -> None:
         "a view of a leaf Variable that requires grad is being used in an in-place "
         "operation."
     )
-    assert _message(lambda: leaf[0:2].add_(1)) == expected
-    assert _message(lambda: leaf.__setitem__(0, 2.0)) == expected
+    assert error_message(lambda: leaf[0:2].add_(1)) == expected
+    assert error_message(lambda: leaf.__setitem__(0, 2.0)) == expected
 
 
 @LIBS
@@ -294,7 +289,7 @@ def test_copy_casts_and_broadcasts_and_reports_bad_shapes(lib: ModuleType) -> No
     assert y._version == 1
     y.copy_(1.5)
     assert y.tolist() == [[1.5] * 3] * 2
-    text = _message(lambda: lib.ones(3).copy_(lib.ones(4)))
+    text = error_message(lambda: lib.ones(3).copy_(lib.ones(4)))
     assert text == (
         "The size of tensor a (3) must match the size of tensor b (4) at "
         "non-singleton dimension 0"

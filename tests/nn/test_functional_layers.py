@@ -17,6 +17,7 @@ import pytest
 
 import yamlgrad as yg
 import yamlgrad.nn.functional as YF
+from support import as_outputs, second_order
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -98,10 +99,6 @@ CASES = [
 # fmt: on
 
 
-def _outputs(result: Any) -> list[Any]:
-    return list(result) if isinstance(result, tuple) else [result]
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_functional_matches_torch(case: Case) -> None:
     """Values, dtypes, grad_fn names and gradients (random cotangent) as torch's."""
@@ -111,8 +108,8 @@ def test_functional_matches_torch(case: Case) -> None:
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     our_ints = [_long(yg, v) for v in case.ints.values()]
     their_ints = [_long(torch, v) for v in case.ints.values()]
-    out = _outputs(case.call(YF, *ours, *our_ints))
-    ref = _outputs(case.call(TF, *theirs, *their_ints))
+    out = as_outputs(case.call(YF, *ours, *our_ints))
+    ref = as_outputs(case.call(TF, *theirs, *their_ints))
     assert len(out) == len(ref)
     for o, r in zip(out, ref):
         assert tuple(o.shape) == tuple(r.shape)
@@ -127,18 +124,6 @@ def test_functional_matches_torch(case: Case) -> None:
         np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), RTOL, ATOL)
 
 
-def _second_order(lib: Any, grads: tuple, leaves: list, directions: list) -> Any:
-    """d<directions, grads>/d leaves; None when the gradient is constant."""
-    total = None
-    for g, d in zip(grads, directions):
-        if g is not None and g.requires_grad:
-            term = (g * lib.tensor(d)).sum()
-            total = term if total is None else total + term
-    if total is None:
-        return None
-    return lib.autograd.grad(total, leaves, allow_unused=True)
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_double_backward_matches_torch(case: Case) -> None:
     """The gradient taken with create_graph=True, differentiated again."""
@@ -148,8 +133,8 @@ def test_double_backward_matches_torch(case: Case) -> None:
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     our_ints = [_long(yg, v) for v in case.ints.values()]
     their_ints = [_long(torch, v) for v in case.ints.values()]
-    out = _outputs(case.call(YF, *ours, *our_ints))[0]
-    ref = _outputs(case.call(TF, *theirs, *their_ints))[0]
+    out = as_outputs(case.call(YF, *ours, *our_ints))[0]
+    ref = as_outputs(case.call(TF, *theirs, *their_ints))[0]
     cotangent = rng.standard_normal(tuple(ref.shape))
     first = yg.autograd.grad(
         out, ours, yg.tensor(cotangent), create_graph=True, allow_unused=True
@@ -158,8 +143,8 @@ def test_double_backward_matches_torch(case: Case) -> None:
         ref, theirs, torch.tensor(cotangent), create_graph=True, allow_unused=True
     )
     directions = [rng.standard_normal(a.shape) for a in arrays]
-    second = _second_order(yg, first, ours, directions)
-    second_ref = _second_order(torch, first_ref, theirs, directions)
+    second = second_order(yg, first, ours, directions)
+    second_ref = second_order(torch, first_ref, theirs, directions)
     # A linear op's gradient may not depend on its input at all (None here) where
     # torch still records a zero second derivative: both are compared as arrays.
     none = (None,) * len(arrays)

@@ -14,10 +14,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-
-
-def _dtype_name(dtype: Any) -> str:
-    return str(dtype).rpartition(".")[2]
+from support import dtype_name
 
 
 def _operands(lib: Any) -> dict[str, Any]:
@@ -74,7 +71,7 @@ def test_logic_expression_matches_torch(
 ) -> None:
     torch = pytest.importorskip("torch")
     out, ref = expression(_operands(yg)), expression(_operands(torch))
-    assert _dtype_name(out.dtype) == _dtype_name(ref.dtype)
+    assert dtype_name(out.dtype) == dtype_name(ref.dtype)
     np.testing.assert_array_equal(out.numpy(), ref.numpy())
     assert out.grad_fn is None and not out.requires_grad
 

@@ -24,12 +24,15 @@ import yamlgrad as yg
 from support import (
     DIFFERENTIABLE,
     INFOS,
+    as_outputs,
     build_args,
     call_torch,
     call_yamlgrad,
+    dtype_name,
     float_outputs,
     op_id,
     sample_inputs,
+    second_order,
     slot_array,
     yamlgrad_routes,
 )
@@ -105,15 +108,11 @@ def _samples(info: DifferentiabilityInfo, seed: int) -> Any:
         yield torch, sample, rng, Case(torch, info, sample, rng)
 
 
-def _dtype_name(dtype: Any) -> str:
-    return str(dtype).rpartition(".")[2]
-
-
 def assert_same_values(ours: yg.Tensor, theirs: Any, where: str) -> None:
     got = ours.detach().numpy()
     want = theirs.detach().numpy()
     assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
-    assert _dtype_name(ours.dtype) == _dtype_name(theirs.dtype), where
+    assert dtype_name(ours.dtype) == dtype_name(theirs.dtype), where
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=where)
 
 
@@ -129,18 +128,14 @@ def _grad_array(grad: Any, like: np.ndarray) -> np.ndarray:
 # -- every entry ----------------------------------------------------------------------
 
 
-def _outputs(result: Any) -> list[Any]:
-    return list(result) if isinstance(result, (tuple, list)) else [result]
-
-
 @pytest.mark.parametrize("info", RECORDED, ids=op_id)
 def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
     for torch, sample, rng, case in _samples(info, seed=0):
         where = str(sample.loc)
         out = call_yamlgrad(info, case.ours)
         ref = call_torch(torch, info, case.theirs)
-        assert len(_outputs(out)) == len(_outputs(ref)), where
-        for o, r in zip(_outputs(out), _outputs(ref)):
+        assert len(as_outputs(out)) == len(as_outputs(ref)), where
+        for o, r in zip(as_outputs(out), as_outputs(ref)):
             assert_same_values(o, r, where)
             assert o.requires_grad == r.requires_grad, where
         outs, refs = float_outputs(out, info), float_outputs(ref, info)
@@ -217,8 +212,8 @@ def test_double_backward_matches_torch(info: DifferentiabilityInfo) -> None:
             np.testing.assert_allclose(
                 _grad_array(g, want), want, rtol=RTOL, atol=ATOL, err_msg=where
             )
-        second = _second_order(yg, first, xs, directions)
-        second_ref = _second_order(torch, first_ref, ts, directions)
+        second = second_order(yg, first, xs, directions)
+        second_ref = second_order(torch, first_ref, ts, directions)
         for name, x, g, r in zip(case.names, xs, second, second_ref):
             want = _grad_array(r, x.detach().numpy())
             got = _grad_array(g, want)
@@ -243,21 +238,6 @@ def test_torch_has_no_double_backward_for(info: DifferentiabilityInfo) -> None:
             first.sum().backward()
 
 
-def _second_order(
-    lib: ModuleType, grads: tuple, leaves: list, directions: list[np.ndarray]
-) -> tuple:
-    """The gradient of sum_i <directions[i], grads[i]>; all None when it is constant."""
-    total = None
-    for g, d in zip(grads, directions):
-        if g is None or not g.requires_grad:
-            continue  # a gradient that does not depend on the inputs
-        term = (g * lib.tensor(d)).sum()
-        total = term if total is None else total + term
-    if total is None:
-        return (None,) * len(leaves)
-    return lib.autograd.grad(total, leaves, allow_unused=True)
-
-
 @pytest.mark.parametrize("info", COMPARISON_ENTRIES, ids=op_id)
 def test_comparison_values_and_dtypes_match_torch(info: DifferentiabilityInfo) -> None:
     """Bool results (integer ones for bitwise ops and floor_divide), no history
@@ -279,9 +259,9 @@ def test_comparison_values_and_dtypes_match_torch(info: DifferentiabilityInfo) -
             theirs[n] = torch.tensor(v, requires_grad=v.dtype.kind == "f")
         out = call_yamlgrad(info, ours)
         ref = call_torch(torch, info, theirs)
-        assert _dtype_name(out.dtype) == _dtype_name(ref.dtype), where
+        assert dtype_name(out.dtype) == dtype_name(ref.dtype), where
         if info.func.name in ("eq", "ne", "lt", "le", "gt", "ge"):
-            assert _dtype_name(out.dtype) == "bool", where
+            assert dtype_name(out.dtype) == "bool", where
         np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=where)
         assert out.grad_fn is None and ref.grad_fn is None, where
         assert not out.requires_grad and not ref.requires_grad, where
@@ -300,7 +280,7 @@ def test_index_and_truth_reductions_match_torch(info: DifferentiabilityInfo) -> 
                 case.theirs[name].requires_grad_(True)
         out = call_yamlgrad(info, case.ours)
         ref = call_torch(torch, info, case.theirs)
-        assert _dtype_name(out.dtype) == _dtype_name(ref.dtype), where
+        assert dtype_name(out.dtype) == dtype_name(ref.dtype), where
         assert out.shape == tuple(ref.shape), where
         np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=where)
         assert out.grad_fn is None and ref.grad_fn is None, where
@@ -322,7 +302,7 @@ def test_floor_divide_matches_torch_but_records_no_node(
                 case.theirs[name].requires_grad_(True)
         out = call_yamlgrad(info, case.ours)
         ref = call_torch(torch, info, case.theirs)
-        assert _dtype_name(out.dtype) == _dtype_name(ref.dtype), where
+        assert dtype_name(out.dtype) == dtype_name(ref.dtype), where
         np.testing.assert_array_equal(
             out.detach().numpy(), ref.detach().numpy(), err_msg=where
         )
@@ -487,8 +467,8 @@ def test_matmul_values_gradients_and_double_backward_match_torch(
     for g, r in zip(first, first_ref):
         assert_same_values(g, r, "grad")
     directions = [rng.standard_normal(tuple(t.shape)) for t in ts]
-    second = _second_order(yg, first, xs, directions)
-    second_ref = _second_order(torch, first_ref, ts, directions)
+    second = second_order(yg, first, xs, directions)
+    second_ref = second_order(torch, first_ref, ts, directions)
     for x, g, r in zip(xs, second, second_ref):
         want = _grad_array(r, x.detach().numpy())
         np.testing.assert_allclose(_grad_array(g, want), want, rtol=RTOL, atol=ATOL)
@@ -550,7 +530,7 @@ def test_comparison_operator_matches_torch(
     tx = torch.tensor(values, requires_grad=True)
     ty = torch.tensor(others)
     out, ref = expression(x, y), expression(tx, ty)
-    assert _dtype_name(out.dtype) == _dtype_name(ref.dtype) == "bool"
+    assert dtype_name(out.dtype) == dtype_name(ref.dtype) == "bool"
     np.testing.assert_array_equal(out.numpy(), ref.numpy())
     assert out.grad_fn is None and not out.requires_grad
 
@@ -562,12 +542,10 @@ def test_python_floats_make_float32_tensors() -> None:
     torch = pytest.importorskip("torch")
     for data in (1.5, [1.0, 2.0], [[1.0], [2.5]]):
         assert yg.tensor(data).dtype == yg.float32
-        assert _dtype_name(yg.tensor(data).dtype) == _dtype_name(
-            torch.tensor(data).dtype
-        )
+        assert dtype_name(yg.tensor(data).dtype) == dtype_name(torch.tensor(data).dtype)
     assert yg.ones(2).dtype == yg.float32 and yg.zeros(2, 3).dtype == yg.float32
     assert yg.tensor([1, 2]).dtype == yg.int64
-    assert _dtype_name(torch.tensor([1, 2]).dtype) == "int64"
+    assert dtype_name(torch.tensor([1, 2]).dtype) == "int64"
 
 
 @pytest.mark.parametrize("dtype_name", ["float32", "float64"])
@@ -595,10 +573,10 @@ def test_python_numbers_keep_the_tensor_dtype(
     x = yg.tensor(values, requires_grad=True)
     tx = torch.tensor(values, requires_grad=True)
     out, ref = expression(x), expression(tx)
-    assert _dtype_name(out.dtype) == _dtype_name(ref.dtype) == dtype_name
+    assert dtype_name(out.dtype) == dtype_name(ref.dtype) == dtype_name
     out.sum().backward()
     ref.sum().backward()
-    assert _dtype_name(x.grad.dtype) == _dtype_name(tx.grad.dtype) == dtype_name
+    assert dtype_name(x.grad.dtype) == dtype_name(tx.grad.dtype) == dtype_name
     rtol = 1e-6 if dtype_name == "float32" else RTOL
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=rtol)
 
@@ -611,11 +589,11 @@ def test_gradient_has_the_input_dtype_across_promotion() -> None:
     x, y = yg.tensor(a, requires_grad=True), yg.tensor(b, requires_grad=True)
     tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
     out, ref = x * y, tx * ty
-    assert _dtype_name(out.dtype) == _dtype_name(ref.dtype) == "float64"
+    assert dtype_name(out.dtype) == dtype_name(ref.dtype) == "float64"
     out.sum().backward()
     ref.sum().backward()
-    assert _dtype_name(x.grad.dtype) == _dtype_name(tx.grad.dtype) == "float32"
-    assert _dtype_name(y.grad.dtype) == _dtype_name(ty.grad.dtype) == "float64"
+    assert dtype_name(x.grad.dtype) == dtype_name(tx.grad.dtype) == "float32"
+    assert dtype_name(y.grad.dtype) == dtype_name(ty.grad.dtype) == "float64"
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
     np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())
 
@@ -651,7 +629,7 @@ def test_gradient_has_the_input_dtype_across_promotion() -> None:
 )
 def test_type_promotion_matches_torch(expression: Callable[[Any], Any]) -> None:
     torch = pytest.importorskip("torch")
-    assert _dtype_name(expression(yg).dtype) == _dtype_name(expression(torch).dtype)
+    assert dtype_name(expression(yg).dtype) == dtype_name(expression(torch).dtype)
 
 
 # -- edge values ---------------------------------------------------------------------
