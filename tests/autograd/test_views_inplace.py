@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from support import error_message
+from support import call_outcome, counting_input, error_message
 
 try:
     import torch
@@ -482,7 +482,7 @@ def test_index_add_reports_bad_input(lib: ModuleType) -> None:
 
 def test_in_place_on_a_view_of_an_empty_tensor_records_copyslices() -> None:
     """Size-0 arrays overlap no memory; a slice of one is still a view (found by
-    tests/test_fuzz.py)."""
+    tests/fuzz/test_fuzz_programs.py)."""
     torch = pytest.importorskip("torch")
     names = []
     for lib in (yg, torch):
@@ -493,3 +493,33 @@ def test_in_place_on_a_view_of_an_empty_tensor_records_copyslices() -> None:
         y.sum().backward()
         assert tuple(x.grad.shape) == (1, 0)
     assert names == ["CopySlices", "CopySlices"]
+
+
+# -- found by the op fuzzer (fuzz/test_fuzz_ops.py) ------------------------------------
+
+# Each call, run in yamlgrad and in torch: the same shapes, values and grad_fn
+# names, or the same error text.
+FUZZ_VIEW_CALLS: dict[str, Callable[[Any], Any]] = {
+    # an in-place view op on a view: set_history, no CopySlices
+    "squeeze_ of a view": lambda lib: counting_input(lib, 3, 1, 3)[1:].squeeze_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_VIEW_CALLS))
+def test_view_call_answers_as_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    assert call_outcome(FUZZ_VIEW_CALLS[name], yg) == call_outcome(
+        FUZZ_VIEW_CALLS[name], torch
+    )
+
+
+@pytest.mark.parametrize("lib_name", ["yamlgrad", "torch"])
+def test_squeeze_of_a_view_backpropagates_into_the_base(lib_name: str) -> None:
+    torch = pytest.importorskip("torch")
+    lib = yg if lib_name == "yamlgrad" else torch
+    leaf = lib.tensor(np.ones((3, 1, 3)), requires_grad=True)
+    view = leaf.clone()[1:]
+    view.squeeze_()
+    (view * lib.tensor(np.arange(6.0).reshape(2, 3))).sum().backward()
+    want = np.concatenate([np.zeros((1, 3)), np.arange(6.0).reshape(2, 3)])
+    np.testing.assert_array_equal(leaf.grad.numpy().reshape(3, 3), want)

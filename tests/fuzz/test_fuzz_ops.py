@@ -26,7 +26,7 @@ such elements are rare.
 
 A failure prints the program. CI runs a bounded, derandomized budget; to run
 thousands (hypothesis then prints a `@reproduce_failure` blob that replays one):
-    YAMLGRAD_FUZZ_EXAMPLES=3000 python -m pytest tests/test_fuzz_ops.py
+    YAMLGRAD_FUZZ_EXAMPLES=3000 python -m pytest tests/fuzz/test_fuzz_ops.py
 and YAMLGRAD_FUZZ_STATS=stats.txt writes what was checked and what was skipped.
 """
 
@@ -78,7 +78,7 @@ def _describe(values: dict[str, Any]) -> str:
 # Entries the fuzzer leaves out, each with its reason.
 LEFT_OUT = {
     # PyTorch records a NotImplemented node for a float floor_divide; yamlgrad
-    # records none (pinned in tests/test_torch_parity.py).
+    # records none (pinned in tests/ops/test_torch_parity.py).
     "floor_divide": "NotImplemented node in PyTorch",
     # What reshape records; its strides address memory, and yamlgrad accepts only
     # those of a view (any other layout is refused, where torch reads storage).

@@ -9,7 +9,7 @@ change a clone in place (on the whole or on a slice, as CopySlices). A failure
 prints the program, and hypothesis prints the example that replays it.
 
 CI runs a bounded, derandomized budget; to run thousands:
-    YAMLGRAD_FUZZ_EXAMPLES=5000 python -m pytest tests/test_fuzz.py
+    YAMLGRAD_FUZZ_EXAMPLES=5000 python -m pytest tests/fuzz/test_fuzz_programs.py
 """
 
 from __future__ import annotations

@@ -17,7 +17,13 @@ import pytest
 
 import yamlgrad as yg
 import yamlgrad.nn.functional as YF
-from support import as_outputs, second_order
+from support import (
+    as_outputs,
+    aten_namespace,
+    call_outcome,
+    counting_input,
+    second_order,
+)
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -385,7 +391,7 @@ def test_max_pool2d_ties_and_nans_pick_torchs_entry() -> None:
 
 
 # Pooling parameters torch refuses: (kernel_size, stride, padding, dilation).
-# Found by tests/test_fuzz_ops.py (a zero kernel size was a bare ZeroDivisionError).
+# Found by fuzz/test_fuzz_ops.py (a zero kernel size was a bare ZeroDivisionError).
 BAD_POOLS = [
     ((0, 2), (), 0, 1),
     ((0, 2), (1, 1), 0, 1),
@@ -446,3 +452,94 @@ def test_pooling_an_empty_input_as_torch(pool: str, shape: tuple[int, ...]) -> N
         assert str(got.value) == str(error)
         return
     assert tuple(run(yg, yg.ops).shape) == tuple(want.shape)
+
+
+# -- found by the op fuzzer (fuzz/test_fuzz_ops.py) ------------------------------------
+
+# Each call, run in yamlgrad and in torch: the same shapes, values and grad_fn
+# names, or the same error text.
+FUZZ_LAYER_CALLS: dict[str, Callable[[Any], Any]] = {
+    # layer norm: weight and bias shaped as normalized_shape, which is not empty
+    "layer_norm weight shape": lambda lib: lib.nn.functional.layer_norm(
+        counting_input(lib, 2, 4), (4,), weight=counting_input(lib, 3)
+    ),
+    "layer_norm bias shape": lambda lib: lib.nn.functional.layer_norm(
+        counting_input(lib, 2, 4), (4,), bias=counting_input(lib, 1, 4)
+    ),
+    "layer_norm empty normalized_shape": lambda lib: lib.nn.functional.layer_norm(
+        counting_input(lib, 2, 4), ()
+    ),
+    # linear with a bias on a non-contiguous input: matmul, then add_
+    "linear of a transposed input": lambda lib: lib.nn.functional.linear(
+        counting_input(lib, 4, 3, 2).transpose(0, 2),
+        counting_input(lib, 5, 4),
+        counting_input(lib, 5),
+    ),
+    "linear of a 2-d bias": lambda lib: lib.nn.functional.linear(
+        counting_input(lib, 2, 3, 4, 4),
+        counting_input(lib, 5, 4),
+        counting_input(lib, 4, 5),
+    ),
+    "linear of a 3-d input, 2-d bias": lambda lib: lib.nn.functional.linear(
+        counting_input(lib, 2, 3, 4),
+        counting_input(lib, 5, 4),
+        counting_input(lib, 3, 5),
+    ),
+    "linear of a strided bias": lambda lib: lib.nn.functional.linear(
+        counting_input(lib, 2, 3, 4),
+        counting_input(lib, 5, 4),
+        counting_input(lib, 10)[::2],
+    ),
+    "embedding of an empty weight": lambda lib: lib.nn.functional.embedding(
+        lib.tensor([0, 1]), counting_input(lib, 0, 3)
+    ),
+    "group_norm, wrong numel": lambda lib: (
+        lib.ops.aten.native_group_norm(
+            counting_input(lib, 8), None, None, 2, 4, 3, 2, 1e-5
+        )
+        if lib is not yg
+        else yg.ops.native_group_norm.default(
+            counting_input(lib, 8), None, None, 2, 4, 3, 2, 1e-5
+        )
+    ),
+    "group_norm, groups not dividing": lambda lib: lib.nn.functional.group_norm(
+        counting_input(lib, 2, 4, 3), 3
+    ),
+    "group_norm, short weight": lambda lib: lib.nn.functional.group_norm(
+        counting_input(lib, 2, 4, 3), 2, counting_input(lib, 3)
+    ),
+    "bilinear of empty batches": lambda lib: lib.nn.functional.bilinear(
+        counting_input(lib, 0, 3),
+        counting_input(lib, 0, 4),
+        counting_input(lib, 2, 3, 4),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_LAYER_CALLS))
+def test_layer_call_answers_as_torch(name: str) -> None:
+    assert call_outcome(FUZZ_LAYER_CALLS[name], yg) == call_outcome(
+        FUZZ_LAYER_CALLS[name], torch
+    )
+
+
+@pytest.mark.parametrize("needs_grad", ["input", "weight", "bias"])
+def test_convolution_backward_refuses_output_padding_on_a_plain_convolution(
+    needs_grad: str,
+) -> None:
+    """The forward ignores it; PyTorch's convolution_backward refuses it."""
+    messages = []
+    for lib in (yg, torch):
+        args = {
+            "input": lib.tensor(np.ones((1, 2, 5, 5))),
+            "weight": lib.tensor(np.ones((3, 2, 2, 2))),
+            "bias": lib.tensor(np.ones(3)),
+        }
+        args[needs_grad].requires_grad_()
+        out = aten_namespace(lib).convolution.default(
+            *args.values(), [1, 1], [0, 0], [1, 1], False, [1, 0], 1
+        )
+        with pytest.raises(RuntimeError) as error:
+            out.sum().backward()
+        messages.append(str(error.value).split("\nException raised from")[0])
+    assert messages[0] == messages[1]

@@ -20,6 +20,7 @@ import pytest
 
 import yamlgrad as yg
 import yamlgrad.nn.functional as YF
+from support import aten_namespace, call_outcome, counting_input
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -689,7 +690,7 @@ def test_every_target_ignored_gives_nan_loss_and_zero_gradients_as_torch() -> No
 
 
 # nll_loss_forward's shape checks and its unbatched case, against torch's: (input
-# shape, target, weight). Found by tests/test_fuzz_ops.py.
+# shape, target, weight). Found by tests/fuzz/test_fuzz_ops.py.
 NLL_SHAPES = [
     ((0, 4), [0, 3, 1], None),
     ((3, 4), [[0, 1]] * 3, None),
@@ -727,3 +728,91 @@ def test_nll_loss_forward_checks_shapes_as_torch(
     for o, r in zip(got, want):
         assert o.shape == tuple(r.shape)
         np.testing.assert_allclose(o.numpy(), r.numpy())
+
+
+# -- found by the op fuzzer (fuzz/test_fuzz_ops.py) ------------------------------------
+
+# Each call, run in yamlgrad and in torch: the same shapes, values and grad_fn
+# names, or the same error text.
+FUZZ_ACTIVATION_AND_LOSS_CALLS: dict[str, Callable[[Any], Any]] = {
+    # celu divides by alpha: PyTorch refuses 0 (in place too, and on empty input)
+    "celu alpha 0": lambda lib: lib.celu(counting_input(lib, 3), 0.0),
+    "celu_ alpha 0": lambda lib: lib.nn.functional.celu(
+        counting_input(lib, 3), 0.0, inplace=True
+    ),
+    "celu alpha 0 of an empty tensor": lambda lib: lib.celu(
+        counting_input(lib, 4, 0), 0.0
+    ),
+    "celu alpha 2": lambda lib: lib.celu(counting_input(lib, 3) - 1, 2.0),
+    # BCE checks input, then target, element by element (nan is outside too)
+    "BCE target above 1": lambda lib: lib.nn.functional.binary_cross_entropy(
+        lib.tensor([0.3, 0.4, 0.5]), lib.tensor([0.5, 2.0, 0.1])
+    ),
+    "BCE nan input": lambda lib: lib.nn.functional.binary_cross_entropy(
+        lib.tensor([float("nan"), 0.4, 0.5]), lib.tensor([0.5, 0.5, 0.1])
+    ),
+    "BCE bad target before a bad input": lambda lib: lib.nn.functional.binary_cross_entropy(
+        lib.tensor([0.3, 2.0, 0.5]), lib.tensor([-1.0, 0.4, 0.5])
+    ),
+    "BCE sizes that squeeze apart": lambda lib: aten_namespace(
+        lib
+    ).binary_cross_entropy.default(
+        lib.full((3, 4), 0.5), lib.full((3, 1), 0.25), None, 0
+    ),
+    "BCE sizes that squeeze together": lambda lib: aten_namespace(
+        lib
+    ).binary_cross_entropy.default(
+        lib.full((3, 4), 0.5), lib.full((1, 4), 0.25), None, 0
+    ),
+    "huber_loss, reduction -1": lambda lib: (
+        lib.ops.aten.huber_loss(
+            counting_input(lib, 3, 4), counting_input(lib, 3, 4) * 0.5, -1, 1.0
+        )
+        if lib is not yg
+        else yg.ops.huber_loss.default(
+            counting_input(lib, 3, 4), counting_input(lib, 3, 4) * 0.5, -1, 1.0
+        )
+    ),
+    "nll_loss, reduction 3": lambda lib: (
+        lib.ops.aten.nll_loss(
+            counting_input(lib, 3, 4), lib.tensor([0, 1, 2]), None, 3, -100
+        )
+        if lib is not yg
+        else yg.ops.nll_loss.default(
+            counting_input(lib, 3, 4), lib.tensor([0, 1, 2]), None, 3, -100
+        )
+    ),
+    "smooth_l1_loss, negative beta": lambda lib: lib.nn.functional.smooth_l1_loss(
+        counting_input(lib, 3), counting_input(lib, 3), beta=-1.5
+    ),
+    "huber_loss, zero delta": lambda lib: lib.nn.functional.huber_loss(
+        counting_input(lib, 3), counting_input(lib, 3), delta=0.0
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_ACTIVATION_AND_LOSS_CALLS))
+def test_activation_and_loss_call_answers_as_torch(name: str) -> None:
+    assert call_outcome(FUZZ_ACTIVATION_AND_LOSS_CALLS[name], yg) == call_outcome(
+        FUZZ_ACTIVATION_AND_LOSS_CALLS[name], torch
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy"]
+)
+def test_a_mean_loss_of_broadcast_operands_as_torch(name: str) -> None:
+    """A [4, 3] input against a 0-d target: PyTorch's forward averages over 12
+    elements, and its backward divides each operand's gradient by that operand's
+    own element count (the target's formula is the input's, arguments swapped)."""
+    grads = []
+    for lib in (yg, torch):
+        x = lib.tensor(np.linspace(0.1, 0.9, 12).reshape(4, 3), requires_grad=True)
+        t = lib.tensor(0.4, dtype=lib.float64, requires_grad=True)
+        args = (x, t, None, 1) if name == "binary_cross_entropy" else (x, t, 1)
+        loss = getattr(torch.ops.aten if lib is not yg else yg.ops, name)
+        loss = loss(*args) if lib is not yg else loss.default(*args)
+        wrt = [x, t]
+        grads.append([g.detach().numpy() for g in lib.autograd.grad(loss, wrt)])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from support import call_outcome, counting_input
 
 NAN, INF = float("nan"), float("inf")
 
@@ -213,3 +214,25 @@ def test_div_with_an_unknown_rounding_mode_raises_like_torch() -> None:
     message = "div expected rounding_mode to be one of None, 'trunc', or 'floor'"
     with pytest.raises(RuntimeError, match=message):
         yg.div(yg.ones(2), yg.ones(2), rounding_mode="round")
+
+
+# -- found by the op fuzzer (fuzz/test_fuzz_ops.py) ------------------------------------
+
+# Each call, run in yamlgrad and in torch: the same shapes, values and grad_fn
+# names, or the same error text.
+FUZZ_ELEMENTWISE_CALLS: dict[str, Callable[[Any], Any]] = {
+    "lerp of float32 with a Scalar weight": lambda lib: lib.lerp(
+        counting_input(lib, 4, 3).float(), counting_input(lib, 4, 3).float() * 2, 0.3
+    ),
+    "lerp of float32 with a large Scalar weight": lambda lib: lib.lerp(
+        counting_input(lib, 4, 3).float(), counting_input(lib, 4, 3).float() * 2, 0.75
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_ELEMENTWISE_CALLS))
+def test_elementwise_call_answers_as_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    assert call_outcome(FUZZ_ELEMENTWISE_CALLS[name], yg) == call_outcome(
+        FUZZ_ELEMENTWISE_CALLS[name], torch
+    )

@@ -2,7 +2,7 @@
 torch (values with nan where torch has nan) or the same error text. Reductions
 without an identity (max, argmax, amax, the inf norm) refuse an empty reduced
 dim as PyTorch does; sums, means, logsumexp and softmax give its empty or
-identity results. Found by tests/test_fuzz_ops.py."""
+identity results. Found by tests/fuzz/test_fuzz_ops.py."""
 
 from __future__ import annotations
 

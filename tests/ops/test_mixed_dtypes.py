@@ -1,7 +1,8 @@
 """Operands of two float dtypes: element-wise ops promote, but PyTorch's matrix,
 convolution, lerp, scatter and loss kernels refuse them, each with its own
 message. Every combination of float32/float64 operands is run in both libraries:
-the same result dtype, or the same error text. (Found by tests/test_fuzz_ops.py.)"""
+the same result dtype, or the same error text. (Found by tests/fuzz/test_fuzz_ops.py.)
+"""
 
 from __future__ import annotations
 

@@ -105,3 +105,26 @@ def test_float16_random_reductions_match_torch(expr: str) -> None:
     np.testing.assert_allclose(
         ours.astype(np.float64), theirs.astype(np.float64), rtol=1e-3
     )
+
+
+# -- found by the op fuzzer (fuzz/test_fuzz_ops.py) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["relu", "hardtanh", "hardswish", "hardsigmoid", "relu6", "trace", "max", "min"],
+)
+def test_an_inf_gradient_outside_the_active_region_gives_zero(name: str) -> None:
+    """PyTorch's masked backward kernels select, they do not multiply by 0/1: an
+    infinite (or nan) output gradient where the input is inactive gives 0, not nan."""
+    grads = []
+    for lib, F in ((yg, yg.nn.functional), (torch, torch.nn.functional)):
+        x = lib.tensor([-4.0, -3.0, -0.5, 0.0, 3.0, 4.0, 7.0], requires_grad=True)
+        if name == "trace":
+            lib.trace(x.reshape(1, 7)).backward(lib.tensor(float("inf")))
+        elif name in ("max", "min"):  # of the whole tensor: the extreme alone
+            getattr(lib, name)(x).backward(lib.tensor(float("nan")))
+        else:
+            getattr(F, name)(x).backward(lib.tensor([float("inf")] * 7))
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from support import call_outcome, counting_input
 
 RTOL = 1e-10
 ATOL = 1e-12
@@ -259,3 +260,44 @@ def test_no_degrees_of_freedom_warns_as_torch(
     assert ours[0] == theirs[0]
     assert ours[1] <= {__file__}
     np.testing.assert_array_equal(ours[2], theirs[2])
+
+
+# -- found by the op fuzzer (fuzz/test_fuzz_ops.py) ------------------------------------
+
+# Each call, run in yamlgrad and in torch: the same shapes, values and grad_fn
+# names, or the same error text.
+FUZZ_REDUCTION_CALLS: dict[str, Callable[[Any], Any]] = {
+    # norm is a Python function in PyTorch: p defaults to "fro" (the 2-norm)
+    "norm over a dim without p": lambda lib: counting_input(lib, 2, 3).norm(dim=1),
+    "norm of everything": lambda lib: lib.norm(counting_input(lib, 2, 3)),
+    "norm fro over two dims": lambda lib: counting_input(lib, 2, 3).norm("fro", (0, 1)),
+    "norm p None": lambda lib: counting_input(lib, 2, 3).norm(None, 1, True),
+    "norm inf over a dim": lambda lib: counting_input(lib, 2, 3).norm(
+        float("inf"), dim=0
+    ),
+    "vector_norm narrowing dtype": lambda lib: lib.linalg.vector_norm(
+        counting_input(lib, 3), 2, dtype=lib.float32
+    ),
+    "vector_norm widening dtype": lambda lib: lib.linalg.vector_norm(
+        counting_input(lib, 3).float(), 2, dtype=lib.float64
+    ),
+    "vector_norm of integers": lambda lib: lib.linalg.vector_norm(lib.arange(3)),
+    "_softmax half_to_float": lambda lib: (
+        lib.ops.aten._softmax(counting_input(lib, 3), 0, True)
+        if lib is not yg
+        else yg.ops._softmax.default(counting_input(lib, 3), 0, True)
+    ),
+    "_log_softmax half_to_float": lambda lib: (
+        lib.ops.aten._log_softmax(counting_input(lib, 3), 0, True)
+        if lib is not yg
+        else yg.ops._log_softmax.default(counting_input(lib, 3), 0, True)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_REDUCTION_CALLS))
+def test_reduction_call_answers_as_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    assert call_outcome(FUZZ_REDUCTION_CALLS[name], yg) == call_outcome(
+        FUZZ_REDUCTION_CALLS[name], torch
+    )

@@ -3,7 +3,9 @@
 Repeated indices accumulate in backward (index, index_select, gather,
 scatter_add), bool masks, `x[...]` with tensors, lists and masks mixed with ints,
 slices, None and `...` (node chains and gradients vs torch), `contiguous`, and
-`yg.nn.functional.pad`.
+`yg.nn.functional.pad`. Then what the op fuzzer found: view, reshape, flatten,
+unflatten, split, chunk, narrow, flip, movedim, diagonal and padding calls answered
+as torch does, and results laid out (contiguous or not) as PyTorch's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
+from support import aten_namespace, call_outcome, counting_input
 
 
 def _chain(t: Any) -> list[str]:
@@ -191,3 +194,268 @@ def test_split_and_chunk_as_torch(shape: tuple[int, ...], call: Any) -> None:
     ours = outcome(yg, yg.tensor(data, requires_grad=True))
     theirs = outcome(torch, torch.tensor(data, requires_grad=True))
     assert ours == theirs
+
+
+# -- found by the op fuzzer (fuzz/test_fuzz_ops.py) ------------------------------------
+
+# Each call, run in yamlgrad and in torch: the same shapes, values and grad_fn
+# names, or the same error text.
+FUZZ_SHAPE_OPS_CALLS: dict[str, Callable[[Any], Any]] = {
+    # repeat_interleave's checks, and a one-element or 0-d `repeats`
+    "repeat_interleave sizes": lambda lib: counting_input(lib, 3, 4).repeat_interleave(
+        lib.tensor([1, 2]), dim=0
+    ),
+    "repeat_interleave flat sizes": lambda lib: counting_input(
+        lib, 3, 4
+    ).repeat_interleave(lib.tensor([1, 2])),
+    "repeat_interleave 2-d repeats": lambda lib: counting_input(
+        lib, 3, 4
+    ).repeat_interleave(lib.tensor([[1, 2]]), dim=0),
+    "repeat_interleave negative": lambda lib: counting_input(
+        lib, 3, 4
+    ).repeat_interleave(lib.tensor([1, -2, 1]), dim=0),
+    "repeat_interleave [n]": lambda lib: counting_input(lib, 3, 4).repeat_interleave(
+        lib.tensor([2]), dim=0
+    ),
+    "repeat_interleave 0-d": lambda lib: counting_input(lib, 3, 4).repeat_interleave(
+        lib.tensor(2), dim=1
+    ),
+    "repeat_interleave empty": lambda lib: counting_input(lib, 0, 3).repeat_interleave(
+        lib.tensor([1, 2, 3]), dim=-2
+    ),
+    # unflatten rewords infer_size's "is invalid" and wraps its other errors
+    "unflatten a 0-d tensor": lambda lib: counting_input(lib).unflatten(0, (3, 2)),
+    "unflatten two -1": lambda lib: counting_input(lib, 6).unflatten(0, (-1, -1)),
+    "unflatten -1 that does not divide": lambda lib: counting_input(lib, 6).unflatten(
+        0, (-1, 4)
+    ),
+    "unflatten -1 of an empty dim": lambda lib: counting_input(lib, 0).unflatten(
+        0, (-1, 0)
+    ),
+    "unflatten negative size": lambda lib: counting_input(lib, 6).unflatten(0, (2, -2)),
+    "unflatten 0 and -1": lambda lib: counting_input(lib, 6).unflatten(0, (0, -1)),
+    "unflatten inferred": lambda lib: counting_input(lib, 2, 6).unflatten(1, (-1, 3)),
+    "view negative size": lambda lib: counting_input(lib, 6).view(2, -2),
+    "reshape negative sizes": lambda lib: counting_input(lib, 6).reshape(-2, -3),
+    # diag_embed wraps its dims against the result's rank, distinct
+    "diag_embed dim out of range": lambda lib: lib.diag_embed(
+        counting_input(lib, 3, 0), -4, 0, 3
+    ),
+    "diag_embed identical dims": lambda lib: lib.diag_embed(
+        counting_input(lib, 2, 3), 0, 2, 2
+    ),
+    "diag_embed 0-d": lambda lib: lib.diag_embed(counting_input(lib), 0, 0, 1),
+    "diag_embed negative dims": lambda lib: lib.diag_embed(
+        counting_input(lib, 2, 3), 1, -1, 0
+    ),
+    # a 0-d tensor transposes dims 0 and -1 into a view of itself
+    "transpose 0-d": lambda lib: counting_input(lib).transpose(0, -1),
+    "transpose 0-d out of range": lambda lib: counting_input(lib).transpose(1, 0),
+    # slices: Python indexing's ValueErrors, aten::slice's RuntimeError
+    "getitem negative step": lambda lib: counting_input(lib, 5, 3)[::-1],
+    "getitem zero step": lambda lib: counting_input(lib, 5, 3)[::0],
+    "setitem negative step": lambda lib: counting_input(lib, 5, 3).__setitem__(
+        slice(None, None, -1), 2.0
+    ),
+    "aten slice negative step": lambda lib: aten_namespace(lib).slice.Tensor(
+        counting_input(lib, 5, 3), 0, 0, 2, -1
+    ),
+    "aten slice of a 0-d tensor": lambda lib: aten_namespace(lib).slice.Tensor(
+        counting_input(lib), 0, 0, 2, 1
+    ),
+    # split, chunk, narrow
+    "split 0 of a non-empty dim": lambda lib: counting_input(lib, 5, 3).split(0),
+    "split 0 of an empty dim": lambda lib: counting_input(lib, 0, 5).split(0),
+    "split negative": lambda lib: counting_input(lib, 5).split(-1),
+    "split 0-d": lambda lib: counting_input(lib).split(1),
+    "chunk 0-d": lambda lib: counting_input(lib).chunk(2),
+    "chunk 0 chunks": lambda lib: counting_input(lib, 5, 3).chunk(0),
+    "chunk bad dim": lambda lib: counting_input(lib, 5, 3).chunk(2, 5),
+    "narrow start too large": lambda lib: counting_input(lib, 5, 3).narrow(0, 6, 0),
+    "narrow start too small": lambda lib: counting_input(lib, 5, 3).narrow(0, -6, 1),
+    "narrow past the end": lambda lib: counting_input(lib, 5, 3).narrow(0, 2, 4),
+    "narrow negative length": lambda lib: counting_input(lib, 5, 3).narrow(0, 2, -1),
+    "narrow 0-d": lambda lib: counting_input(lib).narrow(0, 0, 0),
+    "narrow negative start": lambda lib: counting_input(lib, 5, 3).narrow(0, -2, 2),
+    # view needs compatible strides; reshape and contiguous copy when they must
+    "view of a transpose": lambda lib: counting_input(lib, 4, 3, 2)
+    .permute(2, 1, 0)
+    .view(6, 4),
+    "reshape of a transpose": lambda lib: counting_input(lib, 4, 3, 2)
+    .permute(2, 1, 0)
+    .reshape(6, 4),
+    "reshape of a contiguous tensor": lambda lib: counting_input(lib, 4, 3, 2).reshape(
+        6, 4
+    ),
+    "contiguous of a transpose": lambda lib: counting_input(lib, 4, 3).t().contiguous(),
+    "contiguous of a contiguous tensor": lambda lib: counting_input(
+        lib, 4, 3
+    ).contiguous(),
+    "reshape of a strided view": lambda lib: counting_input(lib, 3, 3, 8)[
+        ..., ::2
+    ].reshape(9, 4),
+    "flatten of a strided view": lambda lib: counting_input(lib, 3, 3, 8)[
+        ..., ::2
+    ].flatten(),
+    "flatten of a transpose": lambda lib: counting_input(lib, 4, 3, 2)
+    .permute(2, 1, 0)
+    .flatten(),
+    "reshape of a transpose, viewable": lambda lib: counting_input(lib, 3, 3, 8)
+    .transpose(0, 1)
+    .reshape(3, 3, 2, 4),
+    "reshape of a transposed matrix": lambda lib: counting_input(lib, 4, 3)
+    .t()
+    .reshape(3, 2, 2),
+    "flip of a 0-d tensor": lambda lib: counting_input(lib).flip(0),
+    "flip out of range": lambda lib: counting_input(lib).flip(1),
+    "flip repeated dims": lambda lib: counting_input(lib, 2, 3).flip(0, 0),
+    "flip negative dims": lambda lib: counting_input(lib, 2, 3).flip(-1, 0),
+    "tril of a vector": lambda lib: counting_input(lib, 3).tril(),
+    "triu of a 0-d tensor": lambda lib: counting_input(lib).triu(),
+    "flatten of one dim": lambda lib: counting_input(lib, 2, 3).flatten(1, 1),
+    "flatten of a 0-d tensor": lambda lib: counting_input(lib).flatten(),
+    "flatten of a 0-d tensor, dim 1": lambda lib: counting_input(lib).flatten(1),
+    "diagonal of a 0-d tensor": lambda lib: counting_input(lib).diagonal(),
+    "diagonal of a vector": lambda lib: counting_input(lib, 3).diagonal(),
+    "diagonal identical dims": lambda lib: counting_input(lib, 2, 3).diagonal(0, 0, 0),
+    "diagonal dim out of range": lambda lib: counting_input(lib, 2, 3).diagonal(
+        0, 0, 2
+    ),
+    "diag of a 0-d tensor": lambda lib: counting_input(lib).diag(),
+    "diag of a 3-d tensor": lambda lib: counting_input(lib, 2, 2, 2).diag(),
+    "pad, crop past an empty dim": lambda lib: lib.constant_pad_nd(
+        counting_input(lib, 0), (-3, 1)
+    ),
+    "pad, crop past the end": lambda lib: lib.constant_pad_nd(
+        counting_input(lib, 4), (1, -5)
+    ),
+    "pad, crop to nothing": lambda lib: lib.constant_pad_nd(
+        counting_input(lib, 4), (-2, -2)
+    ),
+    "pad, crop one dim to 0, pad another": lambda lib: lib.constant_pad_nd(
+        counting_input(lib, 2, 3), (1, 0, -2, 0)
+    ),
+    "repeat_interleave by a negative int": lambda lib: counting_input(
+        lib, 3, 0
+    ).repeat_interleave(-1, dim=1),
+    "repeat_interleave by a negative int, bad dim": lambda lib: counting_input(
+        lib, 3
+    ).repeat_interleave(-1, dim=5),
+    "view -1 of an empty tensor, ambiguous": lambda lib: counting_input(lib, 2, 0).view(
+        -1, 0
+    ),
+    "view -1 of an empty tensor": lambda lib: counting_input(lib, 2, 0).view(-1, 5),
+    "view -1 with a 0 size": lambda lib: counting_input(lib, 2, 3).view(-1, 0),
+    # movedim: a 0-d tensor is aliased; repeated dims are refused
+    "movedim of a 0-d tensor": lambda lib: counting_input(lib).movedim(0, -1),
+    "movedim out of range on a 0-d tensor": lambda lib: counting_input(lib).movedim(
+        1, 0
+    ),
+    "movedim repeated source": lambda lib: counting_input(lib, 2, 3).movedim(
+        [0, 0], [0, 1]
+    ),
+    "movedim repeated destination": lambda lib: counting_input(lib, 2, 3).movedim(
+        [0, 1], [1, 1]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_SHAPE_OPS_CALLS))
+def test_shape_ops_call_answers_as_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    assert call_outcome(FUZZ_SHAPE_OPS_CALLS[name], yg) == call_outcome(
+        FUZZ_SHAPE_OPS_CALLS[name], torch
+    )
+
+
+@pytest.mark.parametrize(
+    "grad_shape, sizes, offset, dim1, dim2",
+    [
+        ((3,), (3, 4), 0, 0, 1),
+        ((3,), (1, 4), -3, 2, 1),  # a dim out of range of the input's sizes
+        ((3,), (3, 4), 0, -3, 1),
+        ((3,), (3, 4), 0, 1, 1),  # identical dims
+        ((2,), (3, 4), 0, 0, 1),  # copy_'s broadcast texts
+        ((4, 1), (3, 4), 0, 0, 1),
+        ((1,), (3, 4), 0, 0, 1),
+        ((3,), (3, -1), 0, 0, 1),
+        ((2, 0), (2, 0, 4), 0, 1, 2),
+    ],
+)
+def test_diagonal_backward_checks_as_torch(
+    grad_shape: tuple[int, ...],
+    sizes: tuple[int, ...],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> None:
+    """The op that diagonal's backward records, called directly (the fuzzer's
+    route into it): diagonal's checks on the zeros, then copy_'s."""
+    torch = pytest.importorskip("torch")
+    from yamlgrad.runtime import dispatch
+
+    grad = np.arange(float(np.prod(grad_shape))).reshape(grad_shape)
+    calls = {
+        "yamlgrad": lambda: dispatch.ops.diagonal_backward(
+            yg.tensor(grad), sizes, offset, dim1, dim2
+        ),
+        "torch": lambda: torch.ops.aten.diagonal_backward(
+            torch.tensor(grad), sizes, offset, dim1, dim2
+        ),
+    }
+    assert call_outcome(lambda _: calls["yamlgrad"](), yg) == call_outcome(
+        lambda _: calls["torch"](), torch
+    )
+
+
+LAYOUT_CALLS: dict[str, Callable[[Any], Any]] = {
+    "cumsum": lambda lib, t: lib.cumsum(t, 0),
+    "softmax": lambda lib, t: lib.softmax(t, 1),
+    "sum over a dim": lambda lib, t: t.sum(1),
+    "mean over a dim": lambda lib, t: t.mean(0),
+    "amax": lambda lib, t: t.amax(1),
+    "cat": lambda lib, t: lib.cat([t, t], 0),
+    "stack": lambda lib, t: lib.stack([t, t], 1),
+    "roll": lambda lib, t: lib.roll(t, 1, 0),
+    "tril": lambda lib, t: lib.tril(t),
+    "masked_fill": lambda lib, t: t.masked_fill(t > 5, 0.0),
+    "layer_norm": lambda lib, t: lib.nn.functional.layer_norm(t, (4,)),
+    "flip keeps the layout": lambda lib, t: lib.flip(t, [0]),
+    "exp keeps the layout": lambda lib, t: lib.exp(t),
+    "inverse is column-major": lambda lib, t: lib.linalg.inv(
+        t[:, :, :3] + 10 * lib.eye(3, dtype=t.dtype)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_CALLS))
+def test_result_layout_as_torch(name: str) -> None:
+    """A result of a transposed input is contiguous exactly when PyTorch's is:
+    `view` then works in both or neither, and reshape records the same node."""
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for lib in (yg, torch):
+        base = lib.tensor(np.arange(24.0).reshape(4, 3, 2), requires_grad=True)
+        result = LAYOUT_CALLS[name](lib, base.permute(2, 1, 0))
+        reshaped = result.reshape(-1)
+        try:
+            result.view(-1)
+            view = "view ok"
+        except RuntimeError as error:
+            view = str(error)
+        outcomes.append((view, type(reshaped.grad_fn).__name__))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_masked_select_saves_its_input_as_torch() -> None:
+    """Changing masked_select's input in place fails its backward, in both."""
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (yg, torch):
+        x = lib.tensor(np.ones((2, 3)), requires_grad=True) * 1
+        y = x.masked_select(lib.tensor(np.eye(2, 3, dtype=bool)))
+        x.mul_(2)
+        with pytest.raises(RuntimeError) as error:
+            y.sum().backward()
+        messages.append(str(error.value).split(":")[0])
+    assert messages[0] == messages[1]
