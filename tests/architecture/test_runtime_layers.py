@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from support import REPO_ROOT
+
 RUNTIME = REPO_ROOT / "runtime"
 
 # Modules every layer may import: they import nothing else of the runtime.
