@@ -1,4 +1,4 @@
-"""Engine semantics (PYTORCH_REFERENCE.md section 4) that the runtime implements.
+"""The engine's semantics, as PyTorch's engine has them, that the runtime implements.
 
 Execution order, dependency counting, broadcast reduction, retain_graph and freeing,
 `.grad` accumulation, `autograd.grad` pruning and its argument errors, grad mode,
@@ -165,7 +165,7 @@ def test_execution_order_is_pytorchs(
 ) -> None:
     """Highest sequence_nr first among ready nodes; AccumulateGrad before others.
 
-    The orders are PYTORCH_REFERENCE.md's, observed with pre-hooks in PyTorch.
+    The orders are PyTorch's, observed with pre-hooks in PyTorch.
     """
     root, t = example(yg)
     labels = {}

@@ -1,4 +1,4 @@
-"""The documented seed examples (DESIGN.md, PyTorch's autograd tutorial), exactly.
+"""The documented seed examples (the README's, PyTorch's autograd tutorial), exactly.
 
 These are the only tests with hard-coded gradient values: the values are the
 examples' own (a.grad == 36, b.grad == -12, every x.grad entry 4.5). Each example
