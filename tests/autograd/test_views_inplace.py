@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import yamlgrad as yg
-from support import call_outcome, counting_input, error_message
+from support import call_outcome, counting_input, error_message, libraries_under_test
 
 try:
     import torch
@@ -234,11 +234,7 @@ def test_views_inplace_match_torch(name: str) -> None:
             np.testing.assert_allclose(g, h, rtol=1e-10, atol=1e-12)
 
 
-def _libs() -> list[ModuleType]:
-    return [yg] if torch is None else [yg, torch]
-
-
-LIBS = pytest.mark.parametrize("lib", _libs(), ids=lambda m: m.__name__)
+LIBS = pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
 
 
 @LIBS

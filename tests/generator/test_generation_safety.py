@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from yamlgrad.tools import gen, journal
-from support import REPO_ROOT
+from support import REPO_ROOT, snapshot
 from yamlgrad.tools.gen import generate
 
 COMMITTED = REPO_ROOT / "generated"
@@ -55,11 +55,6 @@ NEW_YAML = """\
 """
 
 
-def files_of(folder: Path) -> dict[str, bytes]:
-    """The generation in `folder`: its files, without caches or journal folders."""
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
 def run_gen(yaml: Path, out: Path, *extra: str, kill_at: int | None = None) -> int:
     env = dict(os.environ)
     env.pop("YAMLGRAD_GEN_KILL_AT", None)
@@ -83,7 +78,7 @@ def two_sets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
     assert run_gen(old_yaml, old, "--helpers", str(HELPERS)) == 0
     new = root / "new_set"
     assert run_gen(new_yaml, new) == 0
-    assert {"helpers.py", "_kernels.py"} <= set(files_of(old)) - set(files_of(new))
+    assert {"helpers.py", "_kernels.py"} <= set(snapshot(old)) - set(snapshot(new))
     return old, new_yaml, new
 
 
@@ -91,7 +86,7 @@ def test_killed_at_every_step_leaves_the_old_or_the_new_set(
     two_sets: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
     old, new_yaml, new = two_sets
-    old_files, new_files = files_of(old), files_of(new)
+    old_files, new_files = snapshot(old), snapshot(new)
     outcomes = []
     mixed_seen = False
     for step in range(1, 60):
@@ -99,13 +94,13 @@ def test_killed_at_every_step_leaves_the_old_or_the_new_set(
         shutil.copytree(old, out)
         status = run_gen(new_yaml, out, kill_at=step)
         if status == 0:  # fewer steps than `step`: the run finished
-            assert files_of(out) == new_files
+            assert snapshot(out) == new_files
             break
         assert status == -signal.SIGKILL
-        if files_of(out) not in (old_files, new_files):
+        if snapshot(out) not in (old_files, new_files):
             mixed_seen = True  # killed mid-switch: visible until recovered
         journal.recover(out)
-        after = files_of(out)
+        after = snapshot(out)
         assert after in (old_files, new_files), f"a mix after a kill at step {step}"
         assert sorted(p.name for p in out.iterdir() if p.is_dir()) == []
         outcomes.append(after == new_files)
@@ -126,7 +121,7 @@ def test_importing_the_package_finishes_a_killed_switch(
     # the first file in place: killed there, the folder is a mix until recovered.
     assert run_gen(new_yaml, out, kill_at=7) == -signal.SIGKILL
     assert (out / journal.COMMIT_DIR).is_dir()
-    assert files_of(out) != files_of(new)
+    assert snapshot(out) != snapshot(new)
     code = "import killed_pack, sys; print(killed_pack.__all__)"
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -137,7 +132,7 @@ def test_importing_the_package_finishes_a_killed_switch(
     )
     assert done.returncode == 0, done.stderr
     assert "cubic" in done.stdout
-    assert files_of(out) == files_of(new)
+    assert snapshot(out) == snapshot(new)
     assert not (out / journal.COMMIT_DIR).exists()
 
 
@@ -145,7 +140,7 @@ def test_killed_at_random_instants_leaves_the_old_or_the_new_set(
     two_sets: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
     old, new_yaml, new = two_sets
-    old_files, new_files = files_of(old), files_of(new)
+    old_files, new_files = snapshot(old), snapshot(new)
     rng = random.Random(0)
     command = [sys.executable, "-m", "yamlgrad.tools.cli", "--yaml", str(new_yaml)]
     for attempt in range(3):
@@ -156,7 +151,7 @@ def test_killed_at_random_instants_leaves_the_old_or_the_new_set(
         process.send_signal(signal.SIGKILL)
         process.wait()
         journal.recover(out)
-        assert files_of(out) in (old_files, new_files)
+        assert snapshot(out) in (old_files, new_files)
 
 
 def test_a_failed_run_leaves_no_staging_folder(tmp_path: Path) -> None:
@@ -164,12 +159,12 @@ def test_a_failed_run_leaves_no_staging_folder(tmp_path: Path) -> None:
     yaml_path.write_text(OLD_YAML)
     out = tmp_path / "out"
     generate(yaml_path, out, check=False)
-    before = files_of(out)
+    before = snapshot(out)
     (out / journal.STAGING_DIR).mkdir()  # left by a run killed before its commit
     (out / journal.STAGING_DIR / "Functions.py").write_text("half\n")
     yaml_path.write_text(NEW_YAML)
     generate(yaml_path, out, check=False)
-    assert files_of(out) != before
+    assert snapshot(out) != before
     assert [p.name for p in out.iterdir() if p.is_dir()] == []
 
 
@@ -228,7 +223,7 @@ def test_manifest_is_deterministic(
     yaml_path, out = small_out
     again = tmp_path / "again"
     generate(yaml_path, again, check=False)
-    assert files_of(again) == files_of(out)
+    assert snapshot(again) == snapshot(out)
     assert (out / gen.MANIFEST_FILE).read_text().count("sha256") == 2
 
 
