@@ -5,8 +5,9 @@
 * small comparison helpers for tests that run one program in both libraries;
 * the generator tests' scratch folders, sentinels and bad-input table.
 
-The sample and finite-difference helpers themselves live in the public
-yamlgrad.testing (what an op pack runs over its own YAML); they are re-exported here.
+The sample helpers live in the public yamlgrad.testing (what an op pack runs over
+its own YAML, with its finite differences, numerical_vjp); the ones the tests use
+are re-exported here.
 """
 
 from __future__ import annotations
@@ -23,11 +24,10 @@ import pytest
 
 import yamlgrad as yg
 from yamlgrad.generated import VariableType
-from yamlgrad.testing import (  # noqa: F401 - re-exported for the tests
+from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the tests
     build_args,
     float_outputs,
     inplace_safe,
-    numerical_vjp,
     python_names,
     sample_inputs,
     slot_array,
