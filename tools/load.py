@@ -12,6 +12,7 @@ import ast
 import builtins
 import dataclasses
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,14 @@ from yamlgrad.tools.expressions import (
     check_formula,
     check_forward,
     helper_names,
+)
+from yamlgrad.tools.catalog import (
+    PACK_MODULE,
+    Catalog,
+    CatalogError,
+    Declared,
+    module_names,
+    runtime_catalog,
 )
 from yamlgrad.tools.model import (
     Derivative,
@@ -58,6 +67,7 @@ GENERATED_MODULE_NAMES = frozenset(
     | {"kernel_error", "kernel_failure", "check_arguments"}
     | {"next_edge", "record_anomaly"}
     | {"_new", "_next_edge", "_grad_mode", "_anomaly", "_sequence_nr"}
+    | module_names()  # the helper modules generated code calls kernels through
     | {"_METADATA", "output_metadata", "_inference_threads", "InferenceTensor"}
 )
 
@@ -96,7 +106,9 @@ def facade_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
 def tensor_attribute_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
     """What class Tensor defines by hand (runtime/autograd/tensor.py), read with ast, plus
     the methods the facade installs; a generated Tensor method may take none."""
-    tree = ast.parse((runtime_dir / "autograd" / "tensor.py").read_text(encoding="utf-8"))
+    tree = ast.parse(
+        (runtime_dir / "autograd" / "tensor.py").read_text(encoding="utf-8")
+    )
     names: set[str] = set(FACADE_TENSOR_METHODS)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Tensor":
@@ -151,18 +163,31 @@ def create_op_prefix(name: str) -> str:
     return (camel_case + "Backward").replace("ForwardBackward", "Backward")
 
 
+def helper_catalog(extra_helpers: Declared | None = None) -> Catalog:
+    """The runtime's helpers by module, plus an op pack's (`helpers`)."""
+    try:
+        catalog = runtime_catalog()
+        if extra_helpers:
+            catalog = catalog.with_module(PACK_MODULE, extra_helpers)
+    except CatalogError as e:
+        raise GenError(Location("runtime/ops", 1), "(helpers)", str(e)) from None
+    return catalog
+
+
 def load_derivatives(
-    path: Path, display: str | None = None, extra_helpers: frozenset[str] = frozenset()
+    path: Path, display: str | None = None, extra_helpers: Declared | None = None
 ) -> tuple[DifferentiabilityInfo, ...]:
     """Parse and check a whole derivatives.yaml. Raises GenError on the first problem.
 
-    `extra_helpers`: the `__all__` of an op pack's own helper module (`--helpers`),
-    which its kernels and formulas may call besides the runtime's helpers.
+    `extra_helpers`: what an op pack's own helper module (`--helpers`) declares
+    (tools/catalog.py), which its kernels and formulas may call besides the
+    runtime's helpers.
     """
     display = display or path.name
     entries = load_yaml(path, display)
-    formula_helpers = helper_names(RUNTIME_DIR / "ops" / "formulas.py") | extra_helpers
-    kernel_helpers = helper_names(RUNTIME_DIR / "ops" / "kernels.py") | extra_helpers
+    catalog = helper_catalog(extra_helpers)
+    formula_helpers = frozenset(catalog.backward_helpers)
+    kernel_helpers = catalog.kernels
     infos: list[DifferentiabilityInfo] = []
     seen: dict[str, int] = {}
     counter: Counter[str] = Counter()
@@ -194,11 +219,9 @@ def load_derivatives(
     op_names = frozenset(i.func.name for i in infos if i.python_binding) | frozenset(
         i.func.cpp_name for i in infos if i.func.overload or not i.python_binding
     )
-    composite_helpers = helper_names(RUNTIME_DIR / "ops" / "composites.py")
+    composite_helpers = catalog.composite_helpers
     infos = [
-        _check_composite(
-            info, op_names, kernel_helpers | composite_helpers, composite_helpers
-        )
+        _check_composite(info, op_names, kernel_helpers, composite_helpers)
         for info in infos
     ]
     return _name_wrappers(tuple(infos))
@@ -297,8 +320,8 @@ def _fits_inplace(sample: Sample) -> bool:
 def _check_composite(
     info: DifferentiabilityInfo,
     op_names: frozenset[str],
-    kernel_helpers: frozenset[str],
-    composite_helpers: frozenset[str],
+    kernel_helpers: Mapping[str, str],
+    composite_helpers: Mapping[str, str],
 ) -> DifferentiabilityInfo:
     if info.composite is None:
         return info
@@ -319,7 +342,7 @@ def _load_entry(
     entry: YamlMap,
     display: str,
     formula_helpers: frozenset[str],
-    kernel_helpers: frozenset[str],
+    kernel_helpers: Mapping[str, str],
     counter: Counter[str],
 ) -> DifferentiabilityInfo:
     entry_loc = Location(display, entry.line)

@@ -14,9 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.ops import composites
-
-from . import _kernels as kernels
 from yamlgrad.runtime.autograd.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
