@@ -548,7 +548,7 @@ def test_python_floats_make_float32_tensors() -> None:
     assert dtype_name(torch.tensor([1, 2]).dtype) == "int64"
 
 
-@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize(
     "expression",
     [
@@ -565,19 +565,19 @@ def test_python_floats_make_float32_tensors() -> None:
     ],
 )
 def test_python_numbers_keep_the_tensor_dtype(
-    expression: Callable[[Any], Any], dtype_name: str
+    expression: Callable[[Any], Any], dtype: str
 ) -> None:
     """A wrapped number never up-casts: float32 stays float32, float64 float64."""
     torch = pytest.importorskip("torch")
-    values = np.array([0.5, 1.25, 2.0], dtype=dtype_name)
+    values = np.array([0.5, 1.25, 2.0], dtype=dtype)
     x = yg.tensor(values, requires_grad=True)
     tx = torch.tensor(values, requires_grad=True)
     out, ref = expression(x), expression(tx)
-    assert dtype_name(out.dtype) == dtype_name(ref.dtype) == dtype_name
+    assert dtype_name(out.dtype) == dtype_name(ref.dtype) == dtype
     out.sum().backward()
     ref.sum().backward()
-    assert dtype_name(x.grad.dtype) == dtype_name(tx.grad.dtype) == dtype_name
-    rtol = 1e-6 if dtype_name == "float32" else RTOL
+    assert dtype_name(x.grad.dtype) == dtype_name(tx.grad.dtype) == dtype
+    rtol = 1e-6 if dtype == "float32" else RTOL
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=rtol)
 
 
