@@ -2,9 +2,12 @@
 # Do not edit: change those files, then run `yamlgrad-gen`.
 """Backward nodes: one class per derivatives.yaml entry, named as PyTorch names it.
 
-`apply(grads, raw)` runs the entry's formulas. With `raw=True` (a first-order
-backward) gradients and saved values are ndarrays; with `raw=False` they are Tensors
-and the formulas are recorded, so every node can be differentiated again.
+`apply(grads, raw)` unpacks every saved value once, then runs each formula of the
+entry as the class docstring shows it (with `self` read as `self_` and
+`x.shape` as the saved `x_sym_sizes`) for the inputs whose gradient the running
+task needs. With `raw=True` (a first-order backward) gradients and saved values
+are ndarrays; with `raw=False` they are Tensors and the formulas are recorded, so
+every node can be differentiated again.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ from yamlgrad.runtime.ops.formulas import (
     exp,
     expand,
     flip,
-    fused,
     gather,
     gather_backward,
     gelu_backward,
@@ -125,8 +127,8 @@ from yamlgrad.runtime.ops.formulas import (
     xlogy,
     zeros_like,
 )
-from yamlgrad.runtime.autograd.node import Grad, Node, task_state
-from yamlgrad.runtime.autograd.saved_variable import RELEASED, SavedVariable
+from yamlgrad.runtime.autograd.node import Grad, Node
+from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
 
 __all__ = [
     "AddBackward0",
@@ -328,7 +330,7 @@ class AddBackward0(Node):
     __slots__ = ("_saved_alpha",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -336,15 +338,10 @@ class AddBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(grad, alpha)
         return grad_inputs
 
@@ -357,20 +354,12 @@ class AddBackward1(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -385,7 +374,7 @@ class SubBackward0(Node):
     __slots__ = ("_saved_alpha",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -393,15 +382,10 @@ class SubBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
+        if self.task_should_compute_output(1):
             grad_inputs[1] = -maybe_multiply(grad, alpha)
         return grad_inputs
 
@@ -414,20 +398,12 @@ class SubBackward1(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -442,7 +418,7 @@ class RsubBackward0(Node):
     __slots__ = ("_saved_alpha",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -450,15 +426,10 @@ class RsubBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -maybe_multiply(grad, alpha)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad
         return grad_inputs
 
@@ -472,7 +443,7 @@ class RsubBackward1(Node):
     __slots__ = ("_saved_alpha",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -480,13 +451,8 @@ class RsubBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -maybe_multiply(grad, alpha)
         return grad_inputs
 
@@ -504,41 +470,26 @@ class MulBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * other
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class MulBackward1(Node):
@@ -550,7 +501,7 @@ class MulBackward1(Node):
     __slots__ = ("_saved_other",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_other: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -558,13 +509,8 @@ class MulBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._saved_other
+        other = self._saved_other
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * other
         return grad_inputs
 
@@ -582,44 +528,26 @@ class DivBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("/", fused("*", -grad, self_, 0), other * other, 1)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * self_ / (other * other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class DivBackward1(Node):
@@ -631,7 +559,7 @@ class DivBackward1(Node):
     __slots__ = ("_saved_other",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_other: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -639,13 +567,8 @@ class DivBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._saved_other
+        other = self._saved_other
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other
         return grad_inputs
 
@@ -664,51 +587,32 @@ class DivBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
         self._saved_rounding_mode: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            rounding_mode = self._saved_rounding_mode
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        rounding_mode = self._saved_rounding_mode
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            rounding_mode = self._saved_rounding_mode
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = (
-                fused("*", -grad, fused("/", self_ / other, other, 0), 1)
+                -grad * (self_ / other / other)
                 if rounding_mode is None
                 else zeros_like(grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class DivBackward3(Node):
@@ -723,7 +627,7 @@ class DivBackward3(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_other: Any = None
         self._saved_rounding_mode: Any = None
 
@@ -732,14 +636,9 @@ class DivBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            rounding_mode = self._saved_rounding_mode
-            other = self._saved_other
+        other = self._saved_other
+        rounding_mode = self._saved_rounding_mode
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
         return grad_inputs
 
@@ -754,36 +653,23 @@ class WhereBackward0(Node):
     __slots__ = ("_raw_saved_condition",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_condition: Any = None
+        Node.__init__(self)
+        self._raw_saved_condition: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            condition = self._raw_saved_condition
-            if type(condition) is SavedVariable:  # else a Python number
-                condition = condition.unpack(self, raw)
+        condition = self._raw_saved_condition.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(condition, grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            condition = self._raw_saved_condition
-            if type(condition) is SavedVariable:  # else a Python number
-                condition = condition.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(condition, 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_condition) is SavedVariable:
-            self._raw_saved_condition.reset_data()
-        elif self._raw_saved_condition is not None:  # a Python number
-            self._raw_saved_condition = RELEASED
+        self._raw_saved_condition.reset_data()
 
 
 class MaximumBackward0(Node):
@@ -799,51 +685,30 @@ class MaximumBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(
                 self_ < other, 0, where(self_ == other, grad / 2, grad)
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(
                 self_ > other, 0, where(self_ == other, grad / 2, grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class FmaxBackward0(Node):
@@ -859,47 +724,26 @@ class FmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(logical_or(self_ >= other, isnan(other)), grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(logical_or(self_ >= other, isnan(other)), 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class MinimumBackward0(Node):
@@ -915,51 +759,30 @@ class MinimumBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(
                 self_ > other, 0, where(self_ == other, grad / 2, grad)
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(
                 self_ < other, 0, where(self_ == other, grad / 2, grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class FminBackward0(Node):
@@ -975,47 +798,26 @@ class FminBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(logical_or(self_ <= other, isnan(other)), grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(logical_or(self_ <= other, isnan(other)), 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class Atan2Backward0(Node):
@@ -1031,54 +833,26 @@ class Atan2Backward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "/", grad * other, fused("+", self_ * self_, other * other, 1), 1
-            )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused(
-                "/",
-                fused("*", grad, -self_, 1),
-                fused("+", self_ * self_, other * other, 1),
-                1,
-            )
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * other / (self_ * self_ + other * other)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * -self_ / (self_ * self_ + other * other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class HypotBackward0(Node):
@@ -1095,46 +869,29 @@ class HypotBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad * self_, result, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("/", grad * other, result, 0)
+        other = self._raw_saved_other.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * self_ / result
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * other / result
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class CopysignBackward0(Node):
@@ -1150,37 +907,26 @@ class CopysignBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
+        if self.task_should_compute_output(1):
             grad_inputs[1] = zeros_like(grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class CopysignBackward1(Node):
@@ -1195,35 +941,24 @@ class CopysignBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class RemainderBackward0(Node):
@@ -1234,20 +969,12 @@ class RemainderBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1265,41 +992,26 @@ class RemainderBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("*", -grad, div_floor(self_, other), 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * div_floor(self_, other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class FmodBackward0(Node):
@@ -1310,20 +1022,12 @@ class FmodBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1341,41 +1045,26 @@ class FmodBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("*", -grad, div_trunc(self_, other), 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * div_trunc(self_, other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class XlogyBackward0(Node):
@@ -1391,49 +1080,28 @@ class XlogyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(
                 logical_and(self_ == 0, other <= 0), 0, xlogy(grad, other)
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[1] = fused("/", grad * self_, other, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * self_ / other
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class XlogyBackward1(Node):
@@ -1448,8 +1116,8 @@ class XlogyBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
+        Node.__init__(self)
+        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
         self._saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -1457,24 +1125,14 @@ class XlogyBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._saved_self
-            grad_inputs[0] = fused("/", grad * self_, other, 0)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._saved_self
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * self_ / other
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
+        self._raw_saved_other.reset_data()
 
 
 class XlogyBackward2(Node):
@@ -1489,25 +1147,18 @@ class XlogyBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_other: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._saved_other
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        other = self._saved_other
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = (
                 xlogy(grad, other)
                 if other > 0
@@ -1516,10 +1167,7 @@ class XlogyBackward2(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LerpBackward0(Node):
@@ -1532,7 +1180,7 @@ class LerpBackward0(Node):
     __slots__ = ("_saved_weight",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_weight: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -1540,16 +1188,10 @@ class LerpBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            weight = self._saved_weight
-            grad_inputs[0] = fused("*", grad, 1 - weight, 1)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            weight = self._saved_weight
+        weight = self._saved_weight
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * weight
         return grad_inputs
 
@@ -1569,54 +1211,31 @@ class LerpBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_end: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_weight: Any = None
+        Node.__init__(self)
+        self._raw_saved_end: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, 1 - weight, 1)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
+        end = self._raw_saved_end.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * weight
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            end = self._raw_saved_end
-            if type(end) is SavedVariable:  # else a Python number
-                end = end.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[2] = fused("*", grad, end - self_, 1)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = grad * (end - self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_end) is SavedVariable:
-            self._raw_saved_end.reset_data()
-        elif self._raw_saved_end is not None:  # a Python number
-            self._raw_saved_end = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_end.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class AddcmulBackward0(Node):
@@ -1634,9 +1253,9 @@ class AddcmulBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_tensor1: Any = None
-        self._raw_saved_tensor2: Any = None
+        Node.__init__(self)
+        self._raw_saved_tensor1: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_tensor2: Any = UNDEFINED  # unpacks to None until saved
         self._saved_value: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -1644,36 +1263,20 @@ class AddcmulBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        tensor1 = self._raw_saved_tensor1.unpack(self, raw)
+        tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+        value = self._saved_value
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            tensor2 = self._raw_saved_tensor2
-            if type(tensor2) is SavedVariable:  # else a Python number
-                tensor2 = tensor2.unpack(self, raw)
-            value = self._saved_value
-            grad_inputs[1] = fused("*", grad, tensor2 * value, 1)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            tensor1 = self._raw_saved_tensor1
-            if type(tensor1) is SavedVariable:  # else a Python number
-                tensor1 = tensor1.unpack(self, raw)
-            value = self._saved_value
-            grad_inputs[2] = fused("*", grad, tensor1 * value, 1)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * (tensor2 * value)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = grad * (tensor1 * value)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_tensor1) is SavedVariable:
-            self._raw_saved_tensor1.reset_data()
-        elif self._raw_saved_tensor1 is not None:  # a Python number
-            self._raw_saved_tensor1 = RELEASED
-        if type(self._raw_saved_tensor2) is SavedVariable:
-            self._raw_saved_tensor2.reset_data()
-        elif self._raw_saved_tensor2 is not None:  # a Python number
-            self._raw_saved_tensor2 = RELEASED
+        self._raw_saved_tensor1.reset_data()
+        self._raw_saved_tensor2.reset_data()
 
 
 class AddcdivBackward0(Node):
@@ -1691,9 +1294,9 @@ class AddcdivBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_tensor1: Any = None
-        self._raw_saved_tensor2: Any = None
+        Node.__init__(self)
+        self._raw_saved_tensor1: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_tensor2: Any = UNDEFINED  # unpacks to None until saved
         self._saved_value: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -1701,41 +1304,20 @@ class AddcdivBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        tensor1 = self._raw_saved_tensor1.unpack(self, raw)
+        tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+        value = self._saved_value
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            value = self._saved_value
-            tensor2 = self._raw_saved_tensor2
-            if type(tensor2) is SavedVariable:  # else a Python number
-                tensor2 = tensor2.unpack(self, raw)
-            grad_inputs[1] = fused("*", grad, value / tensor2, 1)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            value = self._saved_value
-            tensor1 = self._raw_saved_tensor1
-            if type(tensor1) is SavedVariable:  # else a Python number
-                tensor1 = tensor1.unpack(self, raw)
-            tensor2 = self._raw_saved_tensor2
-            if type(tensor2) is SavedVariable:  # else a Python number
-                tensor2 = tensor2.unpack(self, raw)
-            grad_inputs[2] = fused(
-                "*", -grad, fused("/", value * tensor1, tensor2 * tensor2, 1), 1
-            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * (value / tensor2)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = -grad * (value * tensor1 / (tensor2 * tensor2))
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_tensor1) is SavedVariable:
-            self._raw_saved_tensor1.reset_data()
-        elif self._raw_saved_tensor1 is not None:  # a Python number
-            self._raw_saved_tensor1 = RELEASED
-        if type(self._raw_saved_tensor2) is SavedVariable:
-            self._raw_saved_tensor2.reset_data()
-        elif self._raw_saved_tensor2 is not None:  # a Python number
-            self._raw_saved_tensor2 = RELEASED
+        self._raw_saved_tensor1.reset_data()
+        self._raw_saved_tensor2.reset_data()
 
 
 class ClampBackward0(Node):
@@ -1753,69 +1335,31 @@ class ClampBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_max: Any = None
-        self._raw_saved_min: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_max: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_min: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        max = self._raw_saved_max.unpack(self, raw)
+        min = self._raw_saved_min.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = clamp_backward(grad, self_, min, max)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = clamp_backward_min(grad, self_, min, max)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        if self.task_should_compute_output(2):
             grad_inputs[2] = clamp_backward_max(grad, self_, min, max)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_max) is SavedVariable:
-            self._raw_saved_max.reset_data()
-        elif self._raw_saved_max is not None:  # a Python number
-            self._raw_saved_max = RELEASED
-        if type(self._raw_saved_min) is SavedVariable:
-            self._raw_saved_min.reset_data()
-        elif self._raw_saved_min is not None:  # a Python number
-            self._raw_saved_min = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_max.reset_data()
+        self._raw_saved_min.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ClampBackward1(Node):
@@ -1831,35 +1375,25 @@ class ClampBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_max: Any = None
         self._saved_min: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._saved_min
-            max = self._saved_max
+        max = self._saved_max
+        min = self._saved_min
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = clamp_backward(grad, self_, min, max)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ClampMinBackward0(Node):
@@ -1874,33 +1408,23 @@ class ClampMinBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_min: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._saved_min
+        min = self._saved_min
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ >= min, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ClampMinBackward1(Node):
@@ -1916,47 +1440,26 @@ class ClampMinBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_min: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_min: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
+        min = self._raw_saved_min.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ >= min, grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(self_ < min, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_min) is SavedVariable:
-            self._raw_saved_min.reset_data()
-        elif self._raw_saved_min is not None:  # a Python number
-            self._raw_saved_min = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_min.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ClampMaxBackward0(Node):
@@ -1971,33 +1474,23 @@ class ClampMaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_max: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            max = self._saved_max
+        max = self._saved_max
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ <= max, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ClampMaxBackward1(Node):
@@ -2013,47 +1506,26 @@ class ClampMaxBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_max: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_max: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        max = self._raw_saved_max.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ <= max, grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(self_ > max, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_max) is SavedVariable:
-            self._raw_saved_max.reset_data()
-        elif self._raw_saved_max is not None:  # a Python number
-            self._raw_saved_max = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_max.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class NanToNumBackward0(Node):
@@ -2065,31 +1537,21 @@ class NanToNumBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * isfinite(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class PowBackward0(Node):
@@ -2104,33 +1566,23 @@ class PowBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_exponent: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            exponent = self._saved_exponent
+        exponent = self._saved_exponent
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = pow_backward(grad, self_, exponent)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class PowBackward1(Node):
@@ -2147,51 +1599,29 @@ class PowBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_exponent: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_exponent: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            exponent = self._raw_saved_exponent
-            if type(exponent) is SavedVariable:  # else a Python number
-                exponent = exponent.unpack(self, raw)
+        exponent = self._raw_saved_exponent.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = pow_backward_self(grad, self_, exponent)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            exponent = self._raw_saved_exponent
-            if type(exponent) is SavedVariable:  # else a Python number
-                exponent = exponent.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_exponent) is SavedVariable:
-            self._raw_saved_exponent.reset_data()
-        elif self._raw_saved_exponent is not None:  # a Python number
-            self._raw_saved_exponent = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_exponent.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class PowBackward2(Node):
@@ -2207,9 +1637,9 @@ class PowBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_exponent: Any = None
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_exponent: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
         self._saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -2217,27 +1647,16 @@ class PowBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._saved_self
-            exponent = self._raw_saved_exponent
-            if type(exponent) is SavedVariable:  # else a Python number
-                exponent = exponent.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        exponent = self._raw_saved_exponent.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._saved_self
+        if self.task_should_compute_output(0):
             grad_inputs[0] = pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_exponent) is SavedVariable:
-            self._raw_saved_exponent.reset_data()
-        elif self._raw_saved_exponent is not None:  # a Python number
-            self._raw_saved_exponent = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_exponent.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class NegBackward0(Node):
@@ -2248,20 +1667,12 @@ class NegBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -grad
         return grad_inputs
 
@@ -2275,27 +1686,21 @@ class ReciprocalBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", -grad, result * result, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = -grad * (result * result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class ExpBackward0(Node):
@@ -2307,27 +1712,21 @@ class ExpBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * result
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class LogBackward0(Node):
@@ -2339,31 +1738,21 @@ class LogBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SinBackward0(Node):
@@ -2375,31 +1764,21 @@ class SinBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, cos(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * cos(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class CosBackward0(Node):
@@ -2411,31 +1790,21 @@ class CosBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, -sin(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * -sin(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class TanhBackward0(Node):
@@ -2447,27 +1816,21 @@ class TanhBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, fused("-", 1, result * result, 1), 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - result * result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class SigmoidBackward0(Node):
@@ -2479,27 +1842,21 @@ class SigmoidBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", fused("*", grad, 1 - result, 1), result, 0)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - result) * result
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class ReluBackward0(Node):
@@ -2511,27 +1868,21 @@ class ReluBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = threshold_backward(grad, result, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class SqrtBackward0(Node):
@@ -2543,27 +1894,21 @@ class SqrtBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, 2 * result, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (2 * result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class AbsBackward0(Node):
@@ -2575,31 +1920,21 @@ class AbsBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * sign(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SignBackward0(Node):
@@ -2610,20 +1945,12 @@ class SignBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2637,27 +1964,21 @@ class Exp2Backward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad * result, 0.6931471805599453, 0)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * result * 0.6931471805599453
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class Expm1Backward0(Node):
@@ -2669,27 +1990,21 @@ class Expm1Backward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, result + 1, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (result + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class Log2Backward0(Node):
@@ -2701,31 +2016,21 @@ class Log2Backward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, self_ * 0.6931471805599453, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 0.6931471805599453)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class Log10Backward0(Node):
@@ -2737,31 +2042,21 @@ class Log10Backward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, self_ * 2.3025850929940455, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 2.3025850929940455)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class Log1PBackward0(Node):
@@ -2773,31 +2068,21 @@ class Log1PBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, self_ + 1, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class RsqrtBackward0(Node):
@@ -2809,27 +2094,21 @@ class RsqrtBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", fused("*", -0.5, grad, 0), result**3, 0)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = -0.5 * grad * result**3
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class TanBackward0(Node):
@@ -2841,27 +2120,21 @@ class TanBackward0(Node):
     __slots__ = ("_raw_saved_result",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, 1 + result**2, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 + result**2)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class AsinBackward0(Node):
@@ -2873,33 +2146,21 @@ class AsinBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", grad, rsqrt(fused("+", fused("*", -self_, self_, 0), 1, 0)), 1
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * rsqrt(-self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AcosBackward0(Node):
@@ -2911,33 +2172,21 @@ class AcosBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", grad, -rsqrt(fused("+", fused("*", -self_, self_, 0), 1, 0)), 1
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * -rsqrt(-self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AtanBackward0(Node):
@@ -2949,31 +2198,21 @@ class AtanBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, fused("+", self_ * self_, 1, 0), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SinhBackward0(Node):
@@ -2985,31 +2224,21 @@ class SinhBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, cosh(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * cosh(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class CoshBackward0(Node):
@@ -3021,31 +2250,21 @@ class CoshBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, sinh(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * sinh(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AsinhBackward0(Node):
@@ -3057,31 +2276,21 @@ class AsinhBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, rsqrt(self_**2 + 1), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * rsqrt(self_**2 + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AcoshBackward0(Node):
@@ -3093,31 +2302,21 @@ class AcoshBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, rsqrt(fused("-", self_ * self_, 1, 0)), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * rsqrt(self_ * self_ - 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AtanhBackward0(Node):
@@ -3129,31 +2328,21 @@ class AtanhBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad * 1, 1 - self_**2, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 1 / (1 - self_**2)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LogitBackward0(Node):
@@ -3168,33 +2357,23 @@ class LogitBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_eps: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            eps = self._saved_eps
+        eps = self._saved_eps
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = logit_backward(grad, self_, eps)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ErfBackward0(Node):
@@ -3206,33 +2385,21 @@ class ErfBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", fused("*", 1.1283791670955126, exp(-(self_**2)), 1), grad, 0
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = 1.1283791670955126 * exp(-(self_**2)) * grad
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ErfcBackward0(Node):
@@ -3244,33 +2411,21 @@ class ErfcBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", fused("*", -1.1283791670955126, exp(-(self_**2)), 1), grad, 0
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = -1.1283791670955126 * exp(-(self_**2)) * grad
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class FloorBackward0(Node):
@@ -3281,20 +2436,12 @@ class FloorBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3307,20 +2454,12 @@ class CeilBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3333,20 +2472,12 @@ class RoundBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3359,20 +2490,12 @@ class RoundBackward1(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3385,20 +2508,12 @@ class TruncBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3411,20 +2526,12 @@ class FracBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -3438,7 +2545,7 @@ class SumBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -3446,13 +2553,8 @@ class SumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = expand(grad, self_sym_sizes)
         return grad_inputs
 
@@ -3470,7 +2572,7 @@ class SumBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
         self._saved_self_sym_sizes: Any = None
@@ -3480,15 +2582,10 @@ class SumBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = sum_backward(grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
 
@@ -3502,7 +2599,7 @@ class MeanBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -3510,13 +2607,8 @@ class MeanBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mean_backward(grad, self_sym_sizes, None, False)
         return grad_inputs
 
@@ -3534,7 +2626,7 @@ class MeanBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
         self._saved_self_sym_sizes: Any = None
@@ -3544,15 +2636,10 @@ class MeanBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mean_backward(grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
 
@@ -3571,9 +2658,9 @@ class MaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_indices: Any = None
+        self._raw_saved_indices: Any = UNDEFINED  # unpacks to None until saved
         self._saved_keepdim: Any = None
         self._saved_self_sym_sizes: Any = None
 
@@ -3582,24 +2669,18 @@ class MaxBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            indices = self._raw_saved_indices.unpack(self, raw)
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = value_selecting_reduction_backward(
                 grad, dim, indices, self_sym_sizes, keepdim
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_indices is not None:
-            self._raw_saved_indices.reset_data()
+        self._raw_saved_indices.reset_data()
 
 
 class MaxBackward1(Node):
@@ -3614,35 +2695,24 @@ class MaxBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class MinBackward0(Node):
@@ -3659,9 +2729,9 @@ class MinBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_indices: Any = None
+        self._raw_saved_indices: Any = UNDEFINED  # unpacks to None until saved
         self._saved_keepdim: Any = None
         self._saved_self_sym_sizes: Any = None
 
@@ -3670,24 +2740,18 @@ class MinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            indices = self._raw_saved_indices.unpack(self, raw)
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = value_selecting_reduction_backward(
                 grad, dim, indices, self_sym_sizes, keepdim
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_indices is not None:
-            self._raw_saved_indices.reset_data()
+        self._raw_saved_indices.reset_data()
 
 
 class MinBackward1(Node):
@@ -3702,35 +2766,24 @@ class MinBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ProdBackward0(Node):
@@ -3745,35 +2798,24 @@ class ProdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = prod_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ProdBackward1(Node):
@@ -3790,39 +2832,28 @@ class ProdBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = prod_dim_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class VarBackward0(Node):
@@ -3839,37 +2870,27 @@ class VarBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_correction: Any = None
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            dim = self._saved_dim
-            correction = self._saved_correction
-            keepdim = self._saved_keepdim
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = var_backward(grad, self_, dim, correction, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class StdBackward0(Node):
@@ -3887,41 +2908,30 @@ class StdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_correction: Any = None
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            dim = self._saved_dim
-            correction = self._saved_correction
-            keepdim = self._saved_keepdim
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = std_backward(result, grad, self_, dim, correction, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class LinalgVectorNormBackward0(Node):
@@ -3939,43 +2949,32 @@ class LinalgVectorNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
         self._saved_ord: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            ord = self._saved_ord
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        ord = self._saved_ord
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = linalg_vector_norm_backward(
                 grad, self_, ord, result, dim, keepdim
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class AmaxBackward0(Node):
@@ -3992,29 +2991,22 @@ class AmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
                 restore_reduced_dims(result, dim, keepdim) == self_,
@@ -4023,12 +3015,8 @@ class AmaxBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class AminBackward0(Node):
@@ -4045,29 +3033,22 @@ class AminBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
                 restore_reduced_dims(result, dim, keepdim) == self_,
@@ -4076,12 +3057,8 @@ class AminBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class LogsumexpBackward0(Node):
@@ -4098,39 +3075,28 @@ class LogsumexpBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = logsumexp_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class CumsumBackward0(Node):
@@ -4145,7 +3111,7 @@ class CumsumBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_self_scalar_type: Any = None
 
@@ -4154,14 +3120,9 @@ class CumsumBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_scalar_type = self._saved_self_scalar_type
-            dim = self._saved_dim
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        if self.task_should_compute_output(0):
             grad_inputs[0] = cumsum_backward(to_dtype(grad, self_scalar_type), dim)
         return grad_inputs
 
@@ -4180,10 +3141,10 @@ class CumprodBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
         self._saved_self_scalar_type: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -4191,30 +3152,19 @@ class CumprodBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_scalar_type = self._saved_self_scalar_type
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            dim = self._saved_dim
-            result = self._raw_saved_result.unpack(self, raw)
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_scalar_type = self._saved_self_scalar_type
+        if self.task_should_compute_output(0):
             grad_inputs[0] = cumprod_backward(
                 to_dtype(grad, self_scalar_type), self_, dim, result
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class SoftmaxBackward0(Node):
@@ -4229,29 +3179,23 @@ class SoftmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_result: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = softmax_backward_data(grad, result, dim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class LogSoftmaxBackward0(Node):
@@ -4266,29 +3210,23 @@ class LogSoftmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_result: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = log_softmax_backward_data(grad, result, dim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class MmBackward0(Node):
@@ -4304,41 +3242,26 @@ class MmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mat2: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_mat2: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mat2 = self._raw_saved_mat2
-            if type(mat2) is SavedVariable:  # else a Python number
-                mat2 = mat2.unpack(self, raw)
+        mat2 = self._raw_saved_mat2.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mm_mat1_backward(grad, mat2)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = mm_mat2_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mat2) is SavedVariable:
-            self._raw_saved_mat2.reset_data()
-        elif self._raw_saved_mat2 is not None:  # a Python number
-            self._raw_saved_mat2 = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_mat2.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class DotBackward0(Node):
@@ -4354,41 +3277,26 @@ class DotBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-        self._raw_saved_tensor: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_tensor: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            tensor = self._raw_saved_tensor
-            if type(tensor) is SavedVariable:  # else a Python number
-                tensor = tensor.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        tensor = self._raw_saved_tensor.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * tensor
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_tensor) is SavedVariable:
-            self._raw_saved_tensor.reset_data()
-        elif self._raw_saved_tensor is not None:  # a Python number
-            self._raw_saved_tensor = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_tensor.reset_data()
 
 
 class MvBackward0(Node):
@@ -4404,41 +3312,26 @@ class MvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-        self._raw_saved_vec: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_vec: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            vec = self._raw_saved_vec
-            if type(vec) is SavedVariable:  # else a Python number
-                vec = vec.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        vec = self._raw_saved_vec.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = outer(grad, vec)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = mv(self_.T, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_vec) is SavedVariable:
-            self._raw_saved_vec.reset_data()
-        elif self._raw_saved_vec is not None:  # a Python number
-            self._raw_saved_vec = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_vec.reset_data()
 
 
 class BmmBackward0(Node):
@@ -4454,41 +3347,26 @@ class BmmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mat2: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_mat2: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mat2 = self._raw_saved_mat2
-            if type(mat2) is SavedVariable:  # else a Python number
-                mat2 = mat2.unpack(self, raw)
+        mat2 = self._raw_saved_mat2.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = bmm(grad, transpose(mat2, 1, 2))
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = bmm(transpose(self_, 1, 2), grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mat2) is SavedVariable:
-            self._raw_saved_mat2.reset_data()
-        elif self._raw_saved_mat2 is not None:  # a Python number
-            self._raw_saved_mat2 = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_mat2.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class AddmmBackward0(Node):
@@ -4507,48 +3385,32 @@ class AddmmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
         self._saved_beta: Any = None
-        self._raw_saved_mat1: Any = None
-        self._raw_saved_mat2: Any = None
+        self._raw_saved_mat1: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_mat2: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            beta = self._saved_beta
+        alpha = self._saved_alpha
+        beta = self._saved_beta
+        mat1 = self._raw_saved_mat1.unpack(self, raw)
+        mat2 = self._raw_saved_mat2.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
-            mat2 = self._raw_saved_mat2
-            if type(mat2) is SavedVariable:  # else a Python number
-                mat2 = mat2.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            alpha = self._saved_alpha
-            mat1 = self._raw_saved_mat1
-            if type(mat1) is SavedVariable:  # else a Python number
-                mat1 = mat1.unpack(self, raw)
+        if self.task_should_compute_output(2):
             grad_inputs[2] = maybe_multiply(mm_mat2_backward(grad, mat1), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mat1) is SavedVariable:
-            self._raw_saved_mat1.reset_data()
-        elif self._raw_saved_mat1 is not None:  # a Python number
-            self._raw_saved_mat1 = RELEASED
-        if type(self._raw_saved_mat2) is SavedVariable:
-            self._raw_saved_mat2.reset_data()
-        elif self._raw_saved_mat2 is not None:  # a Python number
-            self._raw_saved_mat2 = RELEASED
+        self._raw_saved_mat1.reset_data()
+        self._raw_saved_mat2.reset_data()
 
 
 class BaddbmmBackward0(Node):
@@ -4567,10 +3429,10 @@ class BaddbmmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
-        self._raw_saved_batch1: Any = None
-        self._raw_saved_batch2: Any = None
+        self._raw_saved_batch1: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_batch2: Any = UNDEFINED  # unpacks to None until saved
         self._saved_beta: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -4578,37 +3440,21 @@ class BaddbmmBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            beta = self._saved_beta
+        alpha = self._saved_alpha
+        batch1 = self._raw_saved_batch1.unpack(self, raw)
+        batch2 = self._raw_saved_batch2.unpack(self, raw)
+        beta = self._saved_beta
+        if self.task_should_compute_output(0):
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
-            batch2 = self._raw_saved_batch2
-            if type(batch2) is SavedVariable:  # else a Python number
-                batch2 = batch2.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            alpha = self._saved_alpha
-            batch1 = self._raw_saved_batch1
-            if type(batch1) is SavedVariable:  # else a Python number
-                batch1 = batch1.unpack(self, raw)
+        if self.task_should_compute_output(2):
             grad_inputs[2] = maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_batch1) is SavedVariable:
-            self._raw_saved_batch1.reset_data()
-        elif self._raw_saved_batch1 is not None:  # a Python number
-            self._raw_saved_batch1 = RELEASED
-        if type(self._raw_saved_batch2) is SavedVariable:
-            self._raw_saved_batch2.reset_data()
-        elif self._raw_saved_batch2 is not None:  # a Python number
-            self._raw_saved_batch2 = RELEASED
+        self._raw_saved_batch1.reset_data()
+        self._raw_saved_batch2.reset_data()
 
 
 class TraceBackward0(Node):
@@ -4620,7 +3466,7 @@ class TraceBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -4628,13 +3474,8 @@ class TraceBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = trace_backward(grad, self_sym_sizes)
         return grad_inputs
 
@@ -4648,29 +3489,23 @@ class LinalgInvExBackward0(Node):
     __slots__ = ("_raw_saved_inverse",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_inverse: Any = None
+        Node.__init__(self)
+        self._raw_saved_inverse: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            inverse = self._raw_saved_inverse.unpack(self, raw)
+        inverse = self._raw_saved_inverse.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -(
                 transpose(inverse, -1, -2) @ (grad @ transpose(inverse, -1, -2))
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_inverse is not None:
-            self._raw_saved_inverse.reset_data()
+        self._raw_saved_inverse.reset_data()
 
 
 class LinalgDetBackward0(Node):
@@ -4685,35 +3520,24 @@ class LinalgDetBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_A: Any = None
-        self._raw_saved_result: Any = None
+        Node.__init__(self)
+        self._raw_saved_A: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            A = self._raw_saved_A
-            if type(A) is SavedVariable:  # else a Python number
-                A = A.unpack(self, raw)
+        A = self._raw_saved_A.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = linalg_det_backward(grad, result, A)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_A) is SavedVariable:
-            self._raw_saved_A.reset_data()
-        elif self._raw_saved_A is not None:  # a Python number
-            self._raw_saved_A = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_A.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class TBackward0(Node):
@@ -4724,20 +3548,12 @@ class TBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad.T
         return grad_inputs
 
@@ -4754,7 +3570,7 @@ class TransposeBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim0: Any = None
         self._saved_dim1: Any = None
 
@@ -4763,14 +3579,9 @@ class TransposeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim0 = self._saved_dim0
-            dim1 = self._saved_dim1
+        dim0 = self._saved_dim0
+        dim1 = self._saved_dim1
+        if self.task_should_compute_output(0):
             grad_inputs[0] = transpose(grad, dim0, dim1)
         return grad_inputs
 
@@ -4784,7 +3595,7 @@ class PermuteBackward0(Node):
     __slots__ = ("_saved_dims",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dims: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -4792,13 +3603,8 @@ class PermuteBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dims = self._saved_dims
+        dims = self._saved_dims
+        if self.task_should_compute_output(0):
             grad_inputs[0] = permute_backwards(grad, dims)
         return grad_inputs
 
@@ -4812,7 +3618,7 @@ class ViewBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -4820,13 +3626,8 @@ class ViewBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
 
@@ -4840,7 +3641,7 @@ class ExpandBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -4848,13 +3649,8 @@ class ExpandBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = sum_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -4871,7 +3667,7 @@ class CatBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_tensors_args_sizes: Any = None
 
@@ -4880,14 +3676,9 @@ class CatBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
-            tensors_args_sizes = self._saved_tensors_args_sizes
-            dim = self._saved_dim
             grad_inputs = list(cat_tensors_backward(grad, tensors_args_sizes, dim))
         return grad_inputs
 
@@ -4904,7 +3695,7 @@ class StackBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_tensors_args_sizes: Any = None
 
@@ -4913,14 +3704,9 @@ class StackBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
-            tensors_args_sizes = self._saved_tensors_args_sizes
-            dim = self._saved_dim
             grad_inputs = list(stack_tensors_backward(grad, dim, tensors_args_sizes))
         return grad_inputs
 
@@ -4938,7 +3724,7 @@ class SelectBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_index: Any = None
         self._saved_self_sym_sizes: Any = None
@@ -4948,15 +3734,10 @@ class SelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            index = self._saved_index
+        dim = self._saved_dim
+        index = self._saved_index
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
@@ -4973,7 +3754,7 @@ class SelectBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_index: Any = None
 
@@ -4982,14 +3763,9 @@ class SelectBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            index = self._saved_index
+        dim = self._saved_dim
+        index = self._saved_index
+        if self.task_should_compute_output(0):
             grad_inputs[0] = select_of(grad, dim, index)
         return grad_inputs
 
@@ -5009,7 +3785,7 @@ class SliceBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_end: Any = None
         self._saved_self_sym_sizes: Any = None
@@ -5021,17 +3797,12 @@ class SliceBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            start = self._saved_start
-            end = self._saved_end
-            step = self._saved_step
+        dim = self._saved_dim
+        end = self._saved_end
+        self_sym_sizes = self._saved_self_sym_sizes
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
             grad_inputs[0] = slice_backward(grad, self_sym_sizes, dim, start, end, step)
         return grad_inputs
 
@@ -5050,7 +3821,7 @@ class SliceBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_end: Any = None
         self._saved_start: Any = None
@@ -5061,16 +3832,11 @@ class SliceBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            start = self._saved_start
-            end = self._saved_end
-            step = self._saved_step
+        dim = self._saved_dim
+        end = self._saved_end
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
             grad_inputs[0] = slice_of(grad, dim, start, end, step)
         return grad_inputs
 
@@ -5088,7 +3854,7 @@ class SplitBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_self_sym_sizes: Any = None
         self._saved_split_size: Any = None
@@ -5098,15 +3864,10 @@ class SplitBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            split_size = self._saved_split_size
-            dim = self._saved_dim
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_size = self._saved_split_size
+        if self.task_should_compute_output(0):
             grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
         return grad_inputs
 
@@ -5124,7 +3885,7 @@ class SplitWithSizesBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
         self._saved_self_sym_sizes: Any = None
         self._saved_split_sizes: Any = None
@@ -5134,15 +3895,10 @@ class SplitWithSizesBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            split_sizes = self._saved_split_sizes
-            dim = self._saved_dim
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_sizes = self._saved_split_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = split_backward(grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
@@ -5156,7 +3912,7 @@ class UnbindBackward0(Node):
     __slots__ = ("_saved_dim",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5164,13 +3920,8 @@ class UnbindBackward0(Node):
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unbind_backward(grads, dim)
         return grad_inputs
 
@@ -5184,7 +3935,7 @@ class ToCopyBackward0(Node):
     __slots__ = ("_saved_self_scalar_type",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_scalar_type: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5192,13 +3943,8 @@ class ToCopyBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._saved_self_scalar_type
+        if self.task_should_compute_output(0):
             grad_inputs[0] = to_dtype(grad, self_scalar_type)
         return grad_inputs
 
@@ -5212,7 +3958,7 @@ class FlipBackward0(Node):
     __slots__ = ("_saved_dims",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dims: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5220,13 +3966,8 @@ class FlipBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dims = self._saved_dims
+        dims = self._saved_dims
+        if self.task_should_compute_output(0):
             grad_inputs[0] = flip(grad, dims)
         return grad_inputs
 
@@ -5240,7 +3981,7 @@ class TrilBackward0(Node):
     __slots__ = ("_saved_diagonal",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_diagonal: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5248,13 +3989,8 @@ class TrilBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            diagonal = self._saved_diagonal
+        diagonal = self._saved_diagonal
+        if self.task_should_compute_output(0):
             grad_inputs[0] = tril(grad, diagonal)
         return grad_inputs
 
@@ -5268,7 +4004,7 @@ class TriuBackward0(Node):
     __slots__ = ("_saved_diagonal",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_diagonal: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5276,13 +4012,8 @@ class TriuBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            diagonal = self._saved_diagonal
+        diagonal = self._saved_diagonal
+        if self.task_should_compute_output(0):
             grad_inputs[0] = triu(grad, diagonal)
         return grad_inputs
 
@@ -5301,7 +4032,7 @@ class DiagonalBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim1: Any = None
         self._saved_dim2: Any = None
         self._saved_offset: Any = None
@@ -5312,16 +4043,11 @@ class DiagonalBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            offset = self._saved_offset
-            dim1 = self._saved_dim1
-            dim2 = self._saved_dim2
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
         return grad_inputs
 
@@ -5339,7 +4065,7 @@ class DiagEmbedBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim1: Any = None
         self._saved_dim2: Any = None
         self._saved_offset: Any = None
@@ -5349,15 +4075,10 @@ class DiagEmbedBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            offset = self._saved_offset
-            dim1 = self._saved_dim1
-            dim2 = self._saved_dim2
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        if self.task_should_compute_output(0):
             grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
         return grad_inputs
 
@@ -5375,7 +4096,7 @@ class DiagonalBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim1: Any = None
         self._saved_dim2: Any = None
         self._saved_offset: Any = None
@@ -5385,15 +4106,10 @@ class DiagonalBackwardBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            offset = self._saved_offset
-            dim1 = self._saved_dim1
-            dim2 = self._saved_dim2
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        if self.task_should_compute_output(0):
             grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
         return grad_inputs
 
@@ -5407,7 +4123,7 @@ class SqueezeBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5415,13 +4131,8 @@ class SqueezeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5435,7 +4146,7 @@ class SqueezeBackward1(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5443,13 +4154,8 @@ class SqueezeBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5463,7 +4169,7 @@ class SqueezeBackward2(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5471,13 +4177,8 @@ class SqueezeBackward2(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5491,7 +4192,7 @@ class SqueezeBackward3(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5499,13 +4200,8 @@ class SqueezeBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5519,7 +4215,7 @@ class SqueezeBackward4(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5527,13 +4223,8 @@ class SqueezeBackward4(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5547,7 +4238,7 @@ class SqueezeBackward5(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5555,13 +4246,8 @@ class SqueezeBackward5(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5575,7 +4261,7 @@ class UnsqueezeBackward0(Node):
     __slots__ = ("_saved_dim",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5583,13 +4269,8 @@ class UnsqueezeBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
             grad_inputs[0] = squeeze_dim(grad, dim)
         return grad_inputs
 
@@ -5606,7 +4287,7 @@ class IndexBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_indices: Any = None
         self._saved_self_sym_sizes: Any = None
 
@@ -5615,14 +4296,9 @@ class IndexBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            indices = self._saved_indices
+        indices = self._saved_indices
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
         return grad_inputs
 
@@ -5640,9 +4316,9 @@ class IndexSelectBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5650,25 +4326,15 @@ class IndexSelectBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = index_select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class GatherBackward0(Node):
@@ -5684,9 +4350,9 @@ class GatherBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -5694,25 +4360,15 @@ class GatherBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = gather_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class ScatterBackward0(Node):
@@ -5728,39 +4384,25 @@ class ScatterBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scatter_fill(grad, dim, index, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = gather(grad, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class ScatterBackward1(Node):
@@ -5775,33 +4417,23 @@ class ScatterBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scatter_fill(grad, dim, index, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class ScatterAddBackward0(Node):
@@ -5817,35 +4449,25 @@ class ScatterAddBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = gather(grad, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class IndexAddBackward0(Node):
@@ -5862,37 +4484,27 @@ class IndexAddBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
         self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        alpha = self._saved_alpha
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(index_select(grad, dim, index), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class MaskedFillBackward0(Node):
@@ -5904,31 +4516,21 @@ class MaskedFillBackward0(Node):
     __slots__ = ("_raw_saved_mask",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mask: Any = None
+        Node.__init__(self)
+        self._raw_saved_mask: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        mask = self._raw_saved_mask.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = masked_fill(grad, mask, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mask) is SavedVariable:
-            self._raw_saved_mask.reset_data()
-        elif self._raw_saved_mask is not None:  # a Python number
-            self._raw_saved_mask = RELEASED
+        self._raw_saved_mask.reset_data()
 
 
 class MaskedFillBackward1(Node):
@@ -5941,36 +4543,23 @@ class MaskedFillBackward1(Node):
     __slots__ = ("_raw_saved_mask",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mask: Any = None
+        Node.__init__(self)
+        self._raw_saved_mask: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        mask = self._raw_saved_mask.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = masked_fill(grad, mask, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = masked_fill_backward(grad, mask)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mask) is SavedVariable:
-            self._raw_saved_mask.reset_data()
-        elif self._raw_saved_mask is not None:  # a Python number
-            self._raw_saved_mask = RELEASED
+        self._raw_saved_mask.reset_data()
 
 
 class MaskedSelectBackward0(Node):
@@ -5985,39 +4574,24 @@ class MaskedSelectBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mask: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_mask: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        mask = self._raw_saved_mask.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = masked_select_backward(grad, self_, mask)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mask) is SavedVariable:
-            self._raw_saved_mask.reset_data()
-        elif self._raw_saved_mask is not None:  # a Python number
-            self._raw_saved_mask = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_mask.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class RollBackward0(Node):
@@ -6032,7 +4606,7 @@ class RollBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dims: Any = None
         self._saved_shifts: Any = None
 
@@ -6041,14 +4615,9 @@ class RollBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            shifts = self._saved_shifts
-            dims = self._saved_dims
+        dims = self._saved_dims
+        shifts = self._saved_shifts
+        if self.task_should_compute_output(0):
             grad_inputs[0] = roll_backward(grad, shifts, dims)
         return grad_inputs
 
@@ -6065,7 +4634,7 @@ class RepeatBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_repeats: Any = None
         self._saved_self_sym_sizes: Any = None
 
@@ -6074,14 +4643,9 @@ class RepeatBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            repeats = self._saved_repeats
+        repeats = self._saved_repeats
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = repeat_backward(grad, repeats, self_sym_sizes)
         return grad_inputs
 
@@ -6094,20 +4658,12 @@ class CloneBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -6121,7 +4677,7 @@ class ConstantPadNdBackward0(Node):
     __slots__ = ("_saved_pad",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_pad: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6129,13 +4685,8 @@ class ConstantPadNdBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            pad = self._saved_pad
+        pad = self._saved_pad
+        if self.task_should_compute_output(0):
             grad_inputs[0] = constant_pad_nd_backward(grad, pad)
         return grad_inputs
 
@@ -6149,7 +4700,7 @@ class UnsafeViewBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6157,13 +4708,8 @@ class UnsafeViewBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
 
@@ -6177,7 +4723,7 @@ class ReshapeAliasBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6185,13 +4731,8 @@ class ReshapeAliasBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
 
@@ -6204,20 +4745,12 @@ class AliasBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -6230,20 +4763,12 @@ class FillBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6258,7 +4783,7 @@ class FillBackward1(Node):
     __slots__ = ("_saved_value_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_value_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6266,15 +4791,10 @@ class FillBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(1):
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
 
@@ -6287,20 +4807,12 @@ class FillBackward2(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6315,7 +4827,7 @@ class FillBackward3(Node):
     __slots__ = ("_saved_value_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_value_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6323,15 +4835,10 @@ class FillBackward3(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(1):
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
 
@@ -6344,20 +4851,12 @@ class ZeroBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6384,16 +4883,16 @@ class ConvolutionBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_dilation: Any = None
         self._saved_groups: Any = None
-        self._raw_saved_input: Any = None
+        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
         self._saved_input_sym_sizes: Any = None
         self._saved_output_padding: Any = None
         self._saved_padding: Any = None
         self._saved_stride: Any = None
         self._saved_transposed: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
         self._saved_weight_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6401,22 +4900,17 @@ class ConvolutionBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            input_sym_sizes = self._saved_input_sym_sizes
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            stride = self._saved_stride
-            padding = self._saved_padding
-            dilation = self._saved_dilation
-            transposed = self._saved_transposed
-            output_padding = self._saved_output_padding
-            groups = self._saved_groups
+        dilation = self._saved_dilation
+        groups = self._saved_groups
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        stride = self._saved_stride
+        transposed = self._saved_transposed
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = convolution_backward_input(
                 grad,
                 input_sym_sizes,
@@ -6428,17 +4922,7 @@ class ConvolutionBackward0(Node):
                 output_padding,
                 groups,
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            weight_sym_sizes = self._saved_weight_sym_sizes
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            stride = self._saved_stride
-            padding = self._saved_padding
-            dilation = self._saved_dilation
-            transposed = self._saved_transposed
-            output_padding = self._saved_output_padding
-            groups = self._saved_groups
+        if self.task_should_compute_output(1):
             grad_inputs[1] = convolution_backward_weight(
                 grad,
                 input,
@@ -6450,21 +4934,13 @@ class ConvolutionBackward0(Node):
                 output_padding,
                 groups,
             )
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            transposed = self._saved_transposed
-            output_padding = self._saved_output_padding
+        if self.task_should_compute_output(2):
             grad_inputs[2] = convolution_backward_bias(grad, transposed, output_padding)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class MaxPool2DWithIndicesBackward0(Node):
@@ -6479,8 +4955,8 @@ class MaxPool2DWithIndicesBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result1: Any = None
+        Node.__init__(self)
+        self._raw_saved_result1: Any = UNDEFINED  # unpacks to None until saved
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6488,22 +4964,16 @@ class MaxPool2DWithIndicesBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            result1 = self._raw_saved_result1.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = max_pool2d_with_indices_backward(
                 grad, result1, self_sym_sizes
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result1 is not None:
-            self._raw_saved_result1.reset_data()
+        self._raw_saved_result1.reset_data()
 
 
 class AvgPool2DBackward0(Node):
@@ -6523,7 +4993,7 @@ class AvgPool2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_ceil_mode: Any = None
         self._saved_count_include_pad: Any = None
         self._saved_divisor_override: Any = None
@@ -6537,19 +5007,14 @@ class AvgPool2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            kernel_size = self._saved_kernel_size
-            stride = self._saved_stride
-            padding = self._saved_padding
-            ceil_mode = self._saved_ceil_mode
-            count_include_pad = self._saved_count_include_pad
-            divisor_override = self._saved_divisor_override
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
             grad_inputs[0] = avg_pool2d_backward(
                 grad,
                 self_sym_sizes,
@@ -6572,7 +5037,7 @@ class AdaptiveAvgPool2DBackward0(Node):
     __slots__ = ("_saved_self_sym_sizes",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -6580,13 +5045,8 @@ class AdaptiveAvgPool2DBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
 
@@ -6605,36 +5065,27 @@ class NativeLayerNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_eps: Any = None
-        self._raw_saved_input: Any = None
+        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
         self._saved_normalized_shape: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        eps = self._saved_eps
+        input = self._raw_saved_input.unpack(self, raw)
+        normalized_shape = self._saved_normalized_shape
+        weight = self._raw_saved_weight.unpack(self, raw)
         grad_input_mask = (
-            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
-            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
-            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            normalized_shape = self._saved_normalized_shape
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            eps = self._saved_eps
             grad_result = native_layer_norm_backward(
                 grad, input, normalized_shape, weight, eps, grad_input_mask
             )
@@ -6647,14 +5098,8 @@ class NativeLayerNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NativeBatchNormBackward0(Node):
@@ -6673,44 +5118,31 @@ class NativeBatchNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_eps: Any = None
-        self._raw_saved_input: Any = None
-        self._raw_saved_running_mean: Any = None
-        self._raw_saved_running_var: Any = None
+        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_running_mean: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_running_var: Any = UNDEFINED  # unpacks to None until saved
         self._saved_training: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        eps = self._saved_eps
+        input = self._raw_saved_input.unpack(self, raw)
+        running_mean = self._raw_saved_running_mean.unpack(self, raw)
+        running_var = self._raw_saved_running_var.unpack(self, raw)
+        training = self._saved_training
+        weight = self._raw_saved_weight.unpack(self, raw)
         grad_input_mask = (
-            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
-            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
-            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            running_mean = self._raw_saved_running_mean
-            if type(running_mean) is SavedVariable:  # else a Python number
-                running_mean = running_mean.unpack(self, raw)
-            running_var = self._raw_saved_running_var
-            if type(running_var) is SavedVariable:  # else a Python number
-                running_var = running_var.unpack(self, raw)
-            training = self._saved_training
-            eps = self._saved_eps
             grad_result = native_batch_norm_backward(
                 grad,
                 input,
@@ -6730,22 +5162,10 @@ class NativeBatchNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_running_mean) is SavedVariable:
-            self._raw_saved_running_mean.reset_data()
-        elif self._raw_saved_running_mean is not None:  # a Python number
-            self._raw_saved_running_mean = RELEASED
-        if type(self._raw_saved_running_var) is SavedVariable:
-            self._raw_saved_running_var.reset_data()
-        elif self._raw_saved_running_var is not None:  # a Python number
-            self._raw_saved_running_var = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_running_mean.reset_data()
+        self._raw_saved_running_var.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NativeGroupNormBackward0(Node):
@@ -6765,42 +5185,33 @@ class NativeGroupNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_C: Any = None
         self._saved_HxW: Any = None
         self._saved_N: Any = None
         self._saved_eps: Any = None
         self._saved_group: Any = None
-        self._raw_saved_input: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        C = self._saved_C
+        HxW = self._saved_HxW
+        N = self._saved_N
+        eps = self._saved_eps
+        group = self._saved_group
+        input = self._raw_saved_input.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
         grad_input_mask = (
-            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
-            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
-            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            N = self._saved_N
-            C = self._saved_C
-            HxW = self._saved_HxW
-            group = self._saved_group
-            eps = self._saved_eps
             grad_result = native_group_norm_backward(
                 grads, input, weight, N, C, HxW, group, eps, grad_input_mask
             )
@@ -6813,14 +5224,8 @@ class NativeGroupNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class EmbeddingBackward0(Node):
@@ -6837,8 +5242,8 @@ class EmbeddingBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_indices: Any = None
+        Node.__init__(self)
+        self._raw_saved_indices: Any = UNDEFINED  # unpacks to None until saved
         self._saved_padding_idx: Any = None
         self._saved_scale_grad_by_freq: Any = None
         self._saved_weight_sym_sizes: Any = None
@@ -6848,28 +5253,18 @@ class EmbeddingBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            weight_sym_sizes = self._saved_weight_sym_sizes
-            indices = self._raw_saved_indices
-            if type(indices) is SavedVariable:  # else a Python number
-                indices = indices.unpack(self, raw)
-            padding_idx = self._saved_padding_idx
-            scale_grad_by_freq = self._saved_scale_grad_by_freq
+        indices = self._raw_saved_indices.unpack(self, raw)
+        padding_idx = self._saved_padding_idx
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = embedding_backward(
                 grad, indices, weight_sym_sizes, padding_idx, scale_grad_by_freq
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_indices) is SavedVariable:
-            self._raw_saved_indices.reset_data()
-        elif self._raw_saved_indices is not None:  # a Python number
-            self._raw_saved_indices = RELEASED
+        self._raw_saved_indices.reset_data()
 
 
 class GeluBackward0(Node):
@@ -6884,33 +5279,23 @@ class GeluBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_approximate: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            approximate = self._saved_approximate
+        approximate = self._saved_approximate
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = gelu_backward(grad, self_, approximate)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SiluBackward0(Node):
@@ -6922,31 +5307,21 @@ class SiluBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = silu_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class MishBackward0(Node):
@@ -6958,31 +5333,21 @@ class MishBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mish_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SoftplusBackward0(Node):
@@ -6998,9 +5363,9 @@ class SoftplusBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_beta: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
         self._saved_threshold: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -7008,25 +5373,15 @@ class SoftplusBackward0(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            beta = self._saved_beta
-            threshold = self._saved_threshold
+        beta = self._saved_beta
+        self_ = self._raw_saved_self.unpack(self, raw)
+        threshold = self._saved_threshold
+        if self.task_should_compute_output(0):
             grad_inputs[0] = softplus_backward(grad, self_, beta, threshold)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class EluBackward0(Node):
@@ -7043,37 +5398,27 @@ class EluBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
         self._saved_input_scale: Any = None
         self._saved_scale: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            alpha = self._saved_alpha
-            scale = self._saved_scale
-            input_scale = self._saved_input_scale
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        scale = self._saved_scale
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward(grad, self_, alpha, scale, input_scale)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class CeluBackward0(Node):
@@ -7088,33 +5433,23 @@ class CeluBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward(grad, self_, alpha, 1.0, 1.0 / alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LeakyReluBackward0(Node):
@@ -7129,33 +5464,23 @@ class LeakyReluBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_negative_slope: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            negative_slope = self._saved_negative_slope
+        negative_slope = self._saved_negative_slope
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = leaky_relu_backward(grad, self_, negative_slope)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class HardtanhBackward0(Node):
@@ -7171,35 +5496,25 @@ class HardtanhBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_max_val: Any = None
         self._saved_min_val: Any = None
-        self._raw_saved_self: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min_val = self._saved_min_val
-            max_val = self._saved_max_val
+        max_val = self._saved_max_val
+        min_val = self._saved_min_val
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = hardtanh_backward(grad, self_, min_val, max_val)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class HardswishBackward0(Node):
@@ -7211,31 +5526,21 @@ class HardswishBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = hardswish_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class HardsigmoidBackward0(Node):
@@ -7247,31 +5552,21 @@ class HardsigmoidBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = hardsigmoid_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LogSigmoidBackward0(Node):
@@ -7283,31 +5578,21 @@ class LogSigmoidBackward0(Node):
     __slots__ = ("_raw_saved_self",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = log_sigmoid_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LeakyReluBackward1(Node):
@@ -7322,29 +5607,23 @@ class LeakyReluBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_negative_slope: Any = None
-        self._raw_saved_result: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            negative_slope = self._saved_negative_slope
+        negative_slope = self._saved_negative_slope
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = leaky_relu_backward(grad, result, negative_slope)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class EluBackward1(Node):
@@ -7361,10 +5640,10 @@ class EluBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
         self._saved_input_scale: Any = None
-        self._raw_saved_result: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
         self._saved_scale: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -7372,24 +5651,18 @@ class EluBackward1(Node):
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            alpha = self._saved_alpha
-            scale = self._saved_scale
-            input_scale = self._saved_input_scale
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        result = self._raw_saved_result.unpack(self, raw)
+        scale = self._saved_scale
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward_result(
                 grad, result, alpha, scale, input_scale
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class CeluBackward1(Node):
@@ -7404,29 +5677,23 @@ class CeluBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_alpha: Any = None
-        self._raw_saved_result: Any = None
+        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward_result(grad, result, alpha, 1.0, 1.0 / alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class MseLossBackward0(Node):
@@ -7443,50 +5710,28 @@ class MseLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            reduction = self._saved_reduction
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mse_loss_backward(grad, self_, target, reduction)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            reduction = self._saved_reduction
+        if self.task_should_compute_output(1):
             grad_inputs[1] = mse_loss_backward(grad, target, self_, reduction)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
 
 
 class SmoothL1LossBackward0(Node):
@@ -7504,57 +5749,34 @@ class SmoothL1LossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_beta: Any = None
         self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            reduction = self._saved_reduction
-            beta = self._saved_beta
+        beta = self._saved_beta
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = smooth_l1_loss_backward(
                 grad, self_, target, reduction, beta
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            reduction = self._saved_reduction
-            beta = self._saved_beta
+        if self.task_should_compute_output(1):
             grad_inputs[1] = smooth_l1_loss_backward(
                 grad, target, self_, reduction, beta
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
 
 
 class HuberLossBackward0(Node):
@@ -7572,53 +5794,30 @@ class HuberLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_delta: Any = None
         self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            reduction = self._saved_reduction
-            delta = self._saved_delta
+        delta = self._saved_delta
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = huber_loss_backward(grad, self_, target, reduction, delta)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            reduction = self._saved_reduction
-            delta = self._saved_delta
+        if self.task_should_compute_output(1):
             grad_inputs[1] = huber_loss_backward(grad, target, self_, reduction, delta)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
 
 
 class BinaryCrossEntropyBackward0(Node):
@@ -7636,65 +5835,35 @@ class BinaryCrossEntropyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = binary_cross_entropy_backward(
                 grad, self_, target, weight, reduction
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        if self.task_should_compute_output(1):
             grad_inputs[1] = binary_cross_entropy_target_backward(
                 grad, self_, target, weight, reduction
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -7713,76 +5882,38 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_pos_weight: Any = None
+        Node.__init__(self)
+        self._raw_saved_pos_weight: Any = UNDEFINED  # unpacks to None until saved
         self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            pos_weight = self._raw_saved_pos_weight
-            if type(pos_weight) is SavedVariable:  # else a Python number
-                pos_weight = pos_weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        pos_weight = self._raw_saved_pos_weight.unpack(self, raw)
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = binary_cross_entropy_with_logits_backward(
                 grad, self_, target, weight, pos_weight, reduction
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            pos_weight = self._raw_saved_pos_weight
-            if type(pos_weight) is SavedVariable:  # else a Python number
-                pos_weight = pos_weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        if self.task_should_compute_output(1):
             grad_inputs[1] = binary_cross_entropy_with_logits_target_backward(
                 grad, self_, target, weight, pos_weight, reduction
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_pos_weight) is SavedVariable:
-            self._raw_saved_pos_weight.reset_data()
-        elif self._raw_saved_pos_weight is not None:  # a Python number
-            self._raw_saved_pos_weight = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_pos_weight.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NllLossBackward0(Node):
@@ -7800,53 +5931,33 @@ class NllLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_ignore_index: Any = None
         self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
-            ignore_index = self._saved_ignore_index
+        ignore_index = self._saved_ignore_index
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = nll_loss_backward(
                 grad, self_, target, weight, reduction, ignore_index
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NllLoss2DBackward0(Node):
@@ -7864,50 +5975,30 @@ class NllLoss2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)
         self._saved_ignore_index: Any = None
         self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
+        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
+        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
-            ignore_index = self._saved_ignore_index
+        ignore_index = self._saved_ignore_index
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = nll_loss_backward(
                 grad, self_, target, weight, reduction, ignore_index
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()

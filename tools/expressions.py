@@ -215,7 +215,7 @@ def canonical(text: str) -> str:
 def check_forward(
     text: str, schema: FunctionSchema, kernel_helpers: frozenset[str]
 ) -> str:
-    """Check a forward kernel; return it with tensor arguments as `<name>_data`."""
+    """Check a forward kernel; return it with tensor arguments as `<name>_`."""
     what = "forward"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
@@ -421,7 +421,7 @@ def check_formula(
             data = (
                 f"{_output_data(schema, outputs[base])}._data"
                 if is_output
-                else f"{base}_data"
+                else f"{base}_"
             )
             expr = f"{ATTRIBUTE_READERS[node.attr]}({data})"
             replacements[id(node)] = name
@@ -444,7 +444,7 @@ def check_formula(
             name = f"{base}_args_sizes"
             replacements[id(node)] = name
             skip.update({id(node.func), id(node.args[0])})
-            expr = f"args_sizes_of({base}_data)"
+            expr = f"args_sizes_of({base}_)"
             saved.setdefault(name, SavedAttribute(name, expr, False, False, name))
     uses_grads = False
     for node in ast.walk(tree):
@@ -480,54 +480,6 @@ def check_formula(
             raise ExpressionError(f"{what} uses the unknown name {name!r}: {text!r}")
     formula = _unparse(_Replacer(replacements, {"self": "self_"}).visit(tree))
     return CheckedFormula(formula, tuple(saved.values()), uses_grads)
-
-
-# Formula helpers whose result is always a new array (or a number, or a Tensor).
-FRESH_HELPERS = frozenset(
-    {"cos", "sin", "exp", "log", "sinh", "cosh", "rsqrt", "fused"}
-)
-_FUSED_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
-
-
-def _is_fresh(node: ast.expr) -> bool:
-    """Whether `node` evaluates to a temporary: an arithmetic result or a call of
-    a helper that always makes a new array."""
-    if isinstance(node, ast.BinOp):
-        return type(node.op) in _FUSED_OPS
-    if isinstance(node, ast.UnaryOp):
-        return isinstance(node.op, ast.USub)
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in FRESH_HELPERS
-    )
-
-
-class _Fuser(ast.NodeTransformer):
-    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
-        self.generic_visit(node)
-        op = _FUSED_OPS.get(type(node.op))
-        if op is None:
-            return node
-        for temp, operand in ((1, node.right), (0, node.left)):
-            if _is_fresh(operand):
-                call = ast.Call(
-                    ast.Name("fused", ast.Load()),
-                    [ast.Constant(op), node.left, node.right, ast.Constant(temp)],
-                    [],
-                )
-                return ast.copy_location(call, node)
-        return node
-
-
-def fuse_temporaries(formula: str) -> str:
-    """The code a node runs for a checked formula: each `+ - * /` with an operand
-    that is itself a temporary becomes `fused(op, a, b, temp)`
-    (runtime/ops/formulas.py), which in a first-order backward writes the result into
-    that temporary instead of a new array. `grad * (1 - result * result)`
-    becomes `fused("*", grad, fused("-", 1, result * result, 1), 1)`."""
-    tree = ast.parse(formula, mode="eval")
-    return _unparse(_Fuser().visit(tree))
 
 
 class _Replacer(ast.NodeTransformer):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from yamlgrad.tools import journal
-from yamlgrad.tools.expressions import RESERVED_NAMES, fuse_temporaries, helper_names
+from yamlgrad.tools.expressions import RESERVED_NAMES, helper_names
 from yamlgrad.tools.load import RUNTIME_DIR, load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo, python_bindings
 
@@ -50,9 +50,8 @@ BLACK_MODE = {"line_length": 88}
 PACK_HELPERS_FILE = "helpers.py"
 PACK_KERNELS_FILE = "_kernels.py"
 
-# What every generated wrapper may call from runtime/wrappers/variable_type_utils.py.
-WRAPPER_UTILS = ("collect_next_edges", "compute_requires_grad", "set_history")
-ATTRIBUTE_UTILS = ("sizes_of", "ndim_of", "dtype_of", "args_sizes_of")
+# What the generated wrappers call: that module's own `__all__`, imported whole.
+WRAPPER_UTILS_MODULE = RUNTIME_DIR / "wrappers" / "variable_type_utils.py"
 
 
 def header(yaml_name: str, template: str) -> str:
@@ -90,29 +89,9 @@ def render(
         autoescape=False,
     )
     env.filters["pyrepr"] = repr
-    env.filters["fuse"] = fuse_temporaries
     nodes = tuple(i for i in infos if i.op is not None and not i.reuses_node)
     formula_helpers = helper_names(RUNTIME_DIR / "ops" / "formulas.py")
-    formulas = [fuse_temporaries(d.formula) for i in nodes for d in i.derivatives]
-    utils = set(WRAPPER_UTILS)
-    for info in infos:
-        utils.update(a.converter for a in info.func.arguments)
-        for s in info.all_saved:
-            utils.update(u for u in ATTRIBUTE_UTILS if s.expr.startswith(u + "("))
-        if info.type_promotion != "none":
-            utils.add("promote_operands")
-        if info.inplace:
-            utils.update({"check_inplace", "write_inplace", "rebase_history"})
-        if info.no_requires_grad:
-            utils.add("check_no_requires_grad")
-        if info.saves_original_self:
-            utils.add("original_value")
-        if info.is_view:
-            utils.add("make_view")
-        if info.output_kind != "single":
-            utils.add("set_history_outputs")
-        if info.return_names:
-            utils.add("return_type")
+    formulas = [d.formula for i in nodes for d in i.derivatives]
     overloads: dict[str, list[DifferentiabilityInfo]] = {}
     for info in infos:
         overloads.setdefault(info.func.name, []).append(info)
@@ -122,7 +101,7 @@ def render(
         "helpers": _used_names(formulas, formula_helpers - pack_helpers),
         "pack_helpers": _used_names(formulas, pack_helpers),
         "has_pack_helpers": bool(pack_helpers),
-        "utils": sorted(utils),
+        "utils": sorted(helper_names(WRAPPER_UTILS_MODULE)),
         "bindings": python_bindings(infos),
         "overloads": list(overloads.items()),
     }

@@ -175,9 +175,9 @@ class Argument:
 
     @property
     def local(self) -> str:
-        """Its name inside the wrapper once unpacked: tensors become `<name>_data`."""
+        """Its name inside the wrapper once unpacked: tensors become `<name>_`, as PyTorch names them."""
         return (
-            f"{self.name}_data" if self.is_tensor or self.is_tensor_list else self.name
+            f"{self.name}_" if self.is_tensor or self.is_tensor_list else self.name
         )
 
     @property
@@ -538,7 +538,7 @@ class DifferentiabilityInfo:
 
     @property
     def promotion_locals(self) -> str:
-        """The same as an assignment target: `self_data, other_data`."""
+        """The same as an assignment target: `self_, other_`."""
         names = self.promotion_names
         return ", ".join(names) + ("," if len(names) == 1 else "")
 

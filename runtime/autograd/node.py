@@ -41,8 +41,7 @@ Grad = Any  # an ndarray in a raw backward, a Tensor otherwise
 # AccumulateGrad runs first (NOTE [ Sequence Number ]).
 UINT64_MAX = 2**64 - 1
 
-# Creation order of nodes. Generated wrappers set a node's slots themselves
-# (Node.__init__ inlined) and draw its number from here too.
+# Creation order of nodes.
 sequence_nr = itertools.count()
 
 
@@ -102,14 +101,16 @@ class Node:
 
     # -- the graph ---------------------------------------------------------------
 
-    def set_next_edges(self, edges: tuple[Edge, ...]) -> None:
-        """Set the edges from `(node, input_nr)` pairs."""
-        self._next_edges = tuple(item for edge in edges for item in edge)
+    def set_next_edges(self, edges: tuple[Any, ...]) -> None:
+        """Set the edges: collect_next_edges's flat `(node, input_nr, node, ...)`,
+        or `(node, input_nr)` pairs. (A node is never a tuple, so the first item
+        tells which.)"""
+        if edges and isinstance(edges[0], tuple):
+            edges = tuple(item for edge in edges for item in edge)
+        self._next_edges = edges
 
     @property
     def next_edges(self) -> tuple[Edge, ...]:
-        # Stored as plain `(node, input_nr)` pairs: a generated wrapper builds them
-        # inline, without a call per edge.
         flat = self._next_edges
         return tuple(Edge(flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
