@@ -329,10 +329,6 @@ class AddBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
@@ -372,10 +368,6 @@ class SubBackward0(Node):
     """
 
     __slots__ = ("_saved_alpha",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -417,10 +409,6 @@ class RsubBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
@@ -441,10 +429,6 @@ class RsubBackward1(Node):
     """
 
     __slots__ = ("_saved_alpha",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -471,8 +455,10 @@ class MulBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -500,10 +486,6 @@ class MulBackward1(Node):
 
     __slots__ = ("_saved_other",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_other: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -529,8 +511,10 @@ class DivBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -558,10 +542,6 @@ class DivBackward1(Node):
 
     __slots__ = ("_saved_other",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_other: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -588,9 +568,10 @@ class DivBackward2(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_rounding_mode: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -626,11 +607,6 @@ class DivBackward3(Node):
         "_saved_rounding_mode",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_other: Any = None
-        self._saved_rounding_mode: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -654,7 +630,9 @@ class WhereBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_condition: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_condition: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -686,8 +664,10 @@ class MaximumBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -725,8 +705,10 @@ class FmaxBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -760,8 +742,10 @@ class MinimumBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -799,8 +783,10 @@ class FminBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -834,8 +820,10 @@ class Atan2Backward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -870,9 +858,10 @@ class HypotBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -908,8 +897,9 @@ class CopysignBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -939,11 +929,6 @@ class CopysignBackward1(Node):
         "_raw_saved_result",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -993,8 +978,10 @@ class RemainderBackward1(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -1046,8 +1033,10 @@ class FmodBackward1(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -1081,8 +1070,10 @@ class XlogyBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -1115,11 +1106,6 @@ class XlogyBackward1(Node):
         "_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1145,11 +1131,6 @@ class XlogyBackward2(Node):
         "_saved_other",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_other: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1178,10 +1159,6 @@ class LerpBackward0(Node):
     """
 
     __slots__ = ("_saved_weight",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_weight: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -1212,9 +1189,11 @@ class LerpBackward1(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_end: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_end: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -1254,9 +1233,10 @@ class AddcmulBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_tensor1: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_tensor2: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_value: Any = None
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_tensor1: Any = UNDEFINED
+        self._raw_saved_tensor2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -1295,9 +1275,10 @@ class AddcdivBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_tensor1: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_tensor2: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_value: Any = None
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_tensor1: Any = UNDEFINED
+        self._raw_saved_tensor2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -1336,9 +1317,11 @@ class ClampBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_max: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_min: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_max: Any = UNDEFINED
+        self._raw_saved_min: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -1374,12 +1357,6 @@ class ClampBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_max: Any = None
-        self._saved_min: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1406,11 +1383,6 @@ class ClampMinBackward0(Node):
         "_saved_min",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_min: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1441,8 +1413,10 @@ class ClampMinBackward1(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_min: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_min: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -1473,11 +1447,6 @@ class ClampMaxBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_max: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1507,8 +1476,10 @@ class ClampMaxBackward1(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_max: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_max: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -1536,10 +1507,6 @@ class NanToNumBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1564,11 +1531,6 @@ class PowBackward0(Node):
         "_saved_exponent",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_exponent: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1600,9 +1562,10 @@ class PowBackward1(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_exponent: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_exponent: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -1635,12 +1598,6 @@ class PowBackward2(Node):
         "_raw_saved_result",
         "_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_exponent: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_self: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1685,10 +1642,6 @@ class ReciprocalBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1710,10 +1663,6 @@ class ExpBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_result",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1737,10 +1686,6 @@ class LogBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1762,10 +1707,6 @@ class SinBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1789,10 +1730,6 @@ class CosBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1814,10 +1751,6 @@ class TanhBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_result",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1841,10 +1774,6 @@ class SigmoidBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1866,10 +1795,6 @@ class ReluBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_result",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1893,10 +1818,6 @@ class SqrtBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1918,10 +1839,6 @@ class AbsBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -1963,10 +1880,6 @@ class Exp2Backward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -1988,10 +1901,6 @@ class Expm1Backward0(Node):
     """
 
     __slots__ = ("_raw_saved_result",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2015,10 +1924,6 @@ class Log2Backward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2040,10 +1945,6 @@ class Log10Backward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2067,10 +1968,6 @@ class Log1PBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2092,10 +1989,6 @@ class RsqrtBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_result",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2119,10 +2012,6 @@ class TanBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2144,10 +2033,6 @@ class AsinBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2171,10 +2056,6 @@ class AcosBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2196,10 +2077,6 @@ class AtanBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2223,10 +2100,6 @@ class SinhBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2248,10 +2121,6 @@ class CoshBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2275,10 +2144,6 @@ class AsinhBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2301,10 +2166,6 @@ class AcoshBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2326,10 +2187,6 @@ class AtanhBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2356,11 +2213,6 @@ class LogitBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_eps: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2384,10 +2236,6 @@ class ErfBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2409,10 +2257,6 @@ class ErfcBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2544,10 +2388,6 @@ class SumBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2571,12 +2411,6 @@ class SumBackward1(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2597,10 +2431,6 @@ class MeanBackward0(Node):
     """
 
     __slots__ = ("_saved_self_sym_sizes",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2624,12 +2454,6 @@ class MeanBackward1(Node):
         "_saved_keepdim",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2656,13 +2480,6 @@ class MaxBackward0(Node):
         "_saved_keepdim",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_indices: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2694,11 +2511,6 @@ class MaxBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2727,13 +2539,6 @@ class MinBackward0(Node):
         "_saved_keepdim",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_indices: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2765,11 +2570,6 @@ class MinBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2796,11 +2596,6 @@ class ProdBackward0(Node):
         "_raw_saved_result",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2830,13 +2625,6 @@ class ProdBackward1(Node):
         "_raw_saved_result",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2869,13 +2657,6 @@ class VarBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_correction: Any = None
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2906,14 +2687,6 @@ class StdBackward0(Node):
         "_raw_saved_result",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_correction: Any = None
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -2948,14 +2721,6 @@ class LinalgVectorNormBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_ord: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -2989,13 +2754,6 @@ class AmaxBackward0(Node):
         "_raw_saved_result",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3032,13 +2790,6 @@ class AminBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3074,13 +2825,6 @@ class LogsumexpBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3110,11 +2854,6 @@ class CumsumBackward0(Node):
         "_saved_self_scalar_type",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_self_scalar_type: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3139,13 +2878,6 @@ class CumprodBackward0(Node):
         "_raw_saved_self",
         "_saved_self_scalar_type",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_self_scalar_type: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3178,11 +2910,6 @@ class SoftmaxBackward0(Node):
         "_raw_saved_result",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3208,11 +2935,6 @@ class LogSoftmaxBackward0(Node):
         "_saved_dim",
         "_raw_saved_result",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3243,8 +2965,10 @@ class MmBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_mat2: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat2: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -3278,8 +3002,10 @@ class DotBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_tensor: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_tensor: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -3313,8 +3039,10 @@ class MvBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_vec: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_vec: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -3348,8 +3076,10 @@ class BmmBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_mat2: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat2: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -3386,10 +3116,10 @@ class AddmmBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_alpha: Any = None
-        self._saved_beta: Any = None
-        self._raw_saved_mat1: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_mat2: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat1: Any = UNDEFINED
+        self._raw_saved_mat2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -3430,10 +3160,10 @@ class BaddbmmBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_alpha: Any = None
-        self._raw_saved_batch1: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_batch2: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_beta: Any = None
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_batch1: Any = UNDEFINED
+        self._raw_saved_batch2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -3465,10 +3195,6 @@ class TraceBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3487,10 +3213,6 @@ class LinalgInvExBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_inverse",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_inverse: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3518,11 +3240,6 @@ class LinalgDetBackward0(Node):
         "_raw_saved_A",
         "_raw_saved_result",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_A: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3569,11 +3286,6 @@ class TransposeBackward0(Node):
         "_saved_dim1",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim0: Any = None
-        self._saved_dim1: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3594,10 +3306,6 @@ class PermuteBackward0(Node):
 
     __slots__ = ("_saved_dims",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dims: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3617,10 +3325,6 @@ class ViewBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3639,10 +3343,6 @@ class ExpandBackward0(Node):
     """
 
     __slots__ = ("_saved_self_sym_sizes",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3666,11 +3366,6 @@ class CatBackward0(Node):
         "_saved_tensors_args_sizes",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_tensors_args_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
         grad = grads[0]
@@ -3693,11 +3388,6 @@ class StackBackward0(Node):
         "_saved_dim",
         "_saved_tensors_args_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_tensors_args_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
@@ -3723,12 +3413,6 @@ class SelectBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_index: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3752,11 +3436,6 @@ class SelectBackwardBackward0(Node):
         "_saved_dim",
         "_saved_index",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_index: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3783,14 +3462,6 @@ class SliceBackward0(Node):
         "_saved_start",
         "_saved_step",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_end: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_start: Any = None
-        self._saved_step: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3820,13 +3491,6 @@ class SliceBackwardBackward0(Node):
         "_saved_step",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_end: Any = None
-        self._saved_start: Any = None
-        self._saved_step: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3853,12 +3517,6 @@ class SplitBackward0(Node):
         "_saved_split_size",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_split_size: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         if all(g is None for g in grads):
@@ -3884,12 +3542,6 @@ class SplitWithSizesBackward0(Node):
         "_saved_split_sizes",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_split_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         if all(g is None for g in grads):
@@ -3911,10 +3563,6 @@ class UnbindBackward0(Node):
 
     __slots__ = ("_saved_dim",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         if all(g is None for g in grads):
@@ -3933,10 +3581,6 @@ class ToCopyBackward0(Node):
     """
 
     __slots__ = ("_saved_self_scalar_type",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_scalar_type: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -3957,10 +3601,6 @@ class FlipBackward0(Node):
 
     __slots__ = ("_saved_dims",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dims: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -3980,10 +3620,6 @@ class TrilBackward0(Node):
 
     __slots__ = ("_saved_diagonal",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_diagonal: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4002,10 +3638,6 @@ class TriuBackward0(Node):
     """
 
     __slots__ = ("_saved_diagonal",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_diagonal: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4030,13 +3662,6 @@ class DiagonalBackward0(Node):
         "_saved_offset",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim1: Any = None
-        self._saved_dim2: Any = None
-        self._saved_offset: Any = None
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4064,12 +3689,6 @@ class DiagEmbedBackward0(Node):
         "_saved_offset",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim1: Any = None
-        self._saved_dim2: Any = None
-        self._saved_offset: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4095,12 +3714,6 @@ class DiagonalBackwardBackward0(Node):
         "_saved_offset",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim1: Any = None
-        self._saved_dim2: Any = None
-        self._saved_offset: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4122,10 +3735,6 @@ class SqueezeBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4144,10 +3753,6 @@ class SqueezeBackward1(Node):
     """
 
     __slots__ = ("_saved_self_sym_sizes",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4168,10 +3773,6 @@ class SqueezeBackward2(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4190,10 +3791,6 @@ class SqueezeBackward3(Node):
     """
 
     __slots__ = ("_saved_self_sym_sizes",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4214,10 +3811,6 @@ class SqueezeBackward4(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4237,10 +3830,6 @@ class SqueezeBackward5(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4259,10 +3848,6 @@ class UnsqueezeBackward0(Node):
     """
 
     __slots__ = ("_saved_dim",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4285,11 +3870,6 @@ class IndexBackward0(Node):
         "_saved_indices",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_indices: Any = None
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4314,12 +3894,6 @@ class IndexSelectBackward0(Node):
         "_raw_saved_index",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4348,12 +3922,6 @@ class GatherBackward0(Node):
         "_raw_saved_index",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4385,8 +3953,9 @@ class ScatterBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -4415,11 +3984,6 @@ class ScatterBackward1(Node):
         "_saved_dim",
         "_raw_saved_index",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4450,8 +4014,9 @@ class ScatterAddBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -4485,9 +4050,9 @@ class IndexAddBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_alpha: Any = None
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -4515,10 +4080,6 @@ class MaskedFillBackward0(Node):
 
     __slots__ = ("_raw_saved_mask",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_mask: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4544,7 +4105,9 @@ class MaskedFillBackward1(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_mask: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mask: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -4573,11 +4136,6 @@ class MaskedSelectBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_mask: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4605,11 +4163,6 @@ class RollBackward0(Node):
         "_saved_shifts",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_dims: Any = None
-        self._saved_shifts: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4632,11 +4185,6 @@ class RepeatBackward0(Node):
         "_saved_repeats",
         "_saved_self_sym_sizes",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_repeats: Any = None
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4676,10 +4224,6 @@ class ConstantPadNdBackward0(Node):
 
     __slots__ = ("_saved_pad",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_pad: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4699,10 +4243,6 @@ class UnsafeViewBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4721,10 +4261,6 @@ class ReshapeAliasBackward0(Node):
     """
 
     __slots__ = ("_saved_self_sym_sizes",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -4782,10 +4318,6 @@ class FillBackward1(Node):
 
     __slots__ = ("_saved_value_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_value_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
@@ -4825,10 +4357,6 @@ class FillBackward3(Node):
     """
 
     __slots__ = ("_saved_value_sym_sizes",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_value_sym_sizes: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -4884,16 +4412,10 @@ class ConvolutionBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_dilation: Any = None
-        self._saved_groups: Any = None
-        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_input_sym_sizes: Any = None
-        self._saved_output_padding: Any = None
-        self._saved_padding: Any = None
-        self._saved_stride: Any = None
-        self._saved_transposed: Any = None
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_weight_sym_sizes: Any = None
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -4954,11 +4476,6 @@ class MaxPool2DWithIndicesBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_result1: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -4991,16 +4508,6 @@ class AvgPool2DBackward0(Node):
         "_saved_self_sym_sizes",
         "_saved_stride",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_ceil_mode: Any = None
-        self._saved_count_include_pad: Any = None
-        self._saved_divisor_override: Any = None
-        self._saved_kernel_size: Any = None
-        self._saved_padding: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_stride: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5036,10 +4543,6 @@ class AdaptiveAvgPool2DBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5066,10 +4569,10 @@ class NativeLayerNormBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_eps: Any = None
-        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_normalized_shape: Any = None
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -5119,12 +4622,12 @@ class NativeBatchNormBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_eps: Any = None
-        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_running_mean: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_running_var: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_training: Any = None
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_running_mean: Any = UNDEFINED
+        self._raw_saved_running_var: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -5186,13 +4689,10 @@ class NativeGroupNormBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_C: Any = None
-        self._saved_HxW: Any = None
-        self._saved_N: Any = None
-        self._saved_eps: Any = None
-        self._saved_group: Any = None
-        self._raw_saved_input: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
@@ -5241,13 +4741,6 @@ class EmbeddingBackward0(Node):
         "_saved_weight_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_indices: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_padding_idx: Any = None
-        self._saved_scale_grad_by_freq: Any = None
-        self._saved_weight_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5278,11 +4771,6 @@ class GeluBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_approximate: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5306,10 +4794,6 @@ class SiluBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5331,10 +4815,6 @@ class MishBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5361,12 +4841,6 @@ class SoftplusBackward0(Node):
         "_raw_saved_self",
         "_saved_threshold",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_beta: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_threshold: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5397,13 +4871,6 @@ class EluBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
-        self._saved_input_scale: Any = None
-        self._saved_scale: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5432,11 +4899,6 @@ class CeluBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5462,11 +4924,6 @@ class LeakyReluBackward0(Node):
         "_saved_negative_slope",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_negative_slope: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5495,12 +4952,6 @@ class HardtanhBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_max_val: Any = None
-        self._saved_min_val: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5525,10 +4976,6 @@ class HardswishBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5551,10 +4998,6 @@ class HardsigmoidBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5576,10 +5019,6 @@ class LogSigmoidBackward0(Node):
     """
 
     __slots__ = ("_raw_saved_self",)
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5605,11 +5044,6 @@ class LeakyReluBackward1(Node):
         "_saved_negative_slope",
         "_raw_saved_result",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_negative_slope: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5638,13 +5072,6 @@ class EluBackward1(Node):
         "_raw_saved_result",
         "_saved_scale",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
-        self._saved_input_scale: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_scale: Any = None
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -5676,11 +5103,6 @@ class CeluBackward1(Node):
         "_raw_saved_result",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_alpha: Any = None
-        self._raw_saved_result: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5711,9 +5133,10 @@ class MseLossBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -5750,10 +5173,10 @@ class SmoothL1LossBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_beta: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -5795,10 +5218,10 @@ class HuberLossBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_delta: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -5836,10 +5259,11 @@ class BinaryCrossEntropyBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -5883,11 +5307,12 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_pos_weight: Any = UNDEFINED  # unpacks to None until saved
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_pos_weight: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -5930,14 +5355,6 @@ class NllLossBackward0(Node):
         "_raw_saved_weight",
     )
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_ignore_index: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -5973,14 +5390,6 @@ class NllLoss2DBackward0(Node):
         "_raw_saved_target",
         "_raw_saved_weight",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_ignore_index: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_target: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_weight: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1

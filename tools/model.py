@@ -602,6 +602,12 @@ class DifferentiabilityInfo:
     def slot_names(self) -> tuple[str, ...]:
         return tuple(s.attr for s in self.all_saved)
 
+    @property
+    def guarded_saves(self) -> tuple[SavedAttribute, ...]:
+        """The saved tensors a wrapper may skip (see save_guard): a node starts
+        with these undefined."""
+        return tuple(s for s in self.saved_inputs if self.save_guard(s))
+
     def save_guard(self, saved: SavedAttribute) -> tuple[int, ...]:
         """The edges whose formulas read a saved tensor input.
 

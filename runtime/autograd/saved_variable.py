@@ -70,15 +70,16 @@ class SavedVariable:
     def __init__(
         self, value: Tensor | int | float | bool | None, is_output: bool
     ) -> None:
-        if not isinstance(value, Tensor):  # a Python number standing for a tensor
-            # A numpy scalar as the Python number it holds: weak in numpy's
-            # promotion, as the wrapper's unpacked argument was.
-            self._data: Any = value.item() if isinstance(value, np.generic) else value
-            self._tensor: Tensor | None = None
-            self._output_nr = 0
-            self._version_counter: VersionCounter | None = None
-            self._saved_version = 0
-            self._weak_grad_fn = None
+        kind = type(value)
+        if kind is float or kind is int:  # a Python number standing for a tensor
+            self._data: Any = value
+            self._version_counter: VersionCounter | None = None  # unpack: as is
+            return
+        if not isinstance(value, Tensor):
+            # A numpy scalar as the Python number it holds (weak in numpy's
+            # promotion, as the wrapper's unpacked argument was); None: undefined.
+            self._data = value.item() if isinstance(value, np.generic) else value
+            self._version_counter = None
             return
         if type(value) is InferenceTensor:
             raise RuntimeError(ERR_INFERENCE_SAVED)

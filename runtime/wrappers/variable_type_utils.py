@@ -325,17 +325,20 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
     first = values[0]
     if type(first) is np.ndarray and first.dtype.kind == "f":
         # The common case, decided without result_type: a float tensor with Python
-        # numbers (weak) and tensors of its own dtype keeps its dtype.
+        # numbers (weak) and tensors of its own dtype keeps its dtype. (numpy's
+        # builtin dtypes are singletons, so `is` decides it without `==`'s cost;
+        # an equal dtype that is another object takes the general path, which
+        # changes nothing either.)
         dtype = first.dtype
         for v in values:
             kind = type(v)
             if not (
                 kind is float
                 or kind is int
+                or kind is np.ndarray
+                and v.dtype is dtype
                 or kind is bool
                 or v is None
-                or kind is np.ndarray
-                and v.dtype == dtype
             ):
                 break
         else:
@@ -354,8 +357,13 @@ def compute_requires_grad(*args: Any) -> bool:
     if not _grad_mode.enabled:
         return False
     for a in args:
-        if (type(a) is Tensor or isinstance(a, Tensor)) and a._requires_grad:
-            return True
+        kind = type(a)
+        if kind is Tensor:
+            if a._requires_grad:
+                return True
+        elif kind is not float and kind is not int and isinstance(a, Tensor):
+            if a._requires_grad:
+                return True
     return False
 
 
@@ -375,27 +383,27 @@ def next_edge(a: Any) -> tuple[Node | None, int]:
 def collect_next_edges(*args: Any) -> tuple[Any, ...]:
     """The arguments' edges in a node's flat form: node, input_nr, node, ...
     (what `Node.set_next_edges` takes)."""
-    edges: list[Any] = []
+    edges: tuple[Any, ...] = ()
     for a in args:
-        if type(a) is Tensor and a.grad_fn is not None:
+        kind = type(a)
+        if kind is Tensor and a.grad_fn is not None:
             edges += (a.grad_fn, a.output_nr)
+        elif kind is float or kind is int:
+            edges += INVALID_EDGE
         else:
             edges += next_edge(a)
-    return tuple(edges)
-
-
-_ADD_INPUT_METADATA = Node.add_input_metadata
+    return edges
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:
-    """Make `result` the output of `grad_fn` (PyTorch's set_history)."""
+    """Make `result` the output of `grad_fn` (PyTorch's set_history). The node is
+    a generated one, whose input metadata is a plain tuple (Node's own
+    add_input_metadata, done here without the call)."""
     data = result._data
     if data.dtype.kind not in "fc":
         return  # integer and bool results never require grad
-    if type(grad_fn).add_input_metadata is not _ADD_INPUT_METADATA:
-        result.output_nr = grad_fn.add_input_metadata(result)
-    elif grad_fn._input_metadata:
-        metadata = grad_fn._input_metadata
+    metadata = grad_fn._input_metadata
+    if metadata:
         result.output_nr = len(metadata)
         grad_fn._input_metadata = (*metadata, (data.shape, data.dtype))
     else:  # the common first output: its metadata tuple is shared

@@ -35,10 +35,6 @@ class SoftsignBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
@@ -65,11 +61,6 @@ class SwishBackward0(Node):
         "_saved_beta",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_beta: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
@@ -104,8 +95,10 @@ class CubicBackward0(Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        self._raw_saved_other: Any = UNDEFINED  # unpacks to None until saved
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
@@ -135,11 +128,6 @@ class SmoothAbsBackward0(Node):
         "_saved_eps",
         "_raw_saved_self",
     )
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._saved_eps: Any = None
-        self._raw_saved_self: Any = UNDEFINED  # unpacks to None until saved
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
