@@ -45,6 +45,9 @@ UINT64_MAX = 2**64 - 1
 sequence_nr = itertools.count()
 
 
+_anomaly = anomaly_mode.state
+
+
 class Edge(NamedTuple):
     """Where a gradient goes: input `input_nr` of `node` (None: nowhere)."""
 
@@ -96,8 +99,10 @@ class Node:
         self._seq = next(sequence_nr)
         self._metadata: dict | None = None
         self._hooks: NodeHooks | None = None
-        if anomaly_mode.state.enabled:
-            record_anomaly(self, skip=2)
+        if _anomaly.enabled:
+            # The stack up to the op that made the node: without this frame and,
+            # when the class has one, its own __init__.
+            record_anomaly(self, skip=1 if type(self).__init__ is Node.__init__ else 2)
 
     # -- the graph ---------------------------------------------------------------
 

@@ -218,8 +218,6 @@ def optional(convert: Any) -> Any:
     return convert_optional
 
 
-
-
 def optional_int_list_arg(
     value: Any, op: str, name: str, position: int, size: int = 1
 ) -> tuple[int, ...] | None:
