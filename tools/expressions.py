@@ -63,28 +63,6 @@ SAVED_ATTRIBUTE_SUFFIX = {"shape": "sym_sizes", "ndim": "dim", "dtype": "scalar_
 # Python number a Tensor argument may be given); see runtime/wrappers/variable_type_utils.py.
 ATTRIBUTE_READERS = {"shape": "sizes_of", "ndim": "ndim_of", "dtype": "dtype_of"}
 
-# Names the generated code itself uses; an argument may not be called this.
-RESERVED_NAMES = frozenset(
-    {
-        "grad",
-        "grads",
-        "result",
-        "np",
-        "raw",
-        "grad_fn",
-        "grad_inputs",
-        "Tensor",
-        "kernels",
-        "_edges",
-        "_needed",
-        "fused",
-        "result_data",
-        "task_state",
-        "SavedVariable",
-        "RELEASED",
-    }
-)
-
 
 class ExpressionError(ValueError):
     """A refused expression; the loader adds file, line and op."""

@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import TextIO
 
 from yamlgrad.tools import journal
-from yamlgrad.tools.expressions import RESERVED_NAMES, helper_names
+from yamlgrad.tools.expressions import helper_names
 from yamlgrad.tools.load import RUNTIME_DIR, load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo, python_bindings
+from yamlgrad.tools.reserved import check_names
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -143,9 +144,9 @@ def render(
 
 def load_pack_helpers(path: Path) -> tuple[frozenset[str], str]:
     """An op pack's helper module: the names its literal `__all__` declares (only
-    those may be called) and its text. A name the runtime's helpers or the
-    generated code already use is refused."""
-    from yamlgrad.tools.load import GENERATED_MODULE_NAMES
+    those may be called) and its text. A name the runtime's helpers already use is
+    refused here; one the generated code binds, once it is rendered
+    (tools/reserved.py)."""
     from yamlgrad.tools.model import GenError, Location
 
     try:
@@ -153,11 +154,8 @@ def load_pack_helpers(path: Path) -> tuple[frozenset[str], str]:
         names = helper_names(path)
     except (OSError, SyntaxError, ValueError, RuntimeError) as e:
         raise GenError(Location(path.name, 1), "(helpers)", str(e)) from None
-    taken = (
-        helper_names(RUNTIME_DIR / "ops" / "formulas.py")
-        | helper_names(RUNTIME_DIR / "ops" / "kernels.py")
-        | GENERATED_MODULE_NAMES
-        | RESERVED_NAMES
+    taken = helper_names(RUNTIME_DIR / "ops" / "formulas.py") | helper_names(
+        RUNTIME_DIR / "ops" / "kernels.py"
     )
     clashes = sorted(n for n in names if n in taken or not n.isidentifier())
     if clashes:
@@ -194,6 +192,7 @@ def render_files(
     )
     infos = load_derivatives(yaml_path, display, names)
     rendered = render(display, infos, names)
+    check_names(rendered, infos, python_bindings(infos), names, helpers)
     if helpers is not None:
         rendered[PACK_HELPERS_FILE] = helpers_text
     return rendered

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from yamlgrad.tools.expressions import (
-    RESERVED_NAMES,
     ExpressionError,
     canonical,
     check_composite,
@@ -45,22 +44,6 @@ ENTRY_KEYS = frozenset(
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # Module-level names of the generated VariableType.py; no op may take one.
-GENERATED_MODULE_NAMES = frozenset(
-    {"np", "kernels", "composites", "Any", "Tensor", "SavedVariable", "REQUIRED"}
-    | {"Overload", "Param"}
-    | {"dispatch", "METHODS", "OVERLOADS", "annotations"}
-    | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
-    | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
-    | {"set_history_outputs", "tuple", "list"}
-    | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
-    | {"check_no_requires_grad"}
-    | {"original_value", "make_view", "original_self"}
-    | {"kernel_error", "kernel_failure", "check_arguments"}
-    | {"next_edge", "record_anomaly"}
-    | {"_new", "_next_edge", "_grad_mode", "_anomaly", "_sequence_nr"}
-    | {"_METADATA", "output_metadata", "_inference_threads", "InferenceTensor"}
-)
-
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin
 # (len, print, isinstance, super, type, object, ...) is refused as a name: the
 # generated code calls some of them, and a module-level op or a parameter of that
@@ -96,7 +79,9 @@ def facade_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
 def tensor_attribute_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
     """What class Tensor defines by hand (runtime/autograd/tensor.py), read with ast, plus
     the methods the facade installs; a generated Tensor method may take none."""
-    tree = ast.parse((runtime_dir / "autograd" / "tensor.py").read_text(encoding="utf-8"))
+    tree = ast.parse(
+        (runtime_dir / "autograd" / "tensor.py").read_text(encoding="utf-8")
+    )
     names: set[str] = set(FACADE_TENSOR_METHODS)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Tensor":
@@ -349,23 +334,15 @@ def _load_entry(
     if {"self", "input"} <= names:
         message = "arguments 'self' and 'input' together: Python calls 'self' 'input'"
         raise GenError(loc("name"), op_text, message)
-    if func.name in GENERATED_MODULE_NAMES or func.name.endswith("_arg"):
-        message = f"the op name {func.name!r} is taken by the generated code"
-        raise GenError(loc("name"), op_text, message)
 
     for a in func.arguments:
         if a.type.is_list and a.binding_kind not in ("int[]", "Tensor[]", "Tensor?[]"):
             message = f"argument type {str(a.type)!r} is not supported yet"
             raise GenError(loc("name"), op_text, message)
-        # A wrapper's parameter hides the module-level name it calls (set_history,
-        # tensor_arg, SavedVariable, ...), so arguments get the op names' check too.
-        shadows = (
-            a.name in RESERVED_NAMES
-            or a.name in GENERATED_MODULE_NAMES
-            or a.name.endswith("_arg")
-            or a.name in formula_helpers
-            or a.name in kernel_helpers
-        )
+        # A parameter named as a helper hides it from the formulas and kernels.
+        # (The names the generated code binds itself are checked once it is
+        # rendered: tools/reserved.py.)
+        shadows = a.name in formula_helpers or a.name in kernel_helpers
         if shadows:
             message = f"argument {a.name!r} shadows a name the generated code uses"
             raise GenError(loc("name"), op_text, message)

@@ -176,9 +176,7 @@ class Argument:
     @property
     def local(self) -> str:
         """Its name inside the wrapper once unpacked: tensors become `<name>_`, as PyTorch names them."""
-        return (
-            f"{self.name}_" if self.is_tensor or self.is_tensor_list else self.name
-        )
+        return f"{self.name}_" if self.is_tensor or self.is_tensor_list else self.name
 
     @property
     def py_default(self) -> str | None:
