@@ -81,7 +81,7 @@ def load_entries(
     from yamlgrad.tools.gen import load_pack_helpers
     from yamlgrad.tools.load import load_derivatives
 
-    names = frozenset() if helpers is None else load_pack_helpers(Path(helpers))[0]
+    names = None if helpers is None else load_pack_helpers(Path(helpers))[0]
     return load_derivatives(Path(yaml_path), None, names)
 
 

@@ -83,7 +83,7 @@ def two_sets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
     assert run_gen(old_yaml, old, "--helpers", str(HELPERS)) == 0
     new = root / "new_set"
     assert run_gen(new_yaml, new) == 0
-    assert {"helpers.py", "_kernels.py"} <= set(files_of(old)) - set(files_of(new))
+    assert {"helpers.py"} <= set(files_of(old)) - set(files_of(new))
     return old, new_yaml, new
 
 

@@ -17,8 +17,10 @@ saves the output; non-tensor arguments are saved by value.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from yamlgrad.tools.model import FunctionSchema, SavedAttribute
 
@@ -191,9 +193,10 @@ def canonical(text: str) -> str:
 
 
 def check_forward(
-    text: str, schema: FunctionSchema, kernel_helpers: frozenset[str]
+    text: str, schema: FunctionSchema, kernel_helpers: Mapping[str, str]
 ) -> str:
-    """Check a forward kernel; return it with tensor arguments as `<name>_`."""
+    """Check a forward kernel; return it with tensor arguments as `<name>_`.
+    `kernel_helpers`: each callable helper's module (tools/catalog.py)."""
     what = "forward"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
@@ -223,11 +226,12 @@ def check_forward(
     renames = {a.name: a.local for a in schema.arguments if a.local != a.name}
     tree = _Renamer(renames, {}).visit(tree)
     # Helpers are called through their module, so an op may share a helper's name
-    # (the `sigmoid` wrapper calls `kernels.sigmoid`).
+    # (the `sigmoid` wrapper calls `elementwise.sigmoid`).
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            module = kernel_helpers[node.func.id]
             node.func = ast.Attribute(
-                ast.Name("kernels", ast.Load()), node.func.id, ast.Load()
+                ast.Name(module, ast.Load()), node.func.id, ast.Load()
             )
     return _unparse(tree)
 
@@ -257,7 +261,7 @@ def _check_numpy_name(chain: list[str], text: str, what: str) -> None:
         )
 
 
-def _callable_ok(func: ast.expr, helpers: frozenset[str]) -> bool:
+def _callable_ok(func: ast.expr, helpers: Mapping[str, str]) -> bool:
     if isinstance(func, ast.Name):
         return func.id in helpers
     if isinstance(func, ast.Attribute):
@@ -270,18 +274,19 @@ def check_composite(
     text: str,
     schema: FunctionSchema,
     op_names: frozenset[str],
-    kernel_helpers: frozenset[str] = frozenset(),
-    composite_helpers: frozenset[str] = frozenset(),
+    kernel_helpers: Mapping[str, str] = MappingProxyType({}),
+    composite_helpers: Mapping[str, str] = MappingProxyType({}),
 ) -> str:
     """Check a composite's body: calls to op names over the arguments, and to the
-    kernel helpers for shape arithmetic (called as `kernels.<name>`, on plain
-    values: `flatten_shape(self.shape, start_dim, end_dim)`)."""
+    kernel helpers for shape arithmetic (called through their module, on plain
+    values: `flatten_shape(self.shape, start_dim, end_dim)`). The helper maps
+    give each name's module (tools/catalog.py)."""
     what = "composite"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
     args = {a.name for a in schema.arguments}
-    tensor_helpers = composite_helpers - op_names - args
-    helpers = (kernel_helpers - op_names - args) | tensor_helpers
+    tensor_helpers = set(composite_helpers) - op_names - args
+    helpers = (set(kernel_helpers) - op_names - args) | tensor_helpers
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
             raise ExpressionError(f"{what} reads '.{node.attr}': {text!r}")
@@ -306,7 +311,9 @@ def check_composite(
             and isinstance(node.func, ast.Name)
             and node.func.id in helpers
         ):
-            module = "composites" if node.func.id in tensor_helpers else "kernels"
+            name = node.func.id
+            table = composite_helpers if name in tensor_helpers else kernel_helpers
+            module = table[name]
             node.func = ast.Attribute(
                 ast.Name(module, ast.Load()), node.func.id, ast.Load()
             )
@@ -375,7 +382,7 @@ def check_formula(
             callee = ast.unparse(node.func)
             raise ExpressionError(
                 f"{what} calls {callee!r}, which is not a formula helper "
-                f"(runtime/ops/formulas.py __all__): {text!r}"
+                f"(a BACKWARD_HELPERS name of runtime/ops/): {text!r}"
             )
 
     saved: dict[str, SavedAttribute] = {}

@@ -12,6 +12,7 @@ import ast
 import builtins
 import dataclasses
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,13 @@ from yamlgrad.tools.expressions import (
     check_formula,
     check_forward,
     helper_names,
+)
+from yamlgrad.tools.catalog import (
+    PACK_MODULE,
+    Catalog,
+    CatalogError,
+    Declared,
+    runtime_catalog,
 )
 from yamlgrad.tools.model import (
     Derivative,
@@ -43,7 +51,6 @@ ENTRY_KEYS = frozenset(
     | {"type_promotion", "output_differentiability"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
-# Module-level names of the generated VariableType.py; no op may take one.
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin
 # (len, print, isinstance, super, type, object, ...) is refused as a name: the
 # generated code calls some of them, and a module-level op or a parameter of that
@@ -136,18 +143,31 @@ def create_op_prefix(name: str) -> str:
     return (camel_case + "Backward").replace("ForwardBackward", "Backward")
 
 
+def helper_catalog(extra_helpers: Declared | None = None) -> Catalog:
+    """The runtime's helpers by module, plus an op pack's (`helpers`)."""
+    try:
+        catalog = runtime_catalog()
+        if extra_helpers:
+            catalog = catalog.with_module(PACK_MODULE, extra_helpers)
+    except CatalogError as e:
+        raise GenError(Location("runtime/ops", 1), "(helpers)", str(e)) from None
+    return catalog
+
+
 def load_derivatives(
-    path: Path, display: str | None = None, extra_helpers: frozenset[str] = frozenset()
+    path: Path, display: str | None = None, extra_helpers: Declared | None = None
 ) -> tuple[DifferentiabilityInfo, ...]:
     """Parse and check a whole derivatives.yaml. Raises GenError on the first problem.
 
-    `extra_helpers`: the `__all__` of an op pack's own helper module (`--helpers`),
-    which its kernels and formulas may call besides the runtime's helpers.
+    `extra_helpers`: what an op pack's own helper module (`--helpers`) declares
+    (tools/catalog.py), which its kernels and formulas may call besides the
+    runtime's helpers.
     """
     display = display or path.name
     entries = load_yaml(path, display)
-    formula_helpers = helper_names(RUNTIME_DIR / "ops" / "formulas.py") | extra_helpers
-    kernel_helpers = helper_names(RUNTIME_DIR / "ops" / "kernels.py") | extra_helpers
+    catalog = helper_catalog(extra_helpers)
+    formula_helpers = frozenset(catalog.backward_helpers)
+    kernel_helpers = catalog.kernels
     infos: list[DifferentiabilityInfo] = []
     seen: dict[str, int] = {}
     counter: Counter[str] = Counter()
@@ -179,11 +199,9 @@ def load_derivatives(
     op_names = frozenset(i.func.name for i in infos if i.python_binding) | frozenset(
         i.func.cpp_name for i in infos if i.func.overload or not i.python_binding
     )
-    composite_helpers = helper_names(RUNTIME_DIR / "ops" / "composites.py")
+    composite_helpers = catalog.composite_helpers
     infos = [
-        _check_composite(
-            info, op_names, kernel_helpers | composite_helpers, composite_helpers
-        )
+        _check_composite(info, op_names, kernel_helpers, composite_helpers)
         for info in infos
     ]
     return _name_wrappers(tuple(infos))
@@ -282,8 +300,8 @@ def _fits_inplace(sample: Sample) -> bool:
 def _check_composite(
     info: DifferentiabilityInfo,
     op_names: frozenset[str],
-    kernel_helpers: frozenset[str],
-    composite_helpers: frozenset[str],
+    kernel_helpers: Mapping[str, str],
+    composite_helpers: Mapping[str, str],
 ) -> DifferentiabilityInfo:
     if info.composite is None:
         return info
@@ -304,7 +322,7 @@ def _load_entry(
     entry: YamlMap,
     display: str,
     formula_helpers: frozenset[str],
-    kernel_helpers: frozenset[str],
+    kernel_helpers: Mapping[str, str],
     counter: Counter[str],
 ) -> DifferentiabilityInfo:
     entry_loc = Location(display, entry.line)

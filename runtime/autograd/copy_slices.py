@@ -186,12 +186,9 @@ class CopyBackwards(Node):
         if grad is None:
             return outputs
         if self.task_should_compute_output(0):
-            if raw:
-                outputs[0] = np.zeros_like(grad)
-            else:
-                from yamlgrad.runtime.ops.formulas import zeros_like
-
-                outputs[0] = zeros_like(grad)
+            # Zeros outside any graph, in either mode.
+            zeros = np.zeros_like(grad if raw else grad._data)
+            outputs[0] = zeros if raw else Tensor._make(zeros)
         if self.task_should_compute_output(1):
             outputs[1] = grad
         return outputs

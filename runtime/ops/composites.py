@@ -21,7 +21,7 @@ from yamlgrad.runtime.errors import scalar_type_name, type_meta_name
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import int_list_arg
 
-__all__ = [
+COMPOSITE_HELPERS = (
     "atleast_1d_each",
     "atleast_2d_each",
     "tensordot_via_mm",
@@ -32,7 +32,7 @@ __all__ = [
     "bilinear_via_ops",
     "reshape_by_strides",
     "contiguous_by_strides",
-]
+)
 
 
 def atleast_1d_each(tensors: list[Tensor]) -> list[Any]:

@@ -26,7 +26,7 @@ from yamlgrad.runtime.ops import kernels
 from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.autograd.tensor import Tensor
 
-__all__ = [
+BACKWARD_HELPERS = (
     "fused",
     "cos",
     "sin",
@@ -141,7 +141,7 @@ __all__ = [
     "binary_cross_entropy_with_logits_backward",
     "binary_cross_entropy_with_logits_target_backward",
     "nll_loss_backward",
-]
+)
 
 def _unary(np_fn: Any, name: str) -> Any:
     def helper(x: Any) -> Any:

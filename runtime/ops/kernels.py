@@ -16,7 +16,7 @@ from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.wrappers.kernel_errors import KernelValueError, broadcast_pair
 
-__all__ = [
+KERNELS = (
     "c_order",
     "transpose_kernel",
     "vector_norm_input",
@@ -132,7 +132,7 @@ __all__ = [
     "binary_cross_entropy_with_logits_kernel",
     "nll_loss_kernel",
     "nll_loss2d_kernel",
-]
+)
 
 
 def c_order(result: Any) -> Any:

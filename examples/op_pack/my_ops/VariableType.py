@@ -16,9 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.ops import composites
-
-from . import _kernels as kernels
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
     Overload,
