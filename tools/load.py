@@ -13,6 +13,7 @@ import builtins
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from yamlgrad.tools.catalog import (
     runtime_catalog,
 )
 from yamlgrad.tools.model import (
+    Argument,
     Derivative,
     DifferentiabilityInfo,
     FunctionSchema,
@@ -318,102 +320,129 @@ def _check_composite(
     return dataclasses.replace(info, composite=body)
 
 
-def _load_entry(
-    entry: YamlMap,
-    display: str,
-    formula_helpers: frozenset[str],
-    kernel_helpers: Mapping[str, str],
-    counter: Counter[str],
-) -> DifferentiabilityInfo:
-    entry_loc = Location(display, entry.line)
+@dataclass(frozen=True)
+class _Entry:
+    """One YAML entry being loaded, with where each of its keys is."""
 
-    def loc(key: str) -> Location:
-        return Location(display, entry.lines.get(key, entry.line))
+    entry: YamlMap
+    display: str
+    op_text: str = "(entry)"
 
-    if "name" not in entry:
-        raise GenError(entry_loc, "(entry)", "missing 'name'")
-    name_text = entry["name"]
+    @property
+    def loc_entry(self) -> Location:
+        return Location(self.display, self.entry.line)
+
+    def loc(self, key: str) -> Location:
+        return Location(self.display, self.entry.lines.get(key, self.entry.line))
+
+    def error(self, key: str | None, message: str) -> GenError:
+        where = self.loc_entry if key is None else self.loc(key)
+        return GenError(where, self.op_text, message)
+
+
+def _load_schema(
+    e: _Entry, formula_helpers: frozenset[str], kernel_helpers: Mapping[str, str]
+) -> FunctionSchema:
+    """The entry's `name:`, parsed, with its op and argument names checked."""
+    if "name" not in e.entry:
+        raise GenError(e.loc_entry, "(entry)", "missing 'name'")
+    name_text = e.entry["name"]
     if not isinstance(name_text, str):
-        raise GenError(loc("name"), repr(name_text), "'name' must be a schema string")
+        raise GenError(e.loc("name"), repr(name_text), "'name' must be a schema string")
     try:
         func = FunctionSchema.parse(name_text)
-    except SchemaError as e:
-        raise GenError(loc("name"), name_text, str(e)) from None
-    op_text = str(func)
-    args = {a.name: a for a in func.arguments}
+    except SchemaError as err:
+        raise GenError(e.loc("name"), name_text, str(err)) from None
+    e = _Entry(e.entry, e.display, str(func))
     problem = name_problem(func.name, BUILTIN_OP_NAMES)
     if problem is not None:
-        raise GenError(loc("name"), op_text, f"the op name {func.name!r} {problem}")
+        raise e.error("name", f"the op name {func.name!r} {problem}")
     for a in func.arguments:
         problem = name_problem(a.name, BUILTIN_ARGUMENT_NAMES)
         if problem is not None:
-            raise GenError(loc("name"), op_text, f"argument {a.name!r} {problem}")
-    names = {a.name for a in func.arguments}
-    if {"self", "input"} <= names:
+            raise e.error("name", f"argument {a.name!r} {problem}")
+    if {"self", "input"} <= {a.name for a in func.arguments}:
         message = "arguments 'self' and 'input' together: Python calls 'self' 'input'"
-        raise GenError(loc("name"), op_text, message)
-
+        raise e.error("name", message)
     for a in func.arguments:
         if a.type.is_list and a.binding_kind not in ("int[]", "Tensor[]", "Tensor?[]"):
-            message = f"argument type {str(a.type)!r} is not supported yet"
-            raise GenError(loc("name"), op_text, message)
+            raise e.error("name", f"argument type {str(a.type)!r} is not supported yet")
         # A parameter named as a helper hides it from the formulas and kernels.
         # (The names the generated code binds itself are checked once it is
         # rendered: tools/reserved.py.)
-        shadows = a.name in formula_helpers or a.name in kernel_helpers
-        if shadows:
+        if a.name in formula_helpers or a.name in kernel_helpers:
             message = f"argument {a.name!r} shadows a name the generated code uses"
-            raise GenError(loc("name"), op_text, message)
-    _check_returns(func, loc("name"), op_text)
+            raise e.error("name", message)
+    _check_returns(func, e.loc("name"), e.op_text)
+    return func
 
-    tensor_inputs = {
-        a.name: a for a in func.arguments if a.is_tensor or a.is_tensor_list
-    }
-    derivative_keys = [k for k in entry if k not in ENTRY_KEYS]
+
+def _tensor_inputs(func: FunctionSchema) -> dict[str, Argument]:
+    return {a.name: a for a in func.arguments if a.is_tensor or a.is_tensor_list}
+
+
+def _load_covered(e: _Entry, func: FunctionSchema) -> dict[str, str]:
+    """Each tensor input that has a formula key, and that key (`self, other`)."""
+    args = {a.name for a in func.arguments}
+    tensor_inputs = _tensor_inputs(func)
     covered: dict[str, str] = {}
-    for key in derivative_keys:
+    for key in (k for k in e.entry if k not in ENTRY_KEYS):
         for name in (n.strip() for n in key.split(",")):
             if name not in args:
-                raise GenError(
-                    loc(key), op_text, f"formula for {name!r}, which is not an argument"
-                )
+                raise e.error(key, f"formula for {name!r}, which is not an argument")
             if name not in tensor_inputs:
-                raise GenError(
-                    loc(key), op_text, f"formula for {name!r}, which is not a Tensor"
-                )
+                raise e.error(key, f"formula for {name!r}, which is not a Tensor")
             if name in covered:
                 message = (
                     f"{name!r} has two formulas (keys {covered[name]!r} and {key!r})"
                 )
-                raise GenError(loc(key), op_text, message)
+                raise e.error(key, message)
             covered[name] = key
-    composite = entry.get("composite")
-    if composite is not None:
-        if "forward" in entry or derivative_keys:
-            message = "a composite has no 'forward' and no formulas of its own"
-            raise GenError(loc("composite"), op_text, message)
-        forward = ""
-    else:
-        if not covered:
-            message = (
-                f"no tensor input has a formula; give one or '{NON_DIFFERENTIABLE}'"
-            )
-            raise GenError(entry_loc, op_text, message)
-        if "forward" not in entry:
-            raise GenError(entry_loc, op_text, "missing 'forward'")
-        try:
-            forward = check_forward(entry["forward"], func, kernel_helpers)
-        except ExpressionError as e:
-            raise GenError(loc("forward"), op_text, str(e)) from None
+    return covered
 
-    keys = [] if composite is not None else list(dict.fromkeys(covered.values()))
-    non_differentiable = [k for k in keys if entry[k] == NON_DIFFERENTIABLE]
+
+def _load_forward(
+    e: _Entry,
+    func: FunctionSchema,
+    covered: dict[str, str],
+    kernel_helpers: Mapping[str, str],
+) -> str:
+    """The checked forward kernel ("" for a composite, which has none)."""
+    if e.entry.get("composite") is not None:
+        if "forward" in e.entry or any(k not in ENTRY_KEYS for k in e.entry):
+            message = "a composite has no 'forward' and no formulas of its own"
+            raise e.error("composite", message)
+        return ""
+    if not covered:
+        message = f"no tensor input has a formula; give one or '{NON_DIFFERENTIABLE}'"
+        raise e.error(None, message)
+    if "forward" not in e.entry:
+        raise e.error(None, "missing 'forward'")
+    try:
+        return check_forward(e.entry["forward"], func, kernel_helpers)
+    except ExpressionError as err:
+        raise e.error("forward", str(err)) from None
+
+
+def _load_formulas(
+    e: _Entry,
+    func: FunctionSchema,
+    covered: dict[str, str],
+    formula_helpers: frozenset[str],
+) -> tuple[list[Derivative], list[str]]:
+    """The checked backward formulas, in the order of their inputs' edges, and the
+    keys declared non_differentiable."""
+    keys = (
+        []
+        if e.entry.get("composite") is not None
+        else list(dict.fromkeys(covered.values()))
+    )
+    non_differentiable = [k for k in keys if e.entry[k] == NON_DIFFERENTIABLE]
     for key in non_differentiable:
         if "," in key:
-            raise GenError(
-                loc(key), op_text, f"'{NON_DIFFERENTIABLE}' takes one input: {key!r}"
-            )
+            raise e.error(key, f"'{NON_DIFFERENTIABLE}' takes one input: {key!r}")
     formula_keys = [k for k in keys if k not in non_differentiable]
+    tensor_inputs = _tensor_inputs(func)
     # Edges follow the schema's order of the differentiable inputs.
     differentiable = [
         a.name for a in func.arguments if covered.get(a.name) in formula_keys
@@ -421,18 +450,17 @@ def _load_entry(
     if len(differentiable) > 1 and any(
         tensor_inputs[n].is_tensor_list for n in differentiable
     ):
-        message = "a Tensor[] input must be the only differentiable input"
-        raise GenError(entry_loc, op_text, message)
+        raise e.error(None, "a Tensor[] input must be the only differentiable input")
     derivatives: list[Derivative] = []
     for key in sorted(
         formula_keys, key=lambda k: differentiable.index(k.split(",")[0].strip())
     ):
         names = tuple(n.strip() for n in key.split(","))
-        text = entry[key]
+        text = e.entry[key]
         try:
             checked = check_formula(text, func, formula_helpers, multi=len(names) > 1)
-        except ExpressionError as e:
-            raise GenError(loc(key), op_text, str(e)) from None
+        except ExpressionError as err:
+            raise e.error(key, str(err)) from None
         derivatives.append(
             Derivative(
                 var_names=names,
@@ -442,7 +470,7 @@ def _load_entry(
                 saved=checked.saved,
                 uses_grads=checked.uses_grads,
                 is_list=tensor_inputs[names[0]].is_tensor_list,
-                loc=loc(key),
+                loc=e.loc(key),
             )
         )
     if any(d.uses_grads for d in derivatives) and any(
@@ -452,51 +480,75 @@ def _load_entry(
             "illegally mixes use of 'grad' and 'grads'. Consider replacing occurrences "
             "of 'grad' with 'grads[0]'"
         )
-        raise GenError(entry_loc, op_text, message)
-    non_differentiable = [k.strip() for k in non_differentiable]
-    # PyTorch's rule: a tensor input with no key at all is not differentiable and
-    # may not require grad (check_no_requires_grad), except one named `output`.
-    no_requires_grad = tuple(
-        n
-        for n in tensor_inputs
-        if composite is None and n not in covered and n != "output"
-    )
+        raise e.error(None, message)
+    return derivatives, [k.strip() for k in non_differentiable]
 
-    op = None
-    if derivatives:
-        prefix = create_op_prefix(func.name)
-        op = f"{prefix}{counter[prefix]}"
-        counter[prefix] += 1
 
-    first = func.arguments[0] if func.arguments else None
-    has_self = first is not None and first.name == "self" and first.is_tensor
-    inplace = has_self and first.type.annotation == "a!" and func.name.endswith("_")
-    variants = _load_variants(
-        entry, loc("variants"), op_text, has_self, default="method" if inplace else None
-    )
-    python_binding = entry.get("python_binding", True)
-    if not isinstance(python_binding, bool):
-        raise GenError(
-            loc("python_binding"), op_text, "'python_binding' must be true or false"
-        )
-
-    promotion, operands = _load_type_promotion(
-        entry, loc("type_promotion"), op_text, func
-    )
-    output_differentiability = entry.get("output_differentiability")
-    if output_differentiability is not None and (
-        not isinstance(output_differentiability, list)
-        or len(output_differentiability) != len(func.returns)
+def _load_output_differentiability(
+    e: _Entry, func: FunctionSchema
+) -> tuple[bool, ...] | None:
+    value = e.entry.get("output_differentiability")
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != len(func.returns)
         or len(func.returns) < 2
-        or not all(isinstance(v, bool) for v in output_differentiability)
+        or not all(isinstance(v, bool) for v in value)
     ):
         message = (
             "'output_differentiability' must be a list of true/false, one per "
             "output of a tuple return"
         )
-        raise GenError(loc("output_differentiability"), op_text, message)
-    domains = _load_domains(entry, loc("domain"), op_text, func)
-    samples = _load_samples(entry, loc("samples"), op_text, func, domains, display)
+        raise e.error("output_differentiability", message)
+    return tuple(value)
+
+
+def _load_python_binding(e: _Entry) -> bool:
+    python_binding = e.entry.get("python_binding", True)
+    if not isinstance(python_binding, bool):
+        raise e.error("python_binding", "'python_binding' must be true or false")
+    return python_binding
+
+
+def _load_entry(
+    entry: YamlMap,
+    display: str,
+    formula_helpers: frozenset[str],
+    kernel_helpers: Mapping[str, str],
+    counter: Counter[str],
+) -> DifferentiabilityInfo:
+    func = _load_schema(_Entry(entry, display), formula_helpers, kernel_helpers)
+    e = _Entry(entry, display, str(func))
+    covered = _load_covered(e, func)
+    composite = entry.get("composite")
+    forward = _load_forward(e, func, covered, kernel_helpers)
+    derivatives, non_differentiable = _load_formulas(e, func, covered, formula_helpers)
+    # PyTorch's rule: a tensor input with no key at all is not differentiable and
+    # may not require grad (check_no_requires_grad), except one named `output`.
+    no_requires_grad = tuple(
+        n
+        for n in _tensor_inputs(func)
+        if composite is None and n not in covered and n != "output"
+    )
+    op = None
+    if derivatives:
+        prefix = create_op_prefix(func.name)
+        op = f"{prefix}{counter[prefix]}"
+        counter[prefix] += 1
+    first = func.arguments[0] if func.arguments else None
+    has_self = first is not None and first.name == "self" and first.is_tensor
+    inplace = has_self and first.type.annotation == "a!" and func.name.endswith("_")
+    variants = _load_variants(
+        entry, e.loc("variants"), e.op_text, has_self, "method" if inplace else None
+    )
+    python_binding = _load_python_binding(e)
+    promotion, operands = _load_type_promotion(
+        entry, e.loc("type_promotion"), e.op_text, func
+    )
+    output_differentiability = _load_output_differentiability(e, func)
+    domains = _load_domains(entry, e.loc("domain"), e.op_text, func)
+    samples = _load_samples(entry, e.loc("samples"), e.op_text, func, domains, display)
     return DifferentiabilityInfo(
         func=func,
         forward=forward,
@@ -510,15 +562,11 @@ def _load_entry(
         function="function" in variants,
         python_binding=python_binding,
         samples=samples,
-        loc=loc("name"),
+        loc=e.loc("name"),
         type_promotion=promotion,
         promotion_operands=operands,
         inplace=inplace,
-        output_differentiability=(
-            None
-            if output_differentiability is None
-            else tuple(output_differentiability)
-        ),
+        output_differentiability=output_differentiability,
     )
 
 
