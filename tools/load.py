@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from yamlgrad.tools.expressions import (
     ExpressionError,
@@ -53,6 +54,9 @@ ENTRY_KEYS = frozenset(
     | {"type_promotion", "output_differentiability"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
+# An argument's sampling intervals, and how a sample check reports a problem.
+Domains = dict[str, tuple[tuple[float, float], ...]]
+Fail = Callable[[str], NoReturn]
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin
 # (len, print, isinstance, super, type, object, ...) is refused as a name: the
 # generated code calls some of them, and a module-level op or a parameter of that
@@ -706,12 +710,106 @@ def _is_shape(value: Any) -> bool:
     )
 
 
+def _sample_list(
+    a: Argument, value: Any, domains: Domains, fail: Fail
+) -> SampleArg | None:
+    """A `Tensor[]` sample (a list of shapes) or a `Tensor?[]` one (index tensors
+    or nulls); None for any other argument."""
+    if a.is_tensor_list:
+        if not isinstance(value, list) or not all(_is_shape(v) for v in value):
+            fail(f"sample for {a.name!r} must be a list of shapes: {value!r}")
+        return SampleArg(
+            name=a.name,
+            shape=None,
+            value=None,
+            dtype=None,
+            domain=domains.get(a.name, DEFAULT_DOMAIN),
+            shapes=tuple(tuple(v) for v in value),
+        )
+    if a.binding_kind == "Tensor?[]":
+        if not isinstance(value, list) or not value:
+            fail(
+                f"sample for {a.name!r} must be a list of index tensors "
+                f"(nested lists of ints or bools) or nulls: {value!r}"
+            )
+        return SampleArg(
+            name=a.name,
+            shape=None,
+            value=None,
+            dtype=None,
+            domain=DEFAULT_DOMAIN,
+            index_list=_freeze(value),
+        )
+    return None
+
+
+def _sample_value(a: Argument, value: Any, domains: Domains, fail: Fail) -> SampleArg:
+    """A tensor sample (a shape, `{shape|values, dtype}` or a number), or a plain
+    argument's value."""
+    shape, dtype, values = None, None, None
+    if a.is_tensor and isinstance(value, dict):
+        shape, dtype = value.get("shape"), value.get("dtype")
+        values = value.get("values")
+        if values is not None:
+            shape = _nested_shape(values)
+        if (
+            set(value) - {"shape", "dtype", "values"}
+            or dtype not in (None, "bool", "int64")
+            or (values is not None and "shape" in value)
+        ):
+            fail(
+                f"tensor sample for {a.name!r} takes shape (or values) and "
+                f"dtype: {value!r}"
+            )
+    elif a.is_tensor and isinstance(value, list):
+        shape = value
+    elif a.is_tensor and not isinstance(value, (bool, int, float, type(None))):
+        fail(
+            f"tensor sample for {a.name!r} must be a shape, a mapping or "
+            f"a number: {value!r}"
+        )
+    if shape is not None and not _is_shape(shape):
+        fail(f"bad shape for {a.name!r}: {shape!r}")
+    return SampleArg(
+        name=a.name,
+        shape=None if shape is None else tuple(shape),
+        value=None if shape is not None else _freeze(value),
+        dtype=dtype,
+        domain=domains.get(a.name, DEFAULT_DOMAIN),
+        values=_freeze(values),
+    )
+
+
+def _load_sample(
+    item: Any, item_loc: Location, op: str, func: FunctionSchema, domains: Domains
+) -> Sample:
+    def fail(message: str) -> NoReturn:
+        raise GenError(item_loc, op, message)
+
+    if not isinstance(item, dict):
+        fail(f"a sample must be a mapping, got {item!r}")
+    args = {a.name for a in func.arguments}
+    for name in item:
+        if name not in args:
+            fail(f"sample gives {name!r}, which is not an argument")
+    sample_args = []
+    for a in func.arguments:
+        if a.name not in item:
+            if a.default is None:
+                fail(f"sample has no value for {a.name!r}")
+            continue
+        value = item[a.name]
+        arg = _sample_list(a, value, domains, fail)
+        sample_args.append(arg or _sample_value(a, value, domains, fail))
+    return Sample(tuple(sample_args), item_loc)
+
+
 def _load_samples(
     entry: YamlMap,
     loc: Location,
     op: str,
     func: FunctionSchema,
-    domains: dict[str, tuple[tuple[float, float], ...]],
+    domains: Domains,
     display: str,
 ) -> tuple[Sample, ...]:
     raw = entry.get("samples")
@@ -719,95 +817,7 @@ def _load_samples(
         raise GenError(
             loc, op, "'samples' must be a non-empty list of inputs for the tests"
         )
-    args = {a.name: a for a in func.arguments}
-    samples = []
-    for i, item in enumerate(raw):
-        item_loc = Location(display, raw.lines[i])
-        if not isinstance(item, dict):
-            raise GenError(item_loc, op, f"a sample must be a mapping, got {item!r}")
-        for name in item:
-            if name not in args:
-                raise GenError(
-                    item_loc, op, f"sample gives {name!r}, which is not an argument"
-                )
-        sample_args = []
-        for a in func.arguments:
-            if a.name not in item:
-                if a.default is None:
-                    raise GenError(item_loc, op, f"sample has no value for {a.name!r}")
-                continue
-            value = item[a.name]
-            shape, dtype = None, None
-            if a.is_tensor_list:
-                if not isinstance(value, list) or not all(_is_shape(v) for v in value):
-                    message = (
-                        f"sample for {a.name!r} must be a list of shapes: {value!r}"
-                    )
-                    raise GenError(item_loc, op, message)
-                sample_args.append(
-                    SampleArg(
-                        name=a.name,
-                        shape=None,
-                        value=None,
-                        dtype=None,
-                        domain=domains.get(a.name, DEFAULT_DOMAIN),
-                        shapes=tuple(tuple(v) for v in value),
-                    )
-                )
-                continue
-            if a.binding_kind == "Tensor?[]":
-                if not isinstance(value, list) or not value:
-                    message = (
-                        f"sample for {a.name!r} must be a list of index tensors "
-                        f"(nested lists of ints or bools) or nulls: {value!r}"
-                    )
-                    raise GenError(item_loc, op, message)
-                sample_args.append(
-                    SampleArg(
-                        name=a.name,
-                        shape=None,
-                        value=None,
-                        dtype=None,
-                        domain=DEFAULT_DOMAIN,
-                        index_list=_freeze(value),
-                    )
-                )
-                continue
-            values = None
-            if a.is_tensor and isinstance(value, dict):
-                shape, dtype = value.get("shape"), value.get("dtype")
-                values = value.get("values")
-                if values is not None:
-                    shape = _nested_shape(values)
-                if (
-                    set(value) - {"shape", "dtype", "values"}
-                    or dtype not in (None, "bool", "int64")
-                    or (values is not None and "shape" in value)
-                ):
-                    message = (
-                        f"tensor sample for {a.name!r} takes shape (or values) and "
-                        f"dtype: {value!r}"
-                    )
-                    raise GenError(item_loc, op, message)
-            elif a.is_tensor and isinstance(value, list):
-                shape = value
-            elif a.is_tensor and not isinstance(value, (bool, int, float, type(None))):
-                message = (
-                    f"tensor sample for {a.name!r} must be a shape, a mapping or "
-                    f"a number: {value!r}"
-                )
-                raise GenError(item_loc, op, message)
-            if shape is not None and not _is_shape(shape):
-                raise GenError(item_loc, op, f"bad shape for {a.name!r}: {shape!r}")
-            sample_args.append(
-                SampleArg(
-                    name=a.name,
-                    shape=None if shape is None else tuple(shape),
-                    value=None if shape is not None else _freeze(value),
-                    dtype=dtype,
-                    domain=domains.get(a.name, DEFAULT_DOMAIN),
-                    values=_freeze(values),
-                )
-            )
-        samples.append(Sample(tuple(sample_args), item_loc))
-    return tuple(samples)
+    return tuple(
+        _load_sample(item, Location(display, raw.lines[i]), op, func, domains)
+        for i, item in enumerate(raw)
+    )
