@@ -107,3 +107,18 @@ def test_apply_runs_the_formula_its_docstring_shows(info: object) -> None:
     # Each saved value unpacked once, at the top.
     for s in info.all_saved:  # type: ignore[attr-defined]
         assert apply.count(f"{s.local} = self.{s.attr}") == 1, (info.op, s.attr)  # type: ignore[attr-defined]
+
+
+def test_a_lone_int_for_an_int_n_argument_is_expanded_once_in_the_wrapper() -> None:
+    import numpy as np
+
+    import yamlgrad as yg
+    from yamlgrad.generated import VariableType
+
+    wrapper = WRAPPERS["avg_pool2d"]
+    assert '"avg_pool2d", "kernel_size", 2, size=2)' in wrapper
+    x = yg.tensor(np.arange(32.0).reshape(1, 2, 4, 4), requires_grad=True)
+    lone = VariableType.max_pool2d_with_indices(x, 2, 1, 0, 1)
+    pairs = VariableType.max_pool2d_with_indices(x, (2, 2), (1, 1), (0, 0), (1, 1))
+    np.testing.assert_array_equal(lone[0].detach().numpy(), pairs[0].detach().numpy())
+    assert lone[0].grad_fn._saved_kernel_size == (2, 2)
