@@ -202,7 +202,7 @@ class Node:
         if name.startswith("_saved_"):
             raw = getattr(self, "_raw" + name, _MISSING)
             if raw is not _MISSING:
-                # A SavedVariable, or a Python number saved as it is (`x * 2`).
+                # A SavedVariable (a list of them for a Tensor[] argument).
                 return raw.unpack(self) if hasattr(raw, "unpack") else raw
         raise AttributeError(
             f"'{type(self).__name__}' object has no attribute '{name}'"
