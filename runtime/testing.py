@@ -12,7 +12,7 @@ so is the gradient of `<direction, first-order gradient>` computed with
 `create_graph=True` (double backward). A mismatch raises `OpCheckError`, naming the
 YAML file and line of the sample, the entry and the input.
 
-The project's tests (tests/test_gradients.py) run exactly these functions over
+The project's tests (tests/ops/test_gradients.py) run exactly these functions over
 derivatives.yaml. Loading a YAML file needs the generator's dependencies (pyyaml);
 `import yamlgrad` does not load this module's imports of them.
 """

@@ -1,0 +1,92 @@
+"""The example scripts run, and print what they claim (torch is the oracle)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from support import REPO_ROOT
+
+EXAMPLES = REPO_ROOT / "examples"
+
+
+def run(script: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def torch_order(loss: torch.Tensor, names: dict[int, str]) -> list[str]:
+    """The order torch's engine runs the graph's nodes in, by node pre-hooks."""
+    order: list[str] = []
+    stack, seen = [loss.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        name = type(node).__name__
+        if name == "AccumulateGrad":
+            name = f"AccumulateGrad({names[id(node.variable)]})"
+        node.register_prehook(lambda grads, n=name: order.append(n))
+        stack += [n for n, _ in node.next_functions]
+    loss.backward()
+    return order
+
+
+def test_seed_walkthrough_prints_the_engine_order_of_torch() -> None:
+    out = run("seed_walkthrough.py")
+    orders = [
+        line.split("engine order: ")[1].split(" -> ")
+        for line in out.splitlines()
+        if "engine order: " in line
+    ]
+    assert len(orders) == 2
+
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = torch.tensor([6.0, 4.0], requires_grad=True)
+    Q = 3 * a**3 - b**2
+    assert orders[0] == torch_order(Q.sum(), {id(a): "a", id(b): "b"})
+    assert orders[0][:3] == ["SumBackward0", "SubBackward0", "PowBackward0"]
+    assert "a.grad = tensor([36., 81.])" in out
+    assert "b.grad = tensor([-12.,  -8.])" in out
+
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    W1 = torch.randn(3, 5, requires_grad=True)
+    b1 = torch.zeros(5, requires_grad=True)
+    W2 = torch.randn(5, 1, requires_grad=True)
+    b2 = torch.zeros(1, requires_grad=True)
+    names = {id(W1): "W1", id(b1): "b1", id(W2): "W2", id(b2): "b2"}
+    loss = (((x @ W1 + b1).relu() @ W2 + b2 - y) ** 2).mean()
+    assert orders[1] == torch_order(loss, names)
+    # Each node's next_functions and saved values are printed.
+    assert "next_functions: ((MulBackward0, 0), (PowBackward0, 0))" in out
+    assert "_saved_exponent: 3" in out
+    assert "next_functions: ((ReluBackward0, 0), (AccumulateGrad(W2), 0))" in out
+
+
+def test_digits_mlp_reaches_95_percent(tmp_path: Path) -> None:
+    """The MLP example as shipped (seeded): at least 95% test accuracy, plot saved."""
+    plot = tmp_path / "mlp.png"
+    out = run("digits_mlp.py", "--plot", str(plot))
+    accuracy = float(out.split("test accuracy: ")[1].split()[0])
+    assert accuracy >= 0.95
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_digits_cnn_reaches_97_percent(tmp_path: Path) -> None:
+    """The CNN example as shipped (seeded): at least 97% test accuracy, plot saved."""
+    plot = tmp_path / "cnn.png"
+    out = run("digits_cnn.py", "--plot", str(plot))
+    accuracy = float(out.split("test accuracy: ")[1].split()[0])
+    assert accuracy >= 0.97
+    assert plot.read_bytes().startswith(b"\x89PNG")

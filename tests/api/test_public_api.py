@@ -1,0 +1,259 @@
+"""Every public name is a YAML op, or is listed here with why it is not.
+
+A differentiable op added by hand (not through derivatives.yaml) fails this test
+until it gets an entry or a reason below. Also: non-contiguous inputs give the same
+values and gradients as contiguous ones, for every entry's samples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+from support import (
+    DIFFERENTIABLE,
+    call,
+    float_outputs,
+    op_id,
+    sample_inputs,
+    slot_array,
+)
+from yamlgrad.generated import VariableType
+from yamlgrad.runtime import factories
+from yamlgrad.tools.model import DifferentiabilityInfo
+
+FACTORY = "a factory: makes a leaf, records nothing"
+NOT_FROM_YAML = {
+    **{name: FACTORY for name in factories.__all__},
+    **{
+        name: "random state, not an op"
+        for name in (
+            "Generator",
+            "default_generator",
+            "manual_seed",
+            "seed",
+            "initial_seed",
+        )
+    },
+    **{
+        name: "a dtype"
+        for name in (
+            "dtype",
+            "float16",
+            "float32",
+            "float64",
+            "half",
+            "float",
+            "double",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "int",
+            "long",
+            "short",
+            "uint8",
+            "bool",
+        )
+    },
+    **{
+        name: "grad mode, not an op"
+        for name in (
+            "no_grad",
+            "enable_grad",
+            "set_grad_enabled",
+            "is_grad_enabled",
+            "inference_mode",
+            "is_inference_mode_enabled",
+        )
+    },
+    "Tensor": "the tensor type",
+    "Size": "a shape",
+    "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
+    "ops": "a namespace of the YAML's own overloads",
+    "linalg": "a namespace of YAML ops under torch.linalg's names",
+    "nn": "a namespace: nn.functional.pad is the YAML's pad",
+    "viz": "a module: make_dot draws the autograd graph, records nothing",
+    "optim": "a namespace: optimisers and lr_scheduler, updates under no_grad",
+    "utils": "a namespace: utils.data's datasets, samplers and DataLoader",
+    "save": "writes a state dict as .npz + JSON, records nothing",
+    "load": "reads what save wrote, records nothing",
+    "testing": "a module: finite-difference checks of a YAML file's ops",
+    "tensordot": (
+        "torch.tensordot's Python signature (dims=2 or a pair of lists) over the "
+        "YAML's tensordot entry"
+    ),
+}
+
+
+def test_every_public_name_is_a_yaml_op_or_explained() -> None:
+    unexplained = sorted(
+        set(yg.__all__) - set(VariableType.__all__) - set(NOT_FROM_YAML)
+    )
+    assert unexplained == []
+    stale = sorted(set(NOT_FROM_YAML) - set(yg.__all__))
+    assert stale == []
+
+
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    return np.array(array, order="C", copy=True)
+
+
+def _non_contiguous(array: np.ndarray) -> np.ndarray:
+    """The same values in memory that is not C-contiguous (every other element)."""
+    if array.ndim == 0:
+        return array
+    spread = np.zeros(array.shape[:-1] + (array.shape[-1] * 2,), dtype=array.dtype)
+    view = spread[..., ::2]
+    view[...] = array
+    assert array.size <= 1 or not view.flags.c_contiguous
+    return view
+
+
+# `_reshape_alias` takes its strides as an argument: they address the input's
+# memory, so another layout is another tensor (as in PyTorch).
+LAYOUT_BLIND = tuple(i for i in DIFFERENTIABLE if i.func.name != "_reshape_alias")
+
+
+@pytest.mark.parametrize("info", LAYOUT_BLIND, ids=op_id)
+def test_non_contiguous_inputs_give_the_same_values_and_gradients(
+    info: DifferentiabilityInfo,
+) -> None:
+    rng = np.random.default_rng(3)
+    for sample in info.samples:
+        kwargs, slots = sample_inputs(info, sample, rng, np.float64)
+        results = []
+        for layout in (_contiguous, _non_contiguous):
+            leaves = {
+                s: yg.from_numpy(layout(slot_array(kwargs, s).copy())).requires_grad_()
+                for s in slots
+            }
+            outputs = float_outputs(call(info, kwargs, leaves), info)
+            seeds = [yg.tensor(np.ones(o.shape, dtype=np.float64)) for o in outputs]
+            yg.autograd.backward(outputs, seeds)
+            results.append(
+                (
+                    [o.detach().numpy().copy() for o in outputs],
+                    [leaves[s].grad.numpy().copy() for s in slots],
+                )
+            )
+        (values, grads), (values_nc, grads_nc) = results
+        for a, b in zip(values + grads, values_nc + grads_nc):
+            np.testing.assert_allclose(
+                a, b, rtol=1e-12, atol=1e-14, err_msg=str(sample.loc)
+            )
+
+
+@pytest.mark.parametrize(
+    "dims, a_shape, b_shape",
+    [
+        (2, (3, 4, 5), (4, 5, 2)),
+        (([1, 2], [0, 1]), (3, 4, 5), (4, 5, 2)),
+        (([0], [1]), (3, 4), (2, 3)),
+        (0, (2, 3), (4,)),
+    ],
+    ids=["2", "pairs", "one-pair", "0"],
+)
+def test_tensordot_matches_torch(dims: object, a_shape: tuple, b_shape: tuple) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    a0, b0 = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    a, b = yg.tensor(a0, requires_grad=True), yg.tensor(b0, requires_grad=True)
+    ta, tb = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    out, ref = yg.tensordot(a, b, dims), torch.tensordot(ta, tb, dims)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
+    cotangent = rng.standard_normal(tuple(ref.shape))
+    out.backward(yg.tensor(cotangent))
+    ref.backward(torch.tensor(cotangent))
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+# fmt: off
+KEYWORD_CALLS = [
+    ("abs", lambda m, x, y: m.abs(input=x)),
+    ("sum_dim", lambda m, x, y: m.sum(input=x, dim=1, keepdim=True)),
+    ("add_alpha", lambda m, x, y: m.add(input=x, other=y, alpha=2)),
+    ("where", lambda m, x, y: m.where(x > 0, input=x, other=y)),
+    ("clamp", lambda m, x, y: m.clamp(input=x, min=-0.5)),
+    ("pow_scalar", lambda m, x, y: m.pow(input=x, exponent=2)),
+    ("matmul", lambda m, x, y: m.matmul(input=x, other=y.T)),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "call", [c for _, c in KEYWORD_CALLS], ids=[n for n, _ in KEYWORD_CALLS]
+)
+def test_input_keyword_as_torch(call: object) -> None:
+    """A function's first tensor is `input` in Python (the schema's `self`), as
+    PyTorch's Python signatures name it: values and gradients as torch's."""
+    torch = pytest.importorskip("torch")
+    _same_as_torch(torch, lambda ours: call(yg, *ours), lambda theirs: call(torch, *theirs))  # type: ignore[operator]
+
+
+def _same_as_torch(torch: Any, ours_call: Any, theirs_call: Any) -> None:
+    """Two (2, 3) float64 leaves each side: the output, its node's name and
+    each leaf's gradient (or its absence) are torch's."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    ours = [yg.tensor(v, requires_grad=True) for v in (a, b)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+    out, ref = ours_call(ours), theirs_call(theirs)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    assert out.grad_fn.name() == type(ref.grad_fn).__name__
+    out.sum().backward()
+    ref.sum().backward()
+    for x, t in zip(ours, theirs):
+        if t.grad is None:
+            assert x.grad is None
+        else:
+            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_overload_error_lists_input_as_torch_names_it() -> None:
+    with pytest.raises(TypeError) as caught:
+        yg.sum(inp=yg.ones(2))
+    text = str(caught.value)
+    assert "(Tensor input, *, ScalarType? dtype=None)" in text
+    assert "Tensor self" not in text
+
+
+# fmt: off
+SCHEMA_KEYWORD_CALLS = [
+    ("abs", lambda ops, x, y: ops.abs.default(self=x)),
+    ("sum_dim", lambda ops, x, y: ops.sum.dim_IntList(self=x, dim=[1], keepdim=True)),
+    ("add_alpha", lambda ops, x, y: ops.add.Tensor(self=x, other=y, alpha=2)),
+    ("mul_positional", lambda ops, x, y: ops.mul.Tensor(x, other=y)),
+    ("where", lambda ops, x, y: ops.where.self(x > 0, self=x, other=y)),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "call",
+    [c for _, c in SCHEMA_KEYWORD_CALLS],
+    ids=[n for n, _ in SCHEMA_KEYWORD_CALLS],
+)
+def test_ops_overloads_take_schema_names_as_torch_ops(call: object) -> None:
+    """`yg.ops.<name>.<overload>` is called by the schema's names (`self=`), as
+    `torch.ops.aten` is, while `yg.<name>` takes Python's (`input=`)."""
+    torch = pytest.importorskip("torch")
+    _same_as_torch(
+        torch,
+        lambda ours: call(yg.ops, *ours),  # type: ignore[operator]
+        lambda theirs: call(torch.ops.aten, *theirs),  # type: ignore[operator]
+    )
+
+
+def test_ops_overload_without_self_has_torchs_error() -> None:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ops.aten.abs.default(input=torch.ones(2))
+    with pytest.raises(RuntimeError) as ours:
+        yg.ops.abs.default(input=yg.ones(2))
+    assert str(ours.value) == str(theirs.value)

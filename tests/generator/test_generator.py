@@ -1,0 +1,1060 @@
+"""The generator: bad input, schemas, saved values, determinism, names, new ops.
+
+Every bad-input case must give one line, `derivatives.yaml:LINE: OP: message`,
+quoting the offending text, and leave the output folder byte-for-byte as it was.
+Everything is written under tmp_path; the repository's derivatives.yaml and
+generated/ are only read.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+from support import (
+    BAD_INPUTS,
+    BadInput,
+    COMMITTED,
+    GENERATED_FILES,
+    REAL_YAML,
+    SCALAR_MUL_ENTRY,
+    SENTINELS,
+    assert_one_error_line,
+    copy_real_yaml,
+    entry,
+    mul_entry,
+    sentinel_out,
+    snapshot,
+    yamlgrad_gen,
+)
+from yamlgrad.generated import Functions
+from yamlgrad.tools import gen
+from yamlgrad.tools.gen import generate
+from yamlgrad.tools.load import load_derivatives
+from yamlgrad.tools.model import FunctionSchema, GenError, SavedAttribute, SchemaError
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=lambda case: case.id)
+def test_bad_input_is_one_error_line_and_writes_nothing(
+    case: BadInput, tmp_path: Path
+) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(case.text, encoding="utf-8")
+    out = sentinel_out(tmp_path)
+    with pytest.raises(GenError) as raised:
+        generate(path, out, check=False)
+    assert_one_error_line(str(raised.value), case)
+    assert (raised.value.loc.line, raised.value.op) == (case.line, case.op)
+    assert snapshot(out) == SENTINELS
+
+
+def test_good_entry_of_the_bad_input_table_generates(tmp_path: Path) -> None:
+    """The cases above differ from a working file only by what they test."""
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(entry() + mul_entry("grad * other", "  other: grad * self\n"))
+    out = sentinel_out(tmp_path)
+    assert generate(path, out, check=False) == 0
+    assert snapshot(out)["unrelated.txt"] == SENTINELS["unrelated.txt"]
+    assert "class ExpBackward0(Node):" in (out / "Functions.py").read_text()
+    assert "def mul_Tensor(" in (out / "VariableType.py").read_text()
+
+
+def test_same_name_with_another_overload_is_not_a_duplicate(tmp_path: Path) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(
+        mul_entry("grad * other", "  other: grad * self\n") + entry(**SCALAR_MUL_ENTRY)
+    )
+    ops = [info.op for info in load_derivatives(path)]
+    assert ops == ["MulBackward0", "MulBackward1"]
+
+
+# -- A failed generation writes nothing ------------------------------------------
+
+
+def test_format_failure_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Functions.py formats fine, VariableType.py does not: neither is written."""
+    path = copy_real_yaml(tmp_path / "src")
+    out = sentinel_out(tmp_path)
+    real_format = gen.format_code
+
+    def format_code(text: str, name: str) -> str:
+        if name == "VariableType.py":
+            return real_format("def broken(:\n", name)
+        return real_format(text, name)
+
+    monkeypatch.setattr(gen, "format_code", format_code)
+    with pytest.raises(RuntimeError, match="generated VariableType.py is not valid"):
+        generate(path, out, check=False)
+    assert snapshot(out) == SENTINELS
+
+
+def test_write_failure_leaves_no_file_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills while writing the second file: the first is not renamed in."""
+    path = copy_real_yaml(tmp_path / "src")
+    out = sentinel_out(tmp_path)
+    real_fsync = os.fsync
+    calls = []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(gen.os, "fsync", fsync)
+    with pytest.raises(OSError, match="No space left"):
+        generate(path, out, check=False)
+    assert len(calls) == 2
+    assert snapshot(out) == SENTINELS  # no .tmp file left behind either
+
+
+def test_generated_files_get_the_mode_open_would_give(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    out = tmp_path / "out"
+    generate(path, out, check=False)
+    plain = tmp_path / "plain.txt"
+    plain.write_text("")
+    want = plain.stat().st_mode & 0o777
+    assert {name: (out / name).stat().st_mode & 0o777 for name in GENERATED_FILES} == {
+        name: want for name in GENERATED_FILES
+    }
+
+
+def test_unchanged_files_are_not_rewritten(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    out = tmp_path / "out"
+    generate(path, out, check=False)
+    os.utime(out / "Functions.py", ns=(0, 0))
+    assert gen.write_atomically(gen.build(path), out) == []
+    assert (out / "Functions.py").stat().st_mtime_ns == 0
+
+
+def test_crlf_copy_is_rewritten_to_the_exact_bytes(tmp_path: Path) -> None:
+    """A checkout with CRLF line endings is not the generated bytes."""
+    path = copy_real_yaml(tmp_path / "src")
+    out = tmp_path / "out"
+    generate(path, out, check=False)
+    want = (out / "Functions.py").read_bytes()
+    (out / "Functions.py").write_bytes(want.replace(b"\n", b"\r\n"))
+    diff = io.StringIO()
+    assert generate(path, out, check=True, stream=diff) == 1
+    assert "\r\n" in diff.getvalue()
+    generate(path, out, check=False)
+    assert (out / "Functions.py").read_bytes() == want
+
+
+# -- Schemas -----------------------------------------------------------------------
+
+
+def real_schema_texts() -> list[str]:
+    """The `name:` values of the real file, read without the generator's loader."""
+    import yaml
+
+    return [e["name"] for e in yaml.safe_load(REAL_YAML.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize("text", real_schema_texts())
+def test_every_real_schema_round_trips(text: str) -> None:
+    assert str(FunctionSchema.parse(text)) == text
+
+
+HAND_WRITTEN_SCHEMAS = (
+    "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, "
+    "*, ScalarType? dtype=None) -> Tensor",
+    "flip(Tensor self, int[] dims=[]) -> Tensor",
+    "conv(Tensor input, int[2] stride=[1, 1], int[2] padding=[0, 0]) -> Tensor",
+    "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+    'norm(Tensor self, float eps=1e-05, int k=-1, str mode="mean") -> Tensor',
+    "zeros(SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
+    "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+    "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+    "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+    "max.dim(Tensor self, int dim, bool keepdim=False) "
+    "-> (Tensor values, Tensor indices)",
+    "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+    "rand() -> Tensor",
+    "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+    "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+)
+
+
+@pytest.mark.parametrize("text", HAND_WRITTEN_SCHEMAS)
+def test_hand_written_schema_round_trips(text: str) -> None:
+    assert str(FunctionSchema.parse(text)) == text
+
+
+def test_schema_parses_into_its_parts() -> None:
+    text = "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False) -> Tensor"
+    schema = FunctionSchema.parse(text)
+    assert (schema.name, schema.overload, schema.cpp_name) == (
+        "sum",
+        "dim_IntList",
+        "sum_dim_IntList",
+    )
+    self_, dim, keepdim = schema.arguments
+    assert self_.is_tensor and not dim.is_tensor
+    assert (dim.type.base, dim.type.is_list, dim.type.size, dim.type.optional) == (
+        "int",
+        True,
+        1,
+        True,
+    )
+    assert (dim.default, keepdim.default, keepdim.py_default) == (
+        None,
+        "False",
+        "False",
+    )
+
+    text = "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
+    self_, other, alpha = FunctionSchema.parse(text).arguments
+    assert (self_.type.annotation, other.type.annotation) == ("a!", None)
+    assert [a.kwarg_only for a in (self_, other, alpha)] == [False, False, True]
+    assert alpha.default == "1"
+
+    text = "f(Tensor self, int[] dims=[], int[2] stride=[1, 1], int[1] k=[0]) -> Tensor"
+    defaults = [a.py_default for a in FunctionSchema.parse(text).arguments]
+    assert defaults == [None, "()", "(1, 1)", "(0,)"]  # int[] arrive as tuples
+
+    text = "max.dim(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+    returns = FunctionSchema.parse(text).returns
+    assert [(r.name, str(r.type)) for r in returns] == [
+        ("values", "Tensor"),
+        ("indices", "Tensor"),
+    ]
+
+
+MALFORMED_SCHEMAS = (
+    "exp(Tensor self)",  # no return
+    "exp(Tensor self) => Tensor",
+    "exp(Tensor self) -> Foo",  # unknown type
+    "exp(Foo self) -> Tensor",
+    "Exp(Tensor self) -> Tensor",  # op names are lower case
+    "exp.(Tensor self) -> Tensor",
+    "exp(Tensor) -> Tensor",  # no argument name
+    "exp(Tensor self, Tensor self) -> Tensor",
+    "f(Tensor self, *, *, int a) -> Tensor",
+    "f(Tensor self, *) -> Tensor",  # does not round-trip
+    "f(Tensor self, int a=foo) -> Tensor",  # not a literal
+    "f(Tensor self, int[x] a) -> Tensor",
+    "f(int(a) x) -> Tensor",  # only Tensor takes an annotation
+    "f(Tensor(A) x) -> Tensor",
+    "f(Tensor self,Tensor other) -> Tensor",
+    "f(Tensor  self) -> Tensor",
+    "f( Tensor self) -> Tensor",
+    "f(Tensor self) -> Tensor ",
+    "f(Tensor self) -> (Tensor)",
+    "f(Tensor self) -> Tensor 1x",
+    "f(Tensor self, int from) -> Tensor",  # a Python keyword
+    "lambda(Tensor self) -> Tensor",
+)
+
+
+@pytest.mark.parametrize("text", MALFORMED_SCHEMAS)
+def test_malformed_schema_raises(text: str) -> None:
+    with pytest.raises(SchemaError):
+        FunctionSchema.parse(text)
+
+
+# -- Saved values ------------------------------------------------------------------
+
+SAVED_YAML = """\
+- name: shape_only(Tensor self) -> Tensor
+  forward: np.sum(self)
+  self: expand(grad, self.shape)
+  samples:
+    - {self: [2, 3]}
+
+- name: uses_result(Tensor self) -> Tensor
+  forward: np.exp(self)
+  self: grad * result
+  samples:
+    - {self: [3]}
+
+- name: scale(Tensor self, Scalar alpha) -> Tensor
+  forward: np.multiply(self, alpha)
+  self: grad * alpha
+  samples:
+    - {self: [3], alpha: 2.0}
+
+- name: both(Tensor self, Tensor other) -> Tensor
+  forward: np.multiply(self, other)
+  self: grad * other
+  other: grad * self
+  samples:
+    - {self: [3], other: [3]}
+
+- name: output_shape(Tensor self) -> Tensor
+  forward: np.multiply(self, 2.0)
+  self: expand(grad, result.shape) * 2 * self.ndim  # right for 1-d inputs only
+  samples:
+    - {self: [3]}
+"""
+
+
+def node_class(functions: str, op: str) -> str:
+    """The text of one class in a generated Functions.py."""
+    start = functions.index(f"\nclass {op}(Node):")
+    end = functions.find("\n\n\nclass ", start + 1)
+    return functions[start : None if end == -1 else end]
+
+
+def wrapper_def(variable_type: str, name: str) -> str:
+    start = variable_type.index(f"\ndef {name}(")
+    return variable_type[start : variable_type.index("\n\n\n", start)]
+
+
+@pytest.fixture(scope="module")
+def saved_yaml_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SAVED_YAML generated into <folder>/saved_ops/generated, an importable package."""
+    folder = tmp_path_factory.mktemp("saved")
+    (folder / "derivatives.yaml").write_text(SAVED_YAML)
+    (folder / "saved_ops").mkdir()
+    (folder / "saved_ops" / "__init__.py").write_text("")
+    generate(folder / "derivatives.yaml", folder / "out", check=False)
+    shutil.copytree(folder / "out", folder / "saved_ops" / "generated")
+    return folder
+
+
+def test_saved_values_are_what_the_formulas_read(saved_yaml_out: Path) -> None:
+    infos = {
+        i.func.name: i for i in load_derivatives(saved_yaml_out / "derivatives.yaml")
+    }
+    sizes = SavedAttribute(
+        "self_sym_sizes", "sizes_of(self_)", False, False, "self_sym_sizes"
+    )
+    assert infos["shape_only"].all_saved == (sizes,)
+    result = SavedAttribute("result", "result", True, True, "result")
+    assert infos["uses_result"].all_saved == (result,)
+    assert infos["scale"].all_saved == (
+        SavedAttribute("alpha", "alpha", False, False, "alpha"),
+    )
+    other = SavedAttribute("other", "other", True, False, "other")
+    self_ = SavedAttribute("self", "self", True, False, "self_")
+    both = infos["both"]
+    assert both.all_saved == (other, self_)
+    assert [d.saved for d in both.derivatives] == [(other,), (self_,)]
+    assert (both.save_guard(other), both.save_guard(self_)) == ((0,), (1,))
+    output_shape = infos["output_shape"].all_saved
+    assert [(s.attr, s.is_output) for s in output_shape] == [
+        ("_saved_result_sym_sizes", True),
+        ("_saved_self_dim", False),
+    ]
+    assert infos["output_shape"].derivatives[0].formula == (
+        "expand(grad, result_sym_sizes) * 2 * self_dim"
+    )
+
+
+def test_node_classes_hold_only_what_is_saved(saved_yaml_out: Path) -> None:
+    functions = (saved_yaml_out / "out" / "Functions.py").read_text()
+    shape_only = node_class(functions, "ShapeOnlyBackward0")
+    assert '__slots__ = ("_saved_self_sym_sizes",)' in shape_only
+    assert "_raw_saved_self" not in shape_only
+    assert "grad_inputs[0] = expand(grad, self_sym_sizes)" in shape_only
+    uses_result = node_class(functions, "UsesResultBackward0")
+    assert '__slots__ = ("_raw_saved_result",)' in uses_result
+    assert "result = self._raw_saved_result.unpack(self, raw)" in uses_result
+    assert "self._raw_saved_result.reset_data()" in uses_result
+    assert "_raw_saved_self" not in uses_result
+    scale = node_class(functions, "ScaleBackward0")
+    assert '__slots__ = ("_saved_alpha",)' in scale
+    assert "release_variables" not in scale  # nothing to free
+    both = node_class(functions, "BothBackward0")
+    assert '"_raw_saved_other",' in both and '"_raw_saved_self",' in both
+    # Each saved value unpacked once, at the top of apply (None when not saved).
+    assert "self_ = self._raw_saved_self.unpack(self, raw)" in both
+    assert "other = self._raw_saved_other.unpack(self, raw)" in both
+    assert "self._raw_saved_self: Any = UNDEFINED" in both
+
+
+def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
+    saved_yaml_out: Path,
+) -> None:
+    variable_type = (saved_yaml_out / "out" / "VariableType.py").read_text()
+    shape_only = wrapper_def(variable_type, "shape_only")
+    assert "grad_fn._saved_self_sym_sizes = sizes_of(self_)" in shape_only
+    assert "SavedVariable" not in shape_only
+    uses_result = wrapper_def(variable_type, "uses_result")
+    history = uses_result.index("set_history(result, grad_fn)")
+    saved = uses_result.index(
+        "grad_fn._raw_saved_result = SavedVariable(result, is_output=True)"
+    )
+    assert history < saved
+    output_shape = wrapper_def(variable_type, "output_shape")
+    history = output_shape.index("set_history(result, grad_fn)")
+    saved = output_shape.index(
+        "grad_fn._saved_result_sym_sizes = sizes_of(result._data)"
+    )
+    assert history < saved
+    both = wrapper_def(variable_type, "both")
+    # Saved only when the other input's gradient is needed; a Python number given
+    # for a tensor goes through SavedVariable too (it keeps the number).
+    assert (
+        "    if grad_fn.should_compute_output(0):\n"
+        "            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)\n"
+    ) in both
+    assert (
+        "    if grad_fn.should_compute_output(1):\n"
+        "            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)\n"
+    ) in both
+
+
+def test_generated_saved_values_work_at_runtime(
+    saved_yaml_out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(saved_yaml_out))
+    try:
+        ops = importlib.import_module("saved_ops.generated.VariableType")
+        x = yg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        y = ops.output_shape(x)
+        node = y.grad_fn
+        assert type(node).__name__ == "OutputShapeBackward0"
+        assert (node._saved_result_sym_sizes, node._saved_self_dim) == ((3,), 1)
+        assert not hasattr(node, "_raw_saved_self")
+        y.backward(yg.tensor(np.ones(3)))
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+        z = ops.shape_only(x)
+        assert z.grad_fn._saved_self_sym_sizes == (3,)
+        z.backward()
+        assert x.grad.tolist() == [3.0, 3.0, 3.0]
+    finally:
+        for name in [m for m in sys.modules if m.startswith("saved_ops")]:
+            del sys.modules[name]
+
+
+def test_real_nodes_save_only_what_their_formulas_read() -> None:
+    x = yg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    exp = yg.exp(x).grad_fn
+    assert type(exp).__name__ == "ExpBackward0"
+    assert exp._raw_saved_result is not None
+    assert not hasattr(exp, "_raw_saved_self")
+    want = np.exp(x.detach().numpy())
+    np.testing.assert_array_equal(exp._saved_result.detach().numpy(), want)
+
+    total = x.sum(1).grad_fn
+    assert type(total).__name__ == "SumBackward1"
+    assert total._saved_self_sym_sizes == (2, 3)
+    assert not hasattr(total, "_raw_saved_self")
+    assert total._saved_dim == (1,)
+
+    by_number = (x * 2).grad_fn
+    assert type(by_number).__name__ == "MulBackward0"
+    assert by_number._saved_self is None  # 2 needs no gradient: x is not saved
+    assert by_number._saved_other == 2
+
+    y = yg.tensor(np.ones((2, 3)))
+    by_constant = (x * y).grad_fn
+    assert by_constant._saved_self is None
+    assert by_constant._saved_other is y
+    both = (x * yg.tensor(np.ones((2, 3)), requires_grad=True)).grad_fn
+    assert both._saved_self is x
+
+
+# -- Determinism -------------------------------------------------------------------
+
+
+def test_generating_twice_gives_identical_bytes(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    generate(path, tmp_path / "a", check=False)
+    generate(path, tmp_path / "b", check=False)
+    first, second = snapshot(tmp_path / "a"), snapshot(tmp_path / "b")
+    assert sorted(first) == sorted(GENERATED_FILES)
+    assert first == second
+
+
+def test_output_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    generate(path, tmp_path / "here", check=False)
+    for seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        command = [yamlgrad_gen(), "--yaml", str(path), "--out", str(tmp_path / seed)]
+        subprocess.run(command, env=env, check=True, cwd=tmp_path)
+        assert snapshot(tmp_path / seed) == snapshot(tmp_path / "here"), seed
+
+
+# -- Node names --------------------------------------------------------------------
+
+# Pinned, so that reordering derivatives.yaml cannot silently rename a node: every
+# entry's overload and node class, in file order (None: no differentiable input).
+GOLDEN_NODE_NAMES = (
+    ("add_Tensor", "AddBackward0"),
+    ("add_Scalar", "AddBackward1"),
+    ("sub_Tensor", "SubBackward0"),
+    ("sub_Scalar", "SubBackward1"),
+    ("rsub_Tensor", "RsubBackward0"),
+    ("rsub_Scalar", "RsubBackward1"),
+    ("mul_Tensor", "MulBackward0"),
+    ("mul_Scalar", "MulBackward1"),
+    ("div_Tensor", "DivBackward0"),
+    ("div_Scalar", "DivBackward1"),
+    ("div_Tensor_mode", "DivBackward2"),
+    ("div_Scalar_mode", "DivBackward3"),
+    ("true_divide_Tensor", None),
+    ("where_self", "WhereBackward0"),
+    ("maximum", "MaximumBackward0"),
+    ("fmax", "FmaxBackward0"),
+    ("minimum", "MinimumBackward0"),
+    ("fmin", "FminBackward0"),
+    ("atan2", "Atan2Backward0"),
+    ("hypot", "HypotBackward0"),
+    ("copysign_Tensor", "CopysignBackward0"),
+    ("copysign_Scalar", "CopysignBackward1"),
+    ("remainder_Scalar", "RemainderBackward0"),
+    ("remainder_Tensor", "RemainderBackward1"),
+    ("fmod_Scalar", "FmodBackward0"),
+    ("fmod_Tensor", "FmodBackward1"),
+    ("xlogy_Tensor", "XlogyBackward0"),
+    ("xlogy_Scalar_Self", "XlogyBackward1"),
+    ("xlogy_Scalar_Other", "XlogyBackward2"),
+    ("lerp_Scalar", "LerpBackward0"),
+    ("lerp_Tensor", "LerpBackward1"),
+    ("addcmul", "AddcmulBackward0"),
+    ("addcdiv", "AddcdivBackward0"),
+    ("clamp_Tensor", "ClampBackward0"),
+    ("clamp", "ClampBackward1"),
+    ("clamp_min", "ClampMinBackward0"),
+    ("clamp_min_Tensor", "ClampMinBackward1"),
+    ("clamp_max", "ClampMaxBackward0"),
+    ("clamp_max_Tensor", "ClampMaxBackward1"),
+    ("nan_to_num", "NanToNumBackward0"),
+    ("eq_Tensor", None),
+    ("ne_Tensor", None),
+    ("lt_Tensor", None),
+    ("le_Tensor", None),
+    ("gt_Tensor", None),
+    ("ge_Tensor", None),
+    ("eq_Scalar", None),
+    ("ne_Scalar", None),
+    ("lt_Scalar", None),
+    ("le_Scalar", None),
+    ("gt_Scalar", None),
+    ("ge_Scalar", None),
+    ("isnan", None),
+    ("isinf", None),
+    ("isfinite", None),
+    ("logical_not", None),
+    ("logical_xor", None),
+    ("logical_and", None),
+    ("logical_or", None),
+    ("bitwise_not", None),
+    ("bitwise_and_Tensor", None),
+    ("bitwise_and_Scalar", None),
+    ("bitwise_or_Tensor", None),
+    ("bitwise_or_Scalar", None),
+    ("bitwise_xor_Tensor", None),
+    ("bitwise_xor_Scalar", None),
+    ("floor_divide", None),
+    ("floor_divide_Scalar", None),
+    ("pow_Tensor_Scalar", "PowBackward0"),
+    ("pow_Tensor_Tensor", "PowBackward1"),
+    ("pow_Scalar", "PowBackward2"),
+    ("neg", "NegBackward0"),
+    ("reciprocal", "ReciprocalBackward0"),
+    ("exp", "ExpBackward0"),
+    ("log", "LogBackward0"),
+    ("sin", "SinBackward0"),
+    ("cos", "CosBackward0"),
+    ("tanh", "TanhBackward0"),
+    ("sigmoid", "SigmoidBackward0"),
+    ("relu", "ReluBackward0"),
+    ("sqrt", "SqrtBackward0"),
+    ("abs", "AbsBackward0"),
+    ("sign", "SignBackward0"),
+    ("exp2", "Exp2Backward0"),
+    ("expm1", "Expm1Backward0"),
+    ("log2", "Log2Backward0"),
+    ("log10", "Log10Backward0"),
+    ("log1p", "Log1PBackward0"),
+    ("rsqrt", "RsqrtBackward0"),
+    ("square", None),
+    ("tan", "TanBackward0"),
+    ("asin", "AsinBackward0"),
+    ("acos", "AcosBackward0"),
+    ("atan", "AtanBackward0"),
+    ("sinh", "SinhBackward0"),
+    ("cosh", "CoshBackward0"),
+    ("asinh", "AsinhBackward0"),
+    ("acosh", "AcoshBackward0"),
+    ("atanh", "AtanhBackward0"),
+    ("logit", "LogitBackward0"),
+    ("erf", "ErfBackward0"),
+    ("erfc", "ErfcBackward0"),
+    ("floor", "FloorBackward0"),
+    ("ceil", "CeilBackward0"),
+    ("round", "RoundBackward0"),
+    ("round_decimals", "RoundBackward1"),
+    ("trunc", "TruncBackward0"),
+    ("frac", "FracBackward0"),
+    ("sum", "SumBackward0"),
+    ("sum_dim_IntList", "SumBackward1"),
+    ("mean", "MeanBackward0"),
+    ("mean_dim", "MeanBackward1"),
+    ("max_dim", "MaxBackward0"),
+    ("max", "MaxBackward1"),
+    ("min_dim", "MinBackward0"),
+    ("min", "MinBackward1"),
+    ("prod", "ProdBackward0"),
+    ("prod_dim_int", "ProdBackward1"),
+    ("var_correction", "VarBackward0"),
+    ("std_correction", "StdBackward0"),
+    ("linalg_vector_norm", "LinalgVectorNormBackward0"),
+    ("norm_Scalar", None),
+    ("norm_ScalarOpt_dim", None),
+    ("amax", "AmaxBackward0"),
+    ("amin", "AminBackward0"),
+    ("logsumexp", "LogsumexpBackward0"),
+    ("cumsum", "CumsumBackward0"),
+    ("cumprod", "CumprodBackward0"),
+    ("_softmax", "SoftmaxBackward0"),
+    ("_log_softmax", "LogSoftmaxBackward0"),
+    ("softmax_int", None),
+    ("log_softmax_int", None),
+    ("argmax", None),
+    ("argmin", None),
+    ("all", None),
+    ("all_dim", None),
+    ("all_dims", None),
+    ("any", None),
+    ("any_dim", None),
+    ("any_dims", None),
+    ("mm", "MmBackward0"),
+    ("matmul", None),
+    ("dot", "DotBackward0"),
+    ("mv", "MvBackward0"),
+    ("bmm", "BmmBackward0"),
+    ("outer", None),
+    ("addmm", "AddmmBackward0"),
+    ("baddbmm", "BaddbmmBackward0"),
+    ("trace", "TraceBackward0"),
+    ("linalg_inv_ex", "LinalgInvExBackward0"),
+    ("linalg_inv", None),
+    ("linalg_det", "LinalgDetBackward0"),
+    ("einsum", None),
+    ("t", "TBackward0"),
+    ("transpose_int", "TransposeBackward0"),
+    ("permute", "PermuteBackward0"),
+    ("view", "ViewBackward0"),
+    ("reshape", None),
+    ("expand", "ExpandBackward0"),
+    ("cat", "CatBackward0"),
+    ("stack", "StackBackward0"),
+    ("select_int", "SelectBackward0"),
+    ("select_backward", "SelectBackwardBackward0"),
+    ("slice_Tensor", "SliceBackward0"),
+    ("slice_backward", "SliceBackwardBackward0"),
+    ("split_Tensor", "SplitBackward0"),
+    ("split_sizes", None),
+    ("chunk", None),
+    ("split_with_sizes", "SplitWithSizesBackward0"),
+    ("unbind_int", "UnbindBackward0"),
+    ("_to_copy", "ToCopyBackward0"),
+    ("flip", "FlipBackward0"),
+    ("tril", "TrilBackward0"),
+    ("triu", "TriuBackward0"),
+    ("diagonal", "DiagonalBackward0"),
+    ("diag_embed", "DiagEmbedBackward0"),
+    ("diagonal_backward", "DiagonalBackwardBackward0"),
+    ("linalg_diagonal", None),
+    ("diag", None),
+    ("flatten_using_ints", None),
+    ("unflatten_int", None),
+    ("movedim_intlist", None),
+    ("movedim_int", None),
+    ("expand_as", None),
+    ("broadcast_to", None),
+    ("squeeze", "SqueezeBackward0"),
+    ("squeeze_dim", "SqueezeBackward1"),
+    ("squeeze_dims", "SqueezeBackward2"),
+    ("squeeze_", "SqueezeBackward3"),
+    ("squeeze__dim", "SqueezeBackward4"),
+    ("squeeze__dims", "SqueezeBackward5"),
+    ("unsqueeze", "UnsqueezeBackward0"),
+    ("index_Tensor", "IndexBackward0"),
+    ("index_select", "IndexSelectBackward0"),
+    ("gather", "GatherBackward0"),
+    ("scatter_src", "ScatterBackward0"),
+    ("scatter_value", "ScatterBackward1"),
+    ("scatter_add", "ScatterAddBackward0"),
+    ("index_add", "IndexAddBackward0"),
+    ("masked_fill_Scalar", "MaskedFillBackward0"),
+    ("masked_fill_Tensor", "MaskedFillBackward1"),
+    ("masked_select", "MaskedSelectBackward0"),
+    ("take_along_dim", None),
+    ("hstack", None),
+    ("vstack", None),
+    ("narrow", None),
+    ("roll", "RollBackward0"),
+    ("repeat", "RepeatBackward0"),
+    ("repeat_interleave_Tensor", None),
+    ("repeat_interleave_self_Tensor", None),
+    ("repeat_interleave_self_int", None),
+    ("tile", None),
+    ("clone", "CloneBackward0"),
+    ("contiguous", None),
+    ("constant_pad_nd", "ConstantPadNdBackward0"),
+    ("pad", None),
+    ("tensordot", None),
+    ("_unsafe_view", "UnsafeViewBackward0"),
+    ("_reshape_alias", "ReshapeAliasBackward0"),
+    ("alias", "AliasBackward0"),
+    ("add__Tensor", "AddBackward0"),
+    ("sub__Tensor", "SubBackward0"),
+    ("mul__Tensor", "MulBackward0"),
+    ("div__Tensor", "DivBackward0"),
+    ("pow__Scalar", "PowBackward0"),
+    ("pow__Tensor", "PowBackward1"),
+    ("neg_", "NegBackward0"),
+    ("reciprocal_", "ReciprocalBackward0"),
+    ("exp_", "ExpBackward0"),
+    ("log_", "LogBackward0"),
+    ("sin_", "SinBackward0"),
+    ("cos_", "CosBackward0"),
+    ("tanh_", "TanhBackward0"),
+    ("sigmoid_", "SigmoidBackward0"),
+    ("relu_", "ReluBackward0"),
+    ("sqrt_", "SqrtBackward0"),
+    ("abs_", "AbsBackward0"),
+    ("clamp_", "ClampBackward1"),
+    ("clamp_min_", "ClampMinBackward0"),
+    ("clamp_max_", "ClampMaxBackward0"),
+    ("fill_Scalar", "FillBackward0"),
+    ("fill_Tensor", "FillBackward1"),
+    ("fill__Scalar", "FillBackward2"),
+    ("fill__Tensor", "FillBackward3"),
+    ("zero_", "ZeroBackward0"),
+    ("masked_fill__Scalar", "MaskedFillBackward0"),
+    ("masked_fill__Tensor", "MaskedFillBackward1"),
+    ("index_add_", "IndexAddBackward0"),
+    ("scatter__src", "ScatterBackward0"),
+    ("scatter__value", "ScatterBackward1"),
+    ("scatter_add_", "ScatterAddBackward0"),
+    ("div__Tensor_mode", "DivBackward2"),
+    ("addcmul_", "AddcmulBackward0"),
+    ("addcdiv_", "AddcdivBackward0"),
+    ("lerp__Scalar", "LerpBackward0"),
+    ("lerp__Tensor", "LerpBackward1"),
+    ("hypot_", "HypotBackward0"),
+    ("copysign__Tensor", "CopysignBackward0"),
+    ("copysign__Scalar", "CopysignBackward1"),
+    ("remainder__Scalar", "RemainderBackward0"),
+    ("remainder__Tensor", "RemainderBackward1"),
+    ("fmod__Scalar", "FmodBackward0"),
+    ("fmod__Tensor", "FmodBackward1"),
+    ("xlogy__Tensor", "XlogyBackward0"),
+    ("xlogy__Scalar_Other", "XlogyBackward2"),
+    ("clamp_min__Tensor", "ClampMinBackward1"),
+    ("clamp_max__Tensor", "ClampMaxBackward1"),
+    ("nan_to_num_", "NanToNumBackward0"),
+    ("logit_", "LogitBackward0"),
+    ("round__decimals", "RoundBackward1"),
+    ("asin_", "AsinBackward0"),
+    ("acos_", "AcosBackward0"),
+    ("atan_", "AtanBackward0"),
+    ("sinh_", "SinhBackward0"),
+    ("cosh_", "CoshBackward0"),
+    ("tan_", "TanBackward0"),
+    ("log2_", "Log2Backward0"),
+    ("log10_", "Log10Backward0"),
+    ("log1p_", "Log1PBackward0"),
+    ("expm1_", "Expm1Backward0"),
+    ("exp2_", "Exp2Backward0"),
+    ("rsqrt_", "RsqrtBackward0"),
+    ("floor_", "FloorBackward0"),
+    ("ceil_", "CeilBackward0"),
+    ("round_", "RoundBackward0"),
+    ("trunc_", "TruncBackward0"),
+    ("frac_", "FracBackward0"),
+    ("sign_", "SignBackward0"),
+    ("erf_", "ErfBackward0"),
+    ("erfc_", "ErfcBackward0"),
+    # nn: convolution, pooling, normalisation, embedding, dropout
+    ("linear", None),
+    ("bilinear", None),
+    ("convolution", "ConvolutionBackward0"),
+    ("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"),
+    ("max_pool2d", None),
+    ("avg_pool2d", "AvgPool2DBackward0"),
+    ("_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"),
+    ("native_layer_norm", "NativeLayerNormBackward0"),
+    ("native_batch_norm", "NativeBatchNormBackward0"),
+    ("native_group_norm", "NativeGroupNormBackward0"),
+    ("embedding", "EmbeddingBackward0"),
+    # nn: activations, softmax, distances and losses
+    ("gelu", "GeluBackward0"),
+    ("silu", "SiluBackward0"),
+    ("mish", "MishBackward0"),
+    ("softplus", "SoftplusBackward0"),
+    ("elu", "EluBackward0"),
+    ("selu", None),
+    ("celu", "CeluBackward0"),
+    ("leaky_relu", "LeakyReluBackward0"),
+    ("hardtanh", "HardtanhBackward0"),
+    ("hardswish", "HardswishBackward0"),
+    ("hardsigmoid", "HardsigmoidBackward0"),
+    ("log_sigmoid", "LogSigmoidBackward0"),
+    ("leaky_relu_", "LeakyReluBackward1"),
+    ("elu_", "EluBackward1"),
+    ("celu_", "CeluBackward1"),
+    ("hardtanh_", "HardtanhBackward0"),
+    ("silu_", "SiluBackward0"),
+    ("mish_", "MishBackward0"),
+    ("hardswish_", "HardswishBackward0"),
+    ("hardsigmoid_", "HardsigmoidBackward0"),
+    ("mse_loss", "MseLossBackward0"),
+    ("smooth_l1_loss", "SmoothL1LossBackward0"),
+    ("huber_loss", "HuberLossBackward0"),
+    ("binary_cross_entropy", "BinaryCrossEntropyBackward0"),
+    ("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0"),
+    ("nll_loss_forward", "NllLossBackward0"),
+    ("nll_loss2d_forward", "NllLoss2DBackward0"),
+    ("nll_loss", None),
+    ("nll_loss2d", None),
+)
+
+
+def test_node_names_are_pinned() -> None:
+    infos = load_derivatives(REAL_YAML)
+    assert tuple((i.func.cpp_name, i.op) for i in infos) == GOLDEN_NODE_NAMES
+
+
+def test_committed_functions_define_exactly_the_pinned_nodes() -> None:
+    # In-place entries without formulas reuse their functional entry's node.
+    nodes = list(dict.fromkeys(op for _, op in GOLDEN_NODE_NAMES if op is not None))
+    assert Functions.__all__ == nodes
+    assert [getattr(Functions, name).__name__ for name in nodes] == nodes
+
+
+def test_nodes_are_numbered_per_name_in_file_order(tmp_path: Path) -> None:
+    """Entries without a differentiable input take no number."""
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(
+        entry(
+            name="sum(Tensor self) -> Tensor",
+            forward="np.sum(self)",
+            formula="non_differentiable",
+        )
+        + entry(
+            name="sum.a(Tensor self) -> Tensor", forward="np.sum(self)", formula="grad"
+        )
+        + entry(name="_to_copy(Tensor self) -> Tensor", forward="self", formula="grad")
+        + entry(
+            name="sum.b(Tensor self) -> Tensor", forward="np.sum(self)", formula="grad"
+        )
+    )
+    ops = [info.op for info in load_derivatives(path)]
+    assert ops == [None, "SumBackward0", "ToCopyBackward0", "SumBackward1"]
+
+
+# -- Adding an op is a YAML entry --------------------------------------------------
+
+# The example op must not be in the real derivatives.yaml (sinh now is), so it
+# carries a name PyTorch will never use.
+SINH_ENTRY = """
+- name: example_sinh(Tensor self) -> Tensor
+  forward: np.sinh(self)
+  self: grad * (exp(self) + exp(-self)) / 2
+  samples:
+    - {self: [3, 4]}
+    - {self: []}
+"""
+
+SINH_SCRIPT = """
+import json
+import sys
+import numpy as np
+import yamlgrad as yg
+from pkg.generated import Functions, VariableType
+
+x = yg.tensor(np.linspace(-1.5, 1.5, 6), requires_grad=True)
+y = VariableType.example_sinh(x)
+assert type(y.grad_fn) is Functions.ExampleSinhBackward0, type(y.grad_fn)
+(first,) = yg.autograd.grad(y, x, yg.tensor(np.ones(6)), create_graph=True)
+first.backward(yg.tensor(np.ones(6)))
+print(json.dumps({
+    "x": x.detach().numpy().tolist(),
+    "y": y.detach().numpy().tolist(),
+    "first": first.detach().numpy().tolist(),
+    "second": x.grad.numpy().tolist(),
+    "modules": sorted(m for m in ("yaml", "jinja2", "black") if m in sys.modules),
+}))
+"""
+
+
+def test_a_new_op_is_only_a_yaml_entry(tmp_path: Path) -> None:
+    path = copy_real_yaml(tmp_path / "src")
+    with path.open("a", encoding="utf-8") as f:
+        f.write(SINH_ENTRY)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    out = tmp_path / "pkg" / "generated"
+    command = [yamlgrad_gen(), "--yaml", str(path), "--out", str(out)]
+    subprocess.run(command, check=True, cwd=tmp_path)
+
+    functions = (out / "Functions.py").read_text()
+    variable_type = (out / "VariableType.py").read_text()
+    assert "class ExampleSinhBackward0(Node):" in functions
+    assert "self: grad * (exp(self) + exp(-self)) / 2" in functions
+    assert "\ndef example_sinh(\n" in variable_type
+    assert "from .Functions import (" in variable_type
+    assert (
+        "from yamlgrad.runtime.autograd.tensor import Tensor" in variable_type
+    )
+    assert "from yamlgrad.runtime.autograd.node import Grad, Node" in functions
+    # The repository's own generated/ is untouched by a generation elsewhere.
+    assert "ExampleSinhBackward0" not in (COMMITTED / "Functions.py").read_text()
+
+    # tmp_path first (for `pkg`), then whatever made this yamlgrad importable, so
+    # the script runs against the runtime under test, not another installed copy.
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    run = subprocess.run(
+        [sys.executable, "-c", SINH_SCRIPT],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    values = json.loads(run.stdout)
+    x = np.array(values["x"])
+    np.testing.assert_allclose(values["y"], np.sinh(x), rtol=1e-12)
+    np.testing.assert_allclose(values["first"], np.cosh(x), rtol=1e-12)
+    np.testing.assert_allclose(values["second"], np.sinh(x), rtol=1e-12)
+    assert values["modules"] == []
+
+
+# -- Import cost -------------------------------------------------------------------
+
+
+def test_import_yamlgrad_loads_no_generator_dependency(tmp_path: Path) -> None:
+    script = (
+        "import sys, yamlgrad as yg\n"
+        "x = yg.tensor([1.0, 2.0], requires_grad=True)\n"
+        "(x * x).sum().backward()\n"
+        "assert x.grad.numpy().tolist() == [2.0, 4.0]\n"
+        "print(sorted(m for m in ('yaml', 'jinja2', 'black') if m in sys.modules))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+
+
+# -- Tensor?[] arguments -------------------------------------------------------------
+
+INDEX_YAML = """\
+- name: pick.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+  forward: index_tensor(self, indices)
+  self: index_backward(grad, self.shape, indices)
+  samples:
+    - {self: [3, 2], indices: [null, [1, 1, 0]]}
+    - {self: [2], indices: [[true, false]]}
+"""
+
+
+def test_optional_tensor_list_parses_as_a_non_differentiable_argument() -> None:
+    schema = FunctionSchema.parse("pick(Tensor self, Tensor?[] indices) -> Tensor")
+    indices = schema.arguments[1]
+    assert str(indices.type) == "Tensor?[]"
+    assert indices.type.is_list and indices.type.elem_optional
+    assert not indices.is_tensor and not indices.is_tensor_list
+    assert indices.binding_kind == "Tensor?[]"
+    assert indices.converter == "tensor_optional_list_arg"
+    with pytest.raises(SchemaError, match="only Tensor"):
+        FunctionSchema.parse("f(Tensor self, int?[] xs) -> Tensor")
+
+
+def test_optional_tensor_list_is_saved_by_value_and_passed_as_arrays(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(INDEX_YAML)
+    (info,) = load_derivatives(path)
+    assert [d.var_names for d in info.derivatives] == [("self",)]
+    assert [s.attr for s in info.all_saved] == [
+        "_saved_indices",
+        "_saved_self_sym_sizes",
+    ]
+    first, second = (
+        s.materialize(np.random.default_rng(0), np.float64) for s in info.samples
+    )
+    assert first["indices"][0] is None
+    assert first["indices"][1].dtype == np.int64
+    assert second["indices"][0].dtype == np.bool_
+    generate(path, tmp_path / "out", check=False)
+    variable_type = (tmp_path / "out" / "VariableType.py").read_text()
+    wrapper = wrapper_def(variable_type, "pick_Tensor")
+    assert (
+        'indices = tensor_optional_list_arg(indices, "pick", "indices", 2)' in wrapper
+    )
+    assert "grad_fn._saved_indices = indices" in wrapper
+    # One next edge, for self: the indices are not differentiable.
+    assert "grad_fn.set_next_edges(collect_next_edges(self))" in wrapper
+
+
+def test_a_sample_can_give_an_index_tensor_by_value(tmp_path: Path) -> None:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(
+        "- name: take(Tensor self, int dim, Tensor index) -> Tensor\n"
+        "  forward: gather(self, dim, index)\n"
+        "  self: gather_backward(grad, self.shape, dim, index)\n"
+        "  index: non_differentiable\n"
+        "  samples:\n"
+        "    - {self: [3], dim: 0, index: {values: [2, 2, 0], dtype: int64}}\n"
+    )
+    (info,) = load_derivatives(path)
+    kwargs = info.samples[0].materialize(np.random.default_rng(0), np.float64)
+    np.testing.assert_array_equal(kwargs["index"], [2, 2, 0])
+    assert kwargs["index"].dtype == np.int64
+
+
+def test_the_index_op_binds_tensors_lists_and_none() -> None:
+    x = yg.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    out = yg.ops.index.Tensor(x, [None, yg.tensor(np.array([1, 1]))])
+    assert out.grad_fn.name() == "IndexBackward0"
+    assert len(out.grad_fn.next_functions) == 1
+    with pytest.raises(TypeError, match="must be tuple of Tensors"):
+        yg.ops.index.Tensor(x, yg.tensor(np.array([1])))
+
+
+def test_the_op_table_lists_every_entry_with_its_node() -> None:
+    """generated/OPS.md is written by the generator from the same model."""
+    table = (COMMITTED / "OPS.md").read_text(encoding="utf-8")
+    infos = load_derivatives(REAL_YAML)
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(infos)
+    for row, info in zip(rows, infos):
+        assert row.startswith(f"| `{info.func}` |")
+        if info.op is not None:
+            assert f"| {info.op}" in row
+
+
+def test_a_tensor_input_without_a_key_may_not_require_grad(tmp_path: Path) -> None:
+    """PyTorch's rule: no key is neither a formula nor `non_differentiable`; the
+    wrapper refuses the input when it requires grad (check_no_requires_grad)."""
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(mul_entry("grad * other", ""))
+    (info,) = load_derivatives(path)
+    assert info.no_requires_grad == ("other",)
+    assert info.non_differentiable == ()
+    assert [d.var_names for d in info.derivatives] == [("self",)]
+    real = {i.func.cpp_name: i for i in load_derivatives(REAL_YAML)}
+    assert real["binary_cross_entropy"].no_requires_grad == ("weight",)
+    assert real["native_batch_norm"].no_requires_grad == ("running_mean", "running_var")
+    assert real["mul_Tensor"].no_requires_grad == ()
