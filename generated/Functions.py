@@ -2,9 +2,12 @@
 # Do not edit: change those files, then run `yamlgrad-gen`.
 """Backward nodes: one class per derivatives.yaml entry, named as PyTorch names it.
 
-`apply(grads, raw)` runs the entry's formulas. With `raw=True` (a first-order
-backward) gradients and saved values are ndarrays; with `raw=False` they are Tensors
-and the formulas are recorded, so every node can be differentiated again.
+`apply(grads, raw)` unpacks every saved value once, then runs each formula of the
+entry as the class docstring shows it (with `self` read as `self_` and
+`x.shape` as the saved `x_sym_sizes`) for the inputs whose gradient the running
+task needs. With `raw=True` (a first-order backward) gradients and saved values
+are ndarrays; with `raw=False` they are Tensors and the formulas are recorded, so
+every node can be differentiated again.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from yamlgrad.runtime.ops.elementwise import (
     div_floor,
     div_trunc,
     exp,
-    fused,
     isfinite,
     isnan,
     logical_and,
@@ -141,8 +143,8 @@ from yamlgrad.runtime.ops.shapes import (
     unbind_backward,
     unsqueeze_to,
 )
-from yamlgrad.runtime.autograd.node import Grad, Node, task_state
-from yamlgrad.runtime.autograd.saved_variable import RELEASED, SavedVariable
+from yamlgrad.runtime.autograd.node import Grad, Node
+from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
 
 __all__ = [
     "AddBackward0",
@@ -343,24 +345,15 @@ class AddBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(grad, alpha)
         return grad_inputs
 
@@ -373,20 +366,12 @@ class AddBackward1(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -400,24 +385,15 @@ class SubBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
+        if self.task_should_compute_output(1):
             grad_inputs[1] = -maybe_multiply(grad, alpha)
         return grad_inputs
 
@@ -430,20 +406,12 @@ class SubBackward1(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -457,24 +425,15 @@ class RsubBackward0(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -maybe_multiply(grad, alpha)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad
         return grad_inputs
 
@@ -487,22 +446,13 @@ class RsubBackward1(Node):
 
     __slots__ = ("_saved_alpha",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -maybe_multiply(grad, alpha)
         return grad_inputs
 
@@ -520,41 +470,28 @@ class MulBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * other
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class MulBackward1(Node):
@@ -565,22 +502,13 @@ class MulBackward1(Node):
 
     __slots__ = ("_saved_other",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_other: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._saved_other
+        other = self._saved_other
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * other
         return grad_inputs
 
@@ -598,44 +526,28 @@ class DivBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("/", fused("*", -grad, self_, 0), other * other, 1)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * self_ / (other * other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class DivBackward1(Node):
@@ -646,22 +558,13 @@ class DivBackward1(Node):
 
     __slots__ = ("_saved_other",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_other: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._saved_other
+        other = self._saved_other
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other
         return grad_inputs
 
@@ -680,51 +583,33 @@ class DivBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._saved_rounding_mode: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            rounding_mode = self._saved_rounding_mode
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        rounding_mode = self._saved_rounding_mode
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            rounding_mode = self._saved_rounding_mode
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = (
-                fused("*", -grad, fused("/", self_ / other, other, 0), 1)
+                -grad * (self_ / other / other)
                 if rounding_mode is None
                 else zeros_like(grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class DivBackward3(Node):
@@ -738,24 +623,14 @@ class DivBackward3(Node):
         "_saved_rounding_mode",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_other: Any = None
-        self._saved_rounding_mode: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            rounding_mode = self._saved_rounding_mode
-            other = self._saved_other
+        other = self._saved_other
+        rounding_mode = self._saved_rounding_mode
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / other if rounding_mode is None else zeros_like(grad)
         return grad_inputs
 
@@ -770,36 +645,25 @@ class WhereBackward0(Node):
     __slots__ = ("_raw_saved_condition",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_condition: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_condition: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            condition = self._raw_saved_condition
-            if type(condition) is SavedVariable:  # else a Python number
-                condition = condition.unpack(self, raw)
+        condition = self._raw_saved_condition.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(condition, grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            condition = self._raw_saved_condition
-            if type(condition) is SavedVariable:  # else a Python number
-                condition = condition.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(condition, 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_condition) is SavedVariable:
-            self._raw_saved_condition.reset_data()
-        elif self._raw_saved_condition is not None:  # a Python number
-            self._raw_saved_condition = RELEASED
+        self._raw_saved_condition.reset_data()
 
 
 class MaximumBackward0(Node):
@@ -815,51 +679,32 @@ class MaximumBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(
                 self_ < other, 0, where(self_ == other, grad / 2, grad)
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(
                 self_ > other, 0, where(self_ == other, grad / 2, grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class FmaxBackward0(Node):
@@ -875,47 +720,28 @@ class FmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(logical_or(self_ >= other, isnan(other)), grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(logical_or(self_ >= other, isnan(other)), 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class MinimumBackward0(Node):
@@ -931,51 +757,32 @@ class MinimumBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(
                 self_ > other, 0, where(self_ == other, grad / 2, grad)
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(
                 self_ < other, 0, where(self_ == other, grad / 2, grad)
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class FminBackward0(Node):
@@ -991,47 +798,28 @@ class FminBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(logical_or(self_ <= other, isnan(other)), grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(logical_or(self_ <= other, isnan(other)), 0, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class Atan2Backward0(Node):
@@ -1047,54 +835,28 @@ class Atan2Backward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "/", grad * other, fused("+", self_ * self_, other * other, 1), 1
-            )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused(
-                "/",
-                fused("*", grad, -self_, 1),
-                fused("+", self_ * self_, other * other, 1),
-                1,
-            )
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * other / (self_ * self_ + other * other)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * -self_ / (self_ * self_ + other * other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class HypotBackward0(Node):
@@ -1111,46 +873,30 @@ class HypotBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad * self_, result, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("/", grad * other, result, 0)
+        other = self._raw_saved_other.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * self_ / result
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * other / result
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class CopysignBackward0(Node):
@@ -1166,37 +912,27 @@ class CopysignBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
+        if self.task_should_compute_output(1):
             grad_inputs[1] = zeros_like(grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class CopysignBackward1(Node):
@@ -1210,36 +946,20 @@ class CopysignBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = copysign_tensor_self_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class RemainderBackward0(Node):
@@ -1250,20 +970,12 @@ class RemainderBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1281,41 +993,28 @@ class RemainderBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("*", -grad, div_floor(self_, other), 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * div_floor(self_, other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class FmodBackward0(Node):
@@ -1326,20 +1025,12 @@ class FmodBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -1357,41 +1048,28 @@ class FmodBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            grad_inputs[1] = fused("*", -grad, div_trunc(self_, other), 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -grad * div_trunc(self_, other)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class XlogyBackward0(Node):
@@ -1407,49 +1085,30 @@ class XlogyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(
                 logical_and(self_ == 0, other <= 0), 0, xlogy(grad, other)
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[1] = fused("/", grad * self_, other, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * self_ / other
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class XlogyBackward1(Node):
@@ -1463,34 +1122,19 @@ class XlogyBackward1(Node):
         "_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._saved_self
-            grad_inputs[0] = fused("/", grad * self_, other, 0)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._saved_self
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * self_ / other
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
+        self._raw_saved_other.reset_data()
 
 
 class XlogyBackward2(Node):
@@ -1504,26 +1148,14 @@ class XlogyBackward2(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_other: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._saved_other
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        other = self._saved_other
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = (
                 xlogy(grad, other)
                 if other > 0
@@ -1532,10 +1164,7 @@ class XlogyBackward2(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LerpBackward0(Node):
@@ -1547,25 +1176,15 @@ class LerpBackward0(Node):
 
     __slots__ = ("_saved_weight",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_weight: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            weight = self._saved_weight
-            grad_inputs[0] = fused("*", grad, 1 - weight, 1)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            weight = self._saved_weight
+        weight = self._saved_weight
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * weight
         return grad_inputs
 
@@ -1585,54 +1204,33 @@ class LerpBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_end: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_weight: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_end: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, 1 - weight, 1)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
+        end = self._raw_saved_end.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - weight)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * weight
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            end = self._raw_saved_end
-            if type(end) is SavedVariable:  # else a Python number
-                end = end.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[2] = fused("*", grad, end - self_, 1)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = grad * (end - self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_end) is SavedVariable:
-            self._raw_saved_end.reset_data()
-        elif self._raw_saved_end is not None:  # a Python number
-            self._raw_saved_end = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_end.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class AddcmulBackward0(Node):
@@ -1650,46 +1248,31 @@ class AddcmulBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_tensor1: Any = None
-        self._raw_saved_tensor2: Any = None
-        self._saved_value: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_tensor1: Any = UNDEFINED
+        self._raw_saved_tensor2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        tensor1 = self._raw_saved_tensor1.unpack(self, raw)
+        tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+        value = self._saved_value
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            tensor2 = self._raw_saved_tensor2
-            if type(tensor2) is SavedVariable:  # else a Python number
-                tensor2 = tensor2.unpack(self, raw)
-            value = self._saved_value
-            grad_inputs[1] = fused("*", grad, tensor2 * value, 1)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            tensor1 = self._raw_saved_tensor1
-            if type(tensor1) is SavedVariable:  # else a Python number
-                tensor1 = tensor1.unpack(self, raw)
-            value = self._saved_value
-            grad_inputs[2] = fused("*", grad, tensor1 * value, 1)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * (tensor2 * value)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = grad * (tensor1 * value)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_tensor1) is SavedVariable:
-            self._raw_saved_tensor1.reset_data()
-        elif self._raw_saved_tensor1 is not None:  # a Python number
-            self._raw_saved_tensor1 = RELEASED
-        if type(self._raw_saved_tensor2) is SavedVariable:
-            self._raw_saved_tensor2.reset_data()
-        elif self._raw_saved_tensor2 is not None:  # a Python number
-            self._raw_saved_tensor2 = RELEASED
+        self._raw_saved_tensor1.reset_data()
+        self._raw_saved_tensor2.reset_data()
 
 
 class AddcdivBackward0(Node):
@@ -1707,51 +1290,31 @@ class AddcdivBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_tensor1: Any = None
-        self._raw_saved_tensor2: Any = None
-        self._saved_value: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_tensor1: Any = UNDEFINED
+        self._raw_saved_tensor2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        tensor1 = self._raw_saved_tensor1.unpack(self, raw)
+        tensor2 = self._raw_saved_tensor2.unpack(self, raw)
+        value = self._saved_value
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            value = self._saved_value
-            tensor2 = self._raw_saved_tensor2
-            if type(tensor2) is SavedVariable:  # else a Python number
-                tensor2 = tensor2.unpack(self, raw)
-            grad_inputs[1] = fused("*", grad, value / tensor2, 1)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            value = self._saved_value
-            tensor1 = self._raw_saved_tensor1
-            if type(tensor1) is SavedVariable:  # else a Python number
-                tensor1 = tensor1.unpack(self, raw)
-            tensor2 = self._raw_saved_tensor2
-            if type(tensor2) is SavedVariable:  # else a Python number
-                tensor2 = tensor2.unpack(self, raw)
-            grad_inputs[2] = fused(
-                "*", -grad, fused("/", value * tensor1, tensor2 * tensor2, 1), 1
-            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * (value / tensor2)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = -grad * (value * tensor1 / (tensor2 * tensor2))
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_tensor1) is SavedVariable:
-            self._raw_saved_tensor1.reset_data()
-        elif self._raw_saved_tensor1 is not None:  # a Python number
-            self._raw_saved_tensor1 = RELEASED
-        if type(self._raw_saved_tensor2) is SavedVariable:
-            self._raw_saved_tensor2.reset_data()
-        elif self._raw_saved_tensor2 is not None:  # a Python number
-            self._raw_saved_tensor2 = RELEASED
+        self._raw_saved_tensor1.reset_data()
+        self._raw_saved_tensor2.reset_data()
 
 
 class ClampBackward0(Node):
@@ -1769,69 +1332,33 @@ class ClampBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_max: Any = None
-        self._raw_saved_min: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_max: Any = UNDEFINED
+        self._raw_saved_min: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        max = self._raw_saved_max.unpack(self, raw)
+        min = self._raw_saved_min.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = clamp_backward(grad, self_, min, max)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = clamp_backward_min(grad, self_, min, max)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        if self.task_should_compute_output(2):
             grad_inputs[2] = clamp_backward_max(grad, self_, min, max)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_max) is SavedVariable:
-            self._raw_saved_max.reset_data()
-        elif self._raw_saved_max is not None:  # a Python number
-            self._raw_saved_max = RELEASED
-        if type(self._raw_saved_min) is SavedVariable:
-            self._raw_saved_min.reset_data()
-        elif self._raw_saved_min is not None:  # a Python number
-            self._raw_saved_min = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_max.reset_data()
+        self._raw_saved_min.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ClampBackward1(Node):
@@ -1846,36 +1373,20 @@ class ClampBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_max: Any = None
-        self._saved_min: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._saved_min
-            max = self._saved_max
+        max = self._saved_max
+        min = self._saved_min
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = clamp_backward(grad, self_, min, max)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ClampMinBackward0(Node):
@@ -1889,34 +1400,19 @@ class ClampMinBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_min: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._saved_min
+        min = self._saved_min
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ >= min, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ClampMinBackward1(Node):
@@ -1932,47 +1428,28 @@ class ClampMinBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_min: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_min: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
+        min = self._raw_saved_min.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ >= min, grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min = self._raw_saved_min
-            if type(min) is SavedVariable:  # else a Python number
-                min = min.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(self_ < min, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_min) is SavedVariable:
-            self._raw_saved_min.reset_data()
-        elif self._raw_saved_min is not None:  # a Python number
-            self._raw_saved_min = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_min.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ClampMaxBackward0(Node):
@@ -1986,34 +1463,19 @@ class ClampMaxBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_max: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            max = self._saved_max
+        max = self._saved_max
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ <= max, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ClampMaxBackward1(Node):
@@ -2029,47 +1491,28 @@ class ClampMaxBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_max: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_max: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        max = self._raw_saved_max.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = where(self_ <= max, grad, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            max = self._raw_saved_max
-            if type(max) is SavedVariable:  # else a Python number
-                max = max.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = where(self_ > max, grad, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_max) is SavedVariable:
-            self._raw_saved_max.reset_data()
-        elif self._raw_saved_max is not None:  # a Python number
-            self._raw_saved_max = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_max.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class NanToNumBackward0(Node):
@@ -2080,32 +1523,18 @@ class NanToNumBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * isfinite(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class PowBackward0(Node):
@@ -2119,34 +1548,19 @@ class PowBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_exponent: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            exponent = self._saved_exponent
+        exponent = self._saved_exponent
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = pow_backward(grad, self_, exponent)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class PowBackward1(Node):
@@ -2163,51 +1577,30 @@ class PowBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_exponent: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_exponent: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            exponent = self._raw_saved_exponent
-            if type(exponent) is SavedVariable:  # else a Python number
-                exponent = exponent.unpack(self, raw)
+        exponent = self._raw_saved_exponent.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = pow_backward_self(grad, self_, exponent)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            exponent = self._raw_saved_exponent
-            if type(exponent) is SavedVariable:  # else a Python number
-                exponent = exponent.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_exponent) is SavedVariable:
-            self._raw_saved_exponent.reset_data()
-        elif self._raw_saved_exponent is not None:  # a Python number
-            self._raw_saved_exponent = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_exponent.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class PowBackward2(Node):
@@ -2222,38 +1615,21 @@ class PowBackward2(Node):
         "_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_exponent: Any = None
-        self._raw_saved_result: Any = None
-        self._saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._saved_self
-            exponent = self._raw_saved_exponent
-            if type(exponent) is SavedVariable:  # else a Python number
-                exponent = exponent.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        exponent = self._raw_saved_exponent.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._saved_self
+        if self.task_should_compute_output(0):
             grad_inputs[0] = pow_backward_exponent(grad, self_, exponent, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_exponent) is SavedVariable:
-            self._raw_saved_exponent.reset_data()
-        elif self._raw_saved_exponent is not None:  # a Python number
-            self._raw_saved_exponent = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_exponent.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class NegBackward0(Node):
@@ -2264,20 +1640,12 @@ class NegBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -grad
         return grad_inputs
 
@@ -2290,28 +1658,18 @@ class ReciprocalBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", -grad, result * result, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = -grad * (result * result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class ExpBackward0(Node):
@@ -2322,28 +1680,18 @@ class ExpBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * result
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class LogBackward0(Node):
@@ -2354,32 +1702,18 @@ class LogBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad / self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SinBackward0(Node):
@@ -2390,32 +1724,18 @@ class SinBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, cos(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * cos(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class CosBackward0(Node):
@@ -2426,32 +1746,18 @@ class CosBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, -sin(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * -sin(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class TanhBackward0(Node):
@@ -2462,28 +1768,18 @@ class TanhBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, fused("-", 1, result * result, 1), 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - result * result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class SigmoidBackward0(Node):
@@ -2494,28 +1790,18 @@ class SigmoidBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", fused("*", grad, 1 - result, 1), result, 0)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 - result) * result
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class ReluBackward0(Node):
@@ -2526,28 +1812,18 @@ class ReluBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = threshold_backward(grad, result, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class SqrtBackward0(Node):
@@ -2558,28 +1834,18 @@ class SqrtBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, 2 * result, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (2 * result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class AbsBackward0(Node):
@@ -2590,32 +1856,18 @@ class AbsBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * sign(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SignBackward0(Node):
@@ -2626,20 +1878,12 @@ class SignBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -2652,28 +1896,18 @@ class Exp2Backward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad * result, 0.6931471805599453, 0)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * result * 0.6931471805599453
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class Expm1Backward0(Node):
@@ -2684,28 +1918,18 @@ class Expm1Backward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, result + 1, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (result + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class Log2Backward0(Node):
@@ -2716,32 +1940,18 @@ class Log2Backward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, self_ * 0.6931471805599453, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 0.6931471805599453)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class Log10Backward0(Node):
@@ -2752,32 +1962,18 @@ class Log10Backward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, self_ * 2.3025850929940455, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * 2.3025850929940455)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class Log1PBackward0(Node):
@@ -2788,32 +1984,18 @@ class Log1PBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, self_ + 1, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class RsqrtBackward0(Node):
@@ -2824,28 +2006,18 @@ class RsqrtBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", fused("*", -0.5, grad, 0), result**3, 0)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = -0.5 * grad * result**3
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class TanBackward0(Node):
@@ -2856,28 +2028,18 @@ class TanBackward0(Node):
 
     __slots__ = ("_raw_saved_result",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, 1 + result**2, 1)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (1 + result**2)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class AsinBackward0(Node):
@@ -2888,34 +2050,18 @@ class AsinBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", grad, rsqrt(fused("+", fused("*", -self_, self_, 0), 1, 0)), 1
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * rsqrt(-self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AcosBackward0(Node):
@@ -2926,34 +2072,18 @@ class AcosBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", grad, -rsqrt(fused("+", fused("*", -self_, self_, 0), 1, 0)), 1
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * -rsqrt(-self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AtanBackward0(Node):
@@ -2964,32 +2094,18 @@ class AtanBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad, fused("+", self_ * self_, 1, 0), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (self_ * self_ + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SinhBackward0(Node):
@@ -3000,32 +2116,18 @@ class SinhBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, cosh(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * cosh(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class CoshBackward0(Node):
@@ -3036,32 +2138,18 @@ class CoshBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, sinh(self_), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * sinh(self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AsinhBackward0(Node):
@@ -3072,32 +2160,18 @@ class AsinhBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, rsqrt(self_**2 + 1), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * rsqrt(self_**2 + 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AcoshBackward0(Node):
@@ -3108,32 +2182,18 @@ class AcoshBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("*", grad, rsqrt(fused("-", self_ * self_, 1, 0)), 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * rsqrt(self_ * self_ - 1)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class AtanhBackward0(Node):
@@ -3144,32 +2204,18 @@ class AtanhBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused("/", grad * 1, 1 - self_**2, 1)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 1 / (1 - self_**2)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LogitBackward0(Node):
@@ -3183,34 +2229,19 @@ class LogitBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_eps: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            eps = self._saved_eps
+        eps = self._saved_eps
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = logit_backward(grad, self_, eps)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ErfBackward0(Node):
@@ -3221,34 +2252,18 @@ class ErfBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", fused("*", 1.1283791670955126, exp(-(self_**2)), 1), grad, 0
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = 1.1283791670955126 * exp(-(self_**2)) * grad
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class ErfcBackward0(Node):
@@ -3259,34 +2274,18 @@ class ErfcBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", fused("*", -1.1283791670955126, exp(-(self_**2)), 1), grad, 0
-            )
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = -1.1283791670955126 * exp(-(self_**2)) * grad
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class FloorBackward0(Node):
@@ -3297,20 +2296,12 @@ class FloorBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3323,20 +2314,12 @@ class CeilBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3349,20 +2332,12 @@ class RoundBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3375,20 +2350,12 @@ class RoundBackward1(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3401,20 +2368,12 @@ class TruncBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -3427,20 +2386,12 @@ class FracBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -3453,22 +2404,13 @@ class SumBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = expand(grad, self_sym_sizes)
         return grad_inputs
 
@@ -3485,26 +2427,15 @@ class SumBackward1(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = sum_backward(grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
 
@@ -3517,22 +2448,13 @@ class MeanBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mean_backward(grad, self_sym_sizes, None, False)
         return grad_inputs
 
@@ -3549,26 +2471,15 @@ class MeanBackward1(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mean_backward(grad, self_sym_sizes, dim, keepdim)
         return grad_inputs
 
@@ -3586,36 +2497,23 @@ class MaxBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_indices: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            indices = self._raw_saved_indices.unpack(self, raw)
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = value_selecting_reduction_backward(
                 grad, dim, indices, self_sym_sizes, keepdim
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_indices is not None:
-            self._raw_saved_indices.reset_data()
+        self._raw_saved_indices.reset_data()
 
 
 class MaxBackward1(Node):
@@ -3629,36 +2527,20 @@ class MaxBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class MinBackward0(Node):
@@ -3674,36 +2556,23 @@ class MinBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_indices: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            indices = self._raw_saved_indices.unpack(self, raw)
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = value_selecting_reduction_backward(
                 grad, dim, indices, self_sym_sizes, keepdim
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_indices is not None:
-            self._raw_saved_indices.reset_data()
+        self._raw_saved_indices.reset_data()
 
 
 class MinBackward1(Node):
@@ -3717,36 +2586,20 @@ class MinBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ProdBackward0(Node):
@@ -3760,36 +2613,20 @@ class ProdBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = prod_backward(grad, self_, result)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class ProdBackward1(Node):
@@ -3805,40 +2642,22 @@ class ProdBackward1(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = prod_dim_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class VarBackward0(Node):
@@ -3854,38 +2673,21 @@ class VarBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_correction: Any = None
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            dim = self._saved_dim
-            correction = self._saved_correction
-            keepdim = self._saved_keepdim
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = var_backward(grad, self_, dim, correction, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class StdBackward0(Node):
@@ -3902,42 +2704,23 @@ class StdBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_correction: Any = None
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            dim = self._saved_dim
-            correction = self._saved_correction
-            keepdim = self._saved_keepdim
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = std_backward(result, grad, self_, dim, correction, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class LinalgVectorNormBackward0(Node):
@@ -3954,44 +2737,25 @@ class LinalgVectorNormBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._saved_ord: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            ord = self._saved_ord
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        ord = self._saved_ord
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = linalg_vector_norm_backward(
                 grad, self_, ord, result, dim, keepdim
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class AmaxBackward0(Node):
@@ -4007,30 +2771,16 @@ class AmaxBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
                 restore_reduced_dims(result, dim, keepdim) == self_,
@@ -4039,12 +2789,8 @@ class AmaxBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class AminBackward0(Node):
@@ -4060,30 +2806,16 @@ class AminBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
                 restore_reduced_dims(result, dim, keepdim) == self_,
@@ -4092,12 +2824,8 @@ class AminBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class LogsumexpBackward0(Node):
@@ -4113,40 +2841,22 @@ class LogsumexpBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_keepdim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
-            keepdim = self._saved_keepdim
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = logsumexp_backward(grad, self_, result, dim, keepdim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class CumsumBackward0(Node):
@@ -4160,24 +2870,14 @@ class CumsumBackward0(Node):
         "_saved_self_scalar_type",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_self_scalar_type: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_scalar_type = self._saved_self_scalar_type
-            dim = self._saved_dim
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        if self.task_should_compute_output(0):
             grad_inputs[0] = cumsum_backward(to_dtype(grad, self_scalar_type), dim)
         return grad_inputs
 
@@ -4195,42 +2895,24 @@ class CumprodBackward0(Node):
         "_saved_self_scalar_type",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_result: Any = None
-        self._raw_saved_self: Any = None
-        self._saved_self_scalar_type: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_scalar_type = self._saved_self_scalar_type
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            dim = self._saved_dim
-            result = self._raw_saved_result.unpack(self, raw)
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_scalar_type = self._saved_self_scalar_type
+        if self.task_should_compute_output(0):
             grad_inputs[0] = cumprod_backward(
                 to_dtype(grad, self_scalar_type), self_, dim, result
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class SoftmaxBackward0(Node):
@@ -4244,30 +2926,19 @@ class SoftmaxBackward0(Node):
         "_raw_saved_result",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = softmax_backward_data(grad, result, dim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class LogSoftmaxBackward0(Node):
@@ -4281,30 +2952,19 @@ class LogSoftmaxBackward0(Node):
         "_raw_saved_result",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            dim = self._saved_dim
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = log_softmax_backward_data(grad, result, dim)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class MmBackward0(Node):
@@ -4320,41 +2980,28 @@ class MmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mat2: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat2: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mat2 = self._raw_saved_mat2
-            if type(mat2) is SavedVariable:  # else a Python number
-                mat2 = mat2.unpack(self, raw)
+        mat2 = self._raw_saved_mat2.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mm_mat1_backward(grad, mat2)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = mm_mat2_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mat2) is SavedVariable:
-            self._raw_saved_mat2.reset_data()
-        elif self._raw_saved_mat2 is not None:  # a Python number
-            self._raw_saved_mat2 = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_mat2.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class DotBackward0(Node):
@@ -4370,41 +3017,28 @@ class DotBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-        self._raw_saved_tensor: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_tensor: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            tensor = self._raw_saved_tensor
-            if type(tensor) is SavedVariable:  # else a Python number
-                tensor = tensor.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        tensor = self._raw_saved_tensor.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * tensor
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_tensor) is SavedVariable:
-            self._raw_saved_tensor.reset_data()
-        elif self._raw_saved_tensor is not None:  # a Python number
-            self._raw_saved_tensor = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_tensor.reset_data()
 
 
 class MvBackward0(Node):
@@ -4420,41 +3054,28 @@ class MvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-        self._raw_saved_vec: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_vec: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            vec = self._raw_saved_vec
-            if type(vec) is SavedVariable:  # else a Python number
-                vec = vec.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        vec = self._raw_saved_vec.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = outer(grad, vec)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = mv(self_.T, grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_vec) is SavedVariable:
-            self._raw_saved_vec.reset_data()
-        elif self._raw_saved_vec is not None:  # a Python number
-            self._raw_saved_vec = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_vec.reset_data()
 
 
 class BmmBackward0(Node):
@@ -4470,41 +3091,28 @@ class BmmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mat2: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat2: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mat2 = self._raw_saved_mat2
-            if type(mat2) is SavedVariable:  # else a Python number
-                mat2 = mat2.unpack(self, raw)
+        mat2 = self._raw_saved_mat2.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = bmm(grad, transpose(mat2, 1, 2))
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = bmm(transpose(self_, 1, 2), grad)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mat2) is SavedVariable:
-            self._raw_saved_mat2.reset_data()
-        elif self._raw_saved_mat2 is not None:  # a Python number
-            self._raw_saved_mat2 = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_mat2.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class AddmmBackward0(Node):
@@ -4523,48 +3131,32 @@ class AddmmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-        self._saved_beta: Any = None
-        self._raw_saved_mat1: Any = None
-        self._raw_saved_mat2: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat1: Any = UNDEFINED
+        self._raw_saved_mat2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            beta = self._saved_beta
+        alpha = self._saved_alpha
+        beta = self._saved_beta
+        mat1 = self._raw_saved_mat1.unpack(self, raw)
+        mat2 = self._raw_saved_mat2.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
-            mat2 = self._raw_saved_mat2
-            if type(mat2) is SavedVariable:  # else a Python number
-                mat2 = mat2.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(mm_mat1_backward(grad, mat2), alpha)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            alpha = self._saved_alpha
-            mat1 = self._raw_saved_mat1
-            if type(mat1) is SavedVariable:  # else a Python number
-                mat1 = mat1.unpack(self, raw)
+        if self.task_should_compute_output(2):
             grad_inputs[2] = maybe_multiply(mm_mat2_backward(grad, mat1), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mat1) is SavedVariable:
-            self._raw_saved_mat1.reset_data()
-        elif self._raw_saved_mat1 is not None:  # a Python number
-            self._raw_saved_mat1 = RELEASED
-        if type(self._raw_saved_mat2) is SavedVariable:
-            self._raw_saved_mat2.reset_data()
-        elif self._raw_saved_mat2 is not None:  # a Python number
-            self._raw_saved_mat2 = RELEASED
+        self._raw_saved_mat1.reset_data()
+        self._raw_saved_mat2.reset_data()
 
 
 class BaddbmmBackward0(Node):
@@ -4583,48 +3175,32 @@ class BaddbmmBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-        self._raw_saved_batch1: Any = None
-        self._raw_saved_batch2: Any = None
-        self._saved_beta: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_batch1: Any = UNDEFINED
+        self._raw_saved_batch2: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            beta = self._saved_beta
+        alpha = self._saved_alpha
+        batch1 = self._raw_saved_batch1.unpack(self, raw)
+        batch2 = self._raw_saved_batch2.unpack(self, raw)
+        beta = self._saved_beta
+        if self.task_should_compute_output(0):
             grad_inputs[0] = maybe_multiply(grad, beta)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
-            batch2 = self._raw_saved_batch2
-            if type(batch2) is SavedVariable:  # else a Python number
-                batch2 = batch2.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(bmm(grad, transpose(batch2, 1, 2)), alpha)
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            alpha = self._saved_alpha
-            batch1 = self._raw_saved_batch1
-            if type(batch1) is SavedVariable:  # else a Python number
-                batch1 = batch1.unpack(self, raw)
+        if self.task_should_compute_output(2):
             grad_inputs[2] = maybe_multiply(bmm(transpose(batch1, 1, 2), grad), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_batch1) is SavedVariable:
-            self._raw_saved_batch1.reset_data()
-        elif self._raw_saved_batch1 is not None:  # a Python number
-            self._raw_saved_batch1 = RELEASED
-        if type(self._raw_saved_batch2) is SavedVariable:
-            self._raw_saved_batch2.reset_data()
-        elif self._raw_saved_batch2 is not None:  # a Python number
-            self._raw_saved_batch2 = RELEASED
+        self._raw_saved_batch1.reset_data()
+        self._raw_saved_batch2.reset_data()
 
 
 class TraceBackward0(Node):
@@ -4635,22 +3211,13 @@ class TraceBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = trace_backward(grad, self_sym_sizes)
         return grad_inputs
 
@@ -4663,30 +3230,20 @@ class LinalgInvExBackward0(Node):
 
     __slots__ = ("_raw_saved_inverse",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_inverse: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            inverse = self._raw_saved_inverse.unpack(self, raw)
+        inverse = self._raw_saved_inverse.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = -(
                 transpose(inverse, -1, -2) @ (grad @ transpose(inverse, -1, -2))
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_inverse is not None:
-            self._raw_saved_inverse.reset_data()
+        self._raw_saved_inverse.reset_data()
 
 
 class LinalgDetBackward0(Node):
@@ -4700,36 +3257,20 @@ class LinalgDetBackward0(Node):
         "_raw_saved_result",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_A: Any = None
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            A = self._raw_saved_A
-            if type(A) is SavedVariable:  # else a Python number
-                A = A.unpack(self, raw)
+        A = self._raw_saved_A.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = linalg_det_backward(grad, result, A)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_A) is SavedVariable:
-            self._raw_saved_A.reset_data()
-        elif self._raw_saved_A is not None:  # a Python number
-            self._raw_saved_A = RELEASED
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_A.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class TBackward0(Node):
@@ -4740,20 +3281,12 @@ class TBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad.T
         return grad_inputs
 
@@ -4769,24 +3302,14 @@ class TransposeBackward0(Node):
         "_saved_dim1",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim0: Any = None
-        self._saved_dim1: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim0 = self._saved_dim0
-            dim1 = self._saved_dim1
+        dim0 = self._saved_dim0
+        dim1 = self._saved_dim1
+        if self.task_should_compute_output(0):
             grad_inputs[0] = transpose(grad, dim0, dim1)
         return grad_inputs
 
@@ -4799,22 +3322,13 @@ class PermuteBackward0(Node):
 
     __slots__ = ("_saved_dims",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dims: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dims = self._saved_dims
+        dims = self._saved_dims
+        if self.task_should_compute_output(0):
             grad_inputs[0] = permute_backwards(grad, dims)
         return grad_inputs
 
@@ -4827,22 +3341,13 @@ class ViewBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
 
@@ -4855,22 +3360,13 @@ class ExpandBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = sum_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -4886,24 +3382,14 @@ class CatBackward0(Node):
         "_saved_tensors_args_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_tensors_args_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
-            tensors_args_sizes = self._saved_tensors_args_sizes
-            dim = self._saved_dim
             grad_inputs = list(cat_tensors_backward(grad, tensors_args_sizes, dim))
         return grad_inputs
 
@@ -4919,24 +3405,14 @@ class StackBackward0(Node):
         "_saved_tensors_args_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_tensors_args_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        dim = self._saved_dim
+        tensors_args_sizes = self._saved_tensors_args_sizes
         if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
-            tensors_args_sizes = self._saved_tensors_args_sizes
-            dim = self._saved_dim
             grad_inputs = list(stack_tensors_backward(grad, dim, tensors_args_sizes))
         return grad_inputs
 
@@ -4953,26 +3429,15 @@ class SelectBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_index: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            index = self._saved_index
+        dim = self._saved_dim
+        index = self._saved_index
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
@@ -4988,24 +3453,14 @@ class SelectBackwardBackward0(Node):
         "_saved_index",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_index: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            index = self._saved_index
+        dim = self._saved_dim
+        index = self._saved_index
+        if self.task_should_compute_output(0):
             grad_inputs[0] = select_of(grad, dim, index)
         return grad_inputs
 
@@ -5024,30 +3479,17 @@ class SliceBackward0(Node):
         "_saved_step",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_end: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_start: Any = None
-        self._saved_step: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            start = self._saved_start
-            end = self._saved_end
-            step = self._saved_step
+        dim = self._saved_dim
+        end = self._saved_end
+        self_sym_sizes = self._saved_self_sym_sizes
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
             grad_inputs[0] = slice_backward(grad, self_sym_sizes, dim, start, end, step)
         return grad_inputs
 
@@ -5065,28 +3507,16 @@ class SliceBackwardBackward0(Node):
         "_saved_step",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_end: Any = None
-        self._saved_start: Any = None
-        self._saved_step: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            start = self._saved_start
-            end = self._saved_end
-            step = self._saved_step
+        dim = self._saved_dim
+        end = self._saved_end
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
             grad_inputs[0] = slice_of(grad, dim, start, end, step)
         return grad_inputs
 
@@ -5103,26 +3533,15 @@ class SplitBackward0(Node):
         "_saved_split_size",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_split_size: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            split_size = self._saved_split_size
-            dim = self._saved_dim
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_size = self._saved_split_size
+        if self.task_should_compute_output(0):
             grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
         return grad_inputs
 
@@ -5139,26 +3558,15 @@ class SplitWithSizesBackward0(Node):
         "_saved_split_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_split_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            split_sizes = self._saved_split_sizes
-            dim = self._saved_dim
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_sizes = self._saved_split_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = split_backward(grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
@@ -5171,22 +3579,13 @@ class UnbindBackward0(Node):
 
     __slots__ = ("_saved_dim",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unbind_backward(grads, dim)
         return grad_inputs
 
@@ -5199,22 +3598,13 @@ class ToCopyBackward0(Node):
 
     __slots__ = ("_saved_self_scalar_type",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_scalar_type: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._saved_self_scalar_type
+        if self.task_should_compute_output(0):
             grad_inputs[0] = to_dtype(grad, self_scalar_type)
         return grad_inputs
 
@@ -5227,22 +3617,13 @@ class FlipBackward0(Node):
 
     __slots__ = ("_saved_dims",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dims: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dims = self._saved_dims
+        dims = self._saved_dims
+        if self.task_should_compute_output(0):
             grad_inputs[0] = flip(grad, dims)
         return grad_inputs
 
@@ -5255,22 +3636,13 @@ class TrilBackward0(Node):
 
     __slots__ = ("_saved_diagonal",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_diagonal: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            diagonal = self._saved_diagonal
+        diagonal = self._saved_diagonal
+        if self.task_should_compute_output(0):
             grad_inputs[0] = tril(grad, diagonal)
         return grad_inputs
 
@@ -5283,22 +3655,13 @@ class TriuBackward0(Node):
 
     __slots__ = ("_saved_diagonal",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_diagonal: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            diagonal = self._saved_diagonal
+        diagonal = self._saved_diagonal
+        if self.task_should_compute_output(0):
             grad_inputs[0] = triu(grad, diagonal)
         return grad_inputs
 
@@ -5316,28 +3679,16 @@ class DiagonalBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim1: Any = None
-        self._saved_dim2: Any = None
-        self._saved_offset: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            offset = self._saved_offset
-            dim1 = self._saved_dim1
-            dim2 = self._saved_dim2
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
         return grad_inputs
 
@@ -5354,26 +3705,15 @@ class DiagEmbedBackward0(Node):
         "_saved_offset",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim1: Any = None
-        self._saved_dim2: Any = None
-        self._saved_offset: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            offset = self._saved_offset
-            dim1 = self._saved_dim1
-            dim2 = self._saved_dim2
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        if self.task_should_compute_output(0):
             grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
         return grad_inputs
 
@@ -5390,26 +3730,15 @@ class DiagonalBackwardBackward0(Node):
         "_saved_offset",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim1: Any = None
-        self._saved_dim2: Any = None
-        self._saved_offset: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            offset = self._saved_offset
-            dim1 = self._saved_dim1
-            dim2 = self._saved_dim2
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        if self.task_should_compute_output(0):
             grad_inputs[0] = take_diagonal(grad, offset, dim1, dim2)
         return grad_inputs
 
@@ -5422,22 +3751,13 @@ class SqueezeBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5450,22 +3770,13 @@ class SqueezeBackward1(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5478,22 +3789,13 @@ class SqueezeBackward2(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5506,22 +3808,13 @@ class SqueezeBackward3(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5534,22 +3827,13 @@ class SqueezeBackward4(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5562,22 +3846,13 @@ class SqueezeBackward5(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = unsqueeze_to(grad, self_sym_sizes)
         return grad_inputs
 
@@ -5590,22 +3865,13 @@ class UnsqueezeBackward0(Node):
 
     __slots__ = ("_saved_dim",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
+        dim = self._saved_dim
+        if self.task_should_compute_output(0):
             grad_inputs[0] = squeeze_dim(grad, dim)
         return grad_inputs
 
@@ -5621,24 +3887,14 @@ class IndexBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_indices: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            indices = self._saved_indices
+        indices = self._saved_indices
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
         return grad_inputs
 
@@ -5655,36 +3911,20 @@ class IndexSelectBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = index_select_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class GatherBackward0(Node):
@@ -5699,36 +3939,20 @@ class GatherBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = gather_backward(grad, self_sym_sizes, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class ScatterBackward0(Node):
@@ -5744,39 +3968,26 @@ class ScatterBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scatter_fill(grad, dim, index, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = gather(grad, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class ScatterBackward1(Node):
@@ -5790,34 +4001,19 @@ class ScatterBackward1(Node):
         "_raw_saved_index",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = scatter_fill(grad, dim, index, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class ScatterAddBackward0(Node):
@@ -5833,35 +4029,26 @@ class ScatterAddBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = gather(grad, dim, index)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class IndexAddBackward0(Node):
@@ -5878,37 +4065,27 @@ class IndexAddBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-        self._saved_dim: Any = None
-        self._raw_saved_index: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        alpha = self._saved_alpha
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            alpha = self._saved_alpha
-            dim = self._saved_dim
-            index = self._raw_saved_index
-            if type(index) is SavedVariable:  # else a Python number
-                index = index.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = maybe_multiply(index_select(grad, dim, index), alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_index) is SavedVariable:
-            self._raw_saved_index.reset_data()
-        elif self._raw_saved_index is not None:  # a Python number
-            self._raw_saved_index = RELEASED
+        self._raw_saved_index.reset_data()
 
 
 class MaskedFillBackward0(Node):
@@ -5919,32 +4096,18 @@ class MaskedFillBackward0(Node):
 
     __slots__ = ("_raw_saved_mask",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mask: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        mask = self._raw_saved_mask.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = masked_fill(grad, mask, 0)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mask) is SavedVariable:
-            self._raw_saved_mask.reset_data()
-        elif self._raw_saved_mask is not None:  # a Python number
-            self._raw_saved_mask = RELEASED
+        self._raw_saved_mask.reset_data()
 
 
 class MaskedFillBackward1(Node):
@@ -5957,36 +4120,25 @@ class MaskedFillBackward1(Node):
     __slots__ = ("_raw_saved_mask",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mask: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mask: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        mask = self._raw_saved_mask.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = masked_fill(grad, mask, 0)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = masked_fill_backward(grad, mask)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mask) is SavedVariable:
-            self._raw_saved_mask.reset_data()
-        elif self._raw_saved_mask is not None:  # a Python number
-            self._raw_saved_mask = RELEASED
+        self._raw_saved_mask.reset_data()
 
 
 class MaskedSelectBackward0(Node):
@@ -6000,40 +4152,20 @@ class MaskedSelectBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_mask: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            mask = self._raw_saved_mask
-            if type(mask) is SavedVariable:  # else a Python number
-                mask = mask.unpack(self, raw)
+        mask = self._raw_saved_mask.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = masked_select_backward(grad, self_, mask)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_mask) is SavedVariable:
-            self._raw_saved_mask.reset_data()
-        elif self._raw_saved_mask is not None:  # a Python number
-            self._raw_saved_mask = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_mask.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class RollBackward0(Node):
@@ -6047,24 +4179,14 @@ class RollBackward0(Node):
         "_saved_shifts",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_dims: Any = None
-        self._saved_shifts: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            shifts = self._saved_shifts
-            dims = self._saved_dims
+        dims = self._saved_dims
+        shifts = self._saved_shifts
+        if self.task_should_compute_output(0):
             grad_inputs[0] = roll_backward(grad, shifts, dims)
         return grad_inputs
 
@@ -6080,24 +4202,14 @@ class RepeatBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_repeats: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            repeats = self._saved_repeats
+        repeats = self._saved_repeats
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = repeat_backward(grad, repeats, self_sym_sizes)
         return grad_inputs
 
@@ -6110,20 +4222,12 @@ class CloneBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -6136,22 +4240,13 @@ class ConstantPadNdBackward0(Node):
 
     __slots__ = ("_saved_pad",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_pad: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            pad = self._saved_pad
+        pad = self._saved_pad
+        if self.task_should_compute_output(0):
             grad_inputs[0] = constant_pad_nd_backward(grad, pad)
         return grad_inputs
 
@@ -6164,22 +4259,13 @@ class UnsafeViewBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
 
@@ -6192,22 +4278,13 @@ class ReshapeAliasBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = reshape(grad, self_sym_sizes)
         return grad_inputs
 
@@ -6220,20 +4297,12 @@ class AliasBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad
         return grad_inputs
 
@@ -6246,20 +4315,12 @@ class FillBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6273,24 +4334,15 @@ class FillBackward1(Node):
 
     __slots__ = ("_saved_value_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_value_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(1):
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
 
@@ -6303,20 +4355,12 @@ class FillBackward2(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6330,24 +4374,15 @@ class FillBackward3(Node):
 
     __slots__ = ("_saved_value_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_value_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            value_sym_sizes = self._saved_value_sym_sizes
+        if self.task_should_compute_output(1):
             grad_inputs[1] = sum_to(grad, value_sym_sizes)
         return grad_inputs
 
@@ -6360,20 +4395,12 @@ class ZeroBackward0(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
+        if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
 
@@ -6400,39 +4427,28 @@ class ConvolutionBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_dilation: Any = None
-        self._saved_groups: Any = None
-        self._raw_saved_input: Any = None
-        self._saved_input_sym_sizes: Any = None
-        self._saved_output_padding: Any = None
-        self._saved_padding: Any = None
-        self._saved_stride: Any = None
-        self._saved_transposed: Any = None
-        self._raw_saved_weight: Any = None
-        self._saved_weight_sym_sizes: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            input_sym_sizes = self._saved_input_sym_sizes
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            stride = self._saved_stride
-            padding = self._saved_padding
-            dilation = self._saved_dilation
-            transposed = self._saved_transposed
-            output_padding = self._saved_output_padding
-            groups = self._saved_groups
+        dilation = self._saved_dilation
+        groups = self._saved_groups
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        stride = self._saved_stride
+        transposed = self._saved_transposed
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = convolution_backward_input(
                 grad,
                 input_sym_sizes,
@@ -6444,17 +4460,7 @@ class ConvolutionBackward0(Node):
                 output_padding,
                 groups,
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            weight_sym_sizes = self._saved_weight_sym_sizes
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            stride = self._saved_stride
-            padding = self._saved_padding
-            dilation = self._saved_dilation
-            transposed = self._saved_transposed
-            output_padding = self._saved_output_padding
-            groups = self._saved_groups
+        if self.task_should_compute_output(1):
             grad_inputs[1] = convolution_backward_weight(
                 grad,
                 input,
@@ -6466,21 +4472,13 @@ class ConvolutionBackward0(Node):
                 output_padding,
                 groups,
             )
-        if _edges[4] is not None and (_needed is None or _edges[4] in _needed):
-            transposed = self._saved_transposed
-            output_padding = self._saved_output_padding
+        if self.task_should_compute_output(2):
             grad_inputs[2] = convolution_backward_bias(grad, transposed, output_padding)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class MaxPool2DWithIndicesBackward0(Node):
@@ -6494,32 +4492,21 @@ class MaxPool2DWithIndicesBackward0(Node):
         "_saved_self_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_result1: Any = None
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            result1 = self._raw_saved_result1.unpack(self, raw)
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = max_pool2d_with_indices_backward(
                 grad, result1, self_sym_sizes
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result1 is not None:
-            self._raw_saved_result1.reset_data()
+        self._raw_saved_result1.reset_data()
 
 
 class AvgPool2DBackward0(Node):
@@ -6538,34 +4525,19 @@ class AvgPool2DBackward0(Node):
         "_saved_stride",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_ceil_mode: Any = None
-        self._saved_count_include_pad: Any = None
-        self._saved_divisor_override: Any = None
-        self._saved_kernel_size: Any = None
-        self._saved_padding: Any = None
-        self._saved_self_sym_sizes: Any = None
-        self._saved_stride: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
-            kernel_size = self._saved_kernel_size
-            stride = self._saved_stride
-            padding = self._saved_padding
-            ceil_mode = self._saved_ceil_mode
-            count_include_pad = self._saved_count_include_pad
-            divisor_override = self._saved_divisor_override
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
             grad_inputs[0] = avg_pool2d_backward(
                 grad,
                 self_sym_sizes,
@@ -6587,22 +4559,13 @@ class AdaptiveAvgPool2DBackward0(Node):
 
     __slots__ = ("_saved_self_sym_sizes",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_self_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_sym_sizes = self._saved_self_sym_sizes
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
 
@@ -6621,36 +4584,27 @@ class NativeLayerNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_eps: Any = None
-        self._raw_saved_input: Any = None
-        self._saved_normalized_shape: Any = None
-        self._raw_saved_weight: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        eps = self._saved_eps
+        input = self._raw_saved_input.unpack(self, raw)
+        normalized_shape = self._saved_normalized_shape
+        weight = self._raw_saved_weight.unpack(self, raw)
         grad_input_mask = (
-            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
-            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
-            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            normalized_shape = self._saved_normalized_shape
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            eps = self._saved_eps
             grad_result = native_layer_norm_backward(
                 grad, input, normalized_shape, weight, eps, grad_input_mask
             )
@@ -6663,14 +4617,8 @@ class NativeLayerNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NativeBatchNormBackward0(Node):
@@ -6689,44 +4637,31 @@ class NativeBatchNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_eps: Any = None
-        self._raw_saved_input: Any = None
-        self._raw_saved_running_mean: Any = None
-        self._raw_saved_running_var: Any = None
-        self._saved_training: Any = None
-        self._raw_saved_weight: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_running_mean: Any = UNDEFINED
+        self._raw_saved_running_var: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        eps = self._saved_eps
+        input = self._raw_saved_input.unpack(self, raw)
+        running_mean = self._raw_saved_running_mean.unpack(self, raw)
+        running_var = self._raw_saved_running_var.unpack(self, raw)
+        training = self._saved_training
+        weight = self._raw_saved_weight.unpack(self, raw)
         grad_input_mask = (
-            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
-            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
-            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            running_mean = self._raw_saved_running_mean
-            if type(running_mean) is SavedVariable:  # else a Python number
-                running_mean = running_mean.unpack(self, raw)
-            running_var = self._raw_saved_running_var
-            if type(running_var) is SavedVariable:  # else a Python number
-                running_var = running_var.unpack(self, raw)
-            training = self._saved_training
-            eps = self._saved_eps
             grad_result = native_batch_norm_backward(
                 grad,
                 input,
@@ -6746,22 +4681,10 @@ class NativeBatchNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_running_mean) is SavedVariable:
-            self._raw_saved_running_mean.reset_data()
-        elif self._raw_saved_running_mean is not None:  # a Python number
-            self._raw_saved_running_mean = RELEASED
-        if type(self._raw_saved_running_var) is SavedVariable:
-            self._raw_saved_running_var.reset_data()
-        elif self._raw_saved_running_var is not None:  # a Python number
-            self._raw_saved_running_var = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_running_mean.reset_data()
+        self._raw_saved_running_var.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NativeGroupNormBackward0(Node):
@@ -6781,42 +4704,30 @@ class NativeGroupNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_C: Any = None
-        self._saved_HxW: Any = None
-        self._saved_N: Any = None
-        self._saved_eps: Any = None
-        self._saved_group: Any = None
-        self._raw_saved_input: Any = None
-        self._raw_saved_weight: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 3
         if all(g is None for g in grads):
             return grad_inputs
         grads = self.materialize_grads(grads, raw)
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
+        C = self._saved_C
+        HxW = self._saved_HxW
+        N = self._saved_N
+        eps = self._saved_eps
+        group = self._saved_group
+        input = self._raw_saved_input.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
         grad_input_mask = (
-            _edges[0] is not None and (_needed is None or _edges[0] in _needed),
-            _edges[2] is not None and (_needed is None or _edges[2] in _needed),
-            _edges[4] is not None and (_needed is None or _edges[4] in _needed),
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
         )
         if any(grad_input_mask):
-            input = self._raw_saved_input
-            if type(input) is SavedVariable:  # else a Python number
-                input = input.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            N = self._saved_N
-            C = self._saved_C
-            HxW = self._saved_HxW
-            group = self._saved_group
-            eps = self._saved_eps
             grad_result = native_group_norm_backward(
                 grads, input, weight, N, C, HxW, group, eps, grad_input_mask
             )
@@ -6829,14 +4740,8 @@ class NativeGroupNormBackward0(Node):
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_input) is SavedVariable:
-            self._raw_saved_input.reset_data()
-        elif self._raw_saved_input is not None:  # a Python number
-            self._raw_saved_input = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_input.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class EmbeddingBackward0(Node):
@@ -6852,40 +4757,23 @@ class EmbeddingBackward0(Node):
         "_saved_weight_sym_sizes",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_indices: Any = None
-        self._saved_padding_idx: Any = None
-        self._saved_scale_grad_by_freq: Any = None
-        self._saved_weight_sym_sizes: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            weight_sym_sizes = self._saved_weight_sym_sizes
-            indices = self._raw_saved_indices
-            if type(indices) is SavedVariable:  # else a Python number
-                indices = indices.unpack(self, raw)
-            padding_idx = self._saved_padding_idx
-            scale_grad_by_freq = self._saved_scale_grad_by_freq
+        indices = self._raw_saved_indices.unpack(self, raw)
+        padding_idx = self._saved_padding_idx
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
             grad_inputs[0] = embedding_backward(
                 grad, indices, weight_sym_sizes, padding_idx, scale_grad_by_freq
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_indices) is SavedVariable:
-            self._raw_saved_indices.reset_data()
-        elif self._raw_saved_indices is not None:  # a Python number
-            self._raw_saved_indices = RELEASED
+        self._raw_saved_indices.reset_data()
 
 
 class GeluBackward0(Node):
@@ -6899,34 +4787,19 @@ class GeluBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_approximate: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            approximate = self._saved_approximate
+        approximate = self._saved_approximate
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = gelu_backward(grad, self_, approximate)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SiluBackward0(Node):
@@ -6937,32 +4810,18 @@ class SiluBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = silu_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class MishBackward0(Node):
@@ -6973,32 +4832,18 @@ class MishBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mish_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SoftplusBackward0(Node):
@@ -7013,36 +4858,20 @@ class SoftplusBackward0(Node):
         "_saved_threshold",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_beta: Any = None
-        self._raw_saved_self: Any = None
-        self._saved_threshold: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            beta = self._saved_beta
-            threshold = self._saved_threshold
+        beta = self._saved_beta
+        self_ = self._raw_saved_self.unpack(self, raw)
+        threshold = self._saved_threshold
+        if self.task_should_compute_output(0):
             grad_inputs[0] = softplus_backward(grad, self_, beta, threshold)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class EluBackward0(Node):
@@ -7058,38 +4887,21 @@ class EluBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-        self._saved_input_scale: Any = None
-        self._saved_scale: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            alpha = self._saved_alpha
-            scale = self._saved_scale
-            input_scale = self._saved_input_scale
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        scale = self._saved_scale
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward(grad, self_, alpha, scale, input_scale)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class CeluBackward0(Node):
@@ -7103,34 +4915,19 @@ class CeluBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward(grad, self_, alpha, 1.0, 1.0 / alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LeakyReluBackward0(Node):
@@ -7144,34 +4941,19 @@ class LeakyReluBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_negative_slope: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            negative_slope = self._saved_negative_slope
+        negative_slope = self._saved_negative_slope
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = leaky_relu_backward(grad, self_, negative_slope)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class HardtanhBackward0(Node):
@@ -7186,36 +4968,20 @@ class HardtanhBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_max_val: Any = None
-        self._saved_min_val: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            min_val = self._saved_min_val
-            max_val = self._saved_max_val
+        max_val = self._saved_max_val
+        min_val = self._saved_min_val
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = hardtanh_backward(grad, self_, min_val, max_val)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class HardswishBackward0(Node):
@@ -7226,32 +4992,18 @@ class HardswishBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = hardswish_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class HardsigmoidBackward0(Node):
@@ -7262,32 +5014,18 @@ class HardsigmoidBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = hardsigmoid_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LogSigmoidBackward0(Node):
@@ -7298,32 +5036,18 @@ class LogSigmoidBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = log_sigmoid_backward(grad, self_)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class LeakyReluBackward1(Node):
@@ -7337,30 +5061,19 @@ class LeakyReluBackward1(Node):
         "_raw_saved_result",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_negative_slope: Any = None
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            negative_slope = self._saved_negative_slope
+        negative_slope = self._saved_negative_slope
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = leaky_relu_backward(grad, result, negative_slope)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class EluBackward1(Node):
@@ -7376,36 +5089,23 @@ class EluBackward1(Node):
         "_saved_scale",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-        self._saved_input_scale: Any = None
-        self._raw_saved_result: Any = None
-        self._saved_scale: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            alpha = self._saved_alpha
-            scale = self._saved_scale
-            input_scale = self._saved_input_scale
+        alpha = self._saved_alpha
+        input_scale = self._saved_input_scale
+        result = self._raw_saved_result.unpack(self, raw)
+        scale = self._saved_scale
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward_result(
                 grad, result, alpha, scale, input_scale
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class CeluBackward1(Node):
@@ -7419,30 +5119,19 @@ class CeluBackward1(Node):
         "_raw_saved_result",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_alpha: Any = None
-        self._raw_saved_result: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            result = self._raw_saved_result.unpack(self, raw)
-            alpha = self._saved_alpha
+        alpha = self._saved_alpha
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = elu_backward_result(grad, result, alpha, 1.0, 1.0 / alpha)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if self._raw_saved_result is not None:
-            self._raw_saved_result.reset_data()
+        self._raw_saved_result.reset_data()
 
 
 class MseLossBackward0(Node):
@@ -7459,50 +5148,29 @@ class MseLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            reduction = self._saved_reduction
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = mse_loss_backward(grad, self_, target, reduction)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            reduction = self._saved_reduction
+        if self.task_should_compute_output(1):
             grad_inputs[1] = mse_loss_backward(grad, target, self_, reduction)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
 
 
 class SmoothL1LossBackward0(Node):
@@ -7520,57 +5188,34 @@ class SmoothL1LossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_beta: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            reduction = self._saved_reduction
-            beta = self._saved_beta
+        beta = self._saved_beta
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = smooth_l1_loss_backward(
                 grad, self_, target, reduction, beta
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            reduction = self._saved_reduction
-            beta = self._saved_beta
+        if self.task_should_compute_output(1):
             grad_inputs[1] = smooth_l1_loss_backward(
                 grad, target, self_, reduction, beta
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
 
 
 class HuberLossBackward0(Node):
@@ -7588,53 +5233,30 @@ class HuberLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_delta: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            reduction = self._saved_reduction
-            delta = self._saved_delta
+        delta = self._saved_delta
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = huber_loss_backward(grad, self_, target, reduction, delta)
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            reduction = self._saved_reduction
-            delta = self._saved_delta
+        if self.task_should_compute_output(1):
             grad_inputs[1] = huber_loss_backward(grad, target, self_, reduction, delta)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
 
 
 class BinaryCrossEntropyBackward0(Node):
@@ -7652,65 +5274,36 @@ class BinaryCrossEntropyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = binary_cross_entropy_backward(
                 grad, self_, target, weight, reduction
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        if self.task_should_compute_output(1):
             grad_inputs[1] = binary_cross_entropy_target_backward(
                 grad, self_, target, weight, reduction
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -7729,76 +5322,39 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_pos_weight: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_pos_weight: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_target: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            pos_weight = self._raw_saved_pos_weight
-            if type(pos_weight) is SavedVariable:  # else a Python number
-                pos_weight = pos_weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        pos_weight = self._raw_saved_pos_weight.unpack(self, raw)
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = binary_cross_entropy_with_logits_backward(
                 grad, self_, target, weight, pos_weight, reduction
             )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            pos_weight = self._raw_saved_pos_weight
-            if type(pos_weight) is SavedVariable:  # else a Python number
-                pos_weight = pos_weight.unpack(self, raw)
-            reduction = self._saved_reduction
+        if self.task_should_compute_output(1):
             grad_inputs[1] = binary_cross_entropy_with_logits_target_backward(
                 grad, self_, target, weight, pos_weight, reduction
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_pos_weight) is SavedVariable:
-            self._raw_saved_pos_weight.reset_data()
-        elif self._raw_saved_pos_weight is not None:  # a Python number
-            self._raw_saved_pos_weight = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_pos_weight.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NllLossBackward0(Node):
@@ -7815,54 +5371,26 @@ class NllLossBackward0(Node):
         "_raw_saved_weight",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_ignore_index: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
-            ignore_index = self._saved_ignore_index
+        ignore_index = self._saved_ignore_index
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = nll_loss_backward(
                 grad, self_, target, weight, reduction, ignore_index
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
 
 
 class NllLoss2DBackward0(Node):
@@ -7879,51 +5407,23 @@ class NllLoss2DBackward0(Node):
         "_raw_saved_weight",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_ignore_index: Any = None
-        self._saved_reduction: Any = None
-        self._raw_saved_self: Any = None
-        self._raw_saved_target: Any = None
-        self._raw_saved_weight: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            target = self._raw_saved_target
-            if type(target) is SavedVariable:  # else a Python number
-                target = target.unpack(self, raw)
-            weight = self._raw_saved_weight
-            if type(weight) is SavedVariable:  # else a Python number
-                weight = weight.unpack(self, raw)
-            reduction = self._saved_reduction
-            ignore_index = self._saved_ignore_index
+        ignore_index = self._saved_ignore_index
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = nll_loss_backward(
                 grad, self_, target, weight, reduction, ignore_index
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
-        if type(self._raw_saved_target) is SavedVariable:
-            self._raw_saved_target.reset_data()
-        elif self._raw_saved_target is not None:  # a Python number
-            self._raw_saved_target = RELEASED
-        if type(self._raw_saved_weight) is SavedVariable:
-            self._raw_saved_weight.reset_data()
-        elif self._raw_saved_weight is not None:  # a Python number
-            self._raw_saved_weight = RELEASED
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()

@@ -2,10 +2,12 @@
 # Do not edit: change those files, then run `yamlgrad-gen`.
 """Forward wrappers: one function per derivatives.yaml entry, then the public names.
 
-Each wrapper follows PyTorch's generated autograd kernel: unpack the arguments,
-build the node and its next edges if grad mode is on and an input requires grad,
-save only what the formulas read (tensors only when their gradient is needed), run
-the numpy kernel, and `set_history` on the result.
+Each wrapper reads as PyTorch's generated autograd kernel: unpack the arguments,
+promote their types, make the node and its next edges when an input requires grad
+(`compute_requires_grad`, `collect_next_edges`), save only what the formulas read
+(an input's tensor only when its gradient may be needed), run the numpy kernel,
+wrap its result and `set_history`. The steps are calls into
+runtime/wrappers/variable_type_utils.py and the node's constructor.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from yamlgrad.runtime.ops import (
     reductions,
     shapes,
 )
-from yamlgrad.runtime.autograd.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
     Overload,
@@ -35,15 +36,9 @@ from yamlgrad.runtime.wrappers.binding import (
     dispatch,
     schema_names,
 )
-from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.autograd.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
-from yamlgrad.runtime.autograd.node import METADATA_CACHE as _METADATA
-from yamlgrad.runtime.autograd.node import output_metadata, record_anomaly
-from yamlgrad.runtime.autograd.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
-from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
-from yamlgrad.runtime.wrappers.variable_type_utils import next_edge as _next_edge
+from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
     args_sizes_of,
     bool_arg,
@@ -56,7 +51,10 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     int_arg,
     int_list_arg,
     make_view,
+    make_views,
     memory_format_arg,
+    ndim_of,
+    optional_bool_arg,
     optional_float_arg,
     optional_int_arg,
     optional_int_list_arg,
@@ -70,7 +68,9 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     rebase_history,
     return_type,
     scalar_arg,
+    scalar_type_arg,
     set_history,
+    set_history_inplace_view,
     set_history_outputs,
     sizes_of,
     str_arg,
@@ -268,8 +268,6 @@ from .Functions import (
     NllLossBackward0,
     NllLoss2DBackward0,
 )
-
-_new = object.__new__
 
 __all__ = [
     "add",
@@ -478,84 +476,25 @@ def add_Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "add", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "add", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "add", "input", 1)
+    other_ = tensor_arg(other, "add", "other", 2)
+    alpha = scalar_arg(alpha, "add", "alpha", 3)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, other):
+        grad_fn = AddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
     try:
-        result_data = (
-            np.add(self_data, other_data)
+        result = Tensor._make(
+            np.add(self_, other_)
             if alpha == 1
-            else np.add(self_data, np.multiply(other_data, alpha))
+            else np.add(self_, np.multiply(other_, alpha))
         )
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "add", kernel_failure, self=self_data, other=other_data, alpha=alpha
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -569,74 +508,20 @@ def add_Scalar(
     forward: np.add(self, other * alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "add", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "add", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "add", "input", 1)
+    other = scalar_arg(other, "add", "other", 2)
+    alpha = scalar_arg(alpha, "add", "alpha", 3)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = AddBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.add(self_data, other * alpha)
+        result = Tensor._make(np.add(self_, other * alpha))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "add", kernel_failure, self=self_data, other=other, alpha=alpha
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("add", kernel_failure, self=self_, other=other, alpha=alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -651,84 +536,25 @@ def sub_Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "sub", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "sub", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "sub", "input", 1)
+    other_ = tensor_arg(other, "sub", "other", 2)
+    alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SubBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, other):
+        grad_fn = SubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
     try:
-        result_data = (
-            np.subtract(self_data, other_data)
+        result = Tensor._make(
+            np.subtract(self_, other_)
             if alpha == 1
-            else np.subtract(self_data, np.multiply(other_data, alpha))
+            else np.subtract(self_, np.multiply(other_, alpha))
         )
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "sub", kernel_failure, self=self_data, other=other_data, alpha=alpha
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -742,74 +568,20 @@ def sub_Scalar(
     forward: np.subtract(self, other * alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "sub", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "sub", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "sub", "input", 1)
+    other = scalar_arg(other, "sub", "other", 2)
+    alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SubBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SubBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.subtract(self_data, other * alpha)
+        result = Tensor._make(np.subtract(self_, other * alpha))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "sub", kernel_failure, self=self_data, other=other, alpha=alpha
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sub", kernel_failure, self=self_, other=other, alpha=alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -824,84 +596,27 @@ def rsub_Tensor(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "rsub", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "rsub", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "rsub", "input", 1)
+    other_ = tensor_arg(other, "rsub", "other", 2)
+    alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RsubBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, other):
+        grad_fn = RsubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
     try:
-        result_data = (
-            np.subtract(other_data, self_data)
+        result = Tensor._make(
+            np.subtract(other_, self_)
             if alpha == 1
-            else np.subtract(other_data, np.multiply(self_data, alpha))
+            else np.subtract(other_, np.multiply(self_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "rsub", kernel_failure, self=self_data, other=other_data, alpha=alpha
+            "rsub", kernel_failure, self=self_, other=other_, alpha=alpha
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -915,79 +630,25 @@ def rsub_Scalar(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsub", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "rsub", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "rsub", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "rsub", "input", 1)
+    other = scalar_arg(other, "rsub", "other", 2)
+    alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RsubBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = RsubBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
     try:
-        result_data = (
-            np.subtract(other, self_data)
+        result = Tensor._make(
+            np.subtract(other, self_)
             if alpha == 1
-            else np.subtract(other, np.multiply(self_data, alpha))
+            else np.subtract(other, np.multiply(self_, alpha))
         )
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "rsub", kernel_failure, self=self_data, other=other, alpha=alpha
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1000,86 +661,23 @@ def mul_Tensor(
     forward: np.multiply(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "mul", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "mul", "input", 1)
+    other_ = tensor_arg(other, "mul", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MulBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = MulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.multiply(self_data, other_data)
+        result = Tensor._make(np.multiply(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("mul", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("mul", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1092,68 +690,20 @@ def mul_Scalar(
     forward: np.multiply(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "mul", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "mul", "input", 1)
+    other = scalar_arg(other, "mul", "other", 2)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MulBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = MulBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
     try:
-        result_data = np.multiply(self_data, other)
+        result = Tensor._make(np.multiply(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("mul", kernel_failure, self=self_data, other=other)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("mul", kernel_failure, self=self_, other=other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1166,88 +716,23 @@ def div_Tensor(
     forward: np.true_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "div", "input", 1)
+    other_ = tensor_arg(other, "div", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DivBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = DivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.true_divide(self_data, other_data)
+        result = Tensor._make(np.true_divide(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("div", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("div", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1260,68 +745,20 @@ def div_Scalar(
     forward: np.true_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "div", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other, int_to_float=True)
+    self_ = tensor_arg(self, "div", "input", 1)
+    other = scalar_arg(other, "div", "other", 2)
+    self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DivBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = DivBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
     try:
-        result_data = np.true_divide(self_data, other)
+        result = Tensor._make(np.true_divide(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("div", kernel_failure, self=self_data, other=other)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("div", kernel_failure, self=self_, other=other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1336,94 +773,27 @@ def div_Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "div", "other", 2)
-    )
+    self_ = tensor_arg(self, "div", "input", 1)
+    other_ = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DivBackward2)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
+    if compute_requires_grad(self, other):
+        grad_fn = DivBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
         grad_fn._saved_rounding_mode = rounding_mode
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.divide(self_data, other_data, rounding_mode)
+        result = Tensor._make(elementwise.divide(self_, other_, rounding_mode))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "div",
-            kernel_failure,
-            self=self_data,
-            other=other_data,
-            rounding_mode=rounding_mode,
+            "div", kernel_failure, self=self_, other=other_, rounding_mode=rounding_mode
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1438,76 +808,24 @@ def div_Scalar_mode(
     forward: divide(self, other, rounding_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "div", "other", 2)
-    )
+    self_ = tensor_arg(self, "div", "input", 1)
+    other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DivBackward3)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = DivBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._saved_rounding_mode = rounding_mode
     try:
-        result_data = elementwise.divide(self_data, other, rounding_mode)
+        result = Tensor._make(elementwise.divide(self_, other, rounding_mode))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "div",
-            kernel_failure,
-            self=self_data,
-            other=other,
-            rounding_mode=rounding_mode,
+            "div", kernel_failure, self=self_, other=other, rounding_mode=rounding_mode
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1543,92 +861,24 @@ def where_self(
     forward: np.where(condition, self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    condition_data = (
-        condition._data
-        if type(condition) is Tensor
-        else tensor_arg(condition, "where", "condition", 1)
-    )
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "where", "input", 2)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "where", "other", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    condition_ = tensor_arg(condition, "where", "condition", 1)
+    self_ = tensor_arg(self, "where", "input", 2)
+    other_ = tensor_arg(other, "where", "other", 3)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(WhereBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_condition = (
-                SavedVariable(condition, False)
-                if isinstance(condition, Tensor)
-                else condition
-            )
-        else:
-            grad_fn._raw_saved_condition = None
+    if compute_requires_grad(self, other):
+        grad_fn = WhereBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_condition = SavedVariable(condition, is_output=False)
     try:
-        result_data = np.where(condition_data, self_data, other_data)
+        result = Tensor._make(np.where(condition_, self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "where",
-            kernel_failure,
-            condition=condition_data,
-            self=self_data,
-            other=other_data,
+            "where", kernel_failure, condition=condition_, self=self_, other=other_
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1641,88 +891,23 @@ def maximum(
     forward: np.maximum(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "maximum", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "maximum", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "maximum", "input", 1)
+    other_ = tensor_arg(other, "maximum", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaximumBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = MaximumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.maximum(self_data, other_data)
+        result = Tensor._make(np.maximum(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("maximum", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("maximum", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1735,86 +920,23 @@ def fmax(
     forward: np.fmax(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmax", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "fmax", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "fmax", "input", 1)
+    other_ = tensor_arg(other, "fmax", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FmaxBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = FmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.fmax(self_data, other_data)
+        result = Tensor._make(np.fmax(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("fmax", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("fmax", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1827,88 +949,23 @@ def minimum(
     forward: np.minimum(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "minimum", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "minimum", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "minimum", "input", 1)
+    other_ = tensor_arg(other, "minimum", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MinimumBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = MinimumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.minimum(self_data, other_data)
+        result = Tensor._make(np.minimum(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("minimum", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("minimum", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -1921,86 +978,23 @@ def fmin(
     forward: np.fmin(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmin", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "fmin", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "fmin", "input", 1)
+    other_ = tensor_arg(other, "fmin", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FminBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = FminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.fmin(self_data, other_data)
+        result = Tensor._make(np.fmin(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("fmin", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("fmin", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2013,88 +1007,23 @@ def atan2(
     forward: np.arctan2(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan2", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "atan2", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "atan2", "input", 1)
+    other_ = tensor_arg(other, "atan2", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Atan2Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = Atan2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.arctan2(self_data, other_data)
+        result = Tensor._make(np.arctan2(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("atan2", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("atan2", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2107,89 +1036,24 @@ def hypot(
     forward: np.hypot(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hypot", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "hypot", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "hypot", "input", 1)
+    other_ = tensor_arg(other, "hypot", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HypotBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = HypotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.hypot(self_data, other_data)
+        result = Tensor._make(np.hypot(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("hypot", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("hypot", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -2202,84 +1066,22 @@ def copysign_Tensor(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "copysign", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "copysign", "input", 1)
+    other_ = tensor_arg(other, "copysign", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CopysignBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.copysign(self_data, other_data)
+        result = Tensor._make(np.copysign(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("copysign", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("copysign", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -2292,72 +1094,21 @@ def copysign_Scalar(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "copysign", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "copysign", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other, int_to_float=True)
+    self_ = tensor_arg(self, "copysign", "input", 1)
+    other = scalar_arg(other, "copysign", "other", 2)
+    self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CopysignBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.copysign(self_data, other)
+        result = Tensor._make(np.copysign(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("copysign", kernel_failure, self=self_data, other=other)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("copysign", kernel_failure, self=self_, other=other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -2370,69 +1121,19 @@ def remainder_Scalar(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "remainder", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "remainder", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "remainder", "input", 1)
+    other = scalar_arg(other, "remainder", "other", 2)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RemainderBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = RemainderBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.remainder(self_data, other)
+        result = Tensor._make(np.remainder(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("remainder", kernel_failure, self=self_data, other=other)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("remainder", kernel_failure, self=self_, other=other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2445,92 +1146,23 @@ def remainder_Tensor(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "remainder", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "remainder", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "remainder", "input", 1)
+    other_ = tensor_arg(other, "remainder", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RemainderBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = RemainderBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.remainder(self_data, other_data)
+        result = Tensor._make(np.remainder(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "remainder", kernel_failure, self=self_data, other=other_data
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2543,67 +1175,19 @@ def fmod_Scalar(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "fmod", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "fmod", "input", 1)
+    other = scalar_arg(other, "fmod", "other", 2)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FmodBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = FmodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.fmod(self_data, other)
+        result = Tensor._make(np.fmod(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("fmod", kernel_failure, self=self_data, other=other)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("fmod", kernel_failure, self=self_, other=other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2616,86 +1200,23 @@ def fmod_Tensor(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "fmod", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "fmod", "input", 1)
+    other_ = tensor_arg(other, "fmod", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FmodBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = FmodBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.fmod(self_data, other_data)
+        result = Tensor._make(np.fmod(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("fmod", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("fmod", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2708,88 +1229,23 @@ def xlogy_Tensor(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "xlogy", "input", 1)
+    other_ = tensor_arg(other, "xlogy", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(XlogyBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.xlogy(self_data, other_data)
+        result = Tensor._make(elementwise.xlogy(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("xlogy", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("xlogy", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2802,72 +1258,21 @@ def xlogy_Scalar_Self(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self = (
-        self
-        if type(self) is int or type(self) is float
-        else scalar_arg(self, "xlogy", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "xlogy", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self) is np.ndarray
-        and self.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self.dtype
-        )
-    ):
-        self, other_data = promote_operands(self, other_data, int_to_float=True)
+    self = scalar_arg(self, "xlogy", "input", 1)
+    other_ = tensor_arg(other, "xlogy", "other", 2)
+    self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(other, Tensor) and other._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(XlogyBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_other = (
-            SavedVariable(other, False) if isinstance(other, Tensor) else other
-        )
+    if compute_requires_grad(other):
+        grad_fn = XlogyBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
         grad_fn._saved_self = self
     try:
-        result_data = elementwise.xlogy(self, other_data)
+        result = Tensor._make(elementwise.xlogy(self, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("xlogy", kernel_failure, self=self, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("xlogy", kernel_failure, self=self, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2880,72 +1285,21 @@ def xlogy_Scalar_Other(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "xlogy", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other, int_to_float=True)
+    self_ = tensor_arg(self, "xlogy", "input", 1)
+    other = scalar_arg(other, "xlogy", "other", 2)
+    self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(XlogyBackward2)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.xlogy(self_data, other)
+        result = Tensor._make(elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("xlogy", kernel_failure, self=self_data, other=other)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("xlogy", kernel_failure, self=self_, other=other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -2959,65 +1313,20 @@ def lerp_Scalar(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
-    )
-    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
-    weight = (
-        weight
-        if type(weight) is int or type(weight) is float
-        else scalar_arg(weight, "lerp", "weight", 3)
-    )
+    self_ = tensor_arg(self, "lerp", "input", 1)
+    end_ = tensor_arg(end, "lerp", "end", 2)
+    weight = scalar_arg(weight, "lerp", "weight", 3)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(end, Tensor) and end._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LerpBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (end.grad_fn, end.output_nr)
-            if type(end) is Tensor and end.grad_fn is not None
-            else _next_edge(end)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, end):
+        grad_fn = LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
     try:
-        result_data = elementwise.lerp(self_data, end_data, weight)
+        result = Tensor._make(elementwise.lerp(self_, end_, weight))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "lerp", kernel_failure, self=self_data, end=end_data, weight=weight
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3031,94 +1340,25 @@ def lerp_Tensor(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp", "input", 1)
-    )
-    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp", "end", 2)
-    weight_data = (
-        weight._data
-        if type(weight) is Tensor
-        else tensor_arg(weight, "lerp", "weight", 3)
-    )
+    self_ = tensor_arg(self, "lerp", "input", 1)
+    end_ = tensor_arg(end, "lerp", "end", 2)
+    weight_ = tensor_arg(weight, "lerp", "weight", 3)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(end, Tensor) and end._requires_grad)
-        or (isinstance(weight, Tensor) and weight._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LerpBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (end.grad_fn, end.output_nr)
-                if type(end) is Tensor and end.grad_fn is not None
-                else _next_edge(end)
-            )
-            + (
-                (weight.grad_fn, weight.output_nr)
-                if type(weight) is Tensor and weight.grad_fn is not None
-                else _next_edge(weight)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_end = (
-                SavedVariable(end, False) if isinstance(end, Tensor) else end
-            )
-        else:
-            grad_fn._raw_saved_end = None
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
+    if compute_requires_grad(self, end, weight):
+        grad_fn = LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_end = SavedVariable(end, is_output=False)
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
-        result_data = elementwise.lerp(self_data, end_data, weight_data)
+        result = Tensor._make(elementwise.lerp(self_, end_, weight_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "lerp", kernel_failure, self=self_data, end=end_data, weight=weight_data
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3134,127 +1374,33 @@ def addcmul(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcmul", "input", 1)
-    )
-    tensor1_data = (
-        tensor1._data
-        if type(tensor1) is Tensor
-        else tensor_arg(tensor1, "addcmul", "tensor1", 2)
-    )
-    tensor2_data = (
-        tensor2._data
-        if type(tensor2) is Tensor
-        else tensor_arg(tensor2, "addcmul", "tensor2", 3)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "addcmul", "value", 4)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(tensor1_data) is float
-            or type(tensor1_data) is int
-            or type(tensor1_data) is np.ndarray
-            and tensor1_data.dtype == self_data.dtype
-        )
-        and (
-            type(tensor2_data) is float
-            or type(tensor2_data) is int
-            or type(tensor2_data) is np.ndarray
-            and tensor2_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, tensor1_data, tensor2_data = promote_operands(
-            self_data, tensor1_data, tensor2_data
-        )
+    self_ = tensor_arg(self, "addcmul", "input", 1)
+    tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
+    tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
+    value = scalar_arg(value, "addcmul", "value", 4)
+    self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
-        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddcmulBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (tensor1.grad_fn, tensor1.output_nr)
-                if type(tensor1) is Tensor and tensor1.grad_fn is not None
-                else _next_edge(tensor1)
-            )
-            + (
-                (tensor2.grad_fn, tensor2.output_nr)
-                if type(tensor2) is Tensor and tensor2.grad_fn is not None
-                else _next_edge(tensor2)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor1 = (
-                SavedVariable(tensor1, False)
-                if isinstance(tensor1, Tensor)
-                else tensor1
-            )
-        else:
-            grad_fn._raw_saved_tensor1 = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor2 = (
-                SavedVariable(tensor2, False)
-                if isinstance(tensor2, Tensor)
-                else tensor2
-            )
-        else:
-            grad_fn._raw_saved_tensor2 = None
+    if compute_requires_grad(self, tensor1, tensor2):
+        grad_fn = AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
         grad_fn._saved_value = value
     try:
-        result_data = np.add(self_data, value * tensor1_data * tensor2_data)
+        result = Tensor._make(np.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcmul",
             kernel_failure,
-            self=self_data,
-            tensor1=tensor1_data,
-            tensor2=tensor2_data,
+            self=self_,
+            tensor1=tensor1_,
+            tensor2=tensor2_,
             value=value,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3270,129 +1416,33 @@ def addcdiv(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv", "input", 1)
-    )
-    tensor1_data = (
-        tensor1._data
-        if type(tensor1) is Tensor
-        else tensor_arg(tensor1, "addcdiv", "tensor1", 2)
-    )
-    tensor2_data = (
-        tensor2._data
-        if type(tensor2) is Tensor
-        else tensor_arg(tensor2, "addcdiv", "tensor2", 3)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "addcdiv", "value", 4)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(tensor1_data) is float
-            or type(tensor1_data) is int
-            or type(tensor1_data) is np.ndarray
-            and tensor1_data.dtype == self_data.dtype
-        )
-        and (
-            type(tensor2_data) is float
-            or type(tensor2_data) is int
-            or type(tensor2_data) is np.ndarray
-            and tensor2_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, tensor1_data, tensor2_data = promote_operands(
-            self_data, tensor1_data, tensor2_data
-        )
+    self_ = tensor_arg(self, "addcdiv", "input", 1)
+    tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
+    tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
+    value = scalar_arg(value, "addcdiv", "value", 4)
+    self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
-        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddcdivBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (tensor1.grad_fn, tensor1.output_nr)
-                if type(tensor1) is Tensor and tensor1.grad_fn is not None
-                else _next_edge(tensor1)
-            )
-            + (
-                (tensor2.grad_fn, tensor2.output_nr)
-                if type(tensor2) is Tensor and tensor2.grad_fn is not None
-                else _next_edge(tensor2)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor1 = (
-                SavedVariable(tensor1, False)
-                if isinstance(tensor1, Tensor)
-                else tensor1
-            )
-        else:
-            grad_fn._raw_saved_tensor1 = None
-        if grad_fn._next_edges[2] is not None or grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor2 = (
-                SavedVariable(tensor2, False)
-                if isinstance(tensor2, Tensor)
-                else tensor2
-            )
-        else:
-            grad_fn._raw_saved_tensor2 = None
+    if compute_requires_grad(self, tensor1, tensor2):
+        grad_fn = AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+        if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
         grad_fn._saved_value = value
     try:
-        result_data = np.add(
-            self_data, value * np.true_divide(tensor1_data, tensor2_data)
-        )
+        result = Tensor._make(np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcdiv",
             kernel_failure,
-            self=self_data,
-            tensor1=tensor1_data,
-            tensor2=tensor2_data,
+            self=self_,
+            tensor1=tensor1_,
+            tensor2=tensor2_,
             value=value,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3406,121 +1456,38 @@ def clamp_Tensor(
     forward: clamp(self, min, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
-    )
-    min_data = optional_tensor_arg(min, "clamp", "min", 2)
-    max_data = optional_tensor_arg(max, "clamp", "max", 3)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(min_data) is float
-            or type(min_data) is int
-            or type(min_data) is np.ndarray
-            and min_data.dtype == self_data.dtype
-        )
-        and (
-            type(max_data) is float
-            or type(max_data) is int
-            or type(max_data) is np.ndarray
-            and max_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, min_data, max_data = promote_operands(self_data, min_data, max_data)
+    self_ = tensor_arg(self, "clamp", "input", 1)
+    min_ = optional_tensor_arg(min, "clamp", "min", 2)
+    max_ = optional_tensor_arg(max, "clamp", "max", 3)
+    self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(min, Tensor) and min._requires_grad)
-        or (isinstance(max, Tensor) and max._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (min.grad_fn, min.output_nr)
-                if type(min) is Tensor and min.grad_fn is not None
-                else _next_edge(min)
-            )
-            + (
-                (max.grad_fn, max.output_nr)
-                if type(max) is Tensor and max.grad_fn is not None
-                else _next_edge(max)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, min, max):
+        grad_fn = ClampBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, min, max))
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_max = (
-                SavedVariable(max, False) if isinstance(max, Tensor) else max
-            )
-        else:
-            grad_fn._raw_saved_max = None
+            grad_fn._raw_saved_max = SavedVariable(max, is_output=False)
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_min = (
-                SavedVariable(min, False) if isinstance(min, Tensor) else min
-            )
-        else:
-            grad_fn._raw_saved_min = None
+            grad_fn._raw_saved_min = SavedVariable(min, is_output=False)
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.clamp(self_data, min_data, max_data)
+        result = Tensor._make(elementwise.clamp(self_, min_, max_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "clamp", kernel_failure, self=self_data, min=min_data, max=max_data
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("clamp", kernel_failure, self=self_, min=min_, max=max_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3534,76 +1501,23 @@ def clamp_default(
     forward: clamp(self, min, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp", "input", 1)
-    )
+    self_ = tensor_arg(self, "clamp", "input", 1)
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(min) is float
-            or type(min) is int
-            or type(min) is np.ndarray
-            and min.dtype == self_data.dtype
-        )
-        and (
-            type(max) is float
-            or type(max) is int
-            or type(max) is np.ndarray
-            and max.dtype == self_data.dtype
-        )
-    ):
-        self_data, min, max = promote_operands(self_data, min, max)
+    self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._saved_min = min
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.clamp(self_data, min, max)
+        result = Tensor._make(elementwise.clamp(self_, min, max))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp", kernel_failure, self=self_data, min=min, max=max)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("clamp", kernel_failure, self=self_, min=min, max=max)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3616,74 +1530,21 @@ def clamp_min_default(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_min", "input", 1)
-    )
-    min = (
-        min
-        if type(min) is int or type(min) is float
-        else scalar_arg(min, "clamp_min", "min", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(min) is float
-            or type(min) is int
-            or type(min) is np.ndarray
-            and min.dtype == self_data.dtype
-        )
-    ):
-        self_data, min = promote_operands(self_data, min)
+    self_ = tensor_arg(self, "clamp_min", "input", 1)
+    min = scalar_arg(min, "clamp_min", "min", 2)
+    self_, min = promote_operands(self_, min)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMinBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ClampMinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.clamp(self_data, min, None)
+        result = Tensor._make(elementwise.clamp(self_, min, None))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("clamp_min", kernel_failure, self=self_, min=min)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3696,88 +1557,23 @@ def clamp_min_Tensor(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_min", "input", 1)
-    )
-    min_data = (
-        min._data if type(min) is Tensor else tensor_arg(min, "clamp_min", "min", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(min_data) is float
-            or type(min_data) is int
-            or type(min_data) is np.ndarray
-            and min_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, min_data = promote_operands(self_data, min_data)
+    self_ = tensor_arg(self, "clamp_min", "input", 1)
+    min_ = tensor_arg(min, "clamp_min", "min", 2)
+    self_, min_ = promote_operands(self_, min_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(min, Tensor) and min._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMinBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (min.grad_fn, min.output_nr)
-            if type(min) is Tensor and min.grad_fn is not None
-            else _next_edge(min)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_min = (
-                SavedVariable(min, False) if isinstance(min, Tensor) else min
-            )
-        else:
-            grad_fn._raw_saved_min = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, min):
+        grad_fn = ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_min = SavedVariable(min, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.clamp(self_data, min_data, None)
+        result = Tensor._make(elementwise.clamp(self_, min_, None))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_min", kernel_failure, self=self_data, min=min_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("clamp_min", kernel_failure, self=self_, min=min_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3790,74 +1586,21 @@ def clamp_max_default(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_max", "input", 1)
-    )
-    max = (
-        max
-        if type(max) is int or type(max) is float
-        else scalar_arg(max, "clamp_max", "max", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(max) is float
-            or type(max) is int
-            or type(max) is np.ndarray
-            and max.dtype == self_data.dtype
-        )
-    ):
-        self_data, max = promote_operands(self_data, max)
+    self_ = tensor_arg(self, "clamp_max", "input", 1)
+    max = scalar_arg(max, "clamp_max", "max", 2)
+    self_, max = promote_operands(self_, max)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMaxBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ClampMaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.clamp(self_data, None, max)
+        result = Tensor._make(elementwise.clamp(self_, None, max))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("clamp_max", kernel_failure, self=self_, max=max)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3870,88 +1613,23 @@ def clamp_max_Tensor(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_max", "input", 1)
-    )
-    max_data = (
-        max._data if type(max) is Tensor else tensor_arg(max, "clamp_max", "max", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(max_data) is float
-            or type(max_data) is int
-            or type(max_data) is np.ndarray
-            and max_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, max_data = promote_operands(self_data, max_data)
+    self_ = tensor_arg(self, "clamp_max", "input", 1)
+    max_ = tensor_arg(max, "clamp_max", "max", 2)
+    self_, max_ = promote_operands(self_, max_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(max, Tensor) and max._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMaxBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (max.grad_fn, max.output_nr)
-            if type(max) is Tensor and max.grad_fn is not None
-            else _next_edge(max)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_max = (
-                SavedVariable(max, False) if isinstance(max, Tensor) else max
-            )
-        else:
-            grad_fn._raw_saved_max = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, max):
+        grad_fn = ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_max = SavedVariable(max, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.clamp(self_data, None, max_data)
+        result = Tensor._make(elementwise.clamp(self_, None, max_))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_max", kernel_failure, self=self_data, max=max_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("clamp_max", kernel_failure, self=self_, max=max_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -3966,67 +1644,32 @@ def nan_to_num(
     forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "nan_to_num", "input", 1)
-    )
+    self_ = tensor_arg(self, "nan_to_num", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NanToNumBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.nan_to_num(
-            self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+        result = Tensor._make(
+            np.nan_to_num(
+                self_, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "nan_to_num",
             kernel_failure,
-            self=self_data,
+            self=self_,
             nan=nan,
             posinf=posinf,
             neginf=neginf,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -4039,29 +1682,13 @@ def eq_Tensor(
     forward: np.equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "eq", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "eq", "input", 1)
+    other_ = tensor_arg(other, "eq", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.equal(self_data, other_data))
+        result = Tensor._make(np.equal(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("eq", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("eq", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4074,29 +1701,13 @@ def ne_Tensor(
     forward: np.not_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "ne", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "ne", "input", 1)
+    other_ = tensor_arg(other, "ne", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.not_equal(self_data, other_data))
+        result = Tensor._make(np.not_equal(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("ne", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("ne", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4109,29 +1720,13 @@ def lt_Tensor(
     forward: np.less(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "lt", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "lt", "input", 1)
+    other_ = tensor_arg(other, "lt", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.less(self_data, other_data))
+        result = Tensor._make(np.less(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("lt", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("lt", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4144,29 +1739,13 @@ def le_Tensor(
     forward: np.less_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "le", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "le", "input", 1)
+    other_ = tensor_arg(other, "le", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.less_equal(self_data, other_data))
+        result = Tensor._make(np.less_equal(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("le", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("le", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4179,29 +1758,13 @@ def gt_Tensor(
     forward: np.greater(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "gt", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "gt", "input", 1)
+    other_ = tensor_arg(other, "gt", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.greater(self_data, other_data))
+        result = Tensor._make(np.greater(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("gt", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("gt", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4214,29 +1777,13 @@ def ge_Tensor(
     forward: np.greater_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "ge", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "ge", "input", 1)
+    other_ = tensor_arg(other, "ge", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.greater_equal(self_data, other_data))
+        result = Tensor._make(np.greater_equal(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("ge", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("ge", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4249,31 +1796,13 @@ def eq_Scalar(
     forward: np.equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "eq", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "eq", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "eq", "input", 1)
+    other = scalar_arg(other, "eq", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.equal(self_data, other))
+        result = Tensor._make(np.equal(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("eq", kernel_failure, self=self_data, other=other)
+        raise kernel_error("eq", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4286,31 +1815,13 @@ def ne_Scalar(
     forward: np.not_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ne", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "ne", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "ne", "input", 1)
+    other = scalar_arg(other, "ne", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.not_equal(self_data, other))
+        result = Tensor._make(np.not_equal(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("ne", kernel_failure, self=self_data, other=other)
+        raise kernel_error("ne", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4323,31 +1834,13 @@ def lt_Scalar(
     forward: np.less(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lt", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "lt", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "lt", "input", 1)
+    other = scalar_arg(other, "lt", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.less(self_data, other))
+        result = Tensor._make(np.less(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("lt", kernel_failure, self=self_data, other=other)
+        raise kernel_error("lt", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4360,31 +1853,13 @@ def le_Scalar(
     forward: np.less_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "le", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "le", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "le", "input", 1)
+    other = scalar_arg(other, "le", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.less_equal(self_data, other))
+        result = Tensor._make(np.less_equal(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("le", kernel_failure, self=self_data, other=other)
+        raise kernel_error("le", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4397,31 +1872,13 @@ def gt_Scalar(
     forward: np.greater(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gt", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "gt", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "gt", "input", 1)
+    other = scalar_arg(other, "gt", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.greater(self_data, other))
+        result = Tensor._make(np.greater(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("gt", kernel_failure, self=self_data, other=other)
+        raise kernel_error("gt", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4434,31 +1891,13 @@ def ge_Scalar(
     forward: np.greater_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ge", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "ge", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "ge", "input", 1)
+    other = scalar_arg(other, "ge", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.greater_equal(self_data, other))
+        result = Tensor._make(np.greater_equal(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("ge", kernel_failure, self=self_data, other=other)
+        raise kernel_error("ge", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4470,13 +1909,11 @@ def isnan(
     forward: np.isnan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isnan", "input", 1)
-    )
+    self_ = tensor_arg(self, "isnan", "input", 1)
     try:
-        result = Tensor._make(np.isnan(self_data))
+        result = Tensor._make(np.isnan(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("isnan", kernel_failure, self=self_data)
+        raise kernel_error("isnan", kernel_failure, self=self_)
     return result
 
 
@@ -4488,13 +1925,11 @@ def isinf(
     forward: np.isinf(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isinf", "input", 1)
-    )
+    self_ = tensor_arg(self, "isinf", "input", 1)
     try:
-        result = Tensor._make(np.isinf(self_data))
+        result = Tensor._make(np.isinf(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("isinf", kernel_failure, self=self_data)
+        raise kernel_error("isinf", kernel_failure, self=self_)
     return result
 
 
@@ -4506,13 +1941,11 @@ def isfinite(
     forward: np.isfinite(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "isfinite", "input", 1)
-    )
+    self_ = tensor_arg(self, "isfinite", "input", 1)
     try:
-        result = Tensor._make(np.isfinite(self_data))
+        result = Tensor._make(np.isfinite(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("isfinite", kernel_failure, self=self_data)
+        raise kernel_error("isfinite", kernel_failure, self=self_)
     return result
 
 
@@ -4524,15 +1957,11 @@ def logical_not(
     forward: np.logical_not(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "logical_not", "input", 1)
-    )
+    self_ = tensor_arg(self, "logical_not", "input", 1)
     try:
-        result = Tensor._make(np.logical_not(self_data))
+        result = Tensor._make(np.logical_not(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("logical_not", kernel_failure, self=self_data)
+        raise kernel_error("logical_not", kernel_failure, self=self_)
     return result
 
 
@@ -4545,22 +1974,12 @@ def logical_xor(
     forward: np.logical_xor(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "logical_xor", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "logical_xor", "other", 2)
-    )
+    self_ = tensor_arg(self, "logical_xor", "input", 1)
+    other_ = tensor_arg(other, "logical_xor", "other", 2)
     try:
-        result = Tensor._make(np.logical_xor(self_data, other_data))
+        result = Tensor._make(np.logical_xor(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "logical_xor", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("logical_xor", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4573,22 +1992,12 @@ def logical_and(
     forward: np.logical_and(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "logical_and", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "logical_and", "other", 2)
-    )
+    self_ = tensor_arg(self, "logical_and", "input", 1)
+    other_ = tensor_arg(other, "logical_and", "other", 2)
     try:
-        result = Tensor._make(np.logical_and(self_data, other_data))
+        result = Tensor._make(np.logical_and(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "logical_and", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("logical_and", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4601,22 +2010,12 @@ def logical_or(
     forward: np.logical_or(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "logical_or", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "logical_or", "other", 2)
-    )
+    self_ = tensor_arg(self, "logical_or", "input", 1)
+    other_ = tensor_arg(other, "logical_or", "other", 2)
     try:
-        result = Tensor._make(np.logical_or(self_data, other_data))
+        result = Tensor._make(np.logical_or(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "logical_or", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("logical_or", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4628,15 +2027,11 @@ def bitwise_not(
     forward: np.invert(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "bitwise_not", "input", 1)
-    )
+    self_ = tensor_arg(self, "bitwise_not", "input", 1)
     try:
-        result = Tensor._make(np.invert(self_data))
+        result = Tensor._make(np.invert(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("bitwise_not", kernel_failure, self=self_data)
+        raise kernel_error("bitwise_not", kernel_failure, self=self_)
     return result
 
 
@@ -4649,35 +2044,13 @@ def bitwise_and_Tensor(
     forward: np.bitwise_and(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "bitwise_and", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "bitwise_and", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "bitwise_and", "input", 1)
+    other_ = tensor_arg(other, "bitwise_and", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_and(self_data, other_data))
+        result = Tensor._make(np.bitwise_and(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "bitwise_and", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("bitwise_and", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4690,33 +2063,13 @@ def bitwise_and_Scalar(
     forward: np.bitwise_and(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "bitwise_and", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "bitwise_and", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "bitwise_and", "input", 1)
+    other = scalar_arg(other, "bitwise_and", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_and(self_data, other))
+        result = Tensor._make(np.bitwise_and(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("bitwise_and", kernel_failure, self=self_data, other=other)
+        raise kernel_error("bitwise_and", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4729,35 +2082,13 @@ def bitwise_or_Tensor(
     forward: np.bitwise_or(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "bitwise_or", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "bitwise_or", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "bitwise_or", "input", 1)
+    other_ = tensor_arg(other, "bitwise_or", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_or(self_data, other_data))
+        result = Tensor._make(np.bitwise_or(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "bitwise_or", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("bitwise_or", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4770,33 +2101,13 @@ def bitwise_or_Scalar(
     forward: np.bitwise_or(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "bitwise_or", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "bitwise_or", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "bitwise_or", "input", 1)
+    other = scalar_arg(other, "bitwise_or", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_or(self_data, other))
+        result = Tensor._make(np.bitwise_or(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("bitwise_or", kernel_failure, self=self_data, other=other)
+        raise kernel_error("bitwise_or", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4809,35 +2120,13 @@ def bitwise_xor_Tensor(
     forward: np.bitwise_xor(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "bitwise_xor", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "bitwise_xor", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "bitwise_xor", "input", 1)
+    other_ = tensor_arg(other, "bitwise_xor", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.bitwise_xor(self_data, other_data))
+        result = Tensor._make(np.bitwise_xor(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "bitwise_xor", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("bitwise_xor", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4850,33 +2139,13 @@ def bitwise_xor_Scalar(
     forward: np.bitwise_xor(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "bitwise_xor", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "bitwise_xor", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "bitwise_xor", "input", 1)
+    other = scalar_arg(other, "bitwise_xor", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.bitwise_xor(self_data, other))
+        result = Tensor._make(np.bitwise_xor(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("bitwise_xor", kernel_failure, self=self_data, other=other)
+        raise kernel_error("bitwise_xor", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4889,35 +2158,13 @@ def floor_divide_default(
     forward: np.floor_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "floor_divide", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "floor_divide", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "floor_divide", "input", 1)
+    other_ = tensor_arg(other, "floor_divide", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     try:
-        result = Tensor._make(np.floor_divide(self_data, other_data))
+        result = Tensor._make(np.floor_divide(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "floor_divide", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("floor_divide", kernel_failure, self=self_, other=other_)
     return result
 
 
@@ -4930,33 +2177,13 @@ def floor_divide_Scalar(
     forward: np.floor_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "floor_divide", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "floor_divide", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "floor_divide", "input", 1)
+    other = scalar_arg(other, "floor_divide", "other", 2)
+    self_, other = promote_operands(self_, other)
     try:
-        result = Tensor._make(np.floor_divide(self_data, other))
+        result = Tensor._make(np.floor_divide(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("floor_divide", kernel_failure, self=self_data, other=other)
+        raise kernel_error("floor_divide", kernel_failure, self=self_, other=other)
     return result
 
 
@@ -4969,72 +2196,21 @@ def pow_Tensor_Scalar(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
-    )
-    exponent = (
-        exponent
-        if type(exponent) is int or type(exponent) is float
-        else scalar_arg(exponent, "pow", "exponent", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(exponent) is float
-            or type(exponent) is int
-            or type(exponent) is np.ndarray
-            and exponent.dtype == self_data.dtype
-        )
-    ):
-        self_data, exponent = promote_operands(self_data, exponent)
+    self_ = tensor_arg(self, "pow", "input", 1)
+    exponent = scalar_arg(exponent, "pow", "exponent", 2)
+    self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(PowBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = PowBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.power(self_data, exponent)
+        result = Tensor._make(np.power(self_, exponent))
     except ValueError as kernel_failure:
-        raise kernel_error("pow", kernel_failure, self=self_data, exponent=exponent)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5047,93 +2223,24 @@ def pow_Tensor_Tensor(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow", "input", 1)
-    )
-    exponent_data = (
-        exponent._data
-        if type(exponent) is Tensor
-        else tensor_arg(exponent, "pow", "exponent", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(exponent_data) is float
-            or type(exponent_data) is int
-            or type(exponent_data) is np.ndarray
-            and exponent_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, exponent_data = promote_operands(self_data, exponent_data)
+    self_ = tensor_arg(self, "pow", "input", 1)
+    exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(exponent, Tensor) and exponent._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(PowBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (exponent.grad_fn, exponent.output_nr)
-            if type(exponent) is Tensor and exponent.grad_fn is not None
-            else _next_edge(exponent)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_exponent = (
-                SavedVariable(exponent, False)
-                if isinstance(exponent, Tensor)
-                else exponent
-            )
-        else:
-            grad_fn._raw_saved_exponent = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, exponent):
+        grad_fn = PowBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_exponent = SavedVariable(exponent, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.power(self_data, exponent_data)
+        result = Tensor._make(np.power(self_, exponent_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "pow", kernel_failure, self=self_data, exponent=exponent_data
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5146,77 +2253,22 @@ def pow_Scalar(
     forward: c_order(np.power(self, exponent))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self = (
-        self
-        if type(self) is int or type(self) is float
-        else scalar_arg(self, "pow", "input", 1)
-    )
-    exponent_data = (
-        exponent._data
-        if type(exponent) is Tensor
-        else tensor_arg(exponent, "pow", "exponent", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self) is np.ndarray
-        and self.dtype.kind == "f"
-        and (
-            type(exponent_data) is float
-            or type(exponent_data) is int
-            or type(exponent_data) is np.ndarray
-            and exponent_data.dtype == self.dtype
-        )
-    ):
-        self, exponent_data = promote_operands(self, exponent_data)
+    self = scalar_arg(self, "pow", "input", 1)
+    exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    self, exponent_ = promote_operands(self, exponent_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(exponent, Tensor) and exponent._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(PowBackward2)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (exponent.grad_fn, exponent.output_nr)
-            if type(exponent) is Tensor and exponent.grad_fn is not None
-            else _next_edge(exponent)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_exponent = (
-            SavedVariable(exponent, False) if isinstance(exponent, Tensor) else exponent
-        )
+    if compute_requires_grad(exponent):
+        grad_fn = PowBackward2()
+        grad_fn.set_next_edges(collect_next_edges(exponent))
+        grad_fn._raw_saved_exponent = SavedVariable(exponent, is_output=False)
         grad_fn._saved_self = self
     try:
-        result_data = shapes.c_order(np.power(self, exponent_data))
+        result = Tensor._make(shapes.c_order(np.power(self, exponent_)))
     except ValueError as kernel_failure:
-        raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5228,49 +2280,17 @@ def neg(
     forward: np.negative(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "neg", "input", 1)
-    )
+    self_ = tensor_arg(self, "neg", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NegBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = NegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.negative(self_data)
+        result = Tensor._make(np.negative(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("neg", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("neg", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5282,56 +2302,19 @@ def reciprocal(
     forward: np.reciprocal(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "reciprocal", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "reciprocal", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ReciprocalBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ReciprocalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.reciprocal(self_data)
+        result = Tensor._make(np.reciprocal(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("reciprocal", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("reciprocal", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5343,54 +2326,19 @@ def exp(
     forward: np.exp(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "exp", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ExpBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.exp(self_data)
+        result = Tensor._make(np.exp(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("exp", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("exp", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5402,57 +2350,19 @@ def log(
     forward: np.log(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LogBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = LogBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.log(self_data)
+        result = Tensor._make(np.log(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("log", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5464,57 +2374,19 @@ def sin(
     forward: np.sin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sin", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sin", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SinBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = SinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.sin(self_data)
+        result = Tensor._make(np.sin(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sin", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sin", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5526,57 +2398,19 @@ def cos(
     forward: np.cos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cos", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "cos", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CosBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = CosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.cos(self_data)
+        result = Tensor._make(np.cos(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("cos", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("cos", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5588,54 +2422,19 @@ def tanh(
     forward: np.tanh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tanh", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "tanh", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TanhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = TanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.tanh(self_data)
+        result = Tensor._make(np.tanh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("tanh", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("tanh", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5647,54 +2446,19 @@ def sigmoid(
     forward: sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sigmoid", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SigmoidBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = activations.sigmoid(self_data)
+        result = Tensor._make(activations.sigmoid(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sigmoid", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sigmoid", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5706,50 +2470,18 @@ def relu(
     forward: relu(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "relu", "input", 1)
-    )
+    self_ = tensor_arg(self, "relu", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ReluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = activations.relu(self_data)
+        result = Tensor._make(activations.relu(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("relu", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("relu", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5761,54 +2493,19 @@ def sqrt(
     forward: np.sqrt(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sqrt", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sqrt", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqrtBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.sqrt(self_data)
+        result = Tensor._make(np.sqrt(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sqrt", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sqrt", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5820,53 +2517,18 @@ def abs(
     forward: np.abs(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "abs", "input", 1)
-    )
+    self_ = tensor_arg(self, "abs", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AbsBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = AbsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.abs(self_data)
+        result = Tensor._make(np.abs(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("abs", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("abs", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5878,49 +2540,17 @@ def sign(
     forward: np.sign(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sign", "input", 1)
-    )
+    self_ = tensor_arg(self, "sign", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SignBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.sign(self_data)
+        result = Tensor._make(np.sign(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sign", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sign", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5932,54 +2562,19 @@ def exp2(
     forward: np.exp2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp2", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "exp2", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Exp2Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = Exp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.exp2(self_data)
+        result = Tensor._make(np.exp2(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("exp2", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("exp2", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -5991,54 +2586,19 @@ def expm1(
     forward: np.expm1(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expm1", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "expm1", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Expm1Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = Expm1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.expm1(self_data)
+        result = Tensor._make(np.expm1(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("expm1", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("expm1", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -6050,57 +2610,19 @@ def log2(
     forward: np.log2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log2", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log2", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Log2Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = Log2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.log2(self_data)
+        result = Tensor._make(np.log2(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log2", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("log2", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6112,57 +2634,19 @@ def log10(
     forward: np.log10(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log10", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log10", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Log10Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = Log10Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.log10(self_data)
+        result = Tensor._make(np.log10(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log10", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("log10", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6174,57 +2658,19 @@ def log1p(
     forward: np.log1p(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log1p", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log1p", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Log1PBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = Log1PBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.log1p(self_data)
+        result = Tensor._make(np.log1p(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log1p", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("log1p", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6236,54 +2682,19 @@ def rsqrt(
     forward: np.reciprocal(np.sqrt(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "rsqrt", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RsqrtBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = RsqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.reciprocal(np.sqrt(self_data))
+        result = Tensor._make(np.reciprocal(np.sqrt(self_)))
     except ValueError as kernel_failure:
-        raise kernel_error("rsqrt", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("rsqrt", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -6310,54 +2721,19 @@ def tan(
     forward: np.tan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tan", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "tan", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TanBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = TanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.tan(self_data)
+        result = Tensor._make(np.tan(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("tan", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("tan", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -6369,57 +2745,19 @@ def asin(
     forward: np.arcsin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asin", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "asin", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AsinBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = AsinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.arcsin(self_data)
+        result = Tensor._make(np.arcsin(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("asin", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("asin", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6431,57 +2769,19 @@ def acos(
     forward: np.arccos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acos", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "acos", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AcosBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = AcosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.arccos(self_data)
+        result = Tensor._make(np.arccos(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("acos", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("acos", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6493,57 +2793,19 @@ def atan(
     forward: np.arctan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "atan", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AtanBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = AtanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.arctan(self_data)
+        result = Tensor._make(np.arctan(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("atan", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("atan", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6555,57 +2817,19 @@ def sinh(
     forward: np.sinh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sinh", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sinh", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SinhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = SinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.sinh(self_data)
+        result = Tensor._make(np.sinh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sinh", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sinh", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6617,57 +2841,19 @@ def cosh(
     forward: np.cosh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cosh", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "cosh", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CoshBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = CoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.cosh(self_data)
+        result = Tensor._make(np.cosh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("cosh", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("cosh", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6679,57 +2865,19 @@ def asinh(
     forward: np.arcsinh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asinh", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "asinh", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AsinhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = AsinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.arcsinh(self_data)
+        result = Tensor._make(np.arcsinh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("asinh", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("asinh", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6741,57 +2889,19 @@ def acosh(
     forward: np.arccosh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acosh", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "acosh", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AcoshBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = AcoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.arccosh(self_data)
+        result = Tensor._make(np.arccosh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("acosh", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("acosh", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6803,57 +2913,19 @@ def atanh(
     forward: np.arctanh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atanh", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "atanh", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AtanhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = AtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.arctanh(self_data)
+        result = Tensor._make(np.arctanh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("atanh", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("atanh", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6866,59 +2938,21 @@ def logit(
     forward: logit(self, eps)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logit", "input", 1)
-    )
+    self_ = tensor_arg(self, "logit", "input", 1)
     eps = optional_float_arg(eps, "logit", "eps", 2)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LogitBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.logit(self_data, eps)
+        result = Tensor._make(elementwise.logit(self_, eps))
     except ValueError as kernel_failure:
-        raise kernel_error("logit", kernel_failure, self=self_data, eps=eps)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("logit", kernel_failure, self=self_, eps=eps)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6930,57 +2964,19 @@ def erf(
     forward: erf(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erf", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "erf", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ErfBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = ErfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.erf(self_data)
+        result = Tensor._make(elementwise.erf(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("erf", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("erf", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -6992,57 +2988,19 @@ def erfc(
     forward: erfc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erfc", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "erfc", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ErfcBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = elementwise.erfc(self_data)
+        result = Tensor._make(elementwise.erfc(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("erfc", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("erfc", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7054,49 +3012,17 @@ def floor(
     forward: np.floor(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "floor", "input", 1)
-    )
+    self_ = tensor_arg(self, "floor", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FloorBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = FloorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.floor(self_data)
+        result = Tensor._make(np.floor(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("floor", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("floor", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7108,49 +3034,17 @@ def ceil(
     forward: np.ceil(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ceil", "input", 1)
-    )
+    self_ = tensor_arg(self, "ceil", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CeilBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = CeilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.ceil(self_data)
+        result = Tensor._make(np.ceil(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("ceil", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("ceil", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7162,49 +3056,17 @@ def round_default(
     forward: np.round(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
-    )
+    self_ = tensor_arg(self, "round", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RoundBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = RoundBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.round(self_data)
+        result = Tensor._make(np.round(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("round", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("round", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7218,52 +3080,18 @@ def round_decimals(
     forward: np.round(self, decimals)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round", "input", 1)
-    )
-    decimals = (
-        decimals if type(decimals) is int else int_arg(decimals, "round", "decimals", 2)
-    )
+    self_ = tensor_arg(self, "round", "input", 1)
+    decimals = int_arg(decimals, "round", "decimals", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RoundBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = RoundBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.round(self_data, decimals)
+        result = Tensor._make(np.round(self_, decimals))
     except ValueError as kernel_failure:
-        raise kernel_error("round", kernel_failure, self=self_data, decimals=decimals)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7275,49 +3103,17 @@ def trunc(
     forward: np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trunc", "input", 1)
-    )
+    self_ = tensor_arg(self, "trunc", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TruncBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = TruncBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.trunc(self_data)
+        result = Tensor._make(np.trunc(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("trunc", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("trunc", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7329,49 +3125,17 @@ def frac(
     forward: self - np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "frac", "input", 1)
-    )
+    self_ = tensor_arg(self, "frac", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FracBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = self_data - np.trunc(self_data)
+        result = Tensor._make(self_ - np.trunc(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("frac", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("frac", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7385,51 +3149,19 @@ def sum_default(
     forward: sum_reduce(self, dtype=dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
-    )
+    self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SumBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = SumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = reductions.sum_reduce(self_data, dtype=dtype)
+        result = Tensor._make(reductions.sum_reduce(self_, dtype=dtype))
     except ValueError as kernel_failure:
-        raise kernel_error("sum", kernel_failure, self=self_data, dtype=dtype)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("sum", kernel_failure, self=self_, dtype=dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7445,66 +3177,34 @@ def sum_dim_IntList(
     forward: c_order(sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sum", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "sum", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "sum", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "sum", "input", 1)
+    dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
+    keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SumBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SumBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = shapes.c_order(
-            reductions.sum_reduce(
-                self_data,
-                axis=reductions.reduce_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-                dtype=dtype,
+        result = Tensor._make(
+            shapes.c_order(
+                reductions.sum_reduce(
+                    self_,
+                    axis=reductions.reduce_dims(dim, self_.ndim),
+                    keepdims=keepdim,
+                    dtype=dtype,
+                )
             )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "sum", kernel_failure, self=self_data, dim=dim, keepdim=keepdim, dtype=dtype
+            "sum", kernel_failure, self=self_, dim=dim, keepdim=keepdim, dtype=dtype
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7518,51 +3218,19 @@ def mean_default(
     forward: mean_reduce(self, dtype=dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
-    )
+    self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MeanBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = MeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = reductions.mean_reduce(self_data, dtype=dtype)
+        result = Tensor._make(reductions.mean_reduce(self_, dtype=dtype))
     except ValueError as kernel_failure:
-        raise kernel_error("mean", kernel_failure, self=self_data, dtype=dtype)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("mean", kernel_failure, self=self_, dtype=dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7578,71 +3246,34 @@ def mean_dim(
     forward: c_order(mean_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mean", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "mean", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "mean", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "mean", "input", 1)
+    dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
+    keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MeanBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = MeanBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = shapes.c_order(
-            reductions.mean_reduce(
-                self_data,
-                axis=reductions.reduce_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-                dtype=dtype,
+        result = Tensor._make(
+            shapes.c_order(
+                reductions.mean_reduce(
+                    self_,
+                    axis=reductions.reduce_dims(dim, self_.ndim),
+                    keepdims=keepdim,
+                    dtype=dtype,
+                )
             )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "mean",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            keepdim=keepdim,
-            dtype=dtype,
+            "mean", kernel_failure, self=self_, dim=dim, keepdim=keepdim, dtype=dtype
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -7656,45 +3287,25 @@ def max_dim(
     forward: max_dim(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "max", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "max", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "max", "input", 1)
+    dim = int_arg(dim, "max", "dim", 2)
+    keepdim = bool_arg(keepdim, "max", "keepdim", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaxBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = MaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         outputs = [
-            Tensor._make(value) for value in reductions.max_dim(self_data, dim, keepdim)
+            Tensor._make(value) for value in reductions.max_dim(self_, dim, keepdim)
         ]
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "max", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
-        )
+        raise kernel_error("max", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], is_output=True)
     return return_type("max", ("values", "indices"))(*outputs)
 
 
@@ -7706,54 +3317,19 @@ def max_default(
     forward: max_all(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "max", "input", 1)
-    )
+    self_ = tensor_arg(self, "max", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaxBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = MaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = reductions.max_all(self_data)
+        result = Tensor._make(reductions.max_all(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("max", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("max", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -7767,45 +3343,25 @@ def min_dim(
     forward: min_dim(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "min", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "min", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "min", "input", 1)
+    dim = int_arg(dim, "min", "dim", 2)
+    keepdim = bool_arg(keepdim, "min", "keepdim", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MinBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = MinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         outputs = [
-            Tensor._make(value) for value in reductions.min_dim(self_data, dim, keepdim)
+            Tensor._make(value) for value in reductions.min_dim(self_, dim, keepdim)
         ]
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "min", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
-        )
+        raise kernel_error("min", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], is_output=True)
     return return_type("min", ("values", "indices"))(*outputs)
 
 
@@ -7817,54 +3373,19 @@ def min_default(
     forward: min_all(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "min", "input", 1)
-    )
+    self_ = tensor_arg(self, "min", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MinBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = MinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = reductions.min_all(self_data)
+        result = Tensor._make(reductions.min_all(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("min", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("min", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -7878,55 +3399,20 @@ def prod_default(
     forward: np.prod(self, dtype=dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
-    )
+    self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ProdBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = ProdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.prod(self_data, dtype=dtype)
+        result = Tensor._make(np.prod(self_, dtype=dtype))
     except ValueError as kernel_failure:
-        raise kernel_error("prod", kernel_failure, self=self_data, dtype=dtype)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("prod", kernel_failure, self=self_, dtype=dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -7942,75 +3428,35 @@ def prod_dim_int(
     forward: c_order(np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "prod", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "prod", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "prod", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "prod", "input", 1)
+    dim = int_arg(dim, "prod", "dim", 2)
+    keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ProdBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ProdBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = shapes.c_order(
-            np.prod(
-                self_data,
-                axis=reductions.reduce_dims((dim,), self_data.ndim),
-                keepdims=keepdim,
-                dtype=dtype,
+        result = Tensor._make(
+            shapes.c_order(
+                np.prod(
+                    self_,
+                    axis=reductions.reduce_dims((dim,), self_.ndim),
+                    keepdims=keepdim,
+                    dtype=dtype,
+                )
             )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "prod",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            keepdim=keepdim,
-            dtype=dtype,
+            "prod", kernel_failure, self=self_, dim=dim, keepdim=keepdim, dtype=dtype
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8026,70 +3472,33 @@ def var_correction(
     forward: c_order(var(self, dim, correction, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "var", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "var", "dim", 2)
+    self_ = tensor_arg(self, "var", "input", 1)
+    dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "var", "keepdim", 4)
-    )
+    keepdim = bool_arg(keepdim, "var", "keepdim", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(VarBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = VarBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_correction = correction
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = shapes.c_order(
-            reductions.var(self_data, dim, correction, keepdim)
+        result = Tensor._make(
+            shapes.c_order(reductions.var(self_, dim, correction, keepdim))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "var",
             kernel_failure,
-            self=self_data,
+            self=self_,
             dim=dim,
             correction=correction,
             keepdim=keepdim,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -8105,71 +3514,34 @@ def std_correction(
     forward: c_order(std(self, dim, correction, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "std", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "std", "dim", 2)
+    self_ = tensor_arg(self, "std", "input", 1)
+    dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "std", "keepdim", 4)
-    )
+    keepdim = bool_arg(keepdim, "std", "keepdim", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(StdBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = StdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_correction = correction
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = shapes.c_order(
-            reductions.std(self_data, dim, correction, keepdim)
+        result = Tensor._make(
+            shapes.c_order(reductions.std(self_, dim, correction, keepdim))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "std",
             kernel_failure,
-            self=self_data,
+            self=self_,
             dim=dim,
             correction=correction,
             keepdim=keepdim,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8186,87 +3558,40 @@ def linalg_vector_norm(
     forward: c_order(vector_norm(vector_norm_input(self, dtype), ord, dim, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "linalg_vector_norm", "input", 1)
-    )
-    ord = (
-        ord
-        if type(ord) is int or type(ord) is float
-        else scalar_arg(ord, "linalg_vector_norm", "ord", 2)
-    )
-    dim = (
-        (dim,)
-        if type(dim) is int
-        else optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3)
-    )
-    keepdim = (
-        keepdim
-        if type(keepdim) is bool
-        else bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
-    )
+    self_ = tensor_arg(self, "linalg_vector_norm", "input", 1)
+    ord = scalar_arg(ord, "linalg_vector_norm", "ord", 2)
+    dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3, size=1)
+    keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LinalgVectorNormBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = LinalgVectorNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_ord = ord
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = shapes.c_order(
-            reductions.vector_norm(
-                reductions.vector_norm_input(self_data, dtype), ord, dim, keepdim
+        result = Tensor._make(
+            shapes.c_order(
+                reductions.vector_norm(
+                    reductions.vector_norm_input(self_, dtype), ord, dim, keepdim
+                )
             )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "linalg_vector_norm",
             kernel_failure,
-            self=self_data,
+            self=self_,
             ord=ord,
             dim=dim,
             keepdim=keepdim,
             dtype=dtype,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8314,62 +3639,25 @@ def amax(
     forward: c_order(amax_kernel(self, dim, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "amax", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else int_list_arg(dim, "amax", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "amax", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "amax", "input", 1)
+    dim = int_list_arg(dim, "amax", "dim", 2, size=1)
+    keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AmaxBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = AmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = shapes.c_order(reductions.amax_kernel(self_data, dim, keepdim))
-    except ValueError as kernel_failure:
-        raise kernel_error(
-            "amax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        result = Tensor._make(
+            shapes.c_order(reductions.amax_kernel(self_, dim, keepdim))
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    except ValueError as kernel_failure:
+        raise kernel_error("amax", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8383,62 +3671,25 @@ def amin(
     forward: c_order(amin_kernel(self, dim, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "amin", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else int_list_arg(dim, "amin", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "amin", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "amin", "input", 1)
+    dim = int_list_arg(dim, "amin", "dim", 2, size=1)
+    keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AminBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = AminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = shapes.c_order(reductions.amin_kernel(self_data, dim, keepdim))
-    except ValueError as kernel_failure:
-        raise kernel_error(
-            "amin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+        result = Tensor._make(
+            shapes.c_order(reductions.amin_kernel(self_, dim, keepdim))
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    except ValueError as kernel_failure:
+        raise kernel_error("amin", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8452,66 +3703,25 @@ def logsumexp(
     forward: logsumexp(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "logsumexp", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else int_list_arg(dim, "logsumexp", "dim", 2)
-    keepdim = (
-        keepdim
-        if type(keepdim) is bool
-        else bool_arg(keepdim, "logsumexp", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "logsumexp", "input", 1)
+    dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
+    keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LogsumexpBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = LogsumexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = reductions.logsumexp(self_data, dim, keepdim)
+        result = Tensor._make(reductions.logsumexp(self_, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "logsumexp", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+            "logsumexp", kernel_failure, self=self_, dim=dim, keepdim=keepdim
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8526,55 +3736,21 @@ def cumsum(
     forward: c_order(cumsum(self, dim, dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cumsum", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "cumsum", "dim", 2)
+    self_ = tensor_arg(self, "cumsum", "input", 1)
+    dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CumsumBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = CumsumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = dtype_of(self_data)
+        grad_fn._saved_self_scalar_type = dtype_of(self_)
     try:
-        result_data = shapes.c_order(reductions.cumsum(self_data, dim, dtype))
+        result = Tensor._make(shapes.c_order(reductions.cumsum(self_, dim, dtype)))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "cumsum", kernel_failure, self=self_data, dim=dim, dtype=dtype
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("cumsum", kernel_failure, self=self_, dim=dim, dtype=dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -8589,60 +3765,23 @@ def cumprod(
     forward: c_order(cumprod(self, dim, dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cumprod", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "cumprod", "dim", 2)
+    self_ = tensor_arg(self, "cumprod", "input", 1)
+    dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CumprodBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = CumprodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
-        grad_fn._saved_self_scalar_type = dtype_of(self_data)
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._saved_self_scalar_type = dtype_of(self_)
     try:
-        result_data = shapes.c_order(reductions.cumprod(self_data, dim, dtype))
+        result = Tensor._make(shapes.c_order(reductions.cumprod(self_, dim, dtype)))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "cumprod", kernel_failure, self=self_data, dim=dim, dtype=dtype
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("cumprod", kernel_failure, self=self_, dim=dim, dtype=dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8656,67 +3795,29 @@ def _softmax(
     forward: c_order(softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "_softmax", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "_softmax", "dim", 2)
-    half_to_float = (
-        half_to_float
-        if type(half_to_float) is bool
-        else bool_arg(half_to_float, "_softmax", "half_to_float", 3)
-    )
+    self_ = tensor_arg(self, "_softmax", "input", 1)
+    dim = int_arg(dim, "_softmax", "dim", 2)
+    half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SoftmaxBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     try:
-        result_data = shapes.c_order(
-            activations.softmax(
-                activations.cpu_softmax_input(self_data, dim, half_to_float), dim
+        result = Tensor._make(
+            shapes.c_order(
+                activations.softmax(
+                    activations.cpu_softmax_input(self_, dim, half_to_float), dim
+                )
             )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "_softmax",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            half_to_float=half_to_float,
+            "_softmax", kernel_failure, self=self_, dim=dim, half_to_float=half_to_float
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8730,69 +3831,33 @@ def _log_softmax(
     forward: c_order(log_softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "_log_softmax", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "_log_softmax", "dim", 2)
-    half_to_float = (
-        half_to_float
-        if type(half_to_float) is bool
-        else bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
-    )
+    self_ = tensor_arg(self, "_log_softmax", "input", 1)
+    dim = int_arg(dim, "_log_softmax", "dim", 2)
+    half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LogSoftmaxBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = LogSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     try:
-        result_data = shapes.c_order(
-            activations.log_softmax(
-                activations.cpu_softmax_input(self_data, dim, half_to_float), dim
+        result = Tensor._make(
+            shapes.c_order(
+                activations.log_softmax(
+                    activations.cpu_softmax_input(self_, dim, half_to_float), dim
+                )
             )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "_log_softmax",
             kernel_failure,
-            self=self_data,
+            self=self_,
             dim=dim,
             half_to_float=half_to_float,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -8856,18 +3921,14 @@ def argmax(
     forward: argmax(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "argmax", "input", 1)
-    )
+    self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "argmax", "keepdim", 3)
-    )
+    keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
     try:
-        result = Tensor._make(reductions.argmax(self_data, dim, keepdim))
+        result = Tensor._make(reductions.argmax(self_, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "argmax", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+            "argmax", kernel_failure, self=self_, dim=dim, keepdim=keepdim
         )
     return result
 
@@ -8882,18 +3943,14 @@ def argmin(
     forward: argmin(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "argmin", "input", 1)
-    )
+    self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "argmin", "keepdim", 3)
-    )
+    keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
     try:
-        result = Tensor._make(reductions.argmin(self_data, dim, keepdim))
+        result = Tensor._make(reductions.argmin(self_, dim, keepdim))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "argmin", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
+            "argmin", kernel_failure, self=self_, dim=dim, keepdim=keepdim
         )
     return result
 
@@ -8906,13 +3963,11 @@ def all_default(
     forward: np.all(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
-    )
+    self_ = tensor_arg(self, "all", "input", 1)
     try:
-        result = Tensor._make(np.all(self_data))
+        result = Tensor._make(np.all(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("all", kernel_failure, self=self_data)
+        raise kernel_error("all", kernel_failure, self=self_)
     return result
 
 
@@ -8926,27 +3981,19 @@ def all_dim(
     forward: c_order(np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "all", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "all", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "all", "input", 1)
+    dim = int_arg(dim, "all", "dim", 2)
+    keepdim = bool_arg(keepdim, "all", "keepdim", 3)
     try:
         result = Tensor._make(
             shapes.c_order(
                 np.all(
-                    self_data,
-                    axis=reductions.wrap_dims(dim, self_data.ndim),
-                    keepdims=keepdim,
+                    self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim
                 )
             )
         )
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "all", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
-        )
+        raise kernel_error("all", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     return result
 
 
@@ -8960,25 +4007,15 @@ def all_dims(
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "all", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "all", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "all", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "all", "input", 1)
+    dim = optional_int_list_arg(dim, "all", "dim", 2)
+    keepdim = bool_arg(keepdim, "all", "keepdim", 3)
     try:
         result = Tensor._make(
-            np.all(
-                self_data,
-                axis=reductions.wrap_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-            )
+            np.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
         )
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "all", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
-        )
+        raise kernel_error("all", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     return result
 
 
@@ -8990,13 +4027,11 @@ def any_default(
     forward: np.any(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
-    )
+    self_ = tensor_arg(self, "any", "input", 1)
     try:
-        result = Tensor._make(np.any(self_data))
+        result = Tensor._make(np.any(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("any", kernel_failure, self=self_data)
+        raise kernel_error("any", kernel_failure, self=self_)
     return result
 
 
@@ -9010,27 +4045,19 @@ def any_dim(
     forward: c_order(np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "any", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "any", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "any", "input", 1)
+    dim = int_arg(dim, "any", "dim", 2)
+    keepdim = bool_arg(keepdim, "any", "keepdim", 3)
     try:
         result = Tensor._make(
             shapes.c_order(
                 np.any(
-                    self_data,
-                    axis=reductions.wrap_dims(dim, self_data.ndim),
-                    keepdims=keepdim,
+                    self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim
                 )
             )
         )
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "any", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
-        )
+        raise kernel_error("any", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     return result
 
 
@@ -9044,25 +4071,15 @@ def any_dims(
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "any", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else optional_int_list_arg(dim, "any", "dim", 2)
-    keepdim = (
-        keepdim if type(keepdim) is bool else bool_arg(keepdim, "any", "keepdim", 3)
-    )
+    self_ = tensor_arg(self, "any", "input", 1)
+    dim = optional_int_list_arg(dim, "any", "dim", 2)
+    keepdim = bool_arg(keepdim, "any", "keepdim", 3)
     try:
         result = Tensor._make(
-            np.any(
-                self_data,
-                axis=reductions.wrap_dims(dim, self_data.ndim),
-                keepdims=keepdim,
-            )
+            np.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
         )
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "any", kernel_failure, self=self_data, dim=dim, keepdim=keepdim
-        )
+        raise kernel_error("any", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     return result
 
 
@@ -9075,73 +4092,22 @@ def mm(
     forward: mm_kernel(self, mat2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mm", "input", 1)
-    )
-    mat2_data = (
-        mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "mm", "mat2", 2)
-    )
+    self_ = tensor_arg(self, "mm", "input", 1)
+    mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(mat2, Tensor) and mat2._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MmBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (mat2.grad_fn, mat2.output_nr)
-            if type(mat2) is Tensor and mat2.grad_fn is not None
-            else _next_edge(mat2)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_mat2 = (
-                SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
-            )
-        else:
-            grad_fn._raw_saved_mat2 = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, mat2):
+        grad_fn = MmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat2))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = linalg.mm_kernel(self_data, mat2_data)
+        result = Tensor._make(linalg.mm_kernel(self_, mat2_))
     except ValueError as kernel_failure:
-        raise kernel_error("mm", kernel_failure, self=self_data, mat2=mat2_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("mm", kernel_failure, self=self_, mat2=mat2_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -9176,75 +4142,22 @@ def dot(
     forward: dot_kernel(self, tensor)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "dot", "input", 1)
-    )
-    tensor_data = (
-        tensor._data
-        if type(tensor) is Tensor
-        else tensor_arg(tensor, "dot", "tensor", 2)
-    )
+    self_ = tensor_arg(self, "dot", "input", 1)
+    tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(tensor, Tensor) and tensor._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DotBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (tensor.grad_fn, tensor.output_nr)
-            if type(tensor) is Tensor and tensor.grad_fn is not None
-            else _next_edge(tensor)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor = (
-                SavedVariable(tensor, False) if isinstance(tensor, Tensor) else tensor
-            )
-        else:
-            grad_fn._raw_saved_tensor = None
+    if compute_requires_grad(self, tensor):
+        grad_fn = DotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_tensor = SavedVariable(tensor, is_output=False)
     try:
-        result_data = linalg.dot_kernel(self_data, tensor_data)
+        result = Tensor._make(linalg.dot_kernel(self_, tensor_))
     except ValueError as kernel_failure:
-        raise kernel_error("dot", kernel_failure, self=self_data, tensor=tensor_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("dot", kernel_failure, self=self_, tensor=tensor_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -9257,71 +4170,22 @@ def mv(
     forward: mv_kernel(self, vec)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mv", "input", 1)
-    )
-    vec_data = vec._data if type(vec) is Tensor else tensor_arg(vec, "mv", "vec", 2)
+    self_ = tensor_arg(self, "mv", "input", 1)
+    vec_ = tensor_arg(vec, "mv", "vec", 2)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(vec, Tensor) and vec._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MvBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (vec.grad_fn, vec.output_nr)
-            if type(vec) is Tensor and vec.grad_fn is not None
-            else _next_edge(vec)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_vec = (
-                SavedVariable(vec, False) if isinstance(vec, Tensor) else vec
-            )
-        else:
-            grad_fn._raw_saved_vec = None
+    if compute_requires_grad(self, vec):
+        grad_fn = MvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_vec = SavedVariable(vec, is_output=False)
     try:
-        result_data = linalg.mv_kernel(self_data, vec_data)
+        result = Tensor._make(linalg.mv_kernel(self_, vec_))
     except ValueError as kernel_failure:
-        raise kernel_error("mv", kernel_failure, self=self_data, vec=vec_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("mv", kernel_failure, self=self_, vec=vec_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -9334,73 +4198,22 @@ def bmm(
     forward: bmm_kernel(self, mat2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "bmm", "input", 1)
-    )
-    mat2_data = (
-        mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "bmm", "mat2", 2)
-    )
+    self_ = tensor_arg(self, "bmm", "input", 1)
+    mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(mat2, Tensor) and mat2._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(BmmBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (mat2.grad_fn, mat2.output_nr)
-            if type(mat2) is Tensor and mat2.grad_fn is not None
-            else _next_edge(mat2)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_mat2 = (
-                SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
-            )
-        else:
-            grad_fn._raw_saved_mat2 = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, mat2):
+        grad_fn = BmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat2))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = linalg.bmm_kernel(self_data, mat2_data)
+        result = Tensor._make(linalg.bmm_kernel(self_, mat2_))
     except ValueError as kernel_failure:
-        raise kernel_error("bmm", kernel_failure, self=self_data, mat2=mat2_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("bmm", kernel_failure, self=self_, mat2=mat2_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -9439,105 +4252,35 @@ def addmm(
     forward: addmm_kernel(self, mat1, mat2, beta, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addmm", "input", 1)
-    )
-    mat1_data = (
-        mat1._data if type(mat1) is Tensor else tensor_arg(mat1, "addmm", "mat1", 2)
-    )
-    mat2_data = (
-        mat2._data if type(mat2) is Tensor else tensor_arg(mat2, "addmm", "mat2", 3)
-    )
-    beta = (
-        beta
-        if type(beta) is int or type(beta) is float
-        else scalar_arg(beta, "addmm", "beta", 4)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "addmm", "alpha", 5)
-    )
+    self_ = tensor_arg(self, "addmm", "input", 1)
+    mat1_ = tensor_arg(mat1, "addmm", "mat1", 2)
+    mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
+    beta = scalar_arg(beta, "addmm", "beta", 4)
+    alpha = scalar_arg(alpha, "addmm", "alpha", 5)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(mat1, Tensor) and mat1._requires_grad)
-        or (isinstance(mat2, Tensor) and mat2._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddmmBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (mat1.grad_fn, mat1.output_nr)
-                if type(mat1) is Tensor and mat1.grad_fn is not None
-                else _next_edge(mat1)
-            )
-            + (
-                (mat2.grad_fn, mat2.output_nr)
-                if type(mat2) is Tensor and mat2.grad_fn is not None
-                else _next_edge(mat2)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, mat1, mat2):
+        grad_fn = AddmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat1, mat2))
         grad_fn._saved_alpha = alpha
         grad_fn._saved_beta = beta
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_mat1 = (
-                SavedVariable(mat1, False) if isinstance(mat1, Tensor) else mat1
-            )
-        else:
-            grad_fn._raw_saved_mat1 = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_mat2 = (
-                SavedVariable(mat2, False) if isinstance(mat2, Tensor) else mat2
-            )
-        else:
-            grad_fn._raw_saved_mat2 = None
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_mat1 = SavedVariable(mat1, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, is_output=False)
     try:
-        result_data = linalg.addmm_kernel(self_data, mat1_data, mat2_data, beta, alpha)
+        result = Tensor._make(linalg.addmm_kernel(self_, mat1_, mat2_, beta, alpha))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addmm",
             kernel_failure,
-            self=self_data,
-            mat1=mat1_data,
-            mat2=mat2_data,
+            self=self_,
+            mat1=mat1_,
+            mat2=mat2_,
             beta=beta,
             alpha=alpha,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -9554,111 +4297,37 @@ def baddbmm(
     forward: baddbmm_kernel(self, batch1, batch2, beta, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "baddbmm", "input", 1)
-    )
-    batch1_data = (
-        batch1._data
-        if type(batch1) is Tensor
-        else tensor_arg(batch1, "baddbmm", "batch1", 2)
-    )
-    batch2_data = (
-        batch2._data
-        if type(batch2) is Tensor
-        else tensor_arg(batch2, "baddbmm", "batch2", 3)
-    )
-    beta = (
-        beta
-        if type(beta) is int or type(beta) is float
-        else scalar_arg(beta, "baddbmm", "beta", 4)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "baddbmm", "alpha", 5)
-    )
+    self_ = tensor_arg(self, "baddbmm", "input", 1)
+    batch1_ = tensor_arg(batch1, "baddbmm", "batch1", 2)
+    batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
+    beta = scalar_arg(beta, "baddbmm", "beta", 4)
+    alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(batch1, Tensor) and batch1._requires_grad)
-        or (isinstance(batch2, Tensor) and batch2._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(BaddbmmBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (batch1.grad_fn, batch1.output_nr)
-                if type(batch1) is Tensor and batch1.grad_fn is not None
-                else _next_edge(batch1)
-            )
-            + (
-                (batch2.grad_fn, batch2.output_nr)
-                if type(batch2) is Tensor and batch2.grad_fn is not None
-                else _next_edge(batch2)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, batch1, batch2):
+        grad_fn = BaddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
         grad_fn._saved_alpha = alpha
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_batch1 = (
-                SavedVariable(batch1, False) if isinstance(batch1, Tensor) else batch1
-            )
-        else:
-            grad_fn._raw_saved_batch1 = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_batch2 = (
-                SavedVariable(batch2, False) if isinstance(batch2, Tensor) else batch2
-            )
-        else:
-            grad_fn._raw_saved_batch2 = None
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, is_output=False)
         grad_fn._saved_beta = beta
     try:
-        result_data = linalg.baddbmm_kernel(
-            self_data, batch1_data, batch2_data, beta, alpha
+        result = Tensor._make(
+            linalg.baddbmm_kernel(self_, batch1_, batch2_, beta, alpha)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "baddbmm",
             kernel_failure,
-            self=self_data,
-            batch1=batch1_data,
-            batch2=batch2_data,
+            self=self_,
+            batch1=batch1_,
+            batch2=batch2_,
             beta=beta,
             alpha=alpha,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -9670,50 +4339,18 @@ def trace(
     forward: trace(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trace", "input", 1)
-    )
+    self_ = tensor_arg(self, "trace", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TraceBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = TraceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = linalg.trace(self_data)
+        result = Tensor._make(linalg.trace(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("trace", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("trace", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -9726,41 +4363,23 @@ def linalg_inv_ex(
 
     forward: linalg_inv_ex(A, check_errors)
     """
-    A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_inv_ex", "A", 1)
-    check_errors = (
-        check_errors
-        if type(check_errors) is bool
-        else bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
-    )
+    A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
+    check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(A, Tensor) and A._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LinalgInvExBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (A.grad_fn, A.output_nr)
-            if type(A) is Tensor and A.grad_fn is not None
-            else _next_edge(A)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(A):
+        grad_fn = LinalgInvExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
     try:
         outputs = [
-            Tensor._make(value) for value in linalg.linalg_inv_ex(A_data, check_errors)
+            Tensor._make(value) for value in linalg.linalg_inv_ex(A_, check_errors)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
-            "linalg_inv_ex", kernel_failure, A=A_data, check_errors=check_errors
+            "linalg_inv_ex", kernel_failure, A=A_, check_errors=check_errors
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_inverse = SavedVariable(outputs[0], is_output=True)
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
 
@@ -9785,50 +4404,19 @@ def linalg_det(
 
     forward: np.linalg.det(A)
     """
-    A_data = A._data if type(A) is Tensor else tensor_arg(A, "linalg_det", "A", 1)
+    A_ = tensor_arg(A, "linalg_det", "A", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(A, Tensor) and A._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LinalgDetBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (A.grad_fn, A.output_nr)
-            if type(A) is Tensor and A.grad_fn is not None
-            else _next_edge(A)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_A = SavedVariable(A, False) if isinstance(A, Tensor) else A
+    if compute_requires_grad(A):
+        grad_fn = LinalgDetBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._raw_saved_A = SavedVariable(A, is_output=False)
     try:
-        result_data = np.linalg.det(A_data)
+        result = Tensor._make(np.linalg.det(A_))
     except ValueError as kernel_failure:
-        raise kernel_error("linalg_det", kernel_failure, A=A_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("linalg_det", kernel_failure, A=A_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -9857,31 +4445,15 @@ def t(
     forward: transpose_2d(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "t", "input", 1)
-    )
+    self_ = tensor_arg(self, "t", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = TBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(shapes.transpose_2d(self_data))
+        result = Tensor._make(shapes.transpose_2d(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("t", kernel_failure, self=self_data)
+        raise kernel_error("t", kernel_failure, self=self_)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9898,38 +4470,20 @@ def transpose_int(
     forward: transpose_kernel(self, dim0, dim1)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "transpose", "input", 1)
-    )
-    dim0 = dim0 if type(dim0) is int else int_arg(dim0, "transpose", "dim0", 2)
-    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "transpose", "dim1", 3)
+    self_ = tensor_arg(self, "transpose", "input", 1)
+    dim0 = int_arg(dim0, "transpose", "dim0", 2)
+    dim1 = int_arg(dim1, "transpose", "dim1", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TransposeBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = TransposeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
     try:
-        result = Tensor._make(shapes.transpose_kernel(self_data, dim0, dim1))
+        result = Tensor._make(shapes.transpose_kernel(self_, dim0, dim1))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "transpose", kernel_failure, self=self_data, dim0=dim0, dim1=dim1
+            "transpose", kernel_failure, self=self_, dim0=dim0, dim1=dim1
         )
     make_view(result, self)
     if grad_fn is not None:
@@ -9946,33 +4500,17 @@ def permute_default(
     forward: np.transpose(self, dims)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "permute", "input", 1)
-    )
-    dims = (dims,) if type(dims) is int else int_list_arg(dims, "permute", "dims", 2)
+    self_ = tensor_arg(self, "permute", "input", 1)
+    dims = int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(PermuteBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = PermuteBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
     try:
-        result = Tensor._make(np.transpose(self_data, dims))
+        result = Tensor._make(np.transpose(self_, dims))
     except ValueError as kernel_failure:
-        raise kernel_error("permute", kernel_failure, self=self_data, dims=dims)
+        raise kernel_error("permute", kernel_failure, self=self_, dims=dims)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9988,33 +4526,17 @@ def view_default(
     forward: view_kernel(self, size)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "view", "input", 1)
-    )
-    size = (size,) if type(size) is int else int_list_arg(size, "view", "size", 2)
+    self_ = tensor_arg(self, "view", "input", 1)
+    size = int_list_arg(size, "view", "size", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ViewBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = ViewBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.view_kernel(self_data, size))
+        result = Tensor._make(shapes.view_kernel(self_, size))
     except ValueError as kernel_failure:
-        raise kernel_error("view", kernel_failure, self=self_data, size=size)
+        raise kernel_error("view", kernel_failure, self=self_, size=size)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -10048,41 +4570,21 @@ def expand_default(
     forward: np.broadcast_to(self, expand_shape(self.shape, size))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expand", "input", 1)
-    )
-    size = (size,) if type(size) is int else int_list_arg(size, "expand", "size", 2)
-    implicit = (
-        implicit
-        if type(implicit) is bool
-        else bool_arg(implicit, "expand", "implicit", 3)
-    )
+    self_ = tensor_arg(self, "expand", "input", 1)
+    size = int_list_arg(size, "expand", "size", 2)
+    implicit = bool_arg(implicit, "expand", "implicit", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ExpandBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = ExpandBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         result = Tensor._make(
-            np.broadcast_to(self_data, shapes.expand_shape(self_data.shape, size))
+            np.broadcast_to(self_, shapes.expand_shape(self_.shape, size))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "expand", kernel_failure, self=self_data, size=size, implicit=implicit
+            "expand", kernel_failure, self=self_, size=size, implicit=implicit
         )
     make_view(result, self)
     if grad_fn is not None:
@@ -10098,46 +4600,20 @@ def cat(
 
     forward: c_order(np.concatenate(tensors, axis=dim))
     """
-    tensors_data = tensor_list_arg(tensors, "cat", "tensors", 1)
-    dim = dim if type(dim) is int else int_arg(dim, "cat", "dim", 2)
+    tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
+    dim = int_arg(dim, "cat", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and (compute_requires_grad(*tensors)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CatBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = collect_next_edges(*tensors)
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(*tensors):
+        grad_fn = CatBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
         grad_fn._saved_dim = dim
-        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
+        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result_data = shapes.c_order(np.concatenate(tensors_data, axis=dim))
+        result = Tensor._make(shapes.c_order(np.concatenate(tensors_, axis=dim)))
     except ValueError as kernel_failure:
-        raise kernel_error("cat", kernel_failure, tensors=tensors_data, dim=dim)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10149,46 +4625,20 @@ def stack(
 
     forward: c_order(np.stack(tensors, axis=dim))
     """
-    tensors_data = tensor_list_arg(tensors, "stack", "tensors", 1)
-    dim = dim if type(dim) is int else int_arg(dim, "stack", "dim", 2)
+    tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
+    dim = int_arg(dim, "stack", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and (compute_requires_grad(*tensors)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(StackBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = collect_next_edges(*tensors)
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(*tensors):
+        grad_fn = StackBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
         grad_fn._saved_dim = dim
-        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_data)
+        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
     try:
-        result_data = shapes.c_order(np.stack(tensors_data, axis=dim))
+        result = Tensor._make(shapes.c_order(np.stack(tensors_, axis=dim)))
     except ValueError as kernel_failure:
-        raise kernel_error("stack", kernel_failure, tensors=tensors_data, dim=dim)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("stack", kernel_failure, tensors=tensors_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10202,38 +4652,20 @@ def select_int(
     forward: select_kernel(self, dim, index)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "select", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "select", "dim", 2)
-    index = index if type(index) is int else int_arg(index, "select", "index", 3)
+    self_ = tensor_arg(self, "select", "input", 1)
+    dim = int_arg(dim, "select", "dim", 2)
+    index = int_arg(index, "select", "index", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SelectBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.select_kernel(self_data, dim, index))
+        result = Tensor._make(shapes.select_kernel(self_, dim, index))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "select", kernel_failure, self=self_data, dim=dim, index=index
-        )
+        raise kernel_error("select", kernel_failure, self=self_, dim=dim, index=index)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -10250,73 +4682,31 @@ def select_backward(
 
     forward: select_backward_kernel(grad_output, input_sizes, dim, index)
     """
-    grad_output_data = (
-        grad_output._data
-        if type(grad_output) is Tensor
-        else tensor_arg(grad_output, "select_backward", "grad_output", 1)
-    )
-    input_sizes = (
-        (input_sizes,)
-        if type(input_sizes) is int
-        else int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "select_backward", "dim", 3)
-    index = (
-        index if type(index) is int else int_arg(index, "select_backward", "index", 4)
-    )
+    grad_output_ = tensor_arg(grad_output, "select_backward", "grad_output", 1)
+    input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
+    dim = int_arg(dim, "select_backward", "dim", 3)
+    index = int_arg(index, "select_backward", "index", 4)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(grad_output, Tensor) and grad_output._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SelectBackwardBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (grad_output.grad_fn, grad_output.output_nr)
-            if type(grad_output) is Tensor and grad_output.grad_fn is not None
-            else _next_edge(grad_output)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(grad_output):
+        grad_fn = SelectBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
     try:
-        result_data = shapes.select_backward_kernel(
-            grad_output_data, input_sizes, dim, index
+        result = Tensor._make(
+            shapes.select_backward_kernel(grad_output_, input_sizes, dim, index)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "select_backward",
             kernel_failure,
-            grad_output=grad_output_data,
+            grad_output=grad_output_,
             input_sizes=input_sizes,
             dim=dim,
             index=index,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10332,43 +4722,27 @@ def slice_Tensor(
     forward: slice_kernel(self, dim, start, end, step)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "slice", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "slice", "dim", 2)
+    self_ = tensor_arg(self, "slice", "input", 1)
+    dim = int_arg(dim, "slice", "dim", 2)
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
-    step = step if type(step) is int else int_arg(step, "slice", "step", 5)
+    step = int_arg(step, "slice", "step", 5)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SliceBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SliceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_end = end
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
         grad_fn._saved_start = start
         grad_fn._saved_step = step
     try:
-        result = Tensor._make(shapes.slice_kernel(self_data, dim, start, end, step))
+        result = Tensor._make(shapes.slice_kernel(self_, dim, start, end, step))
     except ValueError as kernel_failure:
         raise kernel_error(
             "slice",
             kernel_failure,
-            self=self_data,
+            self=self_,
             dim=dim,
             start=start,
             end=end,
@@ -10392,79 +4766,39 @@ def slice_backward(
 
     forward: slice_backward_kernel(grad_output, input_sizes, dim, start, end, step)
     """
-    grad_output_data = (
-        grad_output._data
-        if type(grad_output) is Tensor
-        else tensor_arg(grad_output, "slice_backward", "grad_output", 1)
-    )
-    input_sizes = (
-        (input_sizes,)
-        if type(input_sizes) is int
-        else int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "slice_backward", "dim", 3)
-    start = (
-        start if type(start) is int else int_arg(start, "slice_backward", "start", 4)
-    )
-    end = end if type(end) is int else int_arg(end, "slice_backward", "end", 5)
-    step = step if type(step) is int else int_arg(step, "slice_backward", "step", 6)
+    grad_output_ = tensor_arg(grad_output, "slice_backward", "grad_output", 1)
+    input_sizes = int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
+    dim = int_arg(dim, "slice_backward", "dim", 3)
+    start = int_arg(start, "slice_backward", "start", 4)
+    end = int_arg(end, "slice_backward", "end", 5)
+    step = int_arg(step, "slice_backward", "step", 6)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(grad_output, Tensor) and grad_output._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SliceBackwardBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (grad_output.grad_fn, grad_output.output_nr)
-            if type(grad_output) is Tensor and grad_output.grad_fn is not None
-            else _next_edge(grad_output)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(grad_output):
+        grad_fn = SliceBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
         grad_fn._saved_dim = dim
         grad_fn._saved_end = end
         grad_fn._saved_start = start
         grad_fn._saved_step = step
     try:
-        result_data = shapes.slice_backward_kernel(
-            grad_output_data, input_sizes, dim, start, end, step
+        result = Tensor._make(
+            shapes.slice_backward_kernel(
+                grad_output_, input_sizes, dim, start, end, step
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "slice_backward",
             kernel_failure,
-            grad_output=grad_output_data,
+            grad_output=grad_output_,
             input_sizes=input_sizes,
             dim=dim,
             start=start,
             end=end,
             step=step,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10478,47 +4812,25 @@ def split_Tensor(
     forward: split_kernel(self, split_size, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "split", "input", 1)
-    )
-    split_size = (
-        split_size
-        if type(split_size) is int
-        else int_arg(split_size, "split", "split_size", 2)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "split", "dim", 3)
+    self_ = tensor_arg(self, "split", "input", 1)
+    split_size = int_arg(split_size, "split", "split_size", 2)
+    dim = int_arg(dim, "split", "dim", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SplitBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SplitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
         grad_fn._saved_split_size = split_size
     try:
         outputs = [
-            Tensor._make(value)
-            for value in shapes.split_kernel(self_data, split_size, dim)
+            Tensor._make(value) for value in shapes.split_kernel(self_, split_size, dim)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
-            "split", kernel_failure, self=self_data, split_size=split_size, dim=dim
+            "split", kernel_failure, self=self_, split_size=split_size, dim=dim
         )
-    for i, output in enumerate(outputs):
-        make_view(output, self, "Split", i)
+    make_views(outputs, self, "Split")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -10572,53 +4884,30 @@ def split_with_sizes(
     forward: split_with_sizes_kernel(self, split_sizes, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "split_with_sizes", "input", 1)
-    )
-    split_sizes = (
-        (split_sizes,)
-        if type(split_sizes) is int
-        else int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "split_with_sizes", "dim", 3)
+    self_ = tensor_arg(self, "split_with_sizes", "input", 1)
+    split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
+    dim = int_arg(dim, "split_with_sizes", "dim", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SplitWithSizesBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SplitWithSizesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
         grad_fn._saved_split_sizes = split_sizes
     try:
         outputs = [
             Tensor._make(value)
-            for value in shapes.split_with_sizes_kernel(self_data, split_sizes, dim)
+            for value in shapes.split_with_sizes_kernel(self_, split_sizes, dim)
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
             "split_with_sizes",
             kernel_failure,
-            self=self_data,
+            self=self_,
             split_sizes=split_sizes,
             dim=dim,
         )
-    for i, output in enumerate(outputs):
-        make_view(output, self, "SplitWithSizes", i)
+    make_views(outputs, self, "SplitWithSizes")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -10633,37 +4922,18 @@ def unbind_int(
     forward: unbind_kernel(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "unbind", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "unbind", "dim", 2)
+    self_ = tensor_arg(self, "unbind", "input", 1)
+    dim = int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(UnbindBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = UnbindBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     try:
-        outputs = [
-            Tensor._make(value) for value in shapes.unbind_kernel(self_data, dim)
-        ]
+        outputs = [Tensor._make(value) for value in shapes.unbind_kernel(self_, dim)]
     except ValueError as kernel_failure:
-        raise kernel_error("unbind", kernel_failure, self=self_data, dim=dim)
-    for i, output in enumerate(outputs):
-        make_view(output, self, "Unbind", i)
+        raise kernel_error("unbind", kernel_failure, self=self_, dim=dim)
+    make_views(outputs, self, "Unbind")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
     return tuple(outputs)
@@ -10679,51 +4949,19 @@ def _to_copy(
     forward: cast(self, dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "_to_copy", "input", 1)
-    )
+    self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ToCopyBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_scalar_type = dtype_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = ToCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_scalar_type = dtype_of(self_)
     try:
-        result_data = elementwise.cast(self_data, dtype)
+        result = Tensor._make(elementwise.cast(self_, dtype))
     except ValueError as kernel_failure:
-        raise kernel_error("_to_copy", kernel_failure, self=self_data, dtype=dtype)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("_to_copy", kernel_failure, self=self_, dtype=dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10736,51 +4974,19 @@ def flip_default(
     forward: flip_kernel(self, dims)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "flip", "input", 1)
-    )
-    dims = (dims,) if type(dims) is int else int_list_arg(dims, "flip", "dims", 2)
+    self_ = tensor_arg(self, "flip", "input", 1)
+    dims = int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FlipBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = FlipBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
     try:
-        result_data = shapes.flip_kernel(self_data, dims)
+        result = Tensor._make(shapes.flip_kernel(self_, dims))
     except ValueError as kernel_failure:
-        raise kernel_error("flip", kernel_failure, self=self_data, dims=dims)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("flip", kernel_failure, self=self_, dims=dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10793,53 +4999,19 @@ def tril(
     forward: c_order(triangle(self, diagonal, False))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tril", "input", 1)
-    )
-    diagonal = (
-        diagonal if type(diagonal) is int else int_arg(diagonal, "tril", "diagonal", 2)
-    )
+    self_ = tensor_arg(self, "tril", "input", 1)
+    diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TrilBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = TrilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = shapes.c_order(linalg.triangle(self_data, diagonal, False))
+        result = Tensor._make(shapes.c_order(linalg.triangle(self_, diagonal, False)))
     except ValueError as kernel_failure:
-        raise kernel_error("tril", kernel_failure, self=self_data, diagonal=diagonal)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("tril", kernel_failure, self=self_, diagonal=diagonal)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10852,53 +5024,19 @@ def triu(
     forward: c_order(triangle(self, diagonal, True))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "triu", "input", 1)
-    )
-    diagonal = (
-        diagonal if type(diagonal) is int else int_arg(diagonal, "triu", "diagonal", 2)
-    )
+    self_ = tensor_arg(self, "triu", "input", 1)
+    diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TriuBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = TriuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_diagonal = diagonal
     try:
-        result_data = shapes.c_order(linalg.triangle(self_data, diagonal, True))
+        result = Tensor._make(shapes.c_order(linalg.triangle(self_, diagonal, True)))
     except ValueError as kernel_failure:
-        raise kernel_error("triu", kernel_failure, self=self_data, diagonal=diagonal)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("triu", kernel_failure, self=self_, diagonal=diagonal)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -10913,44 +5051,23 @@ def diagonal(
     forward: diagonal_view(self, offset, dim1, dim2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "diagonal", "input", 1)
-    )
-    offset = offset if type(offset) is int else int_arg(offset, "diagonal", "offset", 2)
-    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "diagonal", "dim1", 3)
-    dim2 = dim2 if type(dim2) is int else int_arg(dim2, "diagonal", "dim2", 4)
+    self_ = tensor_arg(self, "diagonal", "input", 1)
+    offset = int_arg(offset, "diagonal", "offset", 2)
+    dim1 = int_arg(dim1, "diagonal", "dim1", 3)
+    dim2 = int_arg(dim2, "diagonal", "dim2", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DiagonalBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = DiagonalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(linalg.diagonal_view(self_data, offset, dim1, dim2))
+        result = Tensor._make(linalg.diagonal_view(self_, offset, dim1, dim2))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "diagonal",
-            kernel_failure,
-            self=self_data,
-            offset=offset,
-            dim1=dim1,
-            dim2=dim2,
+            "diagonal", kernel_failure, self=self_, offset=offset, dim1=dim1, dim2=dim2
         )
     make_view(result, self)
     if grad_fn is not None:
@@ -10969,66 +5086,32 @@ def diag_embed(
     forward: c_order(diag_embed(self, offset, dim1, dim2))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "diag_embed", "input", 1)
-    )
-    offset = (
-        offset if type(offset) is int else int_arg(offset, "diag_embed", "offset", 2)
-    )
-    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "diag_embed", "dim1", 3)
-    dim2 = dim2 if type(dim2) is int else int_arg(dim2, "diag_embed", "dim2", 4)
+    self_ = tensor_arg(self, "diag_embed", "input", 1)
+    offset = int_arg(offset, "diag_embed", "offset", 2)
+    dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
+    dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DiagEmbedBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = DiagEmbedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
     try:
-        result_data = shapes.c_order(linalg.diag_embed(self_data, offset, dim1, dim2))
+        result = Tensor._make(
+            shapes.c_order(linalg.diag_embed(self_, offset, dim1, dim2))
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "diag_embed",
             kernel_failure,
-            self=self_data,
+            self=self_,
             offset=offset,
             dim1=dim1,
             dim2=dim2,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -11043,78 +5126,34 @@ def diagonal_backward(
 
     forward: diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
     """
-    grad_output_data = (
-        grad_output._data
-        if type(grad_output) is Tensor
-        else tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
-    )
-    input_sizes = (
-        (input_sizes,)
-        if type(input_sizes) is int
-        else int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
-    )
-    offset = (
-        offset
-        if type(offset) is int
-        else int_arg(offset, "diagonal_backward", "offset", 3)
-    )
-    dim1 = dim1 if type(dim1) is int else int_arg(dim1, "diagonal_backward", "dim1", 4)
-    dim2 = dim2 if type(dim2) is int else int_arg(dim2, "diagonal_backward", "dim2", 5)
+    grad_output_ = tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
+    input_sizes = int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
+    offset = int_arg(offset, "diagonal_backward", "offset", 3)
+    dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
+    dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(grad_output, Tensor) and grad_output._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DiagonalBackwardBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (grad_output.grad_fn, grad_output.output_nr)
-            if type(grad_output) is Tensor and grad_output.grad_fn is not None
-            else _next_edge(grad_output)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(grad_output):
+        grad_fn = DiagonalBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
         grad_fn._saved_offset = offset
     try:
-        result_data = linalg.diagonal_backward(
-            grad_output_data, input_sizes, offset, dim1, dim2
+        result = Tensor._make(
+            linalg.diagonal_backward(grad_output_, input_sizes, offset, dim1, dim2)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "diagonal_backward",
             kernel_failure,
-            grad_output=grad_output_data,
+            grad_output=grad_output_,
             input_sizes=input_sizes,
             offset=offset,
             dim1=dim1,
             dim2=dim2,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -11282,32 +5321,16 @@ def squeeze_default(
     forward: squeeze_dims(self, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
-    )
+    self_ = tensor_arg(self, "squeeze", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqueezeBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.squeeze_dims(self_data, None))
+        result = Tensor._make(shapes.squeeze_dims(self_, None))
     except ValueError as kernel_failure:
-        raise kernel_error("squeeze", kernel_failure, self=self_data)
+        raise kernel_error("squeeze", kernel_failure, self=self_)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11323,33 +5346,17 @@ def squeeze_dim(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "squeeze", "dim", 2)
+    self_ = tensor_arg(self, "squeeze", "input", 1)
+    dim = int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqueezeBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.squeeze_dims(self_data, dim))
+        result = Tensor._make(shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
-        raise kernel_error("squeeze", kernel_failure, self=self_data, dim=dim)
+        raise kernel_error("squeeze", kernel_failure, self=self_, dim=dim)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11365,33 +5372,17 @@ def squeeze_dims(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else int_list_arg(dim, "squeeze", "dim", 2)
+    self_ = tensor_arg(self, "squeeze", "input", 1)
+    dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqueezeBackward2)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = SqueezeBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.squeeze_dims(self_data, dim))
+        result = Tensor._make(shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
-        raise kernel_error("squeeze", kernel_failure, self=self_data, dim=dim)
+        raise kernel_error("squeeze", kernel_failure, self=self_, dim=dim)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11406,41 +5397,20 @@ def squeeze__default(
     forward: squeeze_dims(self, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
-    )
+    self_ = tensor_arg(self, "squeeze_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqueezeBackward3)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn = SqueezeBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        write_inplace(self, shapes.squeeze_dims(self_data, None))
+        write_inplace(self, shapes.squeeze_dims(self_, None))
     except ValueError as kernel_failure:
-        raise kernel_error("squeeze_", kernel_failure, self=self_data)
+        raise kernel_error("squeeze_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
-        # An in-place view op changes only `self`'s shape: on a view it is
-        # PyTorch's set_history (no CopySlices), else rebase_history.
-        if self._base is None:
-            rebase_history(result, grad_fn)
-        else:
-            set_history(result, grad_fn)
+        set_history_inplace_view(result, grad_fn)
     return result
 
 
@@ -11453,42 +5423,21 @@ def squeeze__dim(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "squeeze_", "dim", 2)
+    self_ = tensor_arg(self, "squeeze_", "input", 1)
+    dim = int_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqueezeBackward4)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn = SqueezeBackward4()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        write_inplace(self, shapes.squeeze_dims(self_data, dim))
+        write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
-        raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
+        raise kernel_error("squeeze_", kernel_failure, self=self_, dim=dim)
     result = self
     if grad_fn is not None:
-        # An in-place view op changes only `self`'s shape: on a view it is
-        # PyTorch's set_history (no CopySlices), else rebase_history.
-        if self._base is None:
-            rebase_history(result, grad_fn)
-        else:
-            set_history(result, grad_fn)
+        set_history_inplace_view(result, grad_fn)
     return result
 
 
@@ -11501,42 +5450,21 @@ def squeeze__dims(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "squeeze_", "input", 1)
-    )
-    dim = (dim,) if type(dim) is int else int_list_arg(dim, "squeeze_", "dim", 2)
+    self_ = tensor_arg(self, "squeeze_", "input", 1)
+    dim = int_list_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqueezeBackward5)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn = SqueezeBackward5()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        write_inplace(self, shapes.squeeze_dims(self_data, dim))
+        write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
-        raise kernel_error("squeeze_", kernel_failure, self=self_data, dim=dim)
+        raise kernel_error("squeeze_", kernel_failure, self=self_, dim=dim)
     result = self
     if grad_fn is not None:
-        # An in-place view op changes only `self`'s shape: on a view it is
-        # PyTorch's set_history (no CopySlices), else rebase_history.
-        if self._base is None:
-            rebase_history(result, grad_fn)
-        else:
-            set_history(result, grad_fn)
+        set_history_inplace_view(result, grad_fn)
     return result
 
 
@@ -11549,35 +5477,17 @@ def unsqueeze(
     forward: np.expand_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "unsqueeze", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "unsqueeze", "dim", 2)
+    self_ = tensor_arg(self, "unsqueeze", "input", 1)
+    dim = int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(UnsqueezeBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = UnsqueezeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
     try:
-        result = Tensor._make(np.expand_dims(self_data, dim))
+        result = Tensor._make(np.expand_dims(self_, dim))
     except ValueError as kernel_failure:
-        raise kernel_error("unsqueeze", kernel_failure, self=self_data, dim=dim)
+        raise kernel_error("unsqueeze", kernel_failure, self=self_, dim=dim)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11593,52 +5503,20 @@ def index_Tensor(
     forward: index_tensor(self, indices)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "index", "input", 1)
-    )
+    self_ = tensor_arg(self, "index", "input", 1)
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(IndexBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = IndexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_indices = indices
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = indexing.index_tensor(self_data, indices)
+        result = Tensor._make(indexing.index_tensor(self_, indices))
     except ValueError as kernel_failure:
-        raise kernel_error("index", kernel_failure, self=self_data, indices=indices)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("index", kernel_failure, self=self_, indices=indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -11652,65 +5530,24 @@ def index_select(
     forward: index_select(self, dim, index)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "index_select", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "index_select", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "index_select", "index", 3)
-    )
+    self_ = tensor_arg(self, "index_select", "input", 1)
+    dim = int_arg(dim, "index_select", "dim", 2)
+    index_ = tensor_arg(index, "index_select", "index", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(IndexSelectBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = IndexSelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_index = (
-            SavedVariable(index, False) if isinstance(index, Tensor) else index
-        )
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = indexing.index_select(self_data, dim, index_data)
+        result = Tensor._make(indexing.index_select(self_, dim, index_))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "index_select", kernel_failure, self=self_data, dim=dim, index=index_data
+            "index_select", kernel_failure, self=self_, dim=dim, index=index_
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -11726,73 +5563,30 @@ def gather(
     forward: c_order(gather(self, dim, index))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gather", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "gather", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "gather", "index", 3)
-    )
-    sparse_grad = (
-        sparse_grad
-        if type(sparse_grad) is bool
-        else bool_arg(sparse_grad, "gather", "sparse_grad", 4)
-    )
+    self_ = tensor_arg(self, "gather", "input", 1)
+    dim = int_arg(dim, "gather", "dim", 2)
+    index_ = tensor_arg(index, "gather", "index", 3)
+    sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(GatherBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = GatherBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_index = (
-            SavedVariable(index, False) if isinstance(index, Tensor) else index
-        )
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = shapes.c_order(indexing.gather(self_data, dim, index_data))
+        result = Tensor._make(shapes.c_order(indexing.gather(self_, dim, index_)))
     except ValueError as kernel_failure:
         raise kernel_error(
             "gather",
             kernel_failure,
-            self=self_data,
+            self=self_,
             dim=dim,
-            index=index_data,
+            index=index_,
             sparse_grad=sparse_grad,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -11807,82 +5601,27 @@ def scatter_src(
     forward: c_order(scatter(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "scatter", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "scatter", "index", 3)
-    )
-    src_data = (
-        src._data if type(src) is Tensor else tensor_arg(src, "scatter", "src", 4)
-    )
+    self_ = tensor_arg(self, "scatter", "input", 1)
+    dim = int_arg(dim, "scatter", "dim", 2)
+    index_ = tensor_arg(index, "scatter", "index", 3)
+    src_ = tensor_arg(src, "scatter", "src", 4)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(src, Tensor) and src._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ScatterBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (src.grad_fn, src.output_nr)
-            if type(src) is Tensor and src.grad_fn is not None
-            else _next_edge(src)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, src):
+        grad_fn = ScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_index = (
-                SavedVariable(index, False) if isinstance(index, Tensor) else index
-            )
-        else:
-            grad_fn._raw_saved_index = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
-        result_data = shapes.c_order(
-            indexing.scatter(self_data, dim, index_data, src_data)
+        result = Tensor._make(
+            shapes.c_order(indexing.scatter(self_, dim, index_, src_))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "scatter",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            index=index_data,
-            src=src_data,
+            "scatter", kernel_failure, self=self_, dim=dim, index=index_, src=src_
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -11897,74 +5636,26 @@ def scatter_value(
     forward: c_order(scatter(self, dim, index, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "scatter", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "scatter", "index", 3)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "scatter", "value", 4)
-    )
+    self_ = tensor_arg(self, "scatter", "input", 1)
+    dim = int_arg(dim, "scatter", "dim", 2)
+    index_ = tensor_arg(index, "scatter", "index", 3)
+    value = scalar_arg(value, "scatter", "value", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ScatterBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ScatterBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_index = (
-            SavedVariable(index, False) if isinstance(index, Tensor) else index
-        )
+        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
-        result_data = shapes.c_order(
-            indexing.scatter(self_data, dim, index_data, value)
+        result = Tensor._make(
+            shapes.c_order(indexing.scatter(self_, dim, index_, value))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "scatter",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            index=index_data,
-            value=value,
+            "scatter", kernel_failure, self=self_, dim=dim, index=index_, value=value
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -11979,84 +5670,27 @@ def scatter_add(
     forward: c_order(scatter_add(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "scatter_add", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "scatter_add", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "scatter_add", "index", 3)
-    )
-    src_data = (
-        src._data if type(src) is Tensor else tensor_arg(src, "scatter_add", "src", 4)
-    )
+    self_ = tensor_arg(self, "scatter_add", "input", 1)
+    dim = int_arg(dim, "scatter_add", "dim", 2)
+    index_ = tensor_arg(index, "scatter_add", "index", 3)
+    src_ = tensor_arg(src, "scatter_add", "src", 4)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(src, Tensor) and src._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ScatterAddBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (src.grad_fn, src.output_nr)
-            if type(src) is Tensor and src.grad_fn is not None
-            else _next_edge(src)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, src):
+        grad_fn = ScatterAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_index = (
-                SavedVariable(index, False) if isinstance(index, Tensor) else index
-            )
-        else:
-            grad_fn._raw_saved_index = None
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
-        result_data = shapes.c_order(
-            indexing.scatter_add(self_data, dim, index_data, src_data)
+        result = Tensor._make(
+            shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "scatter_add",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            index=index_data,
-            src=src_data,
+            "scatter_add", kernel_failure, self=self_, dim=dim, index=index_, src=src_
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12073,93 +5707,35 @@ def index_add(
     forward: c_order(index_add(self, dim, index, source, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "index_add", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "index_add", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "index_add", "index", 3)
-    )
-    source_data = (
-        source._data
-        if type(source) is Tensor
-        else tensor_arg(source, "index_add", "source", 4)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "index_add", "alpha", 5)
-    )
+    self_ = tensor_arg(self, "index_add", "input", 1)
+    dim = int_arg(dim, "index_add", "dim", 2)
+    index_ = tensor_arg(index, "index_add", "index", 3)
+    source_ = tensor_arg(source, "index_add", "source", 4)
+    alpha = scalar_arg(alpha, "index_add", "alpha", 5)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(source, Tensor) and source._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(IndexAddBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (source.grad_fn, source.output_nr)
-            if type(source) is Tensor and source.grad_fn is not None
-            else _next_edge(source)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, source):
+        grad_fn = IndexAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_index = (
-                SavedVariable(index, False) if isinstance(index, Tensor) else index
-            )
-        else:
-            grad_fn._raw_saved_index = None
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
-        result_data = shapes.c_order(
-            indexing.index_add(self_data, dim, index_data, source_data, alpha)
+        result = Tensor._make(
+            shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "index_add",
             kernel_failure,
-            self=self_data,
+            self=self_,
             dim=dim,
-            index=index_data,
-            source=source_data,
+            index=index_,
+            source=source_,
             alpha=alpha,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12173,67 +5749,22 @@ def masked_fill_Scalar(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "masked_fill", "input", 1)
-    )
-    mask_data = (
-        mask._data
-        if type(mask) is Tensor
-        else tensor_arg(mask, "masked_fill", "mask", 2)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "masked_fill", "value", 3)
-    )
+    self_ = tensor_arg(self, "masked_fill", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
+    value = scalar_arg(value, "masked_fill", "value", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaskedFillBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_mask = (
-            SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
-        )
+    if compute_requires_grad(self):
+        grad_fn = MaskedFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
     try:
-        result_data = shapes.c_order(indexing.masked_fill(self_data, mask_data, value))
+        result = Tensor._make(shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "masked_fill", kernel_failure, self=self_data, mask=mask_data, value=value
+            "masked_fill", kernel_failure, self=self_, mask=mask_, value=value
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12247,83 +5778,25 @@ def masked_fill_Tensor(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "masked_fill", "input", 1)
-    )
-    mask_data = (
-        mask._data
-        if type(mask) is Tensor
-        else tensor_arg(mask, "masked_fill", "mask", 2)
-    )
-    value_data = (
-        value._data
-        if type(value) is Tensor
-        else tensor_arg(value, "masked_fill", "value", 3)
-    )
+    self_ = tensor_arg(self, "masked_fill", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
+    value_ = tensor_arg(value, "masked_fill", "value", 3)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(value, Tensor) and value._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaskedFillBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (value.grad_fn, value.output_nr)
-            if type(value) is Tensor and value.grad_fn is not None
-            else _next_edge(value)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_mask = (
-                SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
-            )
-        else:
-            grad_fn._raw_saved_mask = None
+    if compute_requires_grad(self, value):
+        grad_fn = MaskedFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
     try:
-        result_data = shapes.c_order(
-            indexing.masked_fill(self_data, mask_data, value_data)
+        result = Tensor._make(
+            shapes.c_order(indexing.masked_fill(self_, mask_, value_))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "masked_fill",
-            kernel_failure,
-            self=self_data,
-            mask=mask_data,
-            value=value_data,
+            "masked_fill", kernel_failure, self=self_, mask=mask_, value=value_
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12336,66 +5809,20 @@ def masked_select(
     forward: masked_select(self, mask)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "masked_select", "input", 1)
-    )
-    mask_data = (
-        mask._data
-        if type(mask) is Tensor
-        else tensor_arg(mask, "masked_select", "mask", 2)
-    )
+    self_ = tensor_arg(self, "masked_select", "input", 1)
+    mask_ = tensor_arg(mask, "masked_select", "mask", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaskedSelectBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_mask = (
-            SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
-        )
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = MaskedSelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = indexing.masked_select(self_data, mask_data)
+        result = Tensor._make(indexing.masked_select(self_, mask_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "masked_select", kernel_failure, self=self_data, mask=mask_data
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("masked_select", kernel_failure, self=self_, mask=mask_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12486,57 +5913,21 @@ def roll(
     forward: c_order(roll(self, shifts, dims))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "roll", "input", 1)
-    )
-    shifts = (
-        (shifts,) if type(shifts) is int else int_list_arg(shifts, "roll", "shifts", 2)
-    )
-    dims = (dims,) if type(dims) is int else int_list_arg(dims, "roll", "dims", 3)
+    self_ = tensor_arg(self, "roll", "input", 1)
+    shifts = int_list_arg(shifts, "roll", "shifts", 2, size=1)
+    dims = int_list_arg(dims, "roll", "dims", 3, size=1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RollBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = RollBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
     try:
-        result_data = shapes.c_order(shapes.roll(self_data, shifts, dims))
+        result = Tensor._make(shapes.c_order(shapes.roll(self_, shifts, dims)))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "roll", kernel_failure, self=self_data, shifts=shifts, dims=dims
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("roll", kernel_failure, self=self_, shifts=shifts, dims=dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12549,56 +5940,20 @@ def repeat_default(
     forward: repeat(self, repeats)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "repeat", "input", 1)
-    )
-    repeats = (
-        (repeats,)
-        if type(repeats) is int
-        else int_list_arg(repeats, "repeat", "repeats", 2)
-    )
+    self_ = tensor_arg(self, "repeat", "input", 1)
+    repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RepeatBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = RepeatBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_repeats = repeats
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = shapes.repeat(self_data, repeats)
+        result = Tensor._make(shapes.repeat(self_, repeats))
     except ValueError as kernel_failure:
-        raise kernel_error("repeat", kernel_failure, self=self_data, repeats=repeats)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("repeat", kernel_failure, self=self_, repeats=repeats)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12611,19 +5966,15 @@ def repeat_interleave_Tensor(
 
     forward: np.repeat(np.arange(repeats.shape[0]), repeats)
     """
-    repeats_data = (
-        repeats._data
-        if type(repeats) is Tensor
-        else tensor_arg(repeats, "repeat_interleave", "repeats", 1)
-    )
+    repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
     try:
-        result = Tensor._make(np.repeat(np.arange(repeats_data.shape[0]), repeats_data))
+        result = Tensor._make(np.repeat(np.arange(repeats_.shape[0]), repeats_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "repeat_interleave",
             kernel_failure,
-            repeats=repeats_data,
+            repeats=repeats_,
             output_size=output_size,
         )
     return result
@@ -12727,54 +6078,22 @@ def clone(
     forward: clone_kernel(self, memory_format)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clone", "input", 1)
-    )
+    self_ = tensor_arg(self, "clone", "input", 1)
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
     )
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CloneBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = CloneBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = shapes.clone_kernel(self_data, memory_format)
+        result = Tensor._make(shapes.clone_kernel(self_, memory_format))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "clone", kernel_failure, self=self_data, memory_format=memory_format
+            "clone", kernel_failure, self=self_, memory_format=memory_format
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12805,60 +6124,22 @@ def constant_pad_nd(
     forward: c_order(constant_pad_nd(self, pad, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "constant_pad_nd", "input", 1)
-    )
-    pad = (pad,) if type(pad) is int else int_list_arg(pad, "constant_pad_nd", "pad", 2)
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "constant_pad_nd", "value", 3)
-    )
+    self_ = tensor_arg(self, "constant_pad_nd", "input", 1)
+    pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
+    value = scalar_arg(value, "constant_pad_nd", "value", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ConstantPadNdBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = ConstantPadNdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_pad = pad
     try:
-        result_data = shapes.c_order(shapes.constant_pad_nd(self_data, pad, value))
+        result = Tensor._make(shapes.c_order(shapes.constant_pad_nd(self_, pad, value)))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "constant_pad_nd", kernel_failure, self=self_data, pad=pad, value=value
+            "constant_pad_nd", kernel_failure, self=self_, pad=pad, value=value
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12913,55 +6194,19 @@ def _unsafe_view(
     forward: view_kernel(self, size)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "_unsafe_view", "input", 1)
-    )
-    size = (
-        (size,) if type(size) is int else int_list_arg(size, "_unsafe_view", "size", 2)
-    )
+    self_ = tensor_arg(self, "_unsafe_view", "input", 1)
+    size = int_list_arg(size, "_unsafe_view", "size", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(UnsafeViewBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = UnsafeViewBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = shapes.view_kernel(self_data, size)
+        result = Tensor._make(shapes.view_kernel(self_, size))
     except ValueError as kernel_failure:
-        raise kernel_error("_unsafe_view", kernel_failure, self=self_data, size=size)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("_unsafe_view", kernel_failure, self=self_, size=size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12975,45 +6220,19 @@ def _reshape_alias(
     forward: reshape_alias_kernel(self, size, stride)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "_reshape_alias", "input", 1)
-    )
-    size = (
-        (size,)
-        if type(size) is int
-        else int_list_arg(size, "_reshape_alias", "size", 2)
-    )
-    stride = (
-        (stride,)
-        if type(stride) is int
-        else int_list_arg(stride, "_reshape_alias", "stride", 3)
-    )
+    self_ = tensor_arg(self, "_reshape_alias", "input", 1)
+    size = int_list_arg(size, "_reshape_alias", "size", 2)
+    stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ReshapeAliasBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = ReshapeAliasBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result = Tensor._make(shapes.reshape_alias_kernel(self_data, size, stride))
+        result = Tensor._make(shapes.reshape_alias_kernel(self_, size, stride))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "_reshape_alias", kernel_failure, self=self_data, size=size, stride=stride
+            "_reshape_alias", kernel_failure, self=self_, size=size, stride=stride
         )
     make_view(result, self)
     if grad_fn is not None:
@@ -13029,31 +6248,15 @@ def alias(
     forward: alias_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "alias", "input", 1)
-    )
+    self_ = tensor_arg(self, "alias", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AliasBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = AliasBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result = Tensor._make(shapes.alias_kernel(self_data))
+        result = Tensor._make(shapes.alias_kernel(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("alias", kernel_failure, self=self_data)
+        raise kernel_error("alias", kernel_failure, self=self_)
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -13071,69 +6274,28 @@ def add__Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "add_", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "add_", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "add_", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "add_", "input", 1)
+    other_ = tensor_arg(other, "add_", "other", 2)
+    alpha = scalar_arg(alpha, "add_", "alpha", 3)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = AddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
     try:
         write_inplace(
             self,
             (
-                np.add(self_data, other_data)
+                np.add(self_, other_)
                 if alpha == 1
-                else np.add(self_data, np.multiply(other_data, alpha))
+                else np.add(self_, np.multiply(other_, alpha))
             ),
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "add_", kernel_failure, self=self_data, other=other_data, alpha=alpha
+            "add_", kernel_failure, self=self_, other=other_, alpha=alpha
         )
     result = self
     if grad_fn is not None:
@@ -13152,69 +6314,28 @@ def sub__Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sub_", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "sub_", "other", 2)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "sub_", "alpha", 3)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "sub_", "input", 1)
+    other_ = tensor_arg(other, "sub_", "other", 2)
+    alpha = scalar_arg(alpha, "sub_", "alpha", 3)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SubBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = SubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
     try:
         write_inplace(
             self,
             (
-                np.subtract(self_data, other_data)
+                np.subtract(self_, other_)
                 if alpha == 1
-                else np.subtract(self_data, np.multiply(other_data, alpha))
+                else np.subtract(self_, np.multiply(other_, alpha))
             ),
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "sub_", kernel_failure, self=self_data, other=other_data, alpha=alpha
+            "sub_", kernel_failure, self=self_, other=other_, alpha=alpha
         )
     result = self
     if grad_fn is not None:
@@ -13231,66 +6352,24 @@ def mul__Tensor(
     forward: np.multiply(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mul_", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "mul_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "mul_", "input", 1)
+    other_ = tensor_arg(other, "mul_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MulBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
+        grad_fn = MulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, np.multiply(self_data, other_data))
+        write_inplace(self, np.multiply(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("mul_", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("mul_", kernel_failure, self=self_, other=other_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -13306,68 +6385,24 @@ def div__Tensor(
     forward: np.true_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "div_", "input", 1)
+    other_ = tensor_arg(other, "div_", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DivBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
+        grad_fn = DivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, np.true_divide(self_data, other_data))
+        write_inplace(self, np.true_divide(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("div_", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("div_", kernel_failure, self=self_, other=other_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -13383,52 +6418,20 @@ def pow__Scalar(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
-    )
-    exponent = (
-        exponent
-        if type(exponent) is int or type(exponent) is float
-        else scalar_arg(exponent, "pow_", "exponent", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(exponent) is float
-            or type(exponent) is int
-            or type(exponent) is np.ndarray
-            and exponent.dtype == self_data.dtype
-        )
-    ):
-        self_data, exponent = promote_operands(self_data, exponent)
+    self_ = tensor_arg(self, "pow_", "input", 1)
+    exponent = scalar_arg(exponent, "pow_", "exponent", 2)
+    self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(PowBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = PowBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.power(self_data, exponent))
+        write_inplace(self, np.power(self_, exponent))
     except ValueError as kernel_failure:
-        raise kernel_error("pow_", kernel_failure, self=self_data, exponent=exponent)
+        raise kernel_error("pow_", kernel_failure, self=self_, exponent=exponent)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -13444,76 +6447,28 @@ def pow__Tensor(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "pow_", "input", 1)
-    )
-    exponent_data = (
-        exponent._data
-        if type(exponent) is Tensor
-        else tensor_arg(exponent, "pow_", "exponent", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(exponent_data) is float
-            or type(exponent_data) is int
-            or type(exponent_data) is np.ndarray
-            and exponent_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, exponent_data = promote_operands(self_data, exponent_data)
+    self_ = tensor_arg(self, "pow_", "input", 1)
+    exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
+    self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(exponent, Tensor) and exponent._requires_grad)
-    ):
+    if compute_requires_grad(self, exponent):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(PowBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (exponent.grad_fn, exponent.output_nr)
-            if type(exponent) is Tensor and exponent.grad_fn is not None
-            else _next_edge(exponent)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_exponent = (
-                SavedVariable(exponent, False)
-                if isinstance(exponent, Tensor)
-                else exponent
+        grad_fn = PowBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_exponent = SavedVariable(exponent, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_exponent = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, np.power(self_data, exponent_data))
+        write_inplace(self, np.power(self_, exponent_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "pow_", kernel_failure, self=self_data, exponent=exponent_data
-        )
+        raise kernel_error("pow_", kernel_failure, self=self_, exponent=exponent_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -13525,32 +6480,16 @@ def neg_(
     forward: np.negative(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "neg_", "input", 1)
-    )
+    self_ = tensor_arg(self, "neg_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NegBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = NegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.negative(self_data))
+        write_inplace(self, np.negative(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("neg_", kernel_failure, self=self_data)
+        raise kernel_error("neg_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -13565,42 +6504,21 @@ def reciprocal_(
     forward: np.reciprocal(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "reciprocal_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "reciprocal_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ReciprocalBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ReciprocalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.reciprocal(self_data))
+        write_inplace(self, np.reciprocal(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("reciprocal_", kernel_failure, self=self_data)
+        raise kernel_error("reciprocal_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -13612,40 +6530,21 @@ def exp_(
     forward: np.exp(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "exp_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ExpBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.exp(self_data))
+        write_inplace(self, np.exp(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("exp_", kernel_failure, self=self_data)
+        raise kernel_error("exp_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -13657,37 +6556,18 @@ def log_(
     forward: np.log(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LogBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = LogBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.log(self_data))
+        write_inplace(self, np.log(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log_", kernel_failure, self=self_data)
+        raise kernel_error("log_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -13702,37 +6582,18 @@ def sin_(
     forward: np.sin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sin_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sin_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SinBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = SinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.sin(self_data))
+        write_inplace(self, np.sin(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sin_", kernel_failure, self=self_data)
+        raise kernel_error("sin_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -13747,37 +6608,18 @@ def cos_(
     forward: np.cos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cos_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "cos_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CosBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = CosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.cos(self_data))
+        write_inplace(self, np.cos(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("cos_", kernel_failure, self=self_data)
+        raise kernel_error("cos_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -13792,40 +6634,21 @@ def tanh_(
     forward: np.tanh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tanh_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "tanh_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TanhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = TanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.tanh(self_data))
+        write_inplace(self, np.tanh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("tanh_", kernel_failure, self=self_data)
+        raise kernel_error("tanh_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -13837,40 +6660,21 @@ def sigmoid_(
     forward: sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sigmoid_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sigmoid_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SigmoidBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = SigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, activations.sigmoid(self_data))
+        write_inplace(self, activations.sigmoid(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sigmoid_", kernel_failure, self=self_data)
+        raise kernel_error("sigmoid_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -13882,36 +6686,20 @@ def relu_(
     forward: relu(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "relu_", "input", 1)
-    )
+    self_ = tensor_arg(self, "relu_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ReluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, activations.relu(self_data))
+        write_inplace(self, activations.relu(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("relu_", kernel_failure, self=self_data)
+        raise kernel_error("relu_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -13923,40 +6711,21 @@ def sqrt_(
     forward: np.sqrt(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sqrt_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sqrt_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SqrtBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = SqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.sqrt(self_data))
+        write_inplace(self, np.sqrt(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sqrt_", kernel_failure, self=self_data)
+        raise kernel_error("sqrt_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -13968,33 +6737,17 @@ def abs_(
     forward: np.abs(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "abs_", "input", 1)
-    )
+    self_ = tensor_arg(self, "abs_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AbsBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = AbsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.abs(self_data))
+        write_inplace(self, np.abs(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("abs_", kernel_failure, self=self_data)
+        raise kernel_error("abs_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -14011,56 +6764,22 @@ def clamp_(
     forward: clamp(self, min, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "clamp_", "input", 1)
-    )
+    self_ = tensor_arg(self, "clamp_", "input", 1)
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(min) is float
-            or type(min) is int
-            or type(min) is np.ndarray
-            and min.dtype == self_data.dtype
-        )
-        and (
-            type(max) is float
-            or type(max) is int
-            or type(max) is np.ndarray
-            and max.dtype == self_data.dtype
-        )
-    ):
-        self_data, min, max = promote_operands(self_data, min, max)
+    self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ClampBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, elementwise.clamp(self_data, min, max))
+        write_inplace(self, elementwise.clamp(self_, min, max))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_", kernel_failure, self=self_data, min=min, max=max)
+        raise kernel_error("clamp_", kernel_failure, self=self_, min=min, max=max)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -14076,54 +6795,20 @@ def clamp_min__default(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_min_", "input", 1)
-    )
-    min = (
-        min
-        if type(min) is int or type(min) is float
-        else scalar_arg(min, "clamp_min_", "min", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(min) is float
-            or type(min) is int
-            or type(min) is np.ndarray
-            and min.dtype == self_data.dtype
-        )
-    ):
-        self_data, min = promote_operands(self_data, min)
+    self_ = tensor_arg(self, "clamp_min_", "input", 1)
+    min = scalar_arg(min, "clamp_min_", "min", 2)
+    self_, min = promote_operands(self_, min)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMinBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ClampMinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, elementwise.clamp(self_data, min, None))
+        write_inplace(self, elementwise.clamp(self_, min, None))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_min_", kernel_failure, self=self_data, min=min)
+        raise kernel_error("clamp_min_", kernel_failure, self=self_, min=min)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -14139,54 +6824,20 @@ def clamp_max__default(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_max_", "input", 1)
-    )
-    max = (
-        max
-        if type(max) is int or type(max) is float
-        else scalar_arg(max, "clamp_max_", "max", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(max) is float
-            or type(max) is int
-            or type(max) is np.ndarray
-            and max.dtype == self_data.dtype
-        )
-    ):
-        self_data, max = promote_operands(self_data, max)
+    self_ = tensor_arg(self, "clamp_max_", "input", 1)
+    max = scalar_arg(max, "clamp_max_", "max", 2)
+    self_, max = promote_operands(self_, max)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMaxBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ClampMaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, elementwise.clamp(self_data, None, max))
+        write_inplace(self, elementwise.clamp(self_, None, max))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_max_", kernel_failure, self=self_data, max=max)
+        raise kernel_error("clamp_max_", kernel_failure, self=self_, max=max)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -14202,54 +6853,18 @@ def fill_Scalar(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "fill", "value", 2)
-    )
+    self_ = tensor_arg(self, "fill", "input", 1)
+    value = scalar_arg(value, "fill", "value", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FillBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = FillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        result_data = np.full_like(self_data, value)
+        result = Tensor._make(np.full_like(self_, value))
     except ValueError as kernel_failure:
-        raise kernel_error("fill", kernel_failure, self=self_data, value=value)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("fill", kernel_failure, self=self_, value=value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -14262,60 +6877,19 @@ def fill_Tensor(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill", "input", 1)
-    )
-    value_data = (
-        value._data if type(value) is Tensor else tensor_arg(value, "fill", "value", 2)
-    )
+    self_ = tensor_arg(self, "fill", "input", 1)
+    value_ = tensor_arg(value, "fill", "value", 2)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(value, Tensor) and value._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FillBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (value.grad_fn, value.output_nr)
-            if type(value) is Tensor and value.grad_fn is not None
-            else _next_edge(value)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_value_sym_sizes = sizes_of(value_data)
+    if compute_requires_grad(self, value):
+        grad_fn = FillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn._saved_value_sym_sizes = sizes_of(value_)
     try:
-        result_data = np.full_like(self_data, value_data)
+        result = Tensor._make(np.full_like(self_, value_))
     except ValueError as kernel_failure:
-        raise kernel_error("fill", kernel_failure, self=self_data, value=value_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("fill", kernel_failure, self=self_, value=value_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -14328,37 +6902,17 @@ def fill__Scalar(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "fill_", "value", 2)
-    )
+    self_ = tensor_arg(self, "fill_", "input", 1)
+    value = scalar_arg(value, "fill_", "value", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FillBackward2)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = FillBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.full_like(self_data, value))
+        write_inplace(self, np.full_like(self_, value))
     except ValueError as kernel_failure:
-        raise kernel_error("fill_", kernel_failure, self=self_data, value=value)
+        raise kernel_error("fill_", kernel_failure, self=self_, value=value)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -14374,43 +6928,18 @@ def fill__Tensor(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fill_", "input", 1)
-    )
-    value_data = (
-        value._data if type(value) is Tensor else tensor_arg(value, "fill_", "value", 2)
-    )
+    self_ = tensor_arg(self, "fill_", "input", 1)
+    value_ = tensor_arg(value, "fill_", "value", 2)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(value, Tensor) and value._requires_grad)
-    ):
+    if compute_requires_grad(self, value):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FillBackward3)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (value.grad_fn, value.output_nr)
-            if type(value) is Tensor and value.grad_fn is not None
-            else _next_edge(value)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_value_sym_sizes = sizes_of(value_data)
+        grad_fn = FillBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn._saved_value_sym_sizes = sizes_of(value_)
     try:
-        write_inplace(self, np.full_like(self_data, value_data))
+        write_inplace(self, np.full_like(self_, value_))
     except ValueError as kernel_failure:
-        raise kernel_error("fill_", kernel_failure, self=self_data, value=value_data)
+        raise kernel_error("fill_", kernel_failure, self=self_, value=value_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -14425,32 +6954,16 @@ def zero_(
     forward: np.zeros_like(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "zero_", "input", 1)
-    )
+    self_ = tensor_arg(self, "zero_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ZeroBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ZeroBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.zeros_like(self_data))
+        write_inplace(self, np.zeros_like(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("zero_", kernel_failure, self=self_data)
+        raise kernel_error("zero_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -14467,51 +6980,20 @@ def masked_fill__Scalar(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "masked_fill_", "input", 1)
-    )
-    mask_data = (
-        mask._data
-        if type(mask) is Tensor
-        else tensor_arg(mask, "masked_fill_", "mask", 2)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "masked_fill_", "value", 3)
-    )
+    self_ = tensor_arg(self, "masked_fill_", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
+    value = scalar_arg(value, "masked_fill_", "value", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaskedFillBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_mask = (
-            SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
-        )
+        grad_fn = MaskedFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
     try:
-        write_inplace(
-            self, shapes.c_order(indexing.masked_fill(self_data, mask_data, value))
-        )
+        write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "masked_fill_", kernel_failure, self=self_data, mask=mask_data, value=value
+            "masked_fill_", kernel_failure, self=self_, mask=mask_, value=value
         )
     result = self
     if grad_fn is not None:
@@ -14529,65 +7011,21 @@ def masked_fill__Tensor(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "masked_fill_", "input", 1)
-    )
-    mask_data = (
-        mask._data
-        if type(mask) is Tensor
-        else tensor_arg(mask, "masked_fill_", "mask", 2)
-    )
-    value_data = (
-        value._data
-        if type(value) is Tensor
-        else tensor_arg(value, "masked_fill_", "value", 3)
-    )
+    self_ = tensor_arg(self, "masked_fill_", "input", 1)
+    mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
+    value_ = tensor_arg(value, "masked_fill_", "value", 3)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(value, Tensor) and value._requires_grad)
-    ):
+    if compute_requires_grad(self, value):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaskedFillBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (value.grad_fn, value.output_nr)
-            if type(value) is Tensor and value.grad_fn is not None
-            else _next_edge(value)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_mask = (
-                SavedVariable(mask, False) if isinstance(mask, Tensor) else mask
-            )
-        else:
-            grad_fn._raw_saved_mask = None
+        grad_fn = MaskedFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
     try:
-        write_inplace(
-            self, shapes.c_order(indexing.masked_fill(self_data, mask_data, value_data))
-        )
+        write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value_)))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "masked_fill_",
-            kernel_failure,
-            self=self_data,
-            mask=mask_data,
-            value=value_data,
+            "masked_fill_", kernel_failure, self=self_, mask=mask_, value=value_
         )
     result = self
     if grad_fn is not None:
@@ -14608,77 +7046,32 @@ def index_add_(
     forward: c_order(index_add(self, dim, index, source, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "index_add_", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "index_add_", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "index_add_", "index", 3)
-    )
-    source_data = (
-        source._data
-        if type(source) is Tensor
-        else tensor_arg(source, "index_add_", "source", 4)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "index_add_", "alpha", 5)
-    )
+    self_ = tensor_arg(self, "index_add_", "input", 1)
+    dim = int_arg(dim, "index_add_", "dim", 2)
+    index_ = tensor_arg(index, "index_add_", "index", 3)
+    source_ = tensor_arg(source, "index_add_", "source", 4)
+    alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(source, Tensor) and source._requires_grad)
-    ):
+    if compute_requires_grad(self, source):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(IndexAddBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (source.grad_fn, source.output_nr)
-            if type(source) is Tensor and source.grad_fn is not None
-            else _next_edge(source)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = IndexAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_index = (
-                SavedVariable(index, False) if isinstance(index, Tensor) else index
-            )
-        else:
-            grad_fn._raw_saved_index = None
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
         write_inplace(
-            self,
-            shapes.c_order(
-                indexing.index_add(self_data, dim, index_data, source_data, alpha)
-            ),
+            self, shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "index_add_",
             kernel_failure,
-            self=self_data,
+            self=self_,
             dim=dim,
-            index=index_data,
-            source=source_data,
+            index=index_,
+            source=source_,
             alpha=alpha,
         )
     result = self
@@ -14698,64 +7091,23 @@ def scatter__src(
     forward: c_order(scatter(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "scatter_", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "scatter_", "index", 3)
-    )
-    src_data = (
-        src._data if type(src) is Tensor else tensor_arg(src, "scatter_", "src", 4)
-    )
+    self_ = tensor_arg(self, "scatter_", "input", 1)
+    dim = int_arg(dim, "scatter_", "dim", 2)
+    index_ = tensor_arg(index, "scatter_", "index", 3)
+    src_ = tensor_arg(src, "scatter_", "src", 4)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(src, Tensor) and src._requires_grad)
-    ):
+    if compute_requires_grad(self, src):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ScatterBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (src.grad_fn, src.output_nr)
-            if type(src) is Tensor and src.grad_fn is not None
-            else _next_edge(src)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_index = (
-                SavedVariable(index, False) if isinstance(index, Tensor) else index
-            )
-        else:
-            grad_fn._raw_saved_index = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
-        write_inplace(
-            self, shapes.c_order(indexing.scatter(self_data, dim, index_data, src_data))
-        )
+        write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, src_)))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "scatter_",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            index=index_data,
-            src=src_data,
+            "scatter_", kernel_failure, self=self_, dim=dim, index=index_, src=src_
         )
     result = self
     if grad_fn is not None:
@@ -14774,56 +7126,22 @@ def scatter__value(
     forward: c_order(scatter(self, dim, index, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "scatter_", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "scatter_", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "scatter_", "index", 3)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "scatter_", "value", 4)
-    )
+    self_ = tensor_arg(self, "scatter_", "input", 1)
+    dim = int_arg(dim, "scatter_", "dim", 2)
+    index_ = tensor_arg(index, "scatter_", "index", 3)
+    value = scalar_arg(value, "scatter_", "value", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ScatterBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ScatterBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_index = (
-            SavedVariable(index, False) if isinstance(index, Tensor) else index
-        )
+        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
-        write_inplace(
-            self, shapes.c_order(indexing.scatter(self_data, dim, index_data, value))
-        )
+        write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, value)))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "scatter_",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            index=index_data,
-            value=value,
+            "scatter_", kernel_failure, self=self_, dim=dim, index=index_, value=value
         )
     result = self
     if grad_fn is not None:
@@ -14842,67 +7160,25 @@ def scatter_add_(
     forward: c_order(scatter_add(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "scatter_add_", "input", 1)
-    )
-    dim = dim if type(dim) is int else int_arg(dim, "scatter_add_", "dim", 2)
-    index_data = (
-        index._data
-        if type(index) is Tensor
-        else tensor_arg(index, "scatter_add_", "index", 3)
-    )
-    src_data = (
-        src._data if type(src) is Tensor else tensor_arg(src, "scatter_add_", "src", 4)
-    )
+    self_ = tensor_arg(self, "scatter_add_", "input", 1)
+    dim = int_arg(dim, "scatter_add_", "dim", 2)
+    index_ = tensor_arg(index, "scatter_add_", "index", 3)
+    src_ = tensor_arg(src, "scatter_add_", "src", 4)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(src, Tensor) and src._requires_grad)
-    ):
+    if compute_requires_grad(self, src):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ScatterAddBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (src.grad_fn, src.output_nr)
-            if type(src) is Tensor and src.grad_fn is not None
-            else _next_edge(src)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = ScatterAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_index = (
-                SavedVariable(index, False) if isinstance(index, Tensor) else index
-            )
-        else:
-            grad_fn._raw_saved_index = None
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
     try:
         write_inplace(
-            self,
-            shapes.c_order(indexing.scatter_add(self_data, dim, index_data, src_data)),
+            self, shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
-            "scatter_add_",
-            kernel_failure,
-            self=self_data,
-            dim=dim,
-            index=index_data,
-            src=src_data,
+            "scatter_add_", kernel_failure, self=self_, dim=dim, index=index_, src=src_
         )
     result = self
     if grad_fn is not None:
@@ -14921,72 +7197,30 @@ def div__Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "div_", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "div_", "other", 2)
-    )
+    self_ = tensor_arg(self, "div_", "input", 1)
+    other_ = tensor_arg(other, "div_", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(DivBackward2)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
+        grad_fn = DivBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
         grad_fn._saved_rounding_mode = rounding_mode
-        if grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
+            )
     try:
-        write_inplace(self, elementwise.divide(self_data, other_data, rounding_mode))
+        write_inplace(self, elementwise.divide(self_, other_, rounding_mode))
     except ValueError as kernel_failure:
         raise kernel_error(
             "div_",
             kernel_failure,
-            self=self_data,
-            other=other_data,
+            self=self_,
+            other=other_,
             rounding_mode=rounding_mode,
         )
     result = self
@@ -15007,108 +7241,30 @@ def addcmul_(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcmul_", "input", 1)
-    )
-    tensor1_data = (
-        tensor1._data
-        if type(tensor1) is Tensor
-        else tensor_arg(tensor1, "addcmul_", "tensor1", 2)
-    )
-    tensor2_data = (
-        tensor2._data
-        if type(tensor2) is Tensor
-        else tensor_arg(tensor2, "addcmul_", "tensor2", 3)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "addcmul_", "value", 4)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(tensor1_data) is float
-            or type(tensor1_data) is int
-            or type(tensor1_data) is np.ndarray
-            and tensor1_data.dtype == self_data.dtype
-        )
-        and (
-            type(tensor2_data) is float
-            or type(tensor2_data) is int
-            or type(tensor2_data) is np.ndarray
-            and tensor2_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, tensor1_data, tensor2_data = promote_operands(
-            self_data, tensor1_data, tensor2_data
-        )
+    self_ = tensor_arg(self, "addcmul_", "input", 1)
+    tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
+    tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
+    value = scalar_arg(value, "addcmul_", "value", 4)
+    self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
-        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
-    ):
+    if compute_requires_grad(self, tensor1, tensor2):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddcmulBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (tensor1.grad_fn, tensor1.output_nr)
-                if type(tensor1) is Tensor and tensor1.grad_fn is not None
-                else _next_edge(tensor1)
-            )
-            + (
-                (tensor2.grad_fn, tensor2.output_nr)
-                if type(tensor2) is Tensor and tensor2.grad_fn is not None
-                else _next_edge(tensor2)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor1 = (
-                SavedVariable(tensor1, False)
-                if isinstance(tensor1, Tensor)
-                else tensor1
-            )
-        else:
-            grad_fn._raw_saved_tensor1 = None
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor2 = (
-                SavedVariable(tensor2, False)
-                if isinstance(tensor2, Tensor)
-                else tensor2
-            )
-        else:
-            grad_fn._raw_saved_tensor2 = None
+        grad_fn = AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
         grad_fn._saved_value = value
     try:
-        write_inplace(self, np.add(self_data, value * tensor1_data * tensor2_data))
+        write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcmul_",
             kernel_failure,
-            self=self_data,
-            tensor1=tensor1_data,
-            tensor2=tensor2_data,
+            self=self_,
+            tensor1=tensor1_,
+            tensor2=tensor2_,
             value=value,
         )
     result = self
@@ -15129,110 +7285,30 @@ def addcdiv_(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "addcdiv_", "input", 1)
-    )
-    tensor1_data = (
-        tensor1._data
-        if type(tensor1) is Tensor
-        else tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
-    )
-    tensor2_data = (
-        tensor2._data
-        if type(tensor2) is Tensor
-        else tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
-    )
-    value = (
-        value
-        if type(value) is int or type(value) is float
-        else scalar_arg(value, "addcdiv_", "value", 4)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(tensor1_data) is float
-            or type(tensor1_data) is int
-            or type(tensor1_data) is np.ndarray
-            and tensor1_data.dtype == self_data.dtype
-        )
-        and (
-            type(tensor2_data) is float
-            or type(tensor2_data) is int
-            or type(tensor2_data) is np.ndarray
-            and tensor2_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, tensor1_data, tensor2_data = promote_operands(
-            self_data, tensor1_data, tensor2_data
-        )
+    self_ = tensor_arg(self, "addcdiv_", "input", 1)
+    tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
+    tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
+    value = scalar_arg(value, "addcdiv_", "value", 4)
+    self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(tensor1, Tensor) and tensor1._requires_grad)
-        or (isinstance(tensor2, Tensor) and tensor2._requires_grad)
-    ):
+    if compute_requires_grad(self, tensor1, tensor2):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AddcdivBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
-            )
-            + (
-                (tensor1.grad_fn, tensor1.output_nr)
-                if type(tensor1) is Tensor and tensor1.grad_fn is not None
-                else _next_edge(tensor1)
-            )
-            + (
-                (tensor2.grad_fn, tensor2.output_nr)
-                if type(tensor2) is Tensor and tensor2.grad_fn is not None
-                else _next_edge(tensor2)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor1 = (
-                SavedVariable(tensor1, False)
-                if isinstance(tensor1, Tensor)
-                else tensor1
-            )
-        else:
-            grad_fn._raw_saved_tensor1 = None
-        if grad_fn._next_edges[2] is not None or grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_tensor2 = (
-                SavedVariable(tensor2, False)
-                if isinstance(tensor2, Tensor)
-                else tensor2
-            )
-        else:
-            grad_fn._raw_saved_tensor2 = None
+        grad_fn = AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+        if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
         grad_fn._saved_value = value
     try:
-        write_inplace(
-            self, np.add(self_data, value * np.true_divide(tensor1_data, tensor2_data))
-        )
+        write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
         raise kernel_error(
             "addcdiv_",
             kernel_failure,
-            self=self_data,
-            tensor1=tensor1_data,
-            tensor2=tensor2_data,
+            self=self_,
+            tensor1=tensor1_,
+            tensor2=tensor2_,
             value=value,
         )
     result = self
@@ -15251,48 +7327,19 @@ def lerp__Scalar(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
-    )
-    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
-    weight = (
-        weight
-        if type(weight) is int or type(weight) is float
-        else scalar_arg(weight, "lerp_", "weight", 3)
-    )
+    self_ = tensor_arg(self, "lerp_", "input", 1)
+    end_ = tensor_arg(end, "lerp_", "end", 2)
+    weight = scalar_arg(weight, "lerp_", "weight", 3)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(end, Tensor) and end._requires_grad)
-    ):
+    if compute_requires_grad(self, end):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LerpBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (end.grad_fn, end.output_nr)
-            if type(end) is Tensor and end.grad_fn is not None
-            else _next_edge(end)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
     try:
-        write_inplace(self, elementwise.lerp(self_data, end_data, weight))
+        write_inplace(self, elementwise.lerp(self_, end_, weight))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "lerp_", kernel_failure, self=self_data, end=end_data, weight=weight
-        )
+        raise kernel_error("lerp_", kernel_failure, self=self_, end=end_, weight=weight)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -15309,73 +7356,27 @@ def lerp__Tensor(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "lerp_", "input", 1)
-    )
-    end_data = end._data if type(end) is Tensor else tensor_arg(end, "lerp_", "end", 2)
-    weight_data = (
-        weight._data
-        if type(weight) is Tensor
-        else tensor_arg(weight, "lerp_", "weight", 3)
-    )
+    self_ = tensor_arg(self, "lerp_", "input", 1)
+    end_ = tensor_arg(end, "lerp_", "end", 2)
+    weight_ = tensor_arg(weight, "lerp_", "weight", 3)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(end, Tensor) and end._requires_grad)
-        or (isinstance(weight, Tensor) and weight._requires_grad)
-    ):
+    if compute_requires_grad(self, end, weight):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LerpBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (self.grad_fn, self.output_nr)
-                if type(self) is Tensor and self.grad_fn is not None
-                else _next_edge(self)
+        grad_fn = LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_end = SavedVariable(end, is_output=False)
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-            + (
-                (end.grad_fn, end.output_nr)
-                if type(end) is Tensor and end.grad_fn is not None
-                else _next_edge(end)
-            )
-            + (
-                (weight.grad_fn, weight.output_nr)
-                if type(weight) is Tensor and weight.grad_fn is not None
-                else _next_edge(weight)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[4] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_end = (
-                SavedVariable(end, False) if isinstance(end, Tensor) else end
-            )
-        else:
-            grad_fn._raw_saved_end = None
-        if grad_fn._next_edges[4] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
-        write_inplace(self, elementwise.lerp(self_data, end_data, weight_data))
+        write_inplace(self, elementwise.lerp(self_, end_, weight_))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "lerp_", kernel_failure, self=self_data, end=end_data, weight=weight_data
+            "lerp_", kernel_failure, self=self_, end=end_, weight=weight_
         )
     result = self
     if grad_fn is not None:
@@ -15392,74 +7393,28 @@ def hypot_(
     forward: np.hypot(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hypot_", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "hypot_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "hypot_", "input", 1)
+    other_ = tensor_arg(other, "hypot_", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HypotBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
+        grad_fn = HypotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, np.hypot(self_data, other_data))
+        write_inplace(self, np.hypot(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("hypot_", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("hypot_", kernel_failure, self=self_, other=other_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -15472,71 +7427,26 @@ def copysign__Tensor(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "copysign_", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "copysign_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "copysign_", "input", 1)
+    other_ = tensor_arg(other, "copysign_", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CopysignBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
+        grad_fn = CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
+            )
     try:
-        write_inplace(self, np.copysign(self_data, other_data))
+        write_inplace(self, np.copysign(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "copysign_", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("copysign_", kernel_failure, self=self_, other=other_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -15549,57 +7459,23 @@ def copysign__Scalar(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "copysign_", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "copysign_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other, int_to_float=True)
+    self_ = tensor_arg(self, "copysign_", "input", 1)
+    other = scalar_arg(other, "copysign_", "other", 2)
+    self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CopysignBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.copysign(self_data, other))
+        write_inplace(self, np.copysign(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("copysign_", kernel_failure, self=self_data, other=other)
+        raise kernel_error("copysign_", kernel_failure, self=self_, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -15612,52 +7488,18 @@ def remainder__Scalar(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "remainder_", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "remainder_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "remainder_", "input", 1)
+    other = scalar_arg(other, "remainder_", "other", 2)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RemainderBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = RemainderBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.remainder(self_data, other))
+        write_inplace(self, np.remainder(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("remainder_", kernel_failure, self=self_data, other=other)
+        raise kernel_error("remainder_", kernel_failure, self=self_, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -15673,72 +7515,24 @@ def remainder__Tensor(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "remainder_", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "remainder_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "remainder_", "input", 1)
+    other_ = tensor_arg(other, "remainder_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RemainderBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
+        grad_fn = RemainderBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, np.remainder(self_data, other_data))
+        write_inplace(self, np.remainder(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "remainder_", kernel_failure, self=self_data, other=other_data
-        )
+        raise kernel_error("remainder_", kernel_failure, self=self_, other=other_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -15754,50 +7548,18 @@ def fmod__Scalar(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "fmod_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other)
+    self_ = tensor_arg(self, "fmod_", "input", 1)
+    other = scalar_arg(other, "fmod_", "other", 2)
+    self_, other = promote_operands(self_, other)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FmodBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = FmodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.fmod(self_data, other))
+        write_inplace(self, np.fmod(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("fmod_", kernel_failure, self=self_data, other=other)
+        raise kernel_error("fmod_", kernel_failure, self=self_, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -15813,66 +7575,24 @@ def fmod__Tensor(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "fmod_", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "fmod_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "fmod_", "input", 1)
+    other_ = tensor_arg(other, "fmod_", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FmodBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
+        grad_fn = FmodBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, np.fmod(self_data, other_data))
+        write_inplace(self, np.fmod(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("fmod_", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("fmod_", kernel_failure, self=self_, other=other_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -15888,70 +7608,24 @@ def xlogy__Tensor(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
-    )
-    other_data = (
-        other._data
-        if type(other) is Tensor
-        else tensor_arg(other, "xlogy_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(
-            self_data, other_data, int_to_float=True
-        )
+    self_ = tensor_arg(self, "xlogy_", "input", 1)
+    other_ = tensor_arg(other, "xlogy_", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
+    if compute_requires_grad(self, other):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(XlogyBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
+        grad_fn = XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, elementwise.xlogy(self_data, other_data))
+        write_inplace(self, elementwise.xlogy(self_, other_))
     except ValueError as kernel_failure:
-        raise kernel_error("xlogy_", kernel_failure, self=self_data, other=other_data)
+        raise kernel_error("xlogy_", kernel_failure, self=self_, other=other_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -15967,52 +7641,20 @@ def xlogy__Scalar_Other(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "xlogy_", "input", 1)
-    )
-    other = (
-        other
-        if type(other) is int or type(other) is float
-        else scalar_arg(other, "xlogy_", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.dtype == self_data.dtype
-        )
-    ):
-        self_data, other = promote_operands(self_data, other, int_to_float=True)
+    self_ = tensor_arg(self, "xlogy_", "input", 1)
+    other = scalar_arg(other, "xlogy_", "other", 2)
+    self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(XlogyBackward2)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, elementwise.xlogy(self_data, other))
+        write_inplace(self, elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
-        raise kernel_error("xlogy_", kernel_failure, self=self_data, other=other)
+        raise kernel_error("xlogy_", kernel_failure, self=self_, other=other)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16028,68 +7670,24 @@ def clamp_min__Tensor(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_min_", "input", 1)
-    )
-    min_data = (
-        min._data if type(min) is Tensor else tensor_arg(min, "clamp_min_", "min", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(min_data) is float
-            or type(min_data) is int
-            or type(min_data) is np.ndarray
-            and min_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, min_data = promote_operands(self_data, min_data)
+    self_ = tensor_arg(self, "clamp_min_", "input", 1)
+    min_ = tensor_arg(min, "clamp_min_", "min", 2)
+    self_, min_ = promote_operands(self_, min_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(min, Tensor) and min._requires_grad)
-    ):
+    if compute_requires_grad(self, min):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMinBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (min.grad_fn, min.output_nr)
-            if type(min) is Tensor and min.grad_fn is not None
-            else _next_edge(min)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_min = (
-                SavedVariable(min, False) if isinstance(min, Tensor) else min
+        grad_fn = ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_min = SavedVariable(min, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_min = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, elementwise.clamp(self_data, min_data, None))
+        write_inplace(self, elementwise.clamp(self_, min_, None))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_min_", kernel_failure, self=self_data, min=min_data)
+        raise kernel_error("clamp_min_", kernel_failure, self=self_, min=min_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16105,68 +7703,24 @@ def clamp_max__Tensor(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "clamp_max_", "input", 1)
-    )
-    max_data = (
-        max._data if type(max) is Tensor else tensor_arg(max, "clamp_max_", "max", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(max_data) is float
-            or type(max_data) is int
-            or type(max_data) is np.ndarray
-            and max_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, max_data = promote_operands(self_data, max_data)
+    self_ = tensor_arg(self, "clamp_max_", "input", 1)
+    max_ = tensor_arg(max, "clamp_max_", "max", 2)
+    self_, max_ = promote_operands(self_, max_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(max, Tensor) and max._requires_grad)
-    ):
+    if compute_requires_grad(self, max):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ClampMaxBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (max.grad_fn, max.output_nr)
-            if type(max) is Tensor and max.grad_fn is not None
-            else _next_edge(max)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_max = (
-                SavedVariable(max, False) if isinstance(max, Tensor) else max
+        grad_fn = ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_max = SavedVariable(max, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(
+                original_value(self), is_output=False
             )
-        else:
-            grad_fn._raw_saved_max = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-        else:
-            grad_fn._raw_saved_self = None
     try:
-        write_inplace(self, elementwise.clamp(self_data, None, max_data))
+        write_inplace(self, elementwise.clamp(self_, None, max_))
     except ValueError as kernel_failure:
-        raise kernel_error("clamp_max_", kernel_failure, self=self_data, max=max_data)
+        raise kernel_error("clamp_max_", kernel_failure, self=self_, max=max_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16184,46 +7738,28 @@ def nan_to_num_(
     forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "nan_to_num_", "input", 1)
-    )
+    self_ = tensor_arg(self, "nan_to_num_", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num_", "neginf", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NanToNumBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
         write_inplace(
             self,
             np.nan_to_num(
-                self_data, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
+                self_, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf
             ),
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "nan_to_num_",
             kernel_failure,
-            self=self_data,
+            self=self_,
             nan=nan,
             posinf=posinf,
             neginf=neginf,
@@ -16243,39 +7779,20 @@ def logit_(
     forward: logit(self, eps)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "logit_", "input", 1)
-    )
+    self_ = tensor_arg(self, "logit_", "input", 1)
     eps = optional_float_arg(eps, "logit_", "eps", 2)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LogitBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, elementwise.logit(self_data, eps))
+        write_inplace(self, elementwise.logit(self_, eps))
     except ValueError as kernel_failure:
-        raise kernel_error("logit_", kernel_failure, self=self_data, eps=eps)
+        raise kernel_error("logit_", kernel_failure, self=self_, eps=eps)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16292,37 +7809,17 @@ def round__decimals(
     forward: np.round(self, decimals)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
-    )
-    decimals = (
-        decimals
-        if type(decimals) is int
-        else int_arg(decimals, "round_", "decimals", 2)
-    )
+    self_ = tensor_arg(self, "round_", "input", 1)
+    decimals = int_arg(decimals, "round_", "decimals", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RoundBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = RoundBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.round(self_data, decimals))
+        write_inplace(self, np.round(self_, decimals))
     except ValueError as kernel_failure:
-        raise kernel_error("round_", kernel_failure, self=self_data, decimals=decimals)
+        raise kernel_error("round_", kernel_failure, self=self_, decimals=decimals)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16337,37 +7834,18 @@ def asin_(
     forward: np.arcsin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "asin_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "asin_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AsinBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = AsinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.arcsin(self_data))
+        write_inplace(self, np.arcsin(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("asin_", kernel_failure, self=self_data)
+        raise kernel_error("asin_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16382,37 +7860,18 @@ def acos_(
     forward: np.arccos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "acos_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "acos_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AcosBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = AcosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.arccos(self_data))
+        write_inplace(self, np.arccos(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("acos_", kernel_failure, self=self_data)
+        raise kernel_error("acos_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16427,37 +7886,18 @@ def atan_(
     forward: np.arctan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "atan_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "atan_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AtanBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = AtanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.arctan(self_data))
+        write_inplace(self, np.arctan(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("atan_", kernel_failure, self=self_data)
+        raise kernel_error("atan_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16472,37 +7912,18 @@ def sinh_(
     forward: np.sinh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sinh_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "sinh_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SinhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = SinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.sinh(self_data))
+        write_inplace(self, np.sinh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sinh_", kernel_failure, self=self_data)
+        raise kernel_error("sinh_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16517,37 +7938,18 @@ def cosh_(
     forward: np.cosh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cosh_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "cosh_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CoshBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = CoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.cosh(self_data))
+        write_inplace(self, np.cosh(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("cosh_", kernel_failure, self=self_data)
+        raise kernel_error("cosh_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16562,40 +7964,21 @@ def tan_(
     forward: np.tan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "tan_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "tan_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TanBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = TanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.tan(self_data))
+        write_inplace(self, np.tan(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("tan_", kernel_failure, self=self_data)
+        raise kernel_error("tan_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -16607,37 +7990,18 @@ def log2_(
     forward: np.log2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log2_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log2_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Log2Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = Log2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.log2(self_data))
+        write_inplace(self, np.log2(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log2_", kernel_failure, self=self_data)
+        raise kernel_error("log2_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16652,37 +8016,18 @@ def log10_(
     forward: np.log10(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log10_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log10_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Log10Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = Log10Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.log10(self_data))
+        write_inplace(self, np.log10(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log10_", kernel_failure, self=self_data)
+        raise kernel_error("log10_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16697,37 +8042,18 @@ def log1p_(
     forward: np.log1p(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "log1p_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "log1p_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Log1PBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = Log1PBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, np.log1p(self_data))
+        write_inplace(self, np.log1p(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("log1p_", kernel_failure, self=self_data)
+        raise kernel_error("log1p_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16742,40 +8068,21 @@ def expm1_(
     forward: np.expm1(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "expm1_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "expm1_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Expm1Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = Expm1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.expm1(self_data))
+        write_inplace(self, np.expm1(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("expm1_", kernel_failure, self=self_data)
+        raise kernel_error("expm1_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -16787,40 +8094,21 @@ def exp2_(
     forward: np.exp2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "exp2_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "exp2_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(Exp2Backward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = Exp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.exp2(self_data))
+        write_inplace(self, np.exp2(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("exp2_", kernel_failure, self=self_data)
+        raise kernel_error("exp2_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -16832,40 +8120,21 @@ def rsqrt_(
     forward: np.reciprocal(np.sqrt(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "rsqrt_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "rsqrt_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RsqrtBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = RsqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.reciprocal(np.sqrt(self_data)))
+        write_inplace(self, np.reciprocal(np.sqrt(self_)))
     except ValueError as kernel_failure:
-        raise kernel_error("rsqrt_", kernel_failure, self=self_data)
+        raise kernel_error("rsqrt_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -16877,32 +8146,16 @@ def floor_(
     forward: np.floor(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "floor_", "input", 1)
-    )
+    self_ = tensor_arg(self, "floor_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FloorBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = FloorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.floor(self_data))
+        write_inplace(self, np.floor(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("floor_", kernel_failure, self=self_data)
+        raise kernel_error("floor_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16917,32 +8170,16 @@ def ceil_(
     forward: np.ceil(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "ceil_", "input", 1)
-    )
+    self_ = tensor_arg(self, "ceil_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CeilBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = CeilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.ceil(self_data))
+        write_inplace(self, np.ceil(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("ceil_", kernel_failure, self=self_data)
+        raise kernel_error("ceil_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16957,32 +8194,16 @@ def round__default(
     forward: np.round(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "round_", "input", 1)
-    )
+    self_ = tensor_arg(self, "round_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(RoundBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = RoundBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.round(self_data))
+        write_inplace(self, np.round(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("round_", kernel_failure, self=self_data)
+        raise kernel_error("round_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -16997,32 +8218,16 @@ def trunc_(
     forward: np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "trunc_", "input", 1)
-    )
+    self_ = tensor_arg(self, "trunc_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(TruncBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = TruncBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.trunc(self_data))
+        write_inplace(self, np.trunc(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("trunc_", kernel_failure, self=self_data)
+        raise kernel_error("trunc_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -17037,32 +8242,16 @@ def frac_(
     forward: self - np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "frac_", "input", 1)
-    )
+    self_ = tensor_arg(self, "frac_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(FracBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, self_data - np.trunc(self_data))
+        write_inplace(self, self_ - np.trunc(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("frac_", kernel_failure, self=self_data)
+        raise kernel_error("frac_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -17077,32 +8266,16 @@ def sign_(
     forward: np.sign(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "sign_", "input", 1)
-    )
+    self_ = tensor_arg(self, "sign_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SignBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = SignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
     try:
-        write_inplace(self, np.sign(self_data))
+        write_inplace(self, np.sign(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("sign_", kernel_failure, self=self_data)
+        raise kernel_error("sign_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -17117,37 +8290,18 @@ def erf_(
     forward: erf(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erf_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "erf_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ErfBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = ErfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, elementwise.erf(self_data))
+        write_inplace(self, elementwise.erf(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("erf_", kernel_failure, self=self_data)
+        raise kernel_error("erf_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -17162,37 +8316,18 @@ def erfc_(
     forward: erfc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "erfc_", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "erfc_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ErfcBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, elementwise.erfc(self_data))
+        write_inplace(self, elementwise.erfc(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("erfc_", kernel_failure, self=self_data)
+        raise kernel_error("erfc_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -17260,120 +8395,52 @@ def convolution(
 
     forward: convolution_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     """
-    input_data = (
-        input._data
-        if type(input) is Tensor
-        else tensor_arg(input, "convolution", "input", 1)
-    )
-    weight_data = (
-        weight._data
-        if type(weight) is Tensor
-        else tensor_arg(weight, "convolution", "weight", 2)
-    )
-    bias_data = optional_tensor_arg(bias, "convolution", "bias", 3)
-    stride = (
-        (stride,)
-        if type(stride) is int
-        else int_list_arg(stride, "convolution", "stride", 4)
-    )
-    padding = (
-        (padding,)
-        if type(padding) is int
-        else int_list_arg(padding, "convolution", "padding", 5)
-    )
-    dilation = (
-        (dilation,)
-        if type(dilation) is int
-        else int_list_arg(dilation, "convolution", "dilation", 6)
-    )
-    transposed = (
-        transposed
-        if type(transposed) is bool
-        else bool_arg(transposed, "convolution", "transposed", 7)
-    )
-    output_padding = (
-        (output_padding,)
-        if type(output_padding) is int
-        else int_list_arg(output_padding, "convolution", "output_padding", 8)
-    )
-    groups = (
-        groups if type(groups) is int else int_arg(groups, "convolution", "groups", 9)
-    )
+    input_ = tensor_arg(input, "convolution", "input", 1)
+    weight_ = tensor_arg(weight, "convolution", "weight", 2)
+    bias_ = optional_tensor_arg(bias, "convolution", "bias", 3)
+    stride = int_list_arg(stride, "convolution", "stride", 4)
+    padding = int_list_arg(padding, "convolution", "padding", 5)
+    dilation = int_list_arg(dilation, "convolution", "dilation", 6)
+    transposed = bool_arg(transposed, "convolution", "transposed", 7)
+    output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
+    groups = int_arg(groups, "convolution", "groups", 9)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(input, Tensor) and input._requires_grad)
-        or (isinstance(weight, Tensor) and weight._requires_grad)
-        or (isinstance(bias, Tensor) and bias._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(ConvolutionBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (input.grad_fn, input.output_nr)
-                if type(input) is Tensor and input.grad_fn is not None
-                else _next_edge(input)
-            )
-            + (
-                (weight.grad_fn, weight.output_nr)
-                if type(weight) is Tensor and weight.grad_fn is not None
-                else _next_edge(weight)
-            )
-            + (
-                (bias.grad_fn, bias.output_nr)
-                if type(bias) is Tensor and bias.grad_fn is not None
-                else _next_edge(bias)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = ConvolutionBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
         grad_fn._saved_dilation = dilation
         grad_fn._saved_groups = groups
-        if grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_input = (
-                SavedVariable(input, False) if isinstance(input, Tensor) else input
-            )
-        else:
-            grad_fn._raw_saved_input = None
-        grad_fn._saved_input_sym_sizes = sizes_of(input_data)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
         grad_fn._saved_output_padding = output_padding
         grad_fn._saved_padding = padding
         grad_fn._saved_stride = stride
         grad_fn._saved_transposed = transposed
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
-        grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
-        result_data = conv_pool.convolution_kernel(
-            input_data,
-            weight_data,
-            bias_data,
-            stride,
-            padding,
-            dilation,
-            transposed,
-            output_padding,
-            groups,
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                input_,
+                weight_,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "convolution",
             kernel_failure,
-            input=input_data,
-            weight=weight_data,
-            bias=bias_data,
+            input=input_,
+            weight=weight_,
+            bias=bias_,
             stride=stride,
             padding=padding,
             dilation=dilation,
@@ -17381,24 +8448,8 @@ def convolution(
             output_padding=output_padding,
             groups=groups,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -17415,67 +8466,31 @@ def max_pool2d_with_indices(
     forward: max_pool2d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "max_pool2d_with_indices", "input", 1)
+    self_ = tensor_arg(self, "max_pool2d_with_indices", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "max_pool2d_with_indices", "kernel_size", 2, size=2
     )
-    kernel_size = (
-        (kernel_size,)
-        if type(kernel_size) is int
-        else int_list_arg(kernel_size, "max_pool2d_with_indices", "kernel_size", 2)
-    )
-    stride = (
-        (stride,)
-        if type(stride) is int
-        else int_list_arg(stride, "max_pool2d_with_indices", "stride", 3)
-    )
-    padding = (
-        (padding,)
-        if type(padding) is int
-        else int_list_arg(padding, "max_pool2d_with_indices", "padding", 4)
-    )
-    dilation = (
-        (dilation,)
-        if type(dilation) is int
-        else int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5)
-    )
-    ceil_mode = (
-        ceil_mode
-        if type(ceil_mode) is bool
-        else bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
-    )
+    stride = int_list_arg(stride, "max_pool2d_with_indices", "stride", 3, size=2)
+    padding = int_list_arg(padding, "max_pool2d_with_indices", "padding", 4, size=2)
+    dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5, size=2)
+    ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MaxPool2DWithIndicesBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = MaxPool2DWithIndicesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         outputs = [
             Tensor._make(value)
             for value in conv_pool.max_pool2d_with_indices_kernel(
-                self_data, kernel_size, stride, padding, dilation, ceil_mode
+                self_, kernel_size, stride, padding, dilation, ceil_mode
             )
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
             "max_pool2d_with_indices",
             kernel_failure,
-            self=self_data,
+            self=self_,
             kernel_size=kernel_size,
             stride=stride,
             padding=padding,
@@ -17484,7 +8499,7 @@ def max_pool2d_with_indices(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], is_output=True)
     return tuple(outputs)
 
 
@@ -17524,79 +8539,45 @@ def avg_pool2d(
     forward: avg_pool2d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "avg_pool2d", "input", 1)
-    )
-    kernel_size = (
-        (kernel_size,)
-        if type(kernel_size) is int
-        else int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2)
-    )
-    stride = (
-        (stride,)
-        if type(stride) is int
-        else int_list_arg(stride, "avg_pool2d", "stride", 3)
-    )
-    padding = (
-        (padding,)
-        if type(padding) is int
-        else int_list_arg(padding, "avg_pool2d", "padding", 4)
-    )
-    ceil_mode = (
-        ceil_mode
-        if type(ceil_mode) is bool
-        else bool_arg(ceil_mode, "avg_pool2d", "ceil_mode", 5)
-    )
-    count_include_pad = (
-        count_include_pad
-        if type(count_include_pad) is bool
-        else bool_arg(count_include_pad, "avg_pool2d", "count_include_pad", 6)
+    self_ = tensor_arg(self, "avg_pool2d", "input", 1)
+    kernel_size = int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2, size=2)
+    stride = int_list_arg(stride, "avg_pool2d", "stride", 3, size=2)
+    padding = int_list_arg(padding, "avg_pool2d", "padding", 4, size=2)
+    ceil_mode = bool_arg(ceil_mode, "avg_pool2d", "ceil_mode", 5)
+    count_include_pad = bool_arg(
+        count_include_pad, "avg_pool2d", "count_include_pad", 6
     )
     divisor_override = optional_int_arg(
         divisor_override, "avg_pool2d", "divisor_override", 7
     )
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AvgPool2DBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = AvgPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_ceil_mode = ceil_mode
         grad_fn._saved_count_include_pad = count_include_pad
         grad_fn._saved_divisor_override = divisor_override
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_padding = padding
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
         grad_fn._saved_stride = stride
     try:
-        result_data = conv_pool.avg_pool2d_kernel(
-            self_data,
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
+        result = Tensor._make(
+            conv_pool.avg_pool2d_kernel(
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "avg_pool2d",
             kernel_failure,
-            self=self_data,
+            self=self_,
             kernel_size=kernel_size,
             stride=stride,
             padding=padding,
@@ -17604,24 +8585,8 @@ def avg_pool2d(
             count_include_pad=count_include_pad,
             divisor_override=divisor_override,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -17634,62 +8599,23 @@ def _adaptive_avg_pool2d_default(
     forward: adaptive_avg_pool2d_kernel(self, output_size)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
-    )
-    output_size = (
-        (output_size,)
-        if type(output_size) is int
-        else int_list_arg(output_size, "_adaptive_avg_pool2d", "output_size", 2)
+    self_ = tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "_adaptive_avg_pool2d", "output_size", 2, size=2
     )
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(AdaptiveAvgPool2DBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._saved_self_sym_sizes = sizes_of(self_data)
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveAvgPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
-        result_data = conv_pool.adaptive_avg_pool2d_kernel(self_data, output_size)
+        result = Tensor._make(conv_pool.adaptive_avg_pool2d_kernel(self_, output_size))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "_adaptive_avg_pool2d",
-            kernel_failure,
-            self=self_data,
-            output_size=output_size,
+            "_adaptive_avg_pool2d", kernel_failure, self=self_, output_size=output_size
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -17704,83 +8630,37 @@ def native_layer_norm(
 
     forward: c_order(native_layer_norm_kernel(input, normalized_shape, weight, bias, eps))
     """
-    input_data = (
-        input._data
-        if type(input) is Tensor
-        else tensor_arg(input, "native_layer_norm", "input", 1)
+    input_ = tensor_arg(input, "native_layer_norm", "input", 1)
+    normalized_shape = int_list_arg(
+        normalized_shape, "native_layer_norm", "normalized_shape", 2
     )
-    normalized_shape = (
-        (normalized_shape,)
-        if type(normalized_shape) is int
-        else int_list_arg(normalized_shape, "native_layer_norm", "normalized_shape", 2)
-    )
-    weight_data = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
-    bias_data = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
+    weight_ = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
+    bias_ = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
     eps = float_arg(eps, "native_layer_norm", "eps", 5)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(input, Tensor) and input._requires_grad)
-        or (isinstance(weight, Tensor) and weight._requires_grad)
-        or (isinstance(bias, Tensor) and bias._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NativeLayerNormBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (input.grad_fn, input.output_nr)
-                if type(input) is Tensor and input.grad_fn is not None
-                else _next_edge(input)
-            )
-            + (
-                (weight.grad_fn, weight.output_nr)
-                if type(weight) is Tensor and weight.grad_fn is not None
-                else _next_edge(weight)
-            )
-            + (
-                (bias.grad_fn, bias.output_nr)
-                if type(bias) is Tensor and bias.grad_fn is not None
-                else _next_edge(bias)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeLayerNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
         grad_fn._saved_eps = eps
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_input = (
-                SavedVariable(input, False) if isinstance(input, Tensor) else input
-            )
-        else:
-            grad_fn._raw_saved_input = None
+            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
         grad_fn._saved_normalized_shape = normalized_shape
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
         outputs = [
             Tensor._make(value)
             for value in shapes.c_order(
                 normalization.native_layer_norm_kernel(
-                    input_data, normalized_shape, weight_data, bias_data, eps
+                    input_, normalized_shape, weight_, bias_, eps
                 )
             )
         ]
@@ -17788,10 +8668,10 @@ def native_layer_norm(
         raise kernel_error(
             "native_layer_norm",
             kernel_failure,
-            input=input_data,
+            input=input_,
             normalized_shape=normalized_shape,
-            weight=weight_data,
-            bias=bias_data,
+            weight=weight_,
+            bias=bias_,
             eps=eps,
         )
     if grad_fn is not None:
@@ -17813,123 +8693,62 @@ def native_batch_norm(
 
     forward: c_order(native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps))
     """
-    input_data = (
-        input._data
-        if type(input) is Tensor
-        else tensor_arg(input, "native_batch_norm", "input", 1)
-    )
-    weight_data = optional_tensor_arg(weight, "native_batch_norm", "weight", 2)
-    bias_data = optional_tensor_arg(bias, "native_batch_norm", "bias", 3)
-    running_mean_data = optional_tensor_arg(
+    input_ = tensor_arg(input, "native_batch_norm", "input", 1)
+    weight_ = optional_tensor_arg(weight, "native_batch_norm", "weight", 2)
+    bias_ = optional_tensor_arg(bias, "native_batch_norm", "bias", 3)
+    running_mean_ = optional_tensor_arg(
         running_mean, "native_batch_norm", "running_mean", 4
     )
-    running_var_data = optional_tensor_arg(
+    running_var_ = optional_tensor_arg(
         running_var, "native_batch_norm", "running_var", 5
     )
-    training = (
-        training
-        if type(training) is bool
-        else bool_arg(training, "native_batch_norm", "training", 6)
-    )
+    training = bool_arg(training, "native_batch_norm", "training", 6)
     momentum = float_arg(momentum, "native_batch_norm", "momentum", 7)
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
-    if _grad_mode.enabled:
-        check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
-        check_no_requires_grad(running_var, "running_var", "native_batch_norm")
+    check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
+    check_no_requires_grad(running_var, "running_var", "native_batch_norm")
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(input, Tensor) and input._requires_grad)
-        or (isinstance(weight, Tensor) and weight._requires_grad)
-        or (isinstance(bias, Tensor) and bias._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NativeBatchNormBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (input.grad_fn, input.output_nr)
-                if type(input) is Tensor and input.grad_fn is not None
-                else _next_edge(input)
-            )
-            + (
-                (weight.grad_fn, weight.output_nr)
-                if type(weight) is Tensor and weight.grad_fn is not None
-                else _next_edge(weight)
-            )
-            + (
-                (bias.grad_fn, bias.output_nr)
-                if type(bias) is Tensor and bias.grad_fn is not None
-                else _next_edge(bias)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeBatchNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
         grad_fn._saved_eps = eps
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_input = (
-                SavedVariable(input, False) if isinstance(input, Tensor) else input
-            )
-        else:
-            grad_fn._raw_saved_input = None
+            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_running_mean = (
-                SavedVariable(running_mean, False)
-                if isinstance(running_mean, Tensor)
-                else running_mean
+            grad_fn._raw_saved_running_mean = SavedVariable(
+                running_mean, is_output=False
             )
-        else:
-            grad_fn._raw_saved_running_mean = None
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_running_var = (
-                SavedVariable(running_var, False)
-                if isinstance(running_var, Tensor)
-                else running_var
-            )
-        else:
-            grad_fn._raw_saved_running_var = None
+            grad_fn._raw_saved_running_var = SavedVariable(running_var, is_output=False)
         grad_fn._saved_training = training
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
         outputs = [
             Tensor._make(value)
             for value in shapes.c_order(
                 normalization.native_batch_norm_kernel(
-                    input_data,
-                    weight_data,
-                    bias_data,
-                    running_mean_data,
-                    running_var_data,
+                    input_,
+                    weight_,
+                    bias_,
+                    running_mean_,
+                    running_var_,
                     training,
                     momentum,
                     eps,
@@ -17940,11 +8759,11 @@ def native_batch_norm(
         raise kernel_error(
             "native_batch_norm",
             kernel_failure,
-            input=input_data,
-            weight=weight_data,
-            bias=bias_data,
-            running_mean=running_mean_data,
-            running_var=running_var_data,
+            input=input_,
+            weight=weight_,
+            bias=bias_,
+            running_mean=running_mean_,
+            running_var=running_var_,
             training=training,
             momentum=momentum,
             eps=eps,
@@ -17968,95 +8787,49 @@ def native_group_norm(
 
     forward: native_group_norm_kernel(input, weight, bias, N, C, HxW, group, eps)
     """
-    input_data = (
-        input._data
-        if type(input) is Tensor
-        else tensor_arg(input, "native_group_norm", "input", 1)
-    )
-    weight_data = optional_tensor_arg(weight, "native_group_norm", "weight", 2)
-    bias_data = optional_tensor_arg(bias, "native_group_norm", "bias", 3)
-    N = N if type(N) is int else int_arg(N, "native_group_norm", "N", 4)
-    C = C if type(C) is int else int_arg(C, "native_group_norm", "C", 5)
-    HxW = HxW if type(HxW) is int else int_arg(HxW, "native_group_norm", "HxW", 6)
-    group = (
-        group if type(group) is int else int_arg(group, "native_group_norm", "group", 7)
-    )
+    input_ = tensor_arg(input, "native_group_norm", "input", 1)
+    weight_ = optional_tensor_arg(weight, "native_group_norm", "weight", 2)
+    bias_ = optional_tensor_arg(bias, "native_group_norm", "bias", 3)
+    N = int_arg(N, "native_group_norm", "N", 4)
+    C = int_arg(C, "native_group_norm", "C", 5)
+    HxW = int_arg(HxW, "native_group_norm", "HxW", 6)
+    group = int_arg(group, "native_group_norm", "group", 7)
     eps = float_arg(eps, "native_group_norm", "eps", 8)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(input, Tensor) and input._requires_grad)
-        or (isinstance(weight, Tensor) and weight._requires_grad)
-        or (isinstance(bias, Tensor) and bias._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NativeGroupNormBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (
-                (input.grad_fn, input.output_nr)
-                if type(input) is Tensor and input.grad_fn is not None
-                else _next_edge(input)
-            )
-            + (
-                (weight.grad_fn, weight.output_nr)
-                if type(weight) is Tensor and weight.grad_fn is not None
-                else _next_edge(weight)
-            )
-            + (
-                (bias.grad_fn, bias.output_nr)
-                if type(bias) is Tensor and bias.grad_fn is not None
-                else _next_edge(bias)
-            )
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(input, weight, bias):
+        grad_fn = NativeGroupNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
         grad_fn._saved_C = C
         grad_fn._saved_HxW = HxW
         grad_fn._saved_N = N
         grad_fn._saved_eps = eps
         grad_fn._saved_group = group
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_input = (
-                SavedVariable(input, False) if isinstance(input, Tensor) else input
-            )
-        else:
-            grad_fn._raw_saved_input = None
+            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
         if (
-            grad_fn._next_edges[0] is not None
-            or grad_fn._next_edges[2] is not None
-            or grad_fn._next_edges[4] is not None
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
         ):
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
         outputs = [
             Tensor._make(value)
             for value in normalization.native_group_norm_kernel(
-                input_data, weight_data, bias_data, N, C, HxW, group, eps
+                input_, weight_, bias_, N, C, HxW, group, eps
             )
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
             "native_group_norm",
             kernel_failure,
-            input=input_data,
-            weight=weight_data,
-            bias=bias_data,
+            input=input_,
+            weight=weight_,
+            bias=bias_,
             N=N,
             C=C,
             HxW=HxW,
@@ -18079,84 +8852,35 @@ def embedding(
 
     forward: embedding_kernel(weight, indices)
     """
-    weight_data = (
-        weight._data
-        if type(weight) is Tensor
-        else tensor_arg(weight, "embedding", "weight", 1)
+    weight_ = tensor_arg(weight, "embedding", "weight", 1)
+    indices_ = tensor_arg(indices, "embedding", "indices", 2)
+    padding_idx = int_arg(padding_idx, "embedding", "padding_idx", 3)
+    scale_grad_by_freq = bool_arg(
+        scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
     )
-    indices_data = (
-        indices._data
-        if type(indices) is Tensor
-        else tensor_arg(indices, "embedding", "indices", 2)
-    )
-    padding_idx = (
-        padding_idx
-        if type(padding_idx) is int
-        else int_arg(padding_idx, "embedding", "padding_idx", 3)
-    )
-    scale_grad_by_freq = (
-        scale_grad_by_freq
-        if type(scale_grad_by_freq) is bool
-        else bool_arg(scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4)
-    )
-    sparse = (
-        sparse if type(sparse) is bool else bool_arg(sparse, "embedding", "sparse", 5)
-    )
+    sparse = bool_arg(sparse, "embedding", "sparse", 5)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(weight, Tensor) and weight._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(EmbeddingBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (weight.grad_fn, weight.output_nr)
-            if type(weight) is Tensor and weight.grad_fn is not None
-            else _next_edge(weight)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_indices = (
-            SavedVariable(indices, False) if isinstance(indices, Tensor) else indices
-        )
+    if compute_requires_grad(weight):
+        grad_fn = EmbeddingBackward0()
+        grad_fn.set_next_edges(collect_next_edges(weight))
+        grad_fn._raw_saved_indices = SavedVariable(indices, is_output=False)
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
-        grad_fn._saved_weight_sym_sizes = sizes_of(weight_data)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
-        result_data = indexing.embedding_kernel(weight_data, indices_data)
+        result = Tensor._make(indexing.embedding_kernel(weight_, indices_))
     except ValueError as kernel_failure:
         raise kernel_error(
             "embedding",
             kernel_failure,
-            weight=weight_data,
-            indices=indices_data,
+            weight=weight_,
+            indices=indices_,
             padding_idx=padding_idx,
             scale_grad_by_freq=scale_grad_by_freq,
             sparse=sparse,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18170,57 +8894,20 @@ def gelu(
     forward: gelu_kernel(self, approximate)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "gelu", "input", 1)
-    )
+    self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(GeluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = GeluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_approximate = approximate
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.gelu_kernel(self_data, approximate)
+        result = Tensor._make(activations.gelu_kernel(self_, approximate))
     except ValueError as kernel_failure:
-        raise kernel_error(
-            "gelu", kernel_failure, self=self_data, approximate=approximate
-        )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("gelu", kernel_failure, self=self_, approximate=approximate)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18232,53 +8919,18 @@ def silu(
     forward: self * sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "silu", "input", 1)
-    )
+    self_ = tensor_arg(self, "silu", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SiluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = SiluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = self_data * activations.sigmoid(self_data)
+        result = Tensor._make(self_ * activations.sigmoid(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("silu", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("silu", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18290,53 +8942,18 @@ def mish(
     forward: mish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mish", "input", 1)
-    )
+    self_ = tensor_arg(self, "mish", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MishBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = MishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.mish_kernel(self_data)
+        result = Tensor._make(activations.mish_kernel(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("mish", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("mish", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18350,67 +8967,24 @@ def softplus(
     forward: softplus_kernel(self, beta, threshold)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "softplus", "input", 1)
-    )
-    beta = (
-        beta
-        if type(beta) is int or type(beta) is float
-        else scalar_arg(beta, "softplus", "beta", 2)
-    )
-    threshold = (
-        threshold
-        if type(threshold) is int or type(threshold) is float
-        else scalar_arg(threshold, "softplus", "threshold", 3)
-    )
+    self_ = tensor_arg(self, "softplus", "input", 1)
+    beta = scalar_arg(beta, "softplus", "beta", 2)
+    threshold = scalar_arg(threshold, "softplus", "threshold", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SoftplusBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SoftplusBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_beta = beta
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
         grad_fn._saved_threshold = threshold
     try:
-        result_data = activations.softplus_kernel(self_data, beta, threshold)
+        result = Tensor._make(activations.softplus_kernel(self_, beta, threshold))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "softplus", kernel_failure, self=self_data, beta=beta, threshold=threshold
+            "softplus", kernel_failure, self=self_, beta=beta, threshold=threshold
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18425,78 +8999,31 @@ def elu(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "elu", "input", 1)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "elu", "alpha", 2)
-    )
-    scale = (
-        scale
-        if type(scale) is int or type(scale) is float
-        else scalar_arg(scale, "elu", "scale", 3)
-    )
-    input_scale = (
-        input_scale
-        if type(input_scale) is int or type(input_scale) is float
-        else scalar_arg(input_scale, "elu", "input_scale", 4)
-    )
+    self_ = tensor_arg(self, "elu", "input", 1)
+    alpha = scalar_arg(alpha, "elu", "alpha", 2)
+    scale = scalar_arg(scale, "elu", "scale", 3)
+    input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(EluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = EluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.elu_kernel(self_data, alpha, scale, input_scale)
+        result = Tensor._make(activations.elu_kernel(self_, alpha, scale, input_scale))
     except ValueError as kernel_failure:
         raise kernel_error(
             "elu",
             kernel_failure,
-            self=self_data,
+            self=self_,
             alpha=alpha,
             scale=scale,
             input_scale=input_scale,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18524,59 +9051,20 @@ def celu(
     forward: celu_kernel(self, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "celu", "input", 1)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "celu", "alpha", 2)
-    )
+    self_ = tensor_arg(self, "celu", "input", 1)
+    alpha = scalar_arg(alpha, "celu", "alpha", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CeluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = CeluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.celu_kernel(self_data, alpha)
+        result = Tensor._make(activations.celu_kernel(self_, alpha))
     except ValueError as kernel_failure:
-        raise kernel_error("celu", kernel_failure, self=self_data, alpha=alpha)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("celu", kernel_failure, self=self_, alpha=alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18589,63 +9077,22 @@ def leaky_relu(
     forward: leaky_relu_kernel(self, negative_slope)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "leaky_relu", "input", 1)
-    )
-    negative_slope = (
-        negative_slope
-        if type(negative_slope) is int or type(negative_slope) is float
-        else scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
-    )
+    self_ = tensor_arg(self, "leaky_relu", "input", 1)
+    negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LeakyReluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = LeakyReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.leaky_relu_kernel(self_data, negative_slope)
+        result = Tensor._make(activations.leaky_relu_kernel(self_, negative_slope))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "leaky_relu", kernel_failure, self=self_data, negative_slope=negative_slope
+            "leaky_relu", kernel_failure, self=self_, negative_slope=negative_slope
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18659,67 +9106,24 @@ def hardtanh(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "hardtanh", "input", 1)
-    )
-    min_val = (
-        min_val
-        if type(min_val) is int or type(min_val) is float
-        else scalar_arg(min_val, "hardtanh", "min_val", 2)
-    )
-    max_val = (
-        max_val
-        if type(max_val) is int or type(max_val) is float
-        else scalar_arg(max_val, "hardtanh", "max_val", 3)
-    )
+    self_ = tensor_arg(self, "hardtanh", "input", 1)
+    min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
+    max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HardtanhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = HardtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.hardtanh_kernel(self_data, min_val, max_val)
+        result = Tensor._make(activations.hardtanh_kernel(self_, min_val, max_val))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "hardtanh", kernel_failure, self=self_data, min_val=min_val, max_val=max_val
+            "hardtanh", kernel_failure, self=self_, min_val=min_val, max_val=max_val
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18731,55 +9135,18 @@ def hardswish(
     forward: hardswish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "hardswish", "input", 1)
-    )
+    self_ = tensor_arg(self, "hardswish", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HardswishBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = HardswishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.hardswish_kernel(self_data)
+        result = Tensor._make(activations.hardswish_kernel(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("hardswish", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("hardswish", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18791,55 +9158,18 @@ def hardsigmoid(
     forward: hardsigmoid_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "hardsigmoid", "input", 1)
-    )
+    self_ = tensor_arg(self, "hardsigmoid", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HardsigmoidBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = HardsigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = activations.hardsigmoid_kernel(self_data)
+        result = Tensor._make(activations.hardsigmoid_kernel(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("hardsigmoid", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("hardsigmoid", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18851,55 +9181,18 @@ def log_sigmoid(
     forward: c_order(log_sigmoid_kernel(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "log_sigmoid", "input", 1)
-    )
+    self_ = tensor_arg(self, "log_sigmoid", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LogSigmoidBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = LogSigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = shapes.c_order(activations.log_sigmoid_kernel(self_data))
+        result = Tensor._make(shapes.c_order(activations.log_sigmoid_kernel(self_)))
     except ValueError as kernel_failure:
-        raise kernel_error("log_sigmoid", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("log_sigmoid", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18912,46 +9205,24 @@ def leaky_relu_(
     forward: leaky_relu_kernel(self, negative_slope)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "leaky_relu_", "input", 1)
-    )
-    negative_slope = (
-        negative_slope
-        if type(negative_slope) is int or type(negative_slope) is float
-        else scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
-    )
+    self_ = tensor_arg(self, "leaky_relu_", "input", 1)
+    negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(LeakyReluBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = LeakyReluBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
     try:
-        write_inplace(self, activations.leaky_relu_kernel(self_data, negative_slope))
+        write_inplace(self, activations.leaky_relu_kernel(self_, negative_slope))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "leaky_relu_", kernel_failure, self=self_data, negative_slope=negative_slope
+            "leaky_relu_", kernel_failure, self=self_, negative_slope=negative_slope
         )
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -18966,55 +9237,25 @@ def elu_(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "elu_", "input", 1)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "elu_", "alpha", 2)
-    )
-    scale = (
-        scale
-        if type(scale) is int or type(scale) is float
-        else scalar_arg(scale, "elu_", "scale", 3)
-    )
-    input_scale = (
-        input_scale
-        if type(input_scale) is int or type(input_scale) is float
-        else scalar_arg(input_scale, "elu_", "input_scale", 4)
-    )
+    self_ = tensor_arg(self, "elu_", "input", 1)
+    alpha = scalar_arg(alpha, "elu_", "alpha", 2)
+    scale = scalar_arg(scale, "elu_", "scale", 3)
+    input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(EluBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = EluBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
     try:
-        write_inplace(
-            self, activations.elu_kernel(self_data, alpha, scale, input_scale)
-        )
+        write_inplace(self, activations.elu_kernel(self_, alpha, scale, input_scale))
     except ValueError as kernel_failure:
         raise kernel_error(
             "elu_",
             kernel_failure,
-            self=self_data,
+            self=self_,
             alpha=alpha,
             scale=scale,
             input_scale=input_scale,
@@ -19022,7 +9263,7 @@ def elu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -19035,42 +9276,22 @@ def celu_(
     forward: celu_kernel(self, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "celu_", "input", 1)
-    )
-    alpha = (
-        alpha
-        if type(alpha) is int or type(alpha) is float
-        else scalar_arg(alpha, "celu_", "alpha", 2)
-    )
+    self_ = tensor_arg(self, "celu_", "input", 1)
+    alpha = scalar_arg(alpha, "celu_", "alpha", 2)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CeluBackward1)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = CeluBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
     try:
-        write_inplace(self, activations.celu_kernel(self_data, alpha))
+        write_inplace(self, activations.celu_kernel(self_, alpha))
     except ValueError as kernel_failure:
-        raise kernel_error("celu_", kernel_failure, self=self_data, alpha=alpha)
+        raise kernel_error("celu_", kernel_failure, self=self_, alpha=alpha)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
+        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
     return result
 
 
@@ -19084,52 +9305,22 @@ def hardtanh_(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "hardtanh_", "input", 1)
-    )
-    min_val = (
-        min_val
-        if type(min_val) is int or type(min_val) is float
-        else scalar_arg(min_val, "hardtanh_", "min_val", 2)
-    )
-    max_val = (
-        max_val
-        if type(max_val) is int or type(max_val) is float
-        else scalar_arg(max_val, "hardtanh_", "max_val", 3)
-    )
+    self_ = tensor_arg(self, "hardtanh_", "input", 1)
+    min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
+    max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HardtanhBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+        grad_fn = HardtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, activations.hardtanh_kernel(self_data, min_val, max_val))
+        write_inplace(self, activations.hardtanh_kernel(self_, min_val, max_val))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "hardtanh_",
-            kernel_failure,
-            self=self_data,
-            min_val=min_val,
-            max_val=max_val,
+            "hardtanh_", kernel_failure, self=self_, min_val=min_val, max_val=max_val
         )
     result = self
     if grad_fn is not None:
@@ -19145,33 +9336,17 @@ def silu_(
     forward: self * sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "silu_", "input", 1)
-    )
+    self_ = tensor_arg(self, "silu_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SiluBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = SiluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, self_data * activations.sigmoid(self_data))
+        write_inplace(self, self_ * activations.sigmoid(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("silu_", kernel_failure, self=self_data)
+        raise kernel_error("silu_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -19186,33 +9361,17 @@ def mish_(
     forward: mish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mish_", "input", 1)
-    )
+    self_ = tensor_arg(self, "mish_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MishBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = MishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, activations.mish_kernel(self_data))
+        write_inplace(self, activations.mish_kernel(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("mish_", kernel_failure, self=self_data)
+        raise kernel_error("mish_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -19227,35 +9386,17 @@ def hardswish_(
     forward: hardswish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "hardswish_", "input", 1)
-    )
+    self_ = tensor_arg(self, "hardswish_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HardswishBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = HardswishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, activations.hardswish_kernel(self_data))
+        write_inplace(self, activations.hardswish_kernel(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("hardswish_", kernel_failure, self=self_data)
+        raise kernel_error("hardswish_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -19270,35 +9411,17 @@ def hardsigmoid_(
     forward: hardsigmoid_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "hardsigmoid_", "input", 1)
-    )
+    self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
+    if compute_requires_grad(self):
         check_inplace(self)
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HardsigmoidBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        grad_fn = HardsigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
     try:
-        write_inplace(self, activations.hardsigmoid_kernel(self_data))
+        write_inplace(self, activations.hardsigmoid_kernel(self_))
     except ValueError as kernel_failure:
-        raise kernel_error("hardsigmoid_", kernel_failure, self=self_data)
+        raise kernel_error("hardsigmoid_", kernel_failure, self=self_)
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
@@ -19315,87 +9438,26 @@ def mse_loss(
     forward: mse_loss_kernel(self, target, reduction)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "mse_loss", "input", 1)
-    )
-    target_data = (
-        target._data
-        if type(target) is Tensor
-        else tensor_arg(target, "mse_loss", "target", 2)
-    )
-    reduction = (
-        reduction
-        if type(reduction) is int
-        else int_arg(reduction, "mse_loss", "reduction", 3)
-    )
+    self_ = tensor_arg(self, "mse_loss", "input", 1)
+    target_ = tensor_arg(target, "mse_loss", "target", 2)
+    reduction = int_arg(reduction, "mse_loss", "reduction", 3)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(target, Tensor) and target._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(MseLossBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (target.grad_fn, target.output_nr)
-            if type(target) is Tensor and target.grad_fn is not None
-            else _next_edge(target)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, target):
+        grad_fn = MseLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
         grad_fn._saved_reduction = reduction
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_target = (
-                SavedVariable(target, False) if isinstance(target, Tensor) else target
-            )
-        else:
-            grad_fn._raw_saved_target = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
     try:
-        result_data = losses.mse_loss_kernel(self_data, target_data, reduction)
+        result = Tensor._make(losses.mse_loss_kernel(self_, target_, reduction))
     except ValueError as kernel_failure:
         raise kernel_error(
-            "mse_loss",
-            kernel_failure,
-            self=self_data,
-            target=target_data,
-            reduction=reduction,
+            "mse_loss", kernel_failure, self=self_, target=target_, reduction=reduction
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -19410,94 +9472,35 @@ def smooth_l1_loss(
     forward: smooth_l1_loss_kernel(self, target, reduction, beta)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "smooth_l1_loss", "input", 1)
-    )
-    target_data = (
-        target._data
-        if type(target) is Tensor
-        else tensor_arg(target, "smooth_l1_loss", "target", 2)
-    )
-    reduction = (
-        reduction
-        if type(reduction) is int
-        else int_arg(reduction, "smooth_l1_loss", "reduction", 3)
-    )
+    self_ = tensor_arg(self, "smooth_l1_loss", "input", 1)
+    target_ = tensor_arg(target, "smooth_l1_loss", "target", 2)
+    reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
     beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(target, Tensor) and target._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SmoothL1LossBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (target.grad_fn, target.output_nr)
-            if type(target) is Tensor and target.grad_fn is not None
-            else _next_edge(target)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, target):
+        grad_fn = SmoothL1LossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
         grad_fn._saved_beta = beta
         grad_fn._saved_reduction = reduction
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_target = (
-                SavedVariable(target, False) if isinstance(target, Tensor) else target
-            )
-        else:
-            grad_fn._raw_saved_target = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
     try:
-        result_data = losses.smooth_l1_loss_kernel(
-            self_data, target_data, reduction, beta
+        result = Tensor._make(
+            losses.smooth_l1_loss_kernel(self_, target_, reduction, beta)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "smooth_l1_loss",
             kernel_failure,
-            self=self_data,
-            target=target_data,
+            self=self_,
+            target=target_,
             reduction=reduction,
             beta=beta,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -19512,92 +9515,35 @@ def huber_loss(
     forward: huber_loss_kernel(self, target, reduction, delta)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "huber_loss", "input", 1)
-    )
-    target_data = (
-        target._data
-        if type(target) is Tensor
-        else tensor_arg(target, "huber_loss", "target", 2)
-    )
-    reduction = (
-        reduction
-        if type(reduction) is int
-        else int_arg(reduction, "huber_loss", "reduction", 3)
-    )
+    self_ = tensor_arg(self, "huber_loss", "input", 1)
+    target_ = tensor_arg(target, "huber_loss", "target", 2)
+    reduction = int_arg(reduction, "huber_loss", "reduction", 3)
     delta = float_arg(delta, "huber_loss", "delta", 4)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(target, Tensor) and target._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(HuberLossBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (target.grad_fn, target.output_nr)
-            if type(target) is Tensor and target.grad_fn is not None
-            else _next_edge(target)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, target):
+        grad_fn = HuberLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
         grad_fn._saved_delta = delta
         grad_fn._saved_reduction = reduction
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_target = (
-                SavedVariable(target, False) if isinstance(target, Tensor) else target
-            )
-        else:
-            grad_fn._raw_saved_target = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
     try:
-        result_data = losses.huber_loss_kernel(self_data, target_data, reduction, delta)
+        result = Tensor._make(
+            losses.huber_loss_kernel(self_, target_, reduction, delta)
+        )
     except ValueError as kernel_failure:
         raise kernel_error(
             "huber_loss",
             kernel_failure,
-            self=self_data,
-            target=target_data,
+            self=self_,
+            target=target_,
             reduction=reduction,
             delta=delta,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -19612,102 +9558,37 @@ def binary_cross_entropy(
     forward: binary_cross_entropy_kernel(self, target, weight, reduction)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "binary_cross_entropy", "input", 1)
-    )
-    target_data = (
-        target._data
-        if type(target) is Tensor
-        else tensor_arg(target, "binary_cross_entropy", "target", 2)
-    )
-    weight_data = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
-    reduction = (
-        reduction
-        if type(reduction) is int
-        else int_arg(reduction, "binary_cross_entropy", "reduction", 4)
-    )
-    if _grad_mode.enabled:
-        check_no_requires_grad(weight, "weight", "binary_cross_entropy")
+    self_ = tensor_arg(self, "binary_cross_entropy", "input", 1)
+    target_ = tensor_arg(target, "binary_cross_entropy", "target", 2)
+    weight_ = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
+    reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy")
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(target, Tensor) and target._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(BinaryCrossEntropyBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (target.grad_fn, target.output_nr)
-            if type(target) is Tensor and target.grad_fn is not None
-            else _next_edge(target)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self, target):
+        grad_fn = BinaryCrossEntropyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
         grad_fn._saved_reduction = reduction
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_target = (
-                SavedVariable(target, False) if isinstance(target, Tensor) else target
-            )
-        else:
-            grad_fn._raw_saved_target = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
-        result_data = losses.binary_cross_entropy_kernel(
-            self_data, target_data, weight_data, reduction
+        result = Tensor._make(
+            losses.binary_cross_entropy_kernel(self_, target_, weight_, reduction)
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "binary_cross_entropy",
             kernel_failure,
-            self=self_data,
-            target=target_data,
-            weight=weight_data,
+            self=self_,
+            target=target_,
+            weight=weight_,
             reduction=reduction,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -19723,120 +9604,48 @@ def binary_cross_entropy_with_logits(
     forward: binary_cross_entropy_with_logits_kernel(self, target, weight, pos_weight, reduction)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "binary_cross_entropy_with_logits", "input", 1)
-    )
-    target_data = (
-        target._data
-        if type(target) is Tensor
-        else tensor_arg(target, "binary_cross_entropy_with_logits", "target", 2)
-    )
-    weight_data = optional_tensor_arg(
+    self_ = tensor_arg(self, "binary_cross_entropy_with_logits", "input", 1)
+    target_ = tensor_arg(target, "binary_cross_entropy_with_logits", "target", 2)
+    weight_ = optional_tensor_arg(
         weight, "binary_cross_entropy_with_logits", "weight", 3
     )
-    pos_weight_data = optional_tensor_arg(
+    pos_weight_ = optional_tensor_arg(
         pos_weight, "binary_cross_entropy_with_logits", "pos_weight", 4
     )
-    reduction = (
-        reduction
-        if type(reduction) is int
-        else int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
-    )
-    if _grad_mode.enabled:
-        check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
-        check_no_requires_grad(
-            pos_weight, "pos_weight", "binary_cross_entropy_with_logits"
-        )
+    reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
+    check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(target, Tensor) and target._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(BinaryCrossEntropyWithLogitsBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (target.grad_fn, target.output_nr)
-            if type(target) is Tensor and target.grad_fn is not None
-            else _next_edge(target)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_pos_weight = (
-                SavedVariable(pos_weight, False)
-                if isinstance(pos_weight, Tensor)
-                else pos_weight
-            )
-        else:
-            grad_fn._raw_saved_pos_weight = None
+    if compute_requires_grad(self, target):
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_pos_weight = SavedVariable(pos_weight, is_output=False)
         grad_fn._saved_reduction = reduction
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_target = (
-                SavedVariable(target, False) if isinstance(target, Tensor) else target
-            )
-        else:
-            grad_fn._raw_saved_target = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_weight = (
-                SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-            )
-        else:
-            grad_fn._raw_saved_weight = None
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
-        result_data = losses.binary_cross_entropy_with_logits_kernel(
-            self_data, target_data, weight_data, pos_weight_data, reduction
+        result = Tensor._make(
+            losses.binary_cross_entropy_with_logits_kernel(
+                self_, target_, weight_, pos_weight_, reduction
+            )
         )
     except ValueError as kernel_failure:
         raise kernel_error(
             "binary_cross_entropy_with_logits",
             kernel_failure,
-            self=self_data,
-            target=target_data,
-            weight=weight_data,
-            pos_weight=pos_weight_data,
+            self=self_,
+            target=target_,
+            weight=weight_,
+            pos_weight=pos_weight_,
             reduction=reduction,
         )
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -19852,75 +9661,35 @@ def nll_loss_forward(
     forward: nll_loss_kernel(self, target, weight, reduction, ignore_index)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "nll_loss_forward", "input", 1)
-    )
-    target_data = (
-        target._data
-        if type(target) is Tensor
-        else tensor_arg(target, "nll_loss_forward", "target", 2)
-    )
-    weight_data = optional_tensor_arg(weight, "nll_loss_forward", "weight", 3)
-    reduction = (
-        reduction
-        if type(reduction) is int
-        else int_arg(reduction, "nll_loss_forward", "reduction", 4)
-    )
-    ignore_index = (
-        ignore_index
-        if type(ignore_index) is int
-        else int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
-    )
-    if _grad_mode.enabled:
-        check_no_requires_grad(weight, "weight", "nll_loss_forward")
+    self_ = tensor_arg(self, "nll_loss_forward", "input", 1)
+    target_ = tensor_arg(target, "nll_loss_forward", "target", 2)
+    weight_ = optional_tensor_arg(weight, "nll_loss_forward", "weight", 3)
+    reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
+    ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
+    check_no_requires_grad(weight, "weight", "nll_loss_forward")
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NllLossBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = NllLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_ignore_index = ignore_index
         grad_fn._saved_reduction = reduction
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_target = (
-            SavedVariable(target, False) if isinstance(target, Tensor) else target
-        )
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_weight = (
-            SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
         outputs = [
             Tensor._make(value)
             for value in losses.nll_loss_kernel(
-                self_data, target_data, weight_data, reduction, ignore_index
+                self_, target_, weight_, reduction, ignore_index
             )
         ]
     except ValueError as kernel_failure:
         raise kernel_error(
             "nll_loss_forward",
             kernel_failure,
-            self=self_data,
-            target=target_data,
-            weight=weight_data,
+            self=self_,
+            target=target_,
+            weight=weight_,
             reduction=reduction,
             ignore_index=ignore_index,
         )
@@ -19941,67 +9710,27 @@ def nll_loss2d_forward(
     forward: c_order(nll_loss2d_kernel(self, target, weight, reduction, ignore_index))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "nll_loss2d_forward", "input", 1)
-    )
-    target_data = (
-        target._data
-        if type(target) is Tensor
-        else tensor_arg(target, "nll_loss2d_forward", "target", 2)
-    )
-    weight_data = optional_tensor_arg(weight, "nll_loss2d_forward", "weight", 3)
-    reduction = (
-        reduction
-        if type(reduction) is int
-        else int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
-    )
-    ignore_index = (
-        ignore_index
-        if type(ignore_index) is int
-        else int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
-    )
-    if _grad_mode.enabled:
-        check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
+    self_ = tensor_arg(self, "nll_loss2d_forward", "input", 1)
+    target_ = tensor_arg(target, "nll_loss2d_forward", "target", 2)
+    weight_ = optional_tensor_arg(weight, "nll_loss2d_forward", "weight", 3)
+    reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
+    ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
+    check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(NllLoss2DBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = NllLoss2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_ignore_index = ignore_index
         grad_fn._saved_reduction = reduction
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_target = (
-            SavedVariable(target, False) if isinstance(target, Tensor) else target
-        )
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_weight = (
-            SavedVariable(weight, False) if isinstance(weight, Tensor) else weight
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
     try:
         outputs = [
             Tensor._make(value)
             for value in shapes.c_order(
                 losses.nll_loss2d_kernel(
-                    self_data, target_data, weight_data, reduction, ignore_index
+                    self_, target_, weight_, reduction, ignore_index
                 )
             )
         ]
@@ -20009,9 +9738,9 @@ def nll_loss2d_forward(
         raise kernel_error(
             "nll_loss2d_forward",
             kernel_failure,
-            self=self_data,
-            target=target_data,
-            weight=weight_data,
+            self=self_,
+            target=target_,
+            weight=weight_,
             reduction=reduction,
             ignore_index=ignore_index,
         )

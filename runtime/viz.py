@@ -25,6 +25,7 @@ from typing import Any
 
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 from yamlgrad.runtime.autograd.node import Node
+from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["Digraph", "ExecutableNotFound", "make_dot"]
@@ -131,7 +132,8 @@ def _saved_values(node: Node) -> list[tuple[str, Any]]:
         for slot in getattr(cls, "__slots__", ()):
             if slot.startswith("_raw_saved_"):
                 name = slot[len("_raw") :]
-                if getattr(node, slot, None) is None:
+                saved = getattr(node, slot, None)
+                if saved is None or saved is UNDEFINED:  # not saved: not needed
                     continue
                 try:
                     found.append((name, getattr(node, name)))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -64,28 +64,6 @@ SAVED_ATTRIBUTE_SUFFIX = {"shape": "sym_sizes", "ndim": "dim", "dtype": "scalar_
 # How the wrapper reads each of them off an input's raw value (an ndarray, or the
 # Python number a Tensor argument may be given); see runtime/wrappers/variable_type_utils.py.
 ATTRIBUTE_READERS = {"shape": "sizes_of", "ndim": "ndim_of", "dtype": "dtype_of"}
-
-# Names the generated code itself uses; an argument may not be called this.
-RESERVED_NAMES = frozenset(
-    {
-        "grad",
-        "grads",
-        "result",
-        "np",
-        "raw",
-        "grad_fn",
-        "grad_inputs",
-        "Tensor",
-        "kernels",
-        "_edges",
-        "_needed",
-        "fused",
-        "result_data",
-        "task_state",
-        "SavedVariable",
-        "RELEASED",
-    }
-)
 
 
 class ExpressionError(ValueError):
@@ -217,7 +195,7 @@ def canonical(text: str) -> str:
 def check_forward(
     text: str, schema: FunctionSchema, kernel_helpers: Mapping[str, str]
 ) -> str:
-    """Check a forward kernel; return it with tensor arguments as `<name>_data`.
+    """Check a forward kernel; return it with tensor arguments as `<name>_`.
     `kernel_helpers`: each callable helper's module (tools/catalog.py)."""
     what = "forward"
     tree = _parse(text, what)
@@ -369,28 +347,36 @@ def _output_data(schema: FunctionSchema, index: int) -> str:
     return "result" if len(schema.returns) == 1 else f"outputs[{index}]"
 
 
-def check_formula(
-    text: str,
-    schema: FunctionSchema,
-    helpers: frozenset[str],
-    *,
-    multi: bool = False,
-) -> CheckedFormula:
-    """Check a backward formula, infer what it saves, rename it for apply().
+@dataclass
+class _FormulaSaves:
+    """What the walk of one backward formula collects: the values it saves, and
+    the subtrees (by identity) that become their locals in apply()."""
 
-    `multi`: the formula computes several inputs' gradients at once (a key such as
-    `self, other`), may read `grad_input_mask`, and returns a tuple.
-    """
+    schema: FunctionSchema
+    text: str
+    saved: dict[str, SavedAttribute] = field(default_factory=dict)
+    replacements: dict[int, str] = field(default_factory=dict)
+    skip: set[int] = field(default_factory=set)  # names inside a replaced subtree
+
+    def __post_init__(self) -> None:
+        returns = self.schema.returns
+        self.outputs = output_names(self.schema)
+        self.named_grads = {
+            f"grad_{r.name}": i for i, r in enumerate(returns) if r.name
+        }
+        self.list_return = len(returns) == 1 and returns[0].type.is_list
+        arguments = self.schema.arguments
+        self.tensors = {a.name for a in arguments if a.is_tensor} | set(self.outputs)
+        # Tensor[] arguments; a Tensor?[] (indices) is a plain value, saved as is.
+        self.lists = {a.name for a in arguments if a.is_tensor_list}
+
+    def save(self, name: str, attribute: SavedAttribute) -> None:
+        self.saved.setdefault(name, attribute)
+
+
+def _check_formula_calls(tree: ast.AST, text: str, helpers: frozenset[str]) -> None:
+    """Only tensor attributes are read, and only formula helpers called."""
     what = "formula"
-    tree = _parse(text, what)
-    _check_shape(tree, text, what)
-    args = {a.name: a for a in schema.arguments}
-    outputs = output_names(schema)
-    named_grads = {f"grad_{r.name}": i for i, r in enumerate(schema.returns) if r.name}
-    list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
-    tensors = {a.name for a in schema.arguments if a.is_tensor} | set(outputs)
-    # Tensor[] arguments; a Tensor?[] (indices) is a plain value, saved as is.
-    lists = {a.name for a in schema.arguments if a.is_tensor_list}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr not in TENSOR_ATTRIBUTES:
             raise ExpressionError(
@@ -407,134 +393,126 @@ def check_formula(
                 f"(a BACKWARD_HELPERS name of runtime/ops/): {text!r}"
             )
 
-    saved: dict[str, SavedAttribute] = {}
-    replacements: dict[int, str] = {}  # id(node) -> the local that replaces it
-    skip: set[int] = set()
+
+def _save_tensor_attribute(node: ast.Attribute, walk: _FormulaSaves) -> None:
+    """`x.shape` saves only `x_sym_sizes` (`.ndim`: `x_dim`, ...)."""
+    assert isinstance(node.value, ast.Name)
+    base = node.value.id
+    name = f"{base}_{SAVED_ATTRIBUTE_SUFFIX[node.attr]}"
+    is_output = base in walk.outputs
+    if is_output and walk.list_return:
+        raise ExpressionError(
+            f"formula reads a list output's {node.attr}: {walk.text!r}"
+        )
+    data = (
+        f"{_output_data(walk.schema, walk.outputs[base])}._data"
+        if is_output
+        else f"{base}_"
+    )
+    expr = f"{ATTRIBUTE_READERS[node.attr]}({data})"
+    walk.replacements[id(node)] = name
+    walk.skip.add(id(node.value))
+    walk.save(name, SavedAttribute(name, expr, False, is_output, name))
+
+
+def _save_args_sizes(node: ast.Call, walk: _FormulaSaves) -> None:
+    """`to_args_sizes(tensors)` saves only the list's shapes."""
+    if (
+        len(node.args) != 1
+        or node.keywords
+        or not (isinstance(node.args[0], ast.Name) and node.args[0].id in walk.lists)
+    ):
+        raise ExpressionError(
+            f"formula: to_args_sizes takes one Tensor[] argument: {walk.text!r}"
+        )
+    base = node.args[0].id
+    name = f"{base}_args_sizes"
+    walk.replacements[id(node)] = name
+    walk.skip.update({id(node.func), id(node.args[0])})
+    expr = f"args_sizes_of({base}_)"
+    walk.save(name, SavedAttribute(name, expr, False, False, name))
+
+
+def _collect_attribute_saves(tree: ast.AST, walk: _FormulaSaves) -> None:
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
-            and node.value.id in tensors
-            and node.value.id not in lists
+            and node.value.id in walk.tensors
+            and node.value.id not in walk.lists
             and node.attr in SAVED_ATTRIBUTE_SUFFIX
         ):
-            base = node.value.id
-            name = f"{base}_{SAVED_ATTRIBUTE_SUFFIX[node.attr]}"
-            is_output = base in outputs
-            if is_output and list_return:
-                raise ExpressionError(
-                    f"{what} reads a list output's {node.attr}: {text!r}"
-                )
-            data = (
-                f"{_output_data(schema, outputs[base])}._data"
-                if is_output
-                else f"{base}_data"
-            )
-            expr = f"{ATTRIBUTE_READERS[node.attr]}({data})"
-            replacements[id(node)] = name
-            skip.add(id(node.value))
-            saved.setdefault(name, SavedAttribute(name, expr, False, is_output, name))
+            _save_tensor_attribute(node, walk)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id == "to_args_sizes"
         ):
-            if (
-                len(node.args) != 1
-                or node.keywords
-                or not (isinstance(node.args[0], ast.Name) and node.args[0].id in lists)
-            ):
-                raise ExpressionError(
-                    f"{what}: to_args_sizes takes one Tensor[] argument: {text!r}"
-                )
-            base = node.args[0].id
-            name = f"{base}_args_sizes"
-            replacements[id(node)] = name
-            skip.update({id(node.func), id(node.args[0])})
-            expr = f"args_sizes_of({base}_data)"
-            saved.setdefault(name, SavedAttribute(name, expr, False, False, name))
+            _save_args_sizes(node, walk)
+
+
+def _collect_name_saves(
+    tree: ast.AST, walk: _FormulaSaves, helpers: frozenset[str], multi: bool
+) -> bool:
+    """Save each argument and output the formula names; True when it reads every
+    output's gradient (`grads`, `grad_<name>`)."""
+    text = walk.text
+    args = {a.name: a for a in walk.schema.arguments}
     uses_grads = False
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Name) or id(node) in skip:
+        if not isinstance(node, ast.Name) or id(node) in walk.skip:
             continue
         name = node.id
         if name == "grad":
             continue
-        if name == "grads" or name in named_grads:
+        if name == "grads" or name in walk.named_grads:
             uses_grads = True
-            if name in named_grads:
-                replacements[id(node)] = f"grads[{named_grads[name]}]"
+            if name in walk.named_grads:
+                walk.replacements[id(node)] = f"grads[{walk.named_grads[name]}]"
             continue
         if name == "grad_input_mask" and multi:
             continue
         if name in helpers and name not in args:
             continue
-        if name in outputs:
-            if list_return:
+        if name in walk.outputs:
+            if walk.list_return:
                 raise ExpressionError(
-                    f"{what} reads a list output, which is not saved: {text!r}"
+                    f"formula reads a list output, which is not saved: {text!r}"
                 )
-            index = outputs[name]
-            expr = _output_data(schema, index)
-            saved.setdefault(name, SavedAttribute(name, expr, True, True, name))
+            expr = _output_data(walk.schema, walk.outputs[name])
+            walk.save(name, SavedAttribute(name, expr, True, True, name))
         elif name in args:
+            lists = walk.lists
             is_tensor = args[name].is_tensor or name in lists
             attr = SavedAttribute(
                 name, name, is_tensor, False, local_name(name), is_list=name in lists
             )
-            saved.setdefault(name, attr)
+            walk.save(name, attr)
         else:
-            raise ExpressionError(f"{what} uses the unknown name {name!r}: {text!r}")
-    formula = _unparse(_Replacer(replacements, {"self": "self_"}).visit(tree))
-    return CheckedFormula(formula, tuple(saved.values()), uses_grads)
+            raise ExpressionError(f"formula uses the unknown name {name!r}: {text!r}")
+    return uses_grads
 
 
-# Formula helpers whose result is always a new array (or a number, or a Tensor).
-FRESH_HELPERS = frozenset(
-    {"cos", "sin", "exp", "log", "sinh", "cosh", "rsqrt", "fused"}
-)
-_FUSED_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+def check_formula(
+    text: str,
+    schema: FunctionSchema,
+    helpers: frozenset[str],
+    *,
+    multi: bool = False,
+) -> CheckedFormula:
+    """Check a backward formula, infer what it saves, rename it for apply().
 
-
-def _is_fresh(node: ast.expr) -> bool:
-    """Whether `node` evaluates to a temporary: an arithmetic result or a call of
-    a helper that always makes a new array."""
-    if isinstance(node, ast.BinOp):
-        return type(node.op) in _FUSED_OPS
-    if isinstance(node, ast.UnaryOp):
-        return isinstance(node.op, ast.USub)
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in FRESH_HELPERS
-    )
-
-
-class _Fuser(ast.NodeTransformer):
-    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
-        self.generic_visit(node)
-        op = _FUSED_OPS.get(type(node.op))
-        if op is None:
-            return node
-        for temp, operand in ((1, node.right), (0, node.left)):
-            if _is_fresh(operand):
-                call = ast.Call(
-                    ast.Name("fused", ast.Load()),
-                    [ast.Constant(op), node.left, node.right, ast.Constant(temp)],
-                    [],
-                )
-                return ast.copy_location(call, node)
-        return node
-
-
-def fuse_temporaries(formula: str) -> str:
-    """The code a node runs for a checked formula: each `+ - * /` with an operand
-    that is itself a temporary becomes `fused(op, a, b, temp)`
-    (runtime/ops/elementwise.py), which in a first-order backward writes the result into
-    that temporary instead of a new array. `grad * (1 - result * result)`
-    becomes `fused("*", grad, fused("-", 1, result * result, 1), 1)`."""
-    tree = ast.parse(formula, mode="eval")
-    return _unparse(_Fuser().visit(tree))
+    `multi`: the formula computes several inputs' gradients at once (a key such as
+    `self, other`), may read `grad_input_mask`, and returns a tuple.
+    """
+    tree = _parse(text, "formula")
+    _check_shape(tree, text, "formula")
+    _check_formula_calls(tree, text, helpers)
+    walk = _FormulaSaves(schema, text)
+    _collect_attribute_saves(tree, walk)
+    uses_grads = _collect_name_saves(tree, walk, helpers, multi)
+    formula = _unparse(_Replacer(walk.replacements, {"self": "self_"}).visit(tree))
+    return CheckedFormula(formula, tuple(walk.saved.values()), uses_grads)
 
 
 class _Replacer(ast.NodeTransformer):

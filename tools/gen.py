@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from yamlgrad.tools import journal
-from yamlgrad.tools.expressions import RESERVED_NAMES, fuse_temporaries, helper_names
+from yamlgrad.tools.expressions import helper_names
 from yamlgrad.tools.catalog import (
     BACKWARD_HELPERS,
     KERNELS,
@@ -43,6 +43,7 @@ from yamlgrad.tools.catalog import (
 )
 from yamlgrad.tools.load import helper_catalog, load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo, python_bindings
+from yamlgrad.tools.reserved import check_names
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -58,9 +59,13 @@ BLACK_MODE = {"line_length": 88}
 # it as `helpers` (tools/catalog.py's PACK_MODULE).
 PACK_HELPERS_FILE = "helpers.py"
 
-# What every generated wrapper may call from runtime/wrappers/variable_type_utils.py.
-WRAPPER_UTILS = ("collect_next_edges", "compute_requires_grad", "set_history")
-ATTRIBUTE_UTILS = ("sizes_of", "ndim_of", "dtype_of", "args_sizes_of")
+# What the generated wrappers call: that module's own `__all__`, imported whole.
+WRAPPER_UTILS_MODULE = (
+    Path(__file__).resolve().parent.parent
+    / "runtime"
+    / "wrappers"
+    / "variable_type_utils.py"
+)
 
 
 def header(yaml_name: str, template: str) -> str:
@@ -111,7 +116,7 @@ def _helper_context(
     call into, and the backward helpers the formulas use, by module."""
     catalog = helper_catalog(pack_helpers)
     table = catalog.backward_helpers
-    formulas = [fuse_temporaries(d.formula) for i in nodes for d in i.derivatives]
+    formulas = [d.formula for i in nodes for d in i.derivatives]
     bodies = [i.forward for i in infos if i.forward]
     bodies += [i.composite for i in infos if i.composite]
     used = _used_names(formulas, frozenset(table))
@@ -142,27 +147,7 @@ def render(
         autoescape=False,
     )
     env.filters["pyrepr"] = repr
-    env.filters["fuse"] = fuse_temporaries
     nodes = tuple(i for i in infos if i.op is not None and not i.reuses_node)
-    utils = set(WRAPPER_UTILS)
-    for info in infos:
-        utils.update(a.converter for a in info.func.arguments)
-        for s in info.all_saved:
-            utils.update(u for u in ATTRIBUTE_UTILS if s.expr.startswith(u + "("))
-        if info.type_promotion != "none":
-            utils.add("promote_operands")
-        if info.inplace:
-            utils.update({"check_inplace", "write_inplace", "rebase_history"})
-        if info.no_requires_grad:
-            utils.add("check_no_requires_grad")
-        if info.saves_original_self:
-            utils.add("original_value")
-        if info.is_view:
-            utils.add("make_view")
-        if info.output_kind != "single":
-            utils.add("set_history_outputs")
-        if info.return_names:
-            utils.add("return_type")
     overloads: dict[str, list[DifferentiabilityInfo]] = {}
     for info in infos:
         overloads.setdefault(info.func.name, []).append(info)
@@ -170,7 +155,7 @@ def render(
         "infos": infos,
         "nodes": nodes,
         **_helper_context(infos, nodes, pack_helpers),
-        "utils": sorted(utils),
+        "utils": sorted(helper_names(WRAPPER_UTILS_MODULE)),
         "bindings": python_bindings(infos),
         "overloads": list(overloads.items()),
     }
@@ -205,9 +190,9 @@ def render(
 def load_pack_helpers(path: Path) -> tuple[Declared, str]:
     """An op pack's helper module: what it declares (its literal KERNELS and
     BACKWARD_HELPERS tuples, or a literal `__all__` naming helpers of both kinds;
-    only those may be called) and its text. A name the runtime's helpers or the
-    generated code already use is refused."""
-    from yamlgrad.tools.load import GENERATED_MODULE_NAMES, HELPER_MODULE_NAMES
+    only those may be called) and its text. A name the
+    runtime's helpers already use is refused here; one the generated code binds,
+    once it is rendered (tools/reserved.py)."""
     from yamlgrad.tools.model import GenError, Location
 
     roles = (KERNELS, BACKWARD_HELPERS)
@@ -219,8 +204,7 @@ def load_pack_helpers(path: Path) -> tuple[Declared, str]:
             declared = {role: names for role in roles}
     except (OSError, SyntaxError, ValueError, RuntimeError) as e:
         raise GenError(Location(path.name, 1), "(helpers)", str(e)) from None
-    taken = runtime_catalog().names() | GENERATED_MODULE_NAMES | RESERVED_NAMES
-    taken |= HELPER_MODULE_NAMES
+    taken = runtime_catalog().names()
     names = frozenset(n for role in roles for n in declared[role])
     clashes = sorted(n for n in names if n in taken or not n.isidentifier())
     if clashes:
@@ -255,6 +239,8 @@ def render_files(
     names, helpers_text = (None, "") if helpers is None else load_pack_helpers(helpers)
     infos = load_derivatives(yaml_path, display, names)
     rendered = render(display, infos, names)
+    pack = frozenset(n for group in (names or {}).values() for n in group)
+    check_names(rendered, infos, python_bindings(infos), pack, helpers)
     if helpers is not None:
         rendered[PACK_HELPERS_FILE] = helpers_text
     return rendered

@@ -13,11 +13,12 @@ import builtins
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from yamlgrad.tools.expressions import (
-    RESERVED_NAMES,
     ExpressionError,
     canonical,
     check_composite,
@@ -30,10 +31,10 @@ from yamlgrad.tools.catalog import (
     Catalog,
     CatalogError,
     Declared,
-    module_names,
     runtime_catalog,
 )
 from yamlgrad.tools.model import (
+    Argument,
     Derivative,
     DifferentiabilityInfo,
     FunctionSchema,
@@ -53,27 +54,9 @@ ENTRY_KEYS = frozenset(
     | {"type_promotion", "output_differentiability"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
-# Module-level names of the generated VariableType.py; no op may take one.
-GENERATED_MODULE_NAMES = frozenset(
-    {"np", "kernels", "composites", "Any", "Tensor", "SavedVariable", "REQUIRED"}
-    | {"Overload", "Param"}
-    | {"dispatch", "METHODS", "OVERLOADS", "annotations"}
-    | {"collect_next_edges", "compute_requires_grad", "set_history", "optional"}
-    | {"sizes_of", "ndim_of", "dtype_of", "args_sizes_of", "return_type", "outputs"}
-    | {"set_history_outputs", "tuple", "list"}
-    | {"promote_operands", "check_inplace", "write_inplace", "rebase_history"}
-    | {"check_no_requires_grad"}
-    | {"original_value", "make_view", "original_self"}
-    | {"kernel_error", "kernel_failure", "check_arguments"}
-    | {"next_edge", "record_anomaly"}
-    | {"_new", "_next_edge", "_grad_mode", "_anomaly", "_sequence_nr"}
-    | {"_METADATA", "output_metadata", "_inference_threads", "InferenceTensor"}
-)
-# The helper modules generated code calls kernels through (`elementwise.clamp`); an
-# op or argument of that name would hide one. Checked after the public-name check,
-# whose message says more when the name is also a public one (`linalg`).
-HELPER_MODULE_NAMES = module_names()
-
+# An argument's sampling intervals, and how a sample check reports a problem.
+Domains = dict[str, tuple[tuple[float, float], ...]]
+Fail = Callable[[str], NoReturn]
 # Python's builtins that are also PyTorch ops or argument names. Every other builtin
 # (len, print, isinstance, super, type, object, ...) is refused as a name: the
 # generated code calls some of them, and a module-level op or a parameter of that
@@ -209,9 +192,6 @@ def load_derivatives(
         problem = public_name_problem(info, public, tensor_attributes)
         if problem is not None:
             raise GenError(info.loc, str(info.func), problem)
-        if info.func.name in HELPER_MODULE_NAMES:
-            message = f"the op name {info.func.name!r} is taken by the generated code"
-            raise GenError(info.loc, str(info.func), message)
         key = f"{info.func.name}.{info.func.overload}"
         if key in seen:
             message = (
@@ -344,111 +324,129 @@ def _check_composite(
     return dataclasses.replace(info, composite=body)
 
 
-def _load_entry(
-    entry: YamlMap,
-    display: str,
-    formula_helpers: frozenset[str],
-    kernel_helpers: Mapping[str, str],
-    counter: Counter[str],
-) -> DifferentiabilityInfo:
-    entry_loc = Location(display, entry.line)
+@dataclass(frozen=True)
+class _Entry:
+    """One YAML entry being loaded, with where each of its keys is."""
 
-    def loc(key: str) -> Location:
-        return Location(display, entry.lines.get(key, entry.line))
+    entry: YamlMap
+    display: str
+    op_text: str = "(entry)"
 
-    if "name" not in entry:
-        raise GenError(entry_loc, "(entry)", "missing 'name'")
-    name_text = entry["name"]
+    @property
+    def loc_entry(self) -> Location:
+        return Location(self.display, self.entry.line)
+
+    def loc(self, key: str) -> Location:
+        return Location(self.display, self.entry.lines.get(key, self.entry.line))
+
+    def error(self, key: str | None, message: str) -> GenError:
+        where = self.loc_entry if key is None else self.loc(key)
+        return GenError(where, self.op_text, message)
+
+
+def _load_schema(
+    e: _Entry, formula_helpers: frozenset[str], kernel_helpers: Mapping[str, str]
+) -> FunctionSchema:
+    """The entry's `name:`, parsed, with its op and argument names checked."""
+    if "name" not in e.entry:
+        raise GenError(e.loc_entry, "(entry)", "missing 'name'")
+    name_text = e.entry["name"]
     if not isinstance(name_text, str):
-        raise GenError(loc("name"), repr(name_text), "'name' must be a schema string")
+        raise GenError(e.loc("name"), repr(name_text), "'name' must be a schema string")
     try:
         func = FunctionSchema.parse(name_text)
-    except SchemaError as e:
-        raise GenError(loc("name"), name_text, str(e)) from None
-    op_text = str(func)
-    args = {a.name: a for a in func.arguments}
+    except SchemaError as err:
+        raise GenError(e.loc("name"), name_text, str(err)) from None
+    e = _Entry(e.entry, e.display, str(func))
     problem = name_problem(func.name, BUILTIN_OP_NAMES)
     if problem is not None:
-        raise GenError(loc("name"), op_text, f"the op name {func.name!r} {problem}")
+        raise e.error("name", f"the op name {func.name!r} {problem}")
     for a in func.arguments:
         problem = name_problem(a.name, BUILTIN_ARGUMENT_NAMES)
         if problem is not None:
-            raise GenError(loc("name"), op_text, f"argument {a.name!r} {problem}")
-    names = {a.name for a in func.arguments}
-    if {"self", "input"} <= names:
+            raise e.error("name", f"argument {a.name!r} {problem}")
+    if {"self", "input"} <= {a.name for a in func.arguments}:
         message = "arguments 'self' and 'input' together: Python calls 'self' 'input'"
-        raise GenError(loc("name"), op_text, message)
-    if func.name in GENERATED_MODULE_NAMES or func.name.endswith("_arg"):
-        message = f"the op name {func.name!r} is taken by the generated code"
-        raise GenError(loc("name"), op_text, message)
-
+        raise e.error("name", message)
     for a in func.arguments:
         if a.type.is_list and a.binding_kind not in ("int[]", "Tensor[]", "Tensor?[]"):
-            message = f"argument type {str(a.type)!r} is not supported yet"
-            raise GenError(loc("name"), op_text, message)
-        # A wrapper's parameter hides the module-level name it calls (set_history,
-        # tensor_arg, SavedVariable, ...), so arguments get the op names' check too.
-        shadows = (
-            a.name in RESERVED_NAMES
-            or a.name in GENERATED_MODULE_NAMES
-            or a.name in HELPER_MODULE_NAMES
-            or a.name.endswith("_arg")
-            or a.name in formula_helpers
-            or a.name in kernel_helpers
-        )
-        if shadows:
+            raise e.error("name", f"argument type {str(a.type)!r} is not supported yet")
+        # A parameter named as a helper hides it from the formulas and kernels.
+        # (The names the generated code binds itself are checked once it is
+        # rendered: tools/reserved.py.)
+        if a.name in formula_helpers or a.name in kernel_helpers:
             message = f"argument {a.name!r} shadows a name the generated code uses"
-            raise GenError(loc("name"), op_text, message)
-    _check_returns(func, loc("name"), op_text)
+            raise e.error("name", message)
+    _check_returns(func, e.loc("name"), e.op_text)
+    return func
 
-    tensor_inputs = {
-        a.name: a for a in func.arguments if a.is_tensor or a.is_tensor_list
-    }
-    derivative_keys = [k for k in entry if k not in ENTRY_KEYS]
+
+def _tensor_inputs(func: FunctionSchema) -> dict[str, Argument]:
+    return {a.name: a for a in func.arguments if a.is_tensor or a.is_tensor_list}
+
+
+def _load_covered(e: _Entry, func: FunctionSchema) -> dict[str, str]:
+    """Each tensor input that has a formula key, and that key (`self, other`)."""
+    args = {a.name for a in func.arguments}
+    tensor_inputs = _tensor_inputs(func)
     covered: dict[str, str] = {}
-    for key in derivative_keys:
+    for key in (k for k in e.entry if k not in ENTRY_KEYS):
         for name in (n.strip() for n in key.split(",")):
             if name not in args:
-                raise GenError(
-                    loc(key), op_text, f"formula for {name!r}, which is not an argument"
-                )
+                raise e.error(key, f"formula for {name!r}, which is not an argument")
             if name not in tensor_inputs:
-                raise GenError(
-                    loc(key), op_text, f"formula for {name!r}, which is not a Tensor"
-                )
+                raise e.error(key, f"formula for {name!r}, which is not a Tensor")
             if name in covered:
                 message = (
                     f"{name!r} has two formulas (keys {covered[name]!r} and {key!r})"
                 )
-                raise GenError(loc(key), op_text, message)
+                raise e.error(key, message)
             covered[name] = key
-    composite = entry.get("composite")
-    if composite is not None:
-        if "forward" in entry or derivative_keys:
-            message = "a composite has no 'forward' and no formulas of its own"
-            raise GenError(loc("composite"), op_text, message)
-        forward = ""
-    else:
-        if not covered:
-            message = (
-                f"no tensor input has a formula; give one or '{NON_DIFFERENTIABLE}'"
-            )
-            raise GenError(entry_loc, op_text, message)
-        if "forward" not in entry:
-            raise GenError(entry_loc, op_text, "missing 'forward'")
-        try:
-            forward = check_forward(entry["forward"], func, kernel_helpers)
-        except ExpressionError as e:
-            raise GenError(loc("forward"), op_text, str(e)) from None
+    return covered
 
-    keys = [] if composite is not None else list(dict.fromkeys(covered.values()))
-    non_differentiable = [k for k in keys if entry[k] == NON_DIFFERENTIABLE]
+
+def _load_forward(
+    e: _Entry,
+    func: FunctionSchema,
+    covered: dict[str, str],
+    kernel_helpers: Mapping[str, str],
+) -> str:
+    """The checked forward kernel ("" for a composite, which has none)."""
+    if e.entry.get("composite") is not None:
+        if "forward" in e.entry or any(k not in ENTRY_KEYS for k in e.entry):
+            message = "a composite has no 'forward' and no formulas of its own"
+            raise e.error("composite", message)
+        return ""
+    if not covered:
+        message = f"no tensor input has a formula; give one or '{NON_DIFFERENTIABLE}'"
+        raise e.error(None, message)
+    if "forward" not in e.entry:
+        raise e.error(None, "missing 'forward'")
+    try:
+        return check_forward(e.entry["forward"], func, kernel_helpers)
+    except ExpressionError as err:
+        raise e.error("forward", str(err)) from None
+
+
+def _load_formulas(
+    e: _Entry,
+    func: FunctionSchema,
+    covered: dict[str, str],
+    formula_helpers: frozenset[str],
+) -> tuple[list[Derivative], list[str]]:
+    """The checked backward formulas, in the order of their inputs' edges, and the
+    keys declared non_differentiable."""
+    keys = (
+        []
+        if e.entry.get("composite") is not None
+        else list(dict.fromkeys(covered.values()))
+    )
+    non_differentiable = [k for k in keys if e.entry[k] == NON_DIFFERENTIABLE]
     for key in non_differentiable:
         if "," in key:
-            raise GenError(
-                loc(key), op_text, f"'{NON_DIFFERENTIABLE}' takes one input: {key!r}"
-            )
+            raise e.error(key, f"'{NON_DIFFERENTIABLE}' takes one input: {key!r}")
     formula_keys = [k for k in keys if k not in non_differentiable]
+    tensor_inputs = _tensor_inputs(func)
     # Edges follow the schema's order of the differentiable inputs.
     differentiable = [
         a.name for a in func.arguments if covered.get(a.name) in formula_keys
@@ -456,18 +454,17 @@ def _load_entry(
     if len(differentiable) > 1 and any(
         tensor_inputs[n].is_tensor_list for n in differentiable
     ):
-        message = "a Tensor[] input must be the only differentiable input"
-        raise GenError(entry_loc, op_text, message)
+        raise e.error(None, "a Tensor[] input must be the only differentiable input")
     derivatives: list[Derivative] = []
     for key in sorted(
         formula_keys, key=lambda k: differentiable.index(k.split(",")[0].strip())
     ):
         names = tuple(n.strip() for n in key.split(","))
-        text = entry[key]
+        text = e.entry[key]
         try:
             checked = check_formula(text, func, formula_helpers, multi=len(names) > 1)
-        except ExpressionError as e:
-            raise GenError(loc(key), op_text, str(e)) from None
+        except ExpressionError as err:
+            raise e.error(key, str(err)) from None
         derivatives.append(
             Derivative(
                 var_names=names,
@@ -477,7 +474,7 @@ def _load_entry(
                 saved=checked.saved,
                 uses_grads=checked.uses_grads,
                 is_list=tensor_inputs[names[0]].is_tensor_list,
-                loc=loc(key),
+                loc=e.loc(key),
             )
         )
     if any(d.uses_grads for d in derivatives) and any(
@@ -487,51 +484,75 @@ def _load_entry(
             "illegally mixes use of 'grad' and 'grads'. Consider replacing occurrences "
             "of 'grad' with 'grads[0]'"
         )
-        raise GenError(entry_loc, op_text, message)
-    non_differentiable = [k.strip() for k in non_differentiable]
-    # PyTorch's rule: a tensor input with no key at all is not differentiable and
-    # may not require grad (check_no_requires_grad), except one named `output`.
-    no_requires_grad = tuple(
-        n
-        for n in tensor_inputs
-        if composite is None and n not in covered and n != "output"
-    )
+        raise e.error(None, message)
+    return derivatives, [k.strip() for k in non_differentiable]
 
-    op = None
-    if derivatives:
-        prefix = create_op_prefix(func.name)
-        op = f"{prefix}{counter[prefix]}"
-        counter[prefix] += 1
 
-    first = func.arguments[0] if func.arguments else None
-    has_self = first is not None and first.name == "self" and first.is_tensor
-    inplace = has_self and first.type.annotation == "a!" and func.name.endswith("_")
-    variants = _load_variants(
-        entry, loc("variants"), op_text, has_self, default="method" if inplace else None
-    )
-    python_binding = entry.get("python_binding", True)
-    if not isinstance(python_binding, bool):
-        raise GenError(
-            loc("python_binding"), op_text, "'python_binding' must be true or false"
-        )
-
-    promotion, operands = _load_type_promotion(
-        entry, loc("type_promotion"), op_text, func
-    )
-    output_differentiability = entry.get("output_differentiability")
-    if output_differentiability is not None and (
-        not isinstance(output_differentiability, list)
-        or len(output_differentiability) != len(func.returns)
+def _load_output_differentiability(
+    e: _Entry, func: FunctionSchema
+) -> tuple[bool, ...] | None:
+    value = e.entry.get("output_differentiability")
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != len(func.returns)
         or len(func.returns) < 2
-        or not all(isinstance(v, bool) for v in output_differentiability)
+        or not all(isinstance(v, bool) for v in value)
     ):
         message = (
             "'output_differentiability' must be a list of true/false, one per "
             "output of a tuple return"
         )
-        raise GenError(loc("output_differentiability"), op_text, message)
-    domains = _load_domains(entry, loc("domain"), op_text, func)
-    samples = _load_samples(entry, loc("samples"), op_text, func, domains, display)
+        raise e.error("output_differentiability", message)
+    return tuple(value)
+
+
+def _load_python_binding(e: _Entry) -> bool:
+    python_binding = e.entry.get("python_binding", True)
+    if not isinstance(python_binding, bool):
+        raise e.error("python_binding", "'python_binding' must be true or false")
+    return python_binding
+
+
+def _load_entry(
+    entry: YamlMap,
+    display: str,
+    formula_helpers: frozenset[str],
+    kernel_helpers: Mapping[str, str],
+    counter: Counter[str],
+) -> DifferentiabilityInfo:
+    func = _load_schema(_Entry(entry, display), formula_helpers, kernel_helpers)
+    e = _Entry(entry, display, str(func))
+    covered = _load_covered(e, func)
+    composite = entry.get("composite")
+    forward = _load_forward(e, func, covered, kernel_helpers)
+    derivatives, non_differentiable = _load_formulas(e, func, covered, formula_helpers)
+    # PyTorch's rule: a tensor input with no key at all is not differentiable and
+    # may not require grad (check_no_requires_grad), except one named `output`.
+    no_requires_grad = tuple(
+        n
+        for n in _tensor_inputs(func)
+        if composite is None and n not in covered and n != "output"
+    )
+    op = None
+    if derivatives:
+        prefix = create_op_prefix(func.name)
+        op = f"{prefix}{counter[prefix]}"
+        counter[prefix] += 1
+    first = func.arguments[0] if func.arguments else None
+    has_self = first is not None and first.name == "self" and first.is_tensor
+    inplace = has_self and first.type.annotation == "a!" and func.name.endswith("_")
+    variants = _load_variants(
+        entry, e.loc("variants"), e.op_text, has_self, "method" if inplace else None
+    )
+    python_binding = _load_python_binding(e)
+    promotion, operands = _load_type_promotion(
+        entry, e.loc("type_promotion"), e.op_text, func
+    )
+    output_differentiability = _load_output_differentiability(e, func)
+    domains = _load_domains(entry, e.loc("domain"), e.op_text, func)
+    samples = _load_samples(entry, e.loc("samples"), e.op_text, func, domains, display)
     return DifferentiabilityInfo(
         func=func,
         forward=forward,
@@ -545,15 +566,11 @@ def _load_entry(
         function="function" in variants,
         python_binding=python_binding,
         samples=samples,
-        loc=loc("name"),
+        loc=e.loc("name"),
         type_promotion=promotion,
         promotion_operands=operands,
         inplace=inplace,
-        output_differentiability=(
-            None
-            if output_differentiability is None
-            else tuple(output_differentiability)
-        ),
+        output_differentiability=output_differentiability,
     )
 
 
@@ -693,12 +710,106 @@ def _is_shape(value: Any) -> bool:
     )
 
 
+def _sample_list(
+    a: Argument, value: Any, domains: Domains, fail: Fail
+) -> SampleArg | None:
+    """A `Tensor[]` sample (a list of shapes) or a `Tensor?[]` one (index tensors
+    or nulls); None for any other argument."""
+    if a.is_tensor_list:
+        if not isinstance(value, list) or not all(_is_shape(v) for v in value):
+            fail(f"sample for {a.name!r} must be a list of shapes: {value!r}")
+        return SampleArg(
+            name=a.name,
+            shape=None,
+            value=None,
+            dtype=None,
+            domain=domains.get(a.name, DEFAULT_DOMAIN),
+            shapes=tuple(tuple(v) for v in value),
+        )
+    if a.binding_kind == "Tensor?[]":
+        if not isinstance(value, list) or not value:
+            fail(
+                f"sample for {a.name!r} must be a list of index tensors "
+                f"(nested lists of ints or bools) or nulls: {value!r}"
+            )
+        return SampleArg(
+            name=a.name,
+            shape=None,
+            value=None,
+            dtype=None,
+            domain=DEFAULT_DOMAIN,
+            index_list=_freeze(value),
+        )
+    return None
+
+
+def _sample_value(a: Argument, value: Any, domains: Domains, fail: Fail) -> SampleArg:
+    """A tensor sample (a shape, `{shape|values, dtype}` or a number), or a plain
+    argument's value."""
+    shape, dtype, values = None, None, None
+    if a.is_tensor and isinstance(value, dict):
+        shape, dtype = value.get("shape"), value.get("dtype")
+        values = value.get("values")
+        if values is not None:
+            shape = _nested_shape(values)
+        if (
+            set(value) - {"shape", "dtype", "values"}
+            or dtype not in (None, "bool", "int64")
+            or (values is not None and "shape" in value)
+        ):
+            fail(
+                f"tensor sample for {a.name!r} takes shape (or values) and "
+                f"dtype: {value!r}"
+            )
+    elif a.is_tensor and isinstance(value, list):
+        shape = value
+    elif a.is_tensor and not isinstance(value, (bool, int, float, type(None))):
+        fail(
+            f"tensor sample for {a.name!r} must be a shape, a mapping or "
+            f"a number: {value!r}"
+        )
+    if shape is not None and not _is_shape(shape):
+        fail(f"bad shape for {a.name!r}: {shape!r}")
+    return SampleArg(
+        name=a.name,
+        shape=None if shape is None else tuple(shape),
+        value=None if shape is not None else _freeze(value),
+        dtype=dtype,
+        domain=domains.get(a.name, DEFAULT_DOMAIN),
+        values=_freeze(values),
+    )
+
+
+def _load_sample(
+    item: Any, item_loc: Location, op: str, func: FunctionSchema, domains: Domains
+) -> Sample:
+    def fail(message: str) -> NoReturn:
+        raise GenError(item_loc, op, message)
+
+    if not isinstance(item, dict):
+        fail(f"a sample must be a mapping, got {item!r}")
+    args = {a.name for a in func.arguments}
+    for name in item:
+        if name not in args:
+            fail(f"sample gives {name!r}, which is not an argument")
+    sample_args = []
+    for a in func.arguments:
+        if a.name not in item:
+            if a.default is None:
+                fail(f"sample has no value for {a.name!r}")
+            continue
+        value = item[a.name]
+        arg = _sample_list(a, value, domains, fail)
+        sample_args.append(arg or _sample_value(a, value, domains, fail))
+    return Sample(tuple(sample_args), item_loc)
+
+
 def _load_samples(
     entry: YamlMap,
     loc: Location,
     op: str,
     func: FunctionSchema,
-    domains: dict[str, tuple[tuple[float, float], ...]],
+    domains: Domains,
     display: str,
 ) -> tuple[Sample, ...]:
     raw = entry.get("samples")
@@ -706,95 +817,7 @@ def _load_samples(
         raise GenError(
             loc, op, "'samples' must be a non-empty list of inputs for the tests"
         )
-    args = {a.name: a for a in func.arguments}
-    samples = []
-    for i, item in enumerate(raw):
-        item_loc = Location(display, raw.lines[i])
-        if not isinstance(item, dict):
-            raise GenError(item_loc, op, f"a sample must be a mapping, got {item!r}")
-        for name in item:
-            if name not in args:
-                raise GenError(
-                    item_loc, op, f"sample gives {name!r}, which is not an argument"
-                )
-        sample_args = []
-        for a in func.arguments:
-            if a.name not in item:
-                if a.default is None:
-                    raise GenError(item_loc, op, f"sample has no value for {a.name!r}")
-                continue
-            value = item[a.name]
-            shape, dtype = None, None
-            if a.is_tensor_list:
-                if not isinstance(value, list) or not all(_is_shape(v) for v in value):
-                    message = (
-                        f"sample for {a.name!r} must be a list of shapes: {value!r}"
-                    )
-                    raise GenError(item_loc, op, message)
-                sample_args.append(
-                    SampleArg(
-                        name=a.name,
-                        shape=None,
-                        value=None,
-                        dtype=None,
-                        domain=domains.get(a.name, DEFAULT_DOMAIN),
-                        shapes=tuple(tuple(v) for v in value),
-                    )
-                )
-                continue
-            if a.binding_kind == "Tensor?[]":
-                if not isinstance(value, list) or not value:
-                    message = (
-                        f"sample for {a.name!r} must be a list of index tensors "
-                        f"(nested lists of ints or bools) or nulls: {value!r}"
-                    )
-                    raise GenError(item_loc, op, message)
-                sample_args.append(
-                    SampleArg(
-                        name=a.name,
-                        shape=None,
-                        value=None,
-                        dtype=None,
-                        domain=DEFAULT_DOMAIN,
-                        index_list=_freeze(value),
-                    )
-                )
-                continue
-            values = None
-            if a.is_tensor and isinstance(value, dict):
-                shape, dtype = value.get("shape"), value.get("dtype")
-                values = value.get("values")
-                if values is not None:
-                    shape = _nested_shape(values)
-                if (
-                    set(value) - {"shape", "dtype", "values"}
-                    or dtype not in (None, "bool", "int64")
-                    or (values is not None and "shape" in value)
-                ):
-                    message = (
-                        f"tensor sample for {a.name!r} takes shape (or values) and "
-                        f"dtype: {value!r}"
-                    )
-                    raise GenError(item_loc, op, message)
-            elif a.is_tensor and isinstance(value, list):
-                shape = value
-            elif a.is_tensor and not isinstance(value, (bool, int, float, type(None))):
-                message = (
-                    f"tensor sample for {a.name!r} must be a shape, a mapping or "
-                    f"a number: {value!r}"
-                )
-                raise GenError(item_loc, op, message)
-            if shape is not None and not _is_shape(shape):
-                raise GenError(item_loc, op, f"bad shape for {a.name!r}: {shape!r}")
-            sample_args.append(
-                SampleArg(
-                    name=a.name,
-                    shape=None if shape is None else tuple(shape),
-                    value=None if shape is not None else _freeze(value),
-                    dtype=dtype,
-                    domain=domains.get(a.name, DEFAULT_DOMAIN),
-                    values=_freeze(values),
-                )
-            )
-        samples.append(Sample(tuple(sample_args), item_loc))
-    return tuple(samples)
+    return tuple(
+        _load_sample(item, Location(display, raw.lines[i]), op, func, domains)
+        for i, item in enumerate(raw)
+    )

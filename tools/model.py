@@ -175,10 +175,8 @@ class Argument:
 
     @property
     def local(self) -> str:
-        """Its name inside the wrapper once unpacked: tensors become `<name>_data`."""
-        return (
-            f"{self.name}_data" if self.is_tensor or self.is_tensor_list else self.name
-        )
+        """Its name inside the wrapper once unpacked: tensors become `<name>_`, as PyTorch names them."""
+        return f"{self.name}_" if self.is_tensor or self.is_tensor_list else self.name
 
     @property
     def py_default(self) -> str | None:
@@ -538,7 +536,7 @@ class DifferentiabilityInfo:
 
     @property
     def promotion_locals(self) -> str:
-        """The same as an assignment target: `self_data, other_data`."""
+        """The same as an assignment target: `self_, other_`."""
         names = self.promotion_names
         return ", ".join(names) + ("," if len(names) == 1 else "")
 
@@ -601,6 +599,12 @@ class DifferentiabilityInfo:
     @property
     def slot_names(self) -> tuple[str, ...]:
         return tuple(s.attr for s in self.all_saved)
+
+    @property
+    def guarded_saves(self) -> tuple[SavedAttribute, ...]:
+        """The saved tensors a wrapper may skip (see save_guard): a node starts
+        with these undefined."""
+        return tuple(s for s in self.saved_inputs if self.save_guard(s))
 
     def save_guard(self, saved: SavedAttribute) -> tuple[int, ...]:
         """The edges whose formulas read a saved tensor input.

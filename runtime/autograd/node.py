@@ -41,9 +41,11 @@ Grad = Any  # an ndarray in a raw backward, a Tensor otherwise
 # AccumulateGrad runs first (NOTE [ Sequence Number ]).
 UINT64_MAX = 2**64 - 1
 
-# Creation order of nodes. Generated wrappers set a node's slots themselves
-# (Node.__init__ inlined) and draw its number from here too.
+# Creation order of nodes.
 sequence_nr = itertools.count()
+
+
+_anomaly = anomaly_mode.state
 
 
 class Edge(NamedTuple):
@@ -97,19 +99,23 @@ class Node:
         self._seq = next(sequence_nr)
         self._metadata: dict | None = None
         self._hooks: NodeHooks | None = None
-        if anomaly_mode.state.enabled:
-            record_anomaly(self, skip=2)
+        if _anomaly.enabled:
+            # The stack up to the op that made the node: without this frame and,
+            # when the class has one, its own __init__.
+            record_anomaly(self, skip=1 if type(self).__init__ is Node.__init__ else 2)
 
     # -- the graph ---------------------------------------------------------------
 
-    def set_next_edges(self, edges: tuple[Edge, ...]) -> None:
-        """Set the edges from `(node, input_nr)` pairs."""
-        self._next_edges = tuple(item for edge in edges for item in edge)
+    def set_next_edges(self, edges: tuple[Any, ...]) -> None:
+        """Set the edges: collect_next_edges's flat `(node, input_nr, node, ...)`,
+        or `(node, input_nr)` pairs. (A node is never a tuple, so the first item
+        tells which.)"""
+        if edges and isinstance(edges[0], tuple):
+            edges = tuple(item for edge in edges for item in edge)
+        self._next_edges = edges
 
     @property
     def next_edges(self) -> tuple[Edge, ...]:
-        # Stored as plain `(node, input_nr)` pairs: a generated wrapper builds them
-        # inline, without a call per edge.
         flat = self._next_edges
         return tuple(Edge(flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
@@ -196,7 +202,7 @@ class Node:
         if name.startswith("_saved_"):
             raw = getattr(self, "_raw" + name, _MISSING)
             if raw is not _MISSING:
-                # A SavedVariable, or a Python number saved as it is (`x * 2`).
+                # A SavedVariable (a list of them for a Tensor[] argument).
                 return raw.unpack(self) if hasattr(raw, "unpack") else raw
         raise AttributeError(
             f"'{type(self).__name__}' object has no attribute '{name}'"

@@ -7,7 +7,10 @@ Two decisions, both PyTorch's:
 * The tensor's version is recorded here and checked on unpack, so an in-place change
   between forward and backward raises instead of giving a wrong gradient.
 
-A Python number passed where a Tensor goes (`x * 2`) is saved as the number itself.
+A Python number passed where a Tensor goes (`x * 2`) is saved as the number itself,
+so a float32 formula stays float32; unpacking gives the number back. `UNDEFINED`
+(PyTorch's default-constructed SavedVariable) is what a node holds for a value it
+did not save, because no gradient that reads it was needed: it unpacks to None.
 `unpack(node, raw=True)` gives the ndarray (a first-order backward makes no Tensor);
 `raw=False` gives a Tensor that can take part in a recorded double backward.
 """
@@ -18,6 +21,8 @@ import threading
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from yamlgrad.runtime.errors import (
     ERR_BACKWARD_TWICE,
@@ -62,14 +67,19 @@ class SavedVariable:
         "_weak_grad_fn",
     )
 
-    def __init__(self, value: Tensor | int | float | bool, is_output: bool) -> None:
-        if not isinstance(value, Tensor):  # a Python number standing for a tensor
+    def __init__(
+        self, value: Tensor | int | float | bool | None, is_output: bool
+    ) -> None:
+        kind = type(value)
+        if kind is float or kind is int:  # a Python number standing for a tensor
             self._data: Any = value
-            self._tensor: Tensor | None = None
-            self._output_nr = 0
-            self._version_counter: VersionCounter | None = None
-            self._saved_version = 0
-            self._weak_grad_fn = None
+            self._version_counter: VersionCounter | None = None  # unpack: as is
+            return
+        if not isinstance(value, Tensor):
+            # A numpy scalar as the Python number it holds (weak in numpy's
+            # promotion, as the wrapper's unpacked argument was); None: undefined.
+            self._data = value.item() if isinstance(value, np.generic) else value
+            self._version_counter = None
             return
         if type(value) is InferenceTensor:
             raise RuntimeError(ERR_INFERENCE_SAVED)
@@ -147,12 +157,14 @@ class SavedVariable:
         )
 
     def reset_data(self) -> None:
-        """Free the data after a backward without retain_graph; unpack() then raises."""
+        """Free the data after a backward without retain_graph; unpack() then raises.
+        An undefined one (nothing saved, or None for a `Tensor?`) has nothing to
+        free and stays None."""
+        if self._data is None:
+            return
         self._data = _FREED
         self._tensor = None
 
 
-# What a node's saved Python number becomes after a backward without
-# retain_graph: unpacking it raises, as for a freed tensor.
-RELEASED = SavedVariable(0, False)
-RELEASED.reset_data()
+# A value a node did not save (its gradient was not needed): unpacks to None.
+UNDEFINED = SavedVariable(None, False)

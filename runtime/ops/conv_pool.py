@@ -48,10 +48,9 @@ BACKWARD_HELPERS = (
 )
 
 
-def expand_param(value: int | tuple[int, ...], n: int) -> tuple[int, ...]:
-    """An `int[N]` argument spelled out: PyTorch accepts `stride=2` for `(2, 2)`."""
-    if isinstance(value, (int, np.integer)):
-        return (int(value),) * n
+def expand_param(value: tuple[int, ...], n: int) -> tuple[int, ...]:
+    """An `int[]` argument spelled out for `n` spatial dims: `(2,)` is `(2, 2)`.
+    (A lone int is already a tuple: the wrapper's int_list_arg expands it.)"""
     return tuple(value) * n if len(value) == 1 else tuple(value)
 
 

@@ -34,8 +34,57 @@ from yamlgrad.runtime.errors import (
     multi_output_view_inplace,
 )
 from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.autograd.node import INVALID_EDGE, Edge, Node
+from yamlgrad.runtime.autograd.node import (
+    INVALID_EDGE,
+    METADATA_CACHE,
+    Edge,
+    Node,
+    output_metadata,
+)
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+
+# What the generated wrappers call: VariableType.py imports exactly these names, and
+# the generator refuses an op or argument that would hide one.
+__all__ = [
+    "tensor_arg",
+    "tensor_list_arg",
+    "tensor_optional_list_arg",
+    "optional_tensor_arg",
+    "scalar_arg",
+    "int_arg",
+    "float_arg",
+    "bool_arg",
+    "str_arg",
+    "int_list_arg",
+    "scalar_type_arg",
+    "memory_format_arg",
+    "optional_int_list_arg",
+    "optional_scalar_arg",
+    "optional_int_arg",
+    "optional_float_arg",
+    "optional_scalar_type_arg",
+    "optional_bool_arg",
+    "optional_str_arg",
+    "optional_memory_format_arg",
+    "sizes_of",
+    "ndim_of",
+    "dtype_of",
+    "args_sizes_of",
+    "return_type",
+    "promote_operands",
+    "compute_requires_grad",
+    "collect_next_edges",
+    "set_history",
+    "set_history_inplace_view",
+    "set_history_outputs",
+    "make_view",
+    "make_views",
+    "check_no_requires_grad",
+    "check_inplace",
+    "original_value",
+    "write_inplace",
+    "rebase_history",
+]
 
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
 
@@ -43,6 +92,8 @@ _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
 def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
     """A `Tensor` argument's raw value: its ndarray, or a Python number as is."""
     kind = type(value)
+    if kind is Tensor:
+        return value._data
     if kind is float or kind is int:
         return value
     if isinstance(value, Tensor):
@@ -90,6 +141,8 @@ def scalar_arg(value: Any, op: str, name: str, position: int) -> int | float | b
 
 
 def int_arg(value: Any, op: str, name: str, position: int) -> int:
+    if type(value) is int:
+        return value
     if isinstance(value, bool) or isinstance(value, Tensor) and value._data.ndim:
         raise TypeError(argument_type(op, name, position, "int", value))
     try:
@@ -105,6 +158,8 @@ def float_arg(value: Any, op: str, name: str, position: int) -> float:
 
 
 def bool_arg(value: Any, op: str, name: str, position: int) -> bool:
+    if type(value) is bool:
+        return value
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(argument_type(op, name, position, "bool", value))
@@ -116,14 +171,24 @@ def str_arg(value: Any, op: str, name: str, position: int) -> str:
     raise TypeError(argument_type(op, name, position, "str", value))
 
 
-def int_list_arg(value: Any, op: str, name: str, position: int) -> tuple[int, ...]:
-    """`int[]`: a sequence of ints (a lone int is accepted, as PyTorch does)."""
+def int_list_arg(
+    value: Any, op: str, name: str, position: int, size: int = 1
+) -> tuple[int, ...]:
+    """`int[]` and `int[N]`: a sequence of ints. A lone int is accepted, as PyTorch
+    does, and stands for `size` copies of itself (`kernel_size=2` of an `int[2]` is
+    `(2, 2)`), so kernels and formulas always get a tuple."""
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is not int:
+                break
+        else:
+            return value
     if isinstance(value, (list, tuple)):
         return tuple(int_arg(v, op, name, position) for v in value)
     if isinstance(value, Tensor):
         return tuple(int(v) for v in value._data.reshape(-1))
     try:
-        return (int_arg(value, op, name, position),)
+        return (int_arg(value, op, name, position),) * size
     except TypeError:
         expected = "tuple of ints"
         raise TypeError(argument_type(op, name, position, expected, value)) from None
@@ -153,7 +218,12 @@ def optional(convert: Any) -> Any:
     return convert_optional
 
 
-optional_int_list_arg = optional(int_list_arg)
+def optional_int_list_arg(
+    value: Any, op: str, name: str, position: int, size: int = 1
+) -> tuple[int, ...] | None:
+    return None if value is None else int_list_arg(value, op, name, position, size)
+
+
 optional_scalar_arg = optional(scalar_arg)
 optional_int_arg = optional(int_arg)
 optional_float_arg = optional(float_arg)
@@ -251,19 +321,22 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
     which numpy treats as weak). `int_to_float`: an integer or bool result type
     becomes float32, as PyTorch's true division and float-only ops do."""
     first = values[0]
-    if type(first) is np.ndarray and first.ndim and first.dtype.kind == "f":
-        # The common case, decided without result_type: a dimensioned float tensor
-        # with Python numbers (weak) and tensors of its own dtype keeps its dtype.
+    if type(first) is np.ndarray and first.dtype.kind == "f":
+        # The common case, decided without result_type: a float tensor with Python
+        # numbers (weak) and tensors of its own dtype keeps its dtype. (numpy's
+        # builtin dtypes are singletons, so `is` decides it without `==`'s cost;
+        # an equal dtype that is another object takes the general path, which
+        # changes nothing either.)
         dtype = first.dtype
         for v in values:
             kind = type(v)
             if not (
                 kind is float
                 or kind is int
+                or kind is np.ndarray
+                and v.dtype is dtype
                 or kind is bool
                 or v is None
-                or kind is np.ndarray
-                and v.dtype == dtype
             ):
                 break
         else:
@@ -282,8 +355,13 @@ def compute_requires_grad(*args: Any) -> bool:
     if not _grad_mode.enabled:
         return False
     for a in args:
-        if (type(a) is Tensor or isinstance(a, Tensor)) and a._requires_grad:
-            return True
+        kind = type(a)
+        if kind is Tensor:
+            if a._requires_grad:
+                return True
+        elif kind is not float and kind is not int and isinstance(a, Tensor):
+            if a._requires_grad:
+                return True
     return False
 
 
@@ -301,27 +379,47 @@ def next_edge(a: Any) -> tuple[Node | None, int]:
 
 
 def collect_next_edges(*args: Any) -> tuple[Any, ...]:
-    """The arguments' edges in a node's flat form: node, input_nr, node, ..."""
+    """The arguments' edges in a node's flat form: node, input_nr, node, ...
+    (what `Node.set_next_edges` takes)."""
     edges: tuple[Any, ...] = ()
     for a in args:
-        edges += next_edge(a)
+        kind = type(a)
+        if kind is Tensor and a.grad_fn is not None:
+            edges += (a.grad_fn, a.output_nr)
+        elif kind is float or kind is int:
+            edges += INVALID_EDGE
+        else:
+            edges += next_edge(a)
     return edges
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:
-    """Make `result` the output of `grad_fn` (PyTorch's set_history)."""
+    """Make `result` the output of `grad_fn` (PyTorch's set_history). The node is
+    a generated one, whose input metadata is a plain tuple (Node's own
+    add_input_metadata, done here without the call)."""
     data = result._data
-    dtype = data.dtype
-    if dtype.kind not in "fc":
+    if data.dtype.kind not in "fc":
         return  # integer and bool results never require grad
-    if type(grad_fn).add_input_metadata is Node.add_input_metadata:
-        metadata = grad_fn._input_metadata
+    metadata = grad_fn._input_metadata
+    if metadata:
         result.output_nr = len(metadata)
-        grad_fn._input_metadata = (*metadata, (data.shape, dtype))
-    else:
-        result.output_nr = grad_fn.add_input_metadata(result)
+        grad_fn._input_metadata = (*metadata, (data.shape, data.dtype))
+    else:  # the common first output: its metadata tuple is shared
+        grad_fn._input_metadata = METADATA_CACHE.get(
+            (data.shape, data.dtype)
+        ) or output_metadata(data)
+        result.output_nr = 0
     result.grad_fn = grad_fn
     result._requires_grad = True
+
+
+def set_history_inplace_view(self: Tensor, grad_fn: Node) -> None:
+    """An in-place view op changes only `self`'s shape: on a view it is PyTorch's
+    set_history (no CopySlices), else rebase_history."""
+    if self._base is None:
+        rebase_history(self, grad_fn)
+    else:
+        set_history(self, grad_fn)
 
 
 def set_history_outputs(
@@ -344,6 +442,12 @@ def set_history_outputs(
             out.output_nr = index
             out.grad_fn = grad_fn
             out._requires_grad = True
+
+
+def make_views(outputs: list[Tensor], base: Tensor, op: str) -> None:
+    """make_view for each output of an op returning several views (`split`)."""
+    for i, output in enumerate(outputs):
+        make_view(output, base, op, i)
 
 
 def make_view(
@@ -399,6 +503,8 @@ CREATED_IN_INFERENCE = "inference_mode"
 def check_no_requires_grad(value: Any, name: str, op: str) -> None:
     """PyTorch's check_no_requires_grad, for a tensor input the YAML gives no key:
     in grad mode it may not require grad (a list input: none of its tensors)."""
+    if not _grad_mode.enabled:
+        return
     values = value if isinstance(value, (list, tuple)) else (value,)
     for v in values:
         if isinstance(v, Tensor) and v._requires_grad:

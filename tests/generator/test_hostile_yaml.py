@@ -309,3 +309,32 @@ def test_an_op_bound_only_under_ops_may_reuse_a_facade_name(tmp_path: Path) -> N
     )
     first, second = load_derivatives(path)
     assert (first.func.name, second.func.name) == ("tensor", "backward")
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        # Names the generated modules import or define: derived from the rendered
+        # code (tools/reserved.py), so no hand-kept list can miss one.
+        ("schema_names(Tensor self) -> Tensor", "'schema_names' is taken"),
+        ("make_views(Tensor self) -> Tensor", "'make_views' is taken"),
+        (
+            "foo(Tensor self, int kernel_failure=1) -> Tensor",
+            "'kernel_failure' shadows",
+        ),
+        ("foo(Tensor self, int grad_inputs=1) -> Tensor", "'grad_inputs' shadows"),
+    ],
+)
+def test_a_name_the_generated_code_binds_is_refused_with_its_line(
+    schema: str, message: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "ops.yaml"
+    first = entry(name="bar(Tensor self) -> Tensor")
+    path.write_text(first + entry(name=schema), encoding="utf-8")
+    out = tmp_path / "out"
+    with pytest.raises(GenError) as info:
+        generate(path, out, check=False)
+    text = str(info.value)
+    assert text.startswith(f"ops.yaml:{first.count(chr(10)) + 1}: "), text
+    assert message in text, text
+    assert not out.exists()

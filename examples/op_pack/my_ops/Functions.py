@@ -2,19 +2,22 @@
 # Do not edit: change those files, then run `yamlgrad-gen`.
 """Backward nodes: one class per derivatives.yaml entry, named as PyTorch names it.
 
-`apply(grads, raw)` runs the entry's formulas. With `raw=True` (a first-order
-backward) gradients and saved values are ndarrays; with `raw=False` they are Tensors
-and the formulas are recorded, so every node can be differentiated again.
+`apply(grads, raw)` unpacks every saved value once, then runs each formula of the
+entry as the class docstring shows it (with `self` read as `self_` and
+`x.shape` as the saved `x_sym_sizes`) for the inputs whose gradient the running
+task needs. With `raw=True` (a first-order backward) gradients and saved values
+are ndarrays; with `raw=False` they are Tensors and the formulas are recorded, so
+every node can be differentiated again.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from yamlgrad.runtime.ops.elementwise import exp, fused, sign
+from yamlgrad.runtime.ops.elementwise import exp, sign
 from .helpers import smooth_abs_grad
-from yamlgrad.runtime.autograd.node import Grad, Node, task_state
-from yamlgrad.runtime.autograd.saved_variable import RELEASED, SavedVariable
+from yamlgrad.runtime.autograd.node import Grad, Node
+from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
 
 __all__ = [
     "SoftsignBackward0",
@@ -32,42 +35,20 @@ class SoftsignBackward0(Node):
 
     __slots__ = ("_raw_saved_self",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "/",
-                grad,
-                fused(
-                    "*",
-                    fused("+", 1, self_ * sign(self_), 1),
-                    fused("+", 1, self_ * sign(self_), 1),
-                    1,
-                ),
-                1,
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (
+                (1 + self_ * sign(self_)) * (1 + self_ * sign(self_))
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class SwishBackward0(Node):
@@ -81,54 +62,23 @@ class SwishBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_beta: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            beta = self._saved_beta
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "/",
-                fused(
-                    "*",
-                    grad,
-                    fused(
-                        "+",
-                        fused("+", 1, exp(fused("*", -beta, self_, 0)), 1),
-                        fused("*", beta * self_, exp(fused("*", -beta, self_, 0)), 1),
-                        1,
-                    ),
-                    1,
-                ),
-                fused(
-                    "*",
-                    fused("+", 1, exp(fused("*", -beta, self_, 0)), 1),
-                    fused("+", 1, exp(fused("*", -beta, self_, 0)), 1),
-                    1,
-                ),
-                1,
+        beta = self._saved_beta
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = (
+                grad
+                * (1 + exp(-beta * self_) + beta * self_ * exp(-beta * self_))
+                / ((1 + exp(-beta * self_)) * (1 + exp(-beta * self_)))
             )
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()
 
 
 class CubicBackward0(Node):
@@ -144,46 +94,28 @@ class CubicBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self._raw_saved_other: Any = None
-        self._raw_saved_self: Any = None
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 2
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            other = self._raw_saved_other
-            if type(other) is SavedVariable:  # else a Python number
-                other = other.unpack(self, raw)
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            grad_inputs[0] = fused(
-                "*", grad, fused("+", fused("*", 3 * self_, self_, 0), other, 0), 1
-            )
-        if _edges[2] is not None and (_needed is None or _edges[2] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (3 * self_ * self_ + other)
+        if self.task_should_compute_output(1):
             grad_inputs[1] = grad * self_
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_other) is SavedVariable:
-            self._raw_saved_other.reset_data()
-        elif self._raw_saved_other is not None:  # a Python number
-            self._raw_saved_other = RELEASED
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
 
 
 class SmoothAbsBackward0(Node):
@@ -197,31 +129,16 @@ class SmoothAbsBackward0(Node):
         "_raw_saved_self",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved_eps: Any = None
-        self._raw_saved_self: Any = None
-
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        # task_should_compute_output(i), inlined: input i has somewhere to go
-        # (`_edges` is flat: node, input_nr, ...), and the running task
-        # (autograd.grad's inputs) needs it.
-        _edges = self._next_edges
-        _needed = task_state.should_execute
-        if _edges[0] is not None and (_needed is None or _edges[0] in _needed):
-            self_ = self._raw_saved_self
-            if type(self_) is SavedVariable:  # else a Python number
-                self_ = self_.unpack(self, raw)
-            eps = self._saved_eps
+        eps = self._saved_eps
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
             grad_inputs[0] = grad * smooth_abs_grad(self_, eps)
         return grad_inputs
 
     def release_variables(self) -> None:
-        if type(self._raw_saved_self) is SavedVariable:
-            self._raw_saved_self.reset_data()
-        elif self._raw_saved_self is not None:  # a Python number
-            self._raw_saved_self = RELEASED
+        self._raw_saved_self.reset_data()

@@ -2,10 +2,12 @@
 # Do not edit: change those files, then run `yamlgrad-gen`.
 """Forward wrappers: one function per derivatives.yaml entry, then the public names.
 
-Each wrapper follows PyTorch's generated autograd kernel: unpack the arguments,
-build the node and its next edges if grad mode is on and an input requires grad,
-save only what the formulas read (tensors only when their gradient is needed), run
-the numpy kernel, and `set_history` on the result.
+Each wrapper reads as PyTorch's generated autograd kernel: unpack the arguments,
+promote their types, make the node and its next edges when an input requires grad
+(`compute_requires_grad`, `collect_next_edges`), save only what the formulas read
+(an input's tensor only when its gradient may be needed), run the numpy kernel,
+wrap its result and `set_history`. The steps are calls into
+runtime/wrappers/variable_type_utils.py and the node's constructor.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.autograd.anomaly_mode import state as _anomaly
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
     Overload,
@@ -23,22 +24,48 @@ from yamlgrad.runtime.wrappers.binding import (
     dispatch,
     schema_names,
 )
-from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.autograd.grad_mode import inference_threads as _inference_threads
 from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
-from yamlgrad.runtime.autograd.node import METADATA_CACHE as _METADATA
-from yamlgrad.runtime.autograd.node import output_metadata, record_anomaly
-from yamlgrad.runtime.autograd.node import sequence_nr as _sequence_nr
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
-from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
-from yamlgrad.runtime.wrappers.variable_type_utils import next_edge as _next_edge
+from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
+    args_sizes_of,
+    bool_arg,
+    check_inplace,
+    check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
+    dtype_of,
     float_arg,
+    int_arg,
+    int_list_arg,
+    make_view,
+    make_views,
+    memory_format_arg,
+    ndim_of,
+    optional_bool_arg,
+    optional_float_arg,
+    optional_int_arg,
+    optional_int_list_arg,
+    optional_memory_format_arg,
+    optional_scalar_arg,
+    optional_scalar_type_arg,
+    optional_str_arg,
+    optional_tensor_arg,
+    original_value,
     promote_operands,
+    rebase_history,
+    return_type,
+    scalar_arg,
+    scalar_type_arg,
     set_history,
+    set_history_inplace_view,
+    set_history_outputs,
+    sizes_of,
+    str_arg,
     tensor_arg,
+    tensor_list_arg,
+    tensor_optional_list_arg,
+    write_inplace,
 )
 
 from .Functions import (
@@ -47,8 +74,6 @@ from .Functions import (
     CubicBackward0,
     SmoothAbsBackward0,
 )
-
-_new = object.__new__
 
 __all__ = [
     "softsign",
@@ -66,57 +91,19 @@ def softsign(
     forward: self / (1 + np.abs(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "softsign", "input", 1)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    self_ = tensor_arg(self, "softsign", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SoftsignBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+    if compute_requires_grad(self):
+        grad_fn = SoftsignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = self_data / (1 + np.abs(self_data))
+        result = Tensor._make(self_ / (1 + np.abs(self_)))
     except ValueError as kernel_failure:
-        raise kernel_error("softsign", kernel_failure, self=self_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("softsign", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -129,59 +116,21 @@ def swish(
     forward: self / (1 + np.exp(-beta * self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "swish", "input", 1)
-    )
+    self_ = tensor_arg(self, "swish", "input", 1)
     beta = float_arg(beta, "swish", "beta", 2)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SwishBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SwishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_beta = beta
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = self_data / (1 + np.exp(-beta * self_data))
+        result = Tensor._make(self_ / (1 + np.exp(-beta * self_)))
     except ValueError as kernel_failure:
-        raise kernel_error("swish", kernel_failure, self=self_data, beta=beta)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("swish", kernel_failure, self=self_, beta=beta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -194,86 +143,23 @@ def cubic(
     forward: self * self * self + other * self
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data if type(self) is Tensor else tensor_arg(self, "cubic", "input", 1)
-    )
-    other_data = (
-        other._data if type(other) is Tensor else tensor_arg(other, "cubic", "other", 2)
-    )
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (
-        type(self_data) is np.ndarray
-        and self_data.dtype.kind == "f"
-        and (
-            type(other_data) is float
-            or type(other_data) is int
-            or type(other_data) is np.ndarray
-            and other_data.dtype == self_data.dtype
-        )
-    ):
-        self_data, other_data = promote_operands(self_data, other_data)
+    self_ = tensor_arg(self, "cubic", "input", 1)
+    other_ = tensor_arg(other, "cubic", "other", 2)
+    self_, other_ = promote_operands(self_, other_)
     grad_fn = None
-    if _grad_mode.enabled and (
-        (isinstance(self, Tensor) and self._requires_grad)
-        or (isinstance(other, Tensor) and other._requires_grad)
-    ):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(CubicBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        ) + (
-            (other.grad_fn, other.output_nr)
-            if type(other) is Tensor and other.grad_fn is not None
-            else _next_edge(other)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
-        if grad_fn._next_edges[0] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_other = (
-                SavedVariable(other, False) if isinstance(other, Tensor) else other
-            )
-        else:
-            grad_fn._raw_saved_other = None
-        if grad_fn._next_edges[0] is not None or grad_fn._next_edges[2] is not None:
-            # A Python number standing for a tensor is kept as it is.
-            grad_fn._raw_saved_self = (
-                SavedVariable(self, False) if isinstance(self, Tensor) else self
-            )
-        else:
-            grad_fn._raw_saved_self = None
+    if compute_requires_grad(self, other):
+        grad_fn = CubicBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = self_data * self_data * self_data + other_data * self_data
+        result = Tensor._make(self_ * self_ * self_ + other_ * self_)
     except ValueError as kernel_failure:
-        raise kernel_error("cubic", kernel_failure, self=self_data, other=other_data)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("cubic", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -286,61 +172,21 @@ def smooth_abs(
     forward: np.sqrt(self * self + eps)
     """
     self = input  # PyTorch's Python name for the schema's `self`
-    self_data = (
-        self._data
-        if type(self) is Tensor
-        else tensor_arg(self, "smooth_abs", "input", 1)
-    )
+    self_ = tensor_arg(self, "smooth_abs", "input", 1)
     eps = float_arg(eps, "smooth_abs", "eps", 2)
-    # Type promotion; the common case (a float array with Python numbers or
-    # arrays of its own dtype) is decided here and changes nothing.
-    if not (type(self_data) is np.ndarray and self_data.dtype.kind == "f"):
-        (self_data,) = promote_operands(self_data, int_to_float=True)
+    (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
-    if _grad_mode.enabled and ((isinstance(self, Tensor) and self._requires_grad)):
-        # The node, every slot set here (Node.__init__, inlined): its creation
-        # order, and where each input's gradient goes (the input's grad_fn, its
-        # AccumulateGrad, or nowhere).
-        grad_fn = _new(SmoothAbsBackward0)
-        grad_fn._seq = next(_sequence_nr)
-        grad_fn._metadata = None
-        grad_fn._hooks = None
-        grad_fn._input_metadata = ()
-        # Flat: node, input_nr, node, input_nr, ...
-        grad_fn._next_edges = (
-            (self.grad_fn, self.output_nr)
-            if type(self) is Tensor and self.grad_fn is not None
-            else _next_edge(self)
-        )
-        if _anomaly.enabled:
-            record_anomaly(grad_fn)
+    if compute_requires_grad(self):
+        grad_fn = SmoothAbsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
-        # A Python number standing for a tensor is kept as it is.
-        grad_fn._raw_saved_self = (
-            SavedVariable(self, False) if isinstance(self, Tensor) else self
-        )
+        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
     try:
-        result_data = np.sqrt(self_data * self_data + eps)
+        result = Tensor._make(np.sqrt(self_ * self_ + eps))
     except ValueError as kernel_failure:
-        raise kernel_error("smooth_abs", kernel_failure, self=self_data, eps=eps)
-    # Tensor._make and set_history, inlined: a new tensor around the kernel's
-    # result (an integer or bool one never requires grad).
-    result = _new(Tensor)
-    result._data = (
-        result_data if type(result_data) is np.ndarray else np.asarray(result_data)
-    )
-    result.output_nr = 0
-    if grad_fn is not None and result._data.dtype.kind in "fc":
-        grad_fn._input_metadata = _METADATA.get(
-            (result._data.shape, result._data.dtype)
-        ) or output_metadata(result._data)
-        result.grad_fn = grad_fn
-        result._requires_grad = True
-    else:
-        result.grad_fn = None
-        result._requires_grad = False
-        if _inference_threads[0] and _grad_mode.inference:
-            result.__class__ = InferenceTensor
+        raise kernel_error("smooth_abs", kernel_failure, self=self_, eps=eps)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
