@@ -10,13 +10,16 @@ tensor` when backward needs it. Use it to offload, compress or log saved values.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
-from yamlgrad.runtime.autograd.saved_variable import hook_state
+from yamlgrad.runtime.autograd.saved_variable import hook_state, hooks_open
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = ["saved_tensors_hooks"]
+
+_open_lock = threading.Lock()
 
 
 class saved_tensors_hooks:
@@ -30,7 +33,11 @@ class saved_tensors_hooks:
 
     def __enter__(self) -> saved_tensors_hooks:
         hook_state.stack.append((self.pack_hook, self.unpack_hook))
+        with _open_lock:
+            hooks_open[0] += 1
         return self
 
     def __exit__(self, *exc: object) -> None:
         hook_state.stack.pop()
+        with _open_lock:
+            hooks_open[0] -= 1

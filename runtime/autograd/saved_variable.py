@@ -45,6 +45,9 @@ class _HookState(threading.local):
 
 
 hook_state = _HookState()
+# How many saved_tensors_hooks blocks are open in any thread: while none is, a
+# save skips the thread-local lookup, which costs more than the rest of a save.
+hooks_open = [0]
 
 
 class _Packed:
@@ -70,23 +73,19 @@ class SavedVariable:
     def __init__(
         self, value: Tensor | int | float | bool | None, is_output: bool
     ) -> None:
-        kind = type(value)
-        if kind is float or kind is int:  # a Python number standing for a tensor
-            self._data: Any = value
-            self._version_counter: VersionCounter | None = None  # unpack: as is
-            return
-        if not isinstance(value, Tensor):
-            # A numpy scalar as the Python number it holds (weak in numpy's
-            # promotion, as the wrapper's unpacked argument was); None: undefined.
-            self._data = value.item() if isinstance(value, np.generic) else value
-            self._version_counter = None
-            return
-        if type(value) is InferenceTensor:
-            raise RuntimeError(ERR_INFERENCE_SAVED)
+        if type(value) is not Tensor:
+            if not isinstance(value, Tensor):
+                # A Python number standing for a tensor (a numpy scalar as the
+                # number it holds: weak in numpy's promotion, as the wrapper's
+                # unpacked argument was), or None: undefined. Unpacked as is.
+                kind = type(value)
+                is_number = kind is float or kind is int
+                self._data = value if is_number or value is None else value.item()
+                self._version_counter = None
+                return
+            if type(value) is InferenceTensor:
+                raise RuntimeError(ERR_INFERENCE_SAVED)
         self._data = value._data
-        if hook_state.stack:  # saved_tensors_hooks: keep what pack returns instead
-            pack_hook, unpack_hook = hook_state.stack[-1]
-            self._data = _Packed(pack_hook(value), unpack_hook)
         self._output_nr = value.output_nr
         counter = value._version_counter  # Tensor.version_counter, inlined
         if counter is None:
@@ -104,7 +103,9 @@ class SavedVariable:
             if is_output and value._base is not None and value.grad_fn is not None
             else None
         )
-        if type(self._data) is _Packed:
+        if hooks_open[0] and hook_state.stack:  # keep what pack returns instead
+            pack_hook, unpack_hook = hook_state.stack[-1]
+            self._data = _Packed(pack_hook(value), unpack_hook)
             self._tensor = None  # what pack returned is all that is kept
 
     def unpack(self, grad_fn: Node | None = None, raw: bool = False) -> Any:

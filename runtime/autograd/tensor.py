@@ -66,6 +66,7 @@ class Size(tuple):
 
 
 _bump_lock = threading.Lock()
+_new = object.__new__
 _bump_acquire = _bump_lock.acquire
 _bump_release = _bump_lock.release
 
@@ -135,7 +136,7 @@ class Tensor:
     @classmethod
     def _make(cls, value: Any) -> Tensor:
         """A new leaf around a kernel's result (which may be a numpy scalar)."""
-        t = cls.__new__(cls)
+        t = _new(cls)
         t._data = value if type(value) is np.ndarray else np.asarray(value)
         t._requires_grad = False
         t.grad_fn = None

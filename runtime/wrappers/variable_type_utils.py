@@ -265,6 +265,7 @@ def return_type(name: str, fields: tuple[str, ...]) -> type:
 
 
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
 _INT64 = np.dtype(np.int64)
 _BOOL = np.dtype(np.bool_)
 
@@ -321,26 +322,23 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
     which numpy treats as weak). `int_to_float`: an integer or bool result type
     becomes float32, as PyTorch's true division and float-only ops do."""
     first = values[0]
-    if type(first) is np.ndarray and first.dtype.kind == "f":
-        # The common case, decided without result_type: a float tensor with Python
-        # numbers (weak) and tensors of its own dtype keeps its dtype. (numpy's
-        # builtin dtypes are singletons, so `is` decides it without `==`'s cost;
-        # an equal dtype that is another object takes the general path, which
-        # changes nothing either.)
+    if type(first) is np.ndarray:
         dtype = first.dtype
-        for v in values:
-            kind = type(v)
-            if not (
-                kind is float
-                or kind is int
-                or kind is np.ndarray
-                and v.dtype is dtype
-                or kind is bool
-                or v is None
-            ):
-                break
-        else:
-            return values  # type: ignore[return-value]  # callers unpack it
+        if dtype is _FLOAT64 or dtype is _FLOAT32:
+            # The common case, decided without result_type: a float tensor with
+            # Python numbers (weak) and tensors of its own dtype keeps its dtype.
+            # numpy's builtin dtypes are singletons, so `is` decides it without
+            # the cost of `==` or `.kind`; anything else (another float dtype, a
+            # bool, None) takes the general path, which is right for every case.
+            for v in values:
+                kind = type(v)
+                if kind is np.ndarray:
+                    if v.dtype is not dtype:
+                        break
+                elif kind is not float and kind is not int:
+                    break
+            else:
+                return values  # type: ignore[return-value]  # callers unpack it
     dtype = result_type(*values)
     if int_to_float and dtype.kind in "biu":
         dtype = _FLOAT32
@@ -398,16 +396,17 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     a generated one, whose input metadata is a plain tuple (Node's own
     add_input_metadata, done here without the call)."""
     data = result._data
-    if data.dtype.kind not in "fc":
+    dtype = data.dtype
+    # (`is` first: the builtin float dtypes are singletons, and `.kind` costs more.)
+    if dtype is not _FLOAT64 and dtype is not _FLOAT32 and dtype.kind not in "fc":
         return  # integer and bool results never require grad
     metadata = grad_fn._input_metadata
     if metadata:
         result.output_nr = len(metadata)
-        grad_fn._input_metadata = (*metadata, (data.shape, data.dtype))
+        grad_fn._input_metadata = (*metadata, (data.shape, dtype))
     else:  # the common first output: its metadata tuple is shared
-        grad_fn._input_metadata = METADATA_CACHE.get(
-            (data.shape, data.dtype)
-        ) or output_metadata(data)
+        key = (data.shape, dtype)
+        grad_fn._input_metadata = METADATA_CACHE.get(key) or output_metadata(data)
         result.output_nr = 0
     result.grad_fn = grad_fn
     result._requires_grad = True
