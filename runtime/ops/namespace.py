@@ -167,6 +167,10 @@ class _TensorNamespace:
         return ops.scatter_add(x, dim, constant_tensor(index), src)
 
     @staticmethod
+    def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
+        return ops.index_add(x, dim, constant_tensor(index), source, alpha=alpha)
+
+    @staticmethod
     def scatter_value(x: Any, dim: int, index: Any, value: float) -> Any:
         return ops.scatter_value(x, dim, constant_tensor(index), value)
 
