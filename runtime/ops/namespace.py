@@ -144,6 +144,10 @@ class _TensorNamespace:
         return ops.stack(list(arrays), axis)
 
     @staticmethod
+    def div(a: Any, b: Any, rounding_mode: str | None = None) -> Any:
+        return ops.div(a, b, rounding_mode=rounding_mode)
+
+    @staticmethod
     def concatenate(arrays: Sequence[Any], axis: int = 0) -> Any:
         return ops.cat(list(arrays), axis)
 
