@@ -183,6 +183,12 @@ class _TensorNamespace:
         return ops.masked_fill_Scalar(x, constant_tensor(mask), value)
 
     @staticmethod
+    def convolution(input: Any, weight: Any, bias: Any, *args: Any) -> Any:
+        # Either operand may be a saved ndarray next to a Tensor gradient.
+        input, weight = constant_tensor(input), constant_tensor(weight)
+        return ops.convolution(input, weight, bias, *args)
+
+    @staticmethod
     def slice_backward(
         grad: Any,
         sizes: Sequence[int],
