@@ -77,8 +77,9 @@ def register_numpy_kernels(**kernels: Any) -> None:
 def constant_tensor(x: Any) -> Any:
     """An ndarray (an index, a mask) as a Tensor outside any graph; a Tensor as is.
 
-    The one place a constant enters the Tensor side: it has no derivative, as
-    PyTorch's integer and bool tensors have none."""
+    The Tensor side's adapters take an index or a mask as either kind; as a
+    constant it has no derivative, as PyTorch's integer and bool tensors have
+    none."""
     return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
 
 
