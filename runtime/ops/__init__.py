@@ -6,7 +6,9 @@ composites (bodies of composite entries), and common (private helpers several
 families share; it imports no family, so no import cycle runs through it).
 
 Kernels run on ndarrays; backward helpers run on ndarrays in a first-order
-backward and on Tensors (through the recorded ops) under `create_graph=True`.
+backward and on Tensors (through the recorded ops) under `create_graph=True`,
+written once against `array_namespace` (namespace.py), to which each family
+registers its kernels under PyTorch's op names.
 Each module declares, as literal tuples the generator reads with ast
 (tools/catalog.py), its KERNELS (callable from a `forward:`), its
 BACKWARD_HELPERS (callable from formulas) and its COMPOSITE_HELPERS; a new family

@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.dispatch import ops
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import _abs, _constant, _data, _dim, _zero_outside
 from yamlgrad.runtime.ops.elementwise import erf, exp, where
 from yamlgrad.runtime.ops.reductions import _dims, _single_axis, _sum_keepdim
@@ -166,29 +165,24 @@ def log_softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
 # an activation applies) are constants: their derivative is zero, as in PyTorch.
 
 
-def _nn_fn(np_fn: Any, name: str) -> Any:
-    """`name` of an ndarray (np_fn) or of a Tensor (the recorded op)."""
-
-    def helper(x: Any) -> Any:
-        return getattr(ops, name)(x) if isinstance(x, Tensor) else np_fn(x)
-
-    helper.__name__ = helper.__qualname__ = f"_nn_{name}"
-    return helper
+def _nn_tanh(x: Any) -> Any:
+    return array_namespace(x).tanh(x)
 
 
-_nn_tanh = _nn_fn(np.tanh, "tanh")
+def _nn_sigmoid(x: Any) -> Any:
+    return array_namespace(x).sigmoid(x)
 
 
-_nn_sigmoid = _nn_fn(sigmoid, "sigmoid")
+def _nn_erf(x: Any) -> Any:
+    return array_namespace(x).erf(x)
 
 
-_nn_erf = _nn_fn(erf, "erf")
+def _nn_log1p(x: Any) -> Any:
+    return array_namespace(x).log1p(x)
 
 
-_nn_log1p = _nn_fn(np.log1p, "log1p")
-
-
-_nn_relu = _nn_fn(relu, "relu")
+def _nn_relu(x: Any) -> Any:
+    return array_namespace(x).relu(x)
 
 
 def _nn_factor(condition: Any, like: Any) -> Any:
@@ -286,3 +280,6 @@ _NN_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
 def log_sigmoid_backward(grad: Any, self: Any) -> Any:
     """d(-softplus(-x))/dx = sigmoid(-x)."""
     return grad * _nn_sigmoid(-self)
+
+
+register_numpy_kernels(sigmoid=sigmoid, relu=relu)

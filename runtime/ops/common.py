@@ -14,7 +14,7 @@ import numpy as np
 
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, constant_tensor
 
 
 def _dense(x: Any) -> bool:
@@ -95,9 +95,7 @@ def _abs(x: Any) -> Any:
     return array_namespace(x).abs(x)
 
 
-def _as_tensor(x: Any) -> Any:
-    """An ndarray (an index, a mask) as a Tensor outside any graph; a Tensor as is."""
-    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
+_as_tensor = constant_tensor
 
 
 def _zeros(sizes: tuple[int, ...], like: Any) -> Any:

@@ -18,12 +18,12 @@ import numpy as np
 
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import (
-    _any_tensor,
     _as_tensor,
+    _constant,
     _raw,
     _size_at,
     _sizes,
@@ -623,9 +623,7 @@ def _conv(
     groups: int,
 ) -> Any:
     args = (stride, padding, dilation, transposed, output_padding, groups)
-    if _any_tensor(x, w):
-        return ops.convolution(_as_tensor(x), _as_tensor(w), None, *args)
-    return convolution_kernel(x, w, None, *args)
+    return array_namespace(x, w).convolution(x, w, None, *args)
 
 
 def _permute(x: Any, dims: tuple[int, ...]) -> Any:
@@ -761,11 +759,11 @@ def max_pool2d_with_indices_backward(
 
 
 def _pool_backward(grad: Any, a_h: np.ndarray, a_w: np.ndarray) -> Any:
-    """The adjoint of `A_h @ x @ A_w.T`: `A_h.T @ grad @ A_w`."""
-    if isinstance(grad, Tensor):
-        left = ops.matmul(_as_tensor(np.ascontiguousarray(a_h.T)), grad)
-        return ops.matmul(left, _as_tensor(a_w))
-    return a_h.T @ grad @ a_w
+    """The adjoint of `A_h @ x @ A_w.T`: `A_h.T @ grad @ A_w` (the pooling
+    matrices are constants)."""
+    xp = array_namespace(grad)
+    left = xp.matmul(_constant(np.ascontiguousarray(a_h.T), grad), grad)
+    return xp.matmul(left, _constant(a_w, grad))
 
 
 def avg_pool2d_backward(
@@ -804,3 +802,6 @@ def adaptive_avg_pool2d_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
         np.broadcast_to(0.0, sizes), grad.shape[-2:], _raw(grad).dtype
     )
     return _pool_backward(grad, a_h, a_w)
+
+
+register_numpy_kernels(convolution=convolution_kernel)

@@ -17,10 +17,9 @@ import numpy as np
 
 from yamlgrad.runtime.autograd.input_metadata import to_dtype
 from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
-from yamlgrad.runtime.ops.common import _any_tensor, _raw
+from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw
 
 KERNELS = (
     "cast",
@@ -172,14 +171,12 @@ def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
 
 def _unary(np_fn: Any, name: str) -> Any:
     def helper(x: Any) -> Any:
-        if isinstance(x, Tensor):
-            return getattr(ops, name)(x)
         if isinstance(x, (int, float)):
             # numpy's IEEE results, not math's exceptions: log(0.0) is -inf (the
             # gradient of 0.0 ** y), log(-2.0) nan, exp(800.0) inf, as in PyTorch.
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return float(np_fn(x))
-        return np_fn(x)
+        return getattr(array_namespace(x), name)(x)
 
     helper.__name__ = helper.__qualname__ = name
     helper.__doc__ = f"`{name}` of an ndarray, a Python number, or a Tensor (recorded)."
@@ -217,9 +214,7 @@ def sign(x: Any) -> Any:
 
 def zeros_like(x: Any) -> Any:
     """Zeros of x's shape and dtype; never part of a graph."""
-    if isinstance(x, Tensor):
-        return Tensor._make(np.zeros_like(x._data))
-    return np.zeros_like(x)
+    return _constant_like(x, np.zeros_like(_raw(x)))
 
 
 # fused(op, a, b, temp): the ufunc for an ndarray, the operator otherwise.
@@ -321,23 +316,17 @@ logical_or = _mask(np.logical_or, "logical_or")
 
 def xlogy(x: Any, y: Any) -> Any:
     """x * log(y), 0 where x is 0: `xlogy` of ndarrays, or the recorded op."""
-    if _any_tensor(x, y):
-        return ops.xlogy(x, y)
-    return _xlogy(x, y)
+    return array_namespace(x, y).xlogy(x, y)
 
 
 def div_floor(a: Any, b: Any) -> Any:
     """`a.div(b, rounding_mode="floor")`: recorded (DivBackward2) on Tensors."""
-    if _any_tensor(a, b):
-        return ops.div(a, b, rounding_mode="floor")
-    return divide(a, b, "floor")
+    return array_namespace(a, b).div(a, b, rounding_mode="floor")
 
 
 def div_trunc(a: Any, b: Any) -> Any:
     """`a.div(b, rounding_mode="trunc")`: recorded (DivBackward2) on Tensors."""
-    if _any_tensor(a, b):
-        return ops.div(a, b, rounding_mode="trunc")
-    return divide(a, b, "trunc")
+    return array_namespace(a, b).div(a, b, rounding_mode="trunc")
 
 
 def clamp_backward(grad: Any, self: Any, low: Any, high: Any) -> Any:
@@ -387,3 +376,6 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
     with np.errstate(divide="ignore", invalid="ignore"):
         value = grad / (self * (1 - self))
     return where(logical_and(self >= low, self <= high), value, outside)
+
+
+register_numpy_kernels(rsqrt=_rsqrt, erf=erf, xlogy=_xlogy, div=divide)

@@ -14,12 +14,10 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.autograd.input_metadata import sum_to
-from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.ops.common import (
-    _as_tensor,
+    _constant,
     _data,
     _dim,
     _raw,
@@ -397,59 +395,30 @@ def embedding_kernel(weight: Any, indices: Any) -> np.ndarray:
     return np.take(weight, indices, axis=0)
 
 
-def _embedding_backward(
-    grad: np.ndarray,
-    indices: np.ndarray,
-    num_weights: int,
-    padding_idx: int,
-    scale_grad_by_freq: bool,
-) -> np.ndarray:
-    """Each output row's gradient added to the row it came from; none to padding_idx."""
-    flat = np.reshape(indices, -1)
-    rows = np.reshape(grad, (flat.size, -1))
-    keep = (flat != padding_idx).astype(grad.dtype)
-    if scale_grad_by_freq:
-        counts = np.bincount(flat, minlength=num_weights)
-        keep = keep / counts[flat]
-    out = np.zeros((num_weights, rows.shape[1]), dtype=grad.dtype)
-    np.add.at(out, flat, rows * keep[:, None])
-    return out
-
-
 def gather(x: Any, dim: int, index: Any) -> Any:
     """`x.gather(dim, index)` (recorded as GatherBackward0 on a Tensor)."""
-    if isinstance(x, Tensor):
-        return ops.gather(x, dim, _as_tensor(index))
-    return _gather(x, dim, _data(index))
+    return array_namespace(x).gather(x, dim, _data(index))
 
 
 def index_select(x: Any, dim: int, index: Any) -> Any:
     """`x.index_select(dim, index)` (recorded as IndexSelectBackward0 on a Tensor)."""
-    if isinstance(x, Tensor):
-        return ops.index_select(x, dim, _as_tensor(index))
-    return _index_select(x, dim, _data(index))
+    return array_namespace(x).index_select(x, dim, _data(index))
 
 
 def gather_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: Any) -> Any:
     """Zeros of `sizes` with `grad` added at `index` along `dim`: scatter_add."""
     zeros = _zeros(tuple(sizes), grad)
-    if isinstance(grad, Tensor):
-        return ops.scatter_add(zeros, dim, _as_tensor(index), grad)
-    return scatter_add(zeros, dim, _data(index), grad)
+    return array_namespace(grad).scatter_add(zeros, dim, _data(index), grad)
 
 
 def scatter_fill(x: Any, dim: int, index: Any, value: float) -> Any:
     """`x.scatter(dim, index, value)`: x with `value` at the scattered positions."""
-    if isinstance(x, Tensor):
-        return ops.scatter_value(x, dim, _as_tensor(index), value)
-    return scatter(x, dim, _data(index), value)
+    return array_namespace(x).scatter_value(x, dim, _data(index), value)
 
 
 def masked_fill(x: Any, mask: Any, value: float) -> Any:
     """`x.masked_fill(mask, value)`."""
-    if isinstance(x, Tensor):
-        return ops.masked_fill_Scalar(x, _as_tensor(mask), value)
-    return _masked_fill(x, _data(mask), value)
+    return array_namespace(x).masked_fill_Scalar(x, _data(mask), value)
 
 
 def masked_fill_backward(grad: Any, mask: Any) -> Any:
@@ -468,11 +437,8 @@ def _put_at(grad: Any, sizes: tuple[int, ...], positions: np.ndarray) -> Any:
     recorded as a scatter_add on a Tensor so that it can be differentiated again."""
     flat_grad = reshape(grad, (-1,))
     zeros = _zeros((math.prod(sizes),), grad)
-    flat_positions = positions.reshape(-1)
-    if isinstance(grad, Tensor):
-        summed = ops.scatter_add(zeros, 0, _as_tensor(flat_positions), flat_grad)
-    else:
-        summed = scatter_add(zeros, 0, flat_positions, flat_grad)
+    xp = array_namespace(grad)
+    summed = xp.scatter_add(zeros, 0, positions.reshape(-1), flat_grad)
     return reshape(summed, sizes)
 
 
@@ -513,17 +479,26 @@ def embedding_backward(
     scale_grad_by_freq: bool,
 ) -> Any:
     """Each output row's gradient added into the row it read (none into
-    `padding_idx`); on Tensors an index_add of the masked rows."""
+    `padding_idx`): an index_add of the masked rows. The mask (and the frequency
+    scale) is a constant in the gradient's dtype, so the rows keep theirs."""
     flat = np.reshape(_raw(indices), -1)
     num_weights = weight_sizes[0]
-    if not isinstance(grad, Tensor):
-        return _embedding_backward(
-            grad, flat, num_weights, padding_idx, scale_grad_by_freq
-        )
     dtype = _raw(grad).dtype
     keep = (flat != padding_idx).astype(dtype)
     if scale_grad_by_freq:
-        keep = keep / np.bincount(flat, minlength=num_weights)[flat]
-    rows = ops.reshape(grad, (flat.size, -1)) * _as_tensor(keep[:, None])
+        counts = np.bincount(flat, minlength=num_weights)[flat]
+        keep = (keep / counts).astype(dtype)
+    xp = array_namespace(grad)
+    rows = xp.reshape(grad, (flat.size, -1)) * _constant(keep[:, None], grad)
     zeros = _zeros((num_weights, weight_sizes[1]), grad)
-    return ops.index_add(zeros, 0, _as_tensor(flat), rows)
+    return xp.index_add(zeros, 0, flat, rows, 1)
+
+
+register_numpy_kernels(
+    gather=_gather,
+    index_select=_index_select,
+    scatter_add=scatter_add,
+    scatter_value=scatter,
+    masked_fill_Scalar=_masked_fill,
+    index_add=index_add,
+)

@@ -18,12 +18,11 @@ import numpy as np
 from yamlgrad.runtime import dispatch
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import type_meta_name as _tm
 from yamlgrad.runtime.ops.common import (
-    _any_tensor,
     _dim,
     _size_at,
     _sizes,
@@ -343,11 +342,11 @@ def outer(a: Any, b: Any) -> Any:
 
 
 def mv(matrix: Any, vector: Any) -> Any:
-    return ops.mv(matrix, vector) if _any_tensor(matrix, vector) else matrix @ vector
+    return array_namespace(matrix, vector).mv(matrix, vector)
 
 
 def bmm(a: Any, b: Any) -> Any:
-    return ops.bmm(a, b) if _any_tensor(a, b) else np.matmul(a, b)
+    return array_namespace(a, b).bmm(a, b)
 
 
 def trace_backward(grad: Any, sizes: tuple[int, ...]) -> Any:
@@ -365,9 +364,8 @@ def diagonal_backward(
     grad: Any, sizes: tuple[int, ...], offset: int, dim1: int, dim2: int
 ) -> Any:
     """Undo `diagonal`: zeros of `sizes` with `grad` on that diagonal."""
-    if isinstance(grad, Tensor):
-        return ops.diagonal_backward(grad, sizes, offset, dim1, dim2)
-    return _diagonal_backward(grad, sizes, offset, dim1, dim2)
+    xp = array_namespace(grad)
+    return xp.diagonal_backward(grad, sizes, offset, dim1, dim2)
 
 
 def tril(x: Any, diagonal: int) -> Any:
@@ -389,19 +387,18 @@ def _cofactors_by_svd(A: np.ndarray) -> np.ndarray:
 
 def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
     """d det(A) = det(A) * A^{-T}, scaled by grad per matrix; for a singular A
-    (first order only) the cofactor matrix from an SVD, as PyTorch does."""
-    if not isinstance(A, Tensor):
-        try:
-            inverse = np.linalg.inv(A)
-        except np.linalg.LinAlgError:
-            scale = np.reshape(grad, tuple(det.shape) + (1, 1))
-            return scale * _cofactors_by_svd(A)
-        scale = np.reshape(grad * det, tuple(det.shape) + (1, 1))
-        return scale * np.swapaxes(inverse, -1, -2)
+    (first order only: numpy's LinAlgError comes from the ndarray side) the
+    cofactor matrix from an SVD, as PyTorch does."""
+    xp = array_namespace(grad, A)
+    try:
+        inverse = xp.linalg_inv(A)
+    except np.linalg.LinAlgError:
+        scale = np.reshape(grad, tuple(det.shape) + (1, 1))
+        return scale * _cofactors_by_svd(A)
     # TODO: a singular A under create_graph raises (PyTorch differentiates its
     # SVD route); that needs a linalg_svd op, whose return is a tuple.
-    scale = reshape(grad * det, tuple(det.shape) + (1, 1))
-    return scale * transpose(ops.linalg_inv(A), -1, -2)
+    scale = xp.reshape(grad * det, tuple(det.shape) + (1, 1))
+    return scale * xp.transpose(inverse, -1, -2)
 
 
 def matmul_by_rank(input: Tensor, other: Tensor) -> Tensor:
@@ -498,3 +495,11 @@ def _count(batch: tuple[int, ...]) -> int:
     for size in batch:
         n *= size
     return n
+
+
+register_numpy_kernels(
+    diagonal_backward=_diagonal_backward,
+    mv=np.matmul,
+    bmm=np.matmul,
+    linalg_inv=np.linalg.inv,
+)

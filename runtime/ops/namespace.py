@@ -1,22 +1,28 @@
-"""The array namespace a backward helper computes in: numpy, or the recorded ops.
+"""The array namespace a backward helper computes in: numpy's names, and PyTorch's.
 
 A backward helper runs on ndarrays in a first-order backward and on Tensors under
 `create_graph=True`. Rather than branch on `isinstance(x, Tensor)`, it asks
 
     xp = array_namespace(grad, x)
-    return xp.sum(xp.where(mask, grad, 0), axis=dims, keepdims=True)
+    return xp.transpose(xp.where(mask, grad, 0), 0, 1)
 
-and gets the `numpy` module itself for ndarrays and numbers (so the first-order
-path is plain numpy: no wrapper call, no Tensor, no dtype detour), or
-`TENSOR_NAMESPACE`, whose functions have numpy's names and signatures but call the
-recorded yamlgrad ops through runtime/dispatch.py (so a double backward
-differentiates what the helper computed).
+and is written once. A namespace offers two kinds of names:
 
-Names follow numpy and the array API standard (`permute_dims`, `axis=`,
-`keepdims=`), the seam for other array libraries (Dask, CuPy): a backend is one
-more namespace object with these names. Only names some helper uses are here;
-an op with no numpy counterpart (gather, index_select, convolution) stays a
-function of its family module that takes either kind.
+- numpy's, with numpy's signatures (`sum(x, axis=, keepdims=)`, `where`,
+  `permute_dims`), the seam for other array libraries (a backend is one more
+  namespace object with these names);
+- the PyTorch ops numpy has no counterpart for (or none with PyTorch's semantics),
+  by the name and signature of the recorded op `ops.<name>` (`transpose(x, dim0,
+  dim1)`, `slice_Tensor`, `gather`, `scatter_add`, `rsqrt`).
+
+`NUMPY_NAMESPACE` hands out numpy's own function for a numpy name (fetched once,
+then an attribute of the object: no wrapper, no Tensor, no dtype detour on the
+performance-critical first-order path) and, for a PyTorch name, the kernel its
+family registered with `register_numpy_kernels` at import (this module imports
+no family, so no import cycle runs through it; a family's registration replaces
+a numpy function of the same name, e.g. `transpose`). `TENSOR_NAMESPACE` hands out
+`ops.<name>` for any name, with an adapter where numpy's signature differs from the
+op's, or where a constant (an index, a mask) must become a Tensor.
 """
 
 from __future__ import annotations
@@ -31,18 +37,50 @@ from yamlgrad.runtime.dispatch import ops
 
 
 def array_namespace(x: Any, *others: Any) -> Any:
-    """`TENSOR_NAMESPACE` if any value is a Tensor, else numpy.
+    """`TENSOR_NAMESPACE` if any value is a Tensor, else `NUMPY_NAMESPACE`.
 
     The first value is tested before any loop: a helper of one operand (most of
-    them) pays about one isinstance, which keeps the numpy path as fast as the
-    branch it replaces."""
+    them) pays about one isinstance, which keeps the numpy path as fast as a
+    branch written in the helper."""
     if isinstance(x, Tensor):
         return TENSOR_NAMESPACE
     if others:
         for value in others:
             if isinstance(value, Tensor):
                 return TENSOR_NAMESPACE
-    return np
+    return NUMPY_NAMESPACE
+
+
+class _NumpyNamespace:
+    """numpy's functions by their names, and yamlgrad's kernels by PyTorch's.
+
+    Both are plain attributes of the object once looked up, so `xp.sum` costs
+    what `np.sum` does and `xp.sum is np.sum`."""
+
+    def __getattr__(self, name: str) -> Any:
+        # Only on a miss: a numpy name seen for the first time, kept.
+        value = getattr(np, name)
+        setattr(self, name, value)
+        return value
+
+
+NUMPY_NAMESPACE = _NumpyNamespace()
+
+
+def register_numpy_kernels(**kernels: Any) -> None:
+    """Offer each kernel (an ndarray function with the PyTorch op's signature) in
+    `NUMPY_NAMESPACE` under the op's name; called by a family at import."""
+    for name, kernel in kernels.items():
+        setattr(NUMPY_NAMESPACE, name, kernel)
+
+
+def constant_tensor(x: Any) -> Any:
+    """An ndarray (an index, a mask) as a Tensor outside any graph; a Tensor as is.
+
+    The Tensor side's adapters take an index or a mask as either kind; as a
+    constant it has no derivative, as PyTorch's integer and bool tensors have
+    none."""
+    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
 
 
 def _axes(axis: int | Sequence[int]) -> tuple[int, ...]:
@@ -50,7 +88,11 @@ def _axes(axis: int | Sequence[int]) -> tuple[int, ...]:
 
 
 class _TensorNamespace:
-    """numpy's functions, by name and signature, as recorded yamlgrad ops."""
+    """The recorded ops: numpy's names with numpy's signatures (the methods
+    below), any other name as `ops.<name>` itself."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(ops, name)
 
     @staticmethod
     def sum(
@@ -59,6 +101,11 @@ class _TensorNamespace:
         if axis is None:
             return ops.sum(x)
         return ops.sum(x, _axes(axis), keepdims)
+
+    @staticmethod
+    def mean(x: Any, axis: Sequence[int], keepdims: bool = False) -> Any:
+        axes = _axes(axis)
+        return ops.mean(x, axes, keepdims) if axes else x
 
     @staticmethod
     def prod(x: Any, axis: int, keepdims: bool = False) -> Any:
@@ -76,9 +123,7 @@ class _TensorNamespace:
     def where(condition: Any, x: Any, y: Any) -> Any:
         # An ndarray condition is a mask, a constant (never differentiated), as
         # numpy takes any array-like.
-        if not isinstance(condition, Tensor):
-            condition = Tensor._make(np.asarray(condition))
-        return ops.where(condition, x, y)
+        return ops.where(constant_tensor(condition), x, y)
 
     @staticmethod
     def maximum(x1: Any, x2: Any) -> Any:
@@ -86,14 +131,6 @@ class _TensorNamespace:
         if isinstance(x2, (int, float)):
             return ops.clamp_min(x1, x2)
         return ops.maximum(x1, x2)
-
-    @staticmethod
-    def sign(x: Any) -> Any:
-        return ops.sign(x)
-
-    @staticmethod
-    def abs(x: Any) -> Any:
-        return ops.abs(x)
 
     @staticmethod
     def reshape(x: Any, shape: Sequence[int]) -> Any:
@@ -108,20 +145,63 @@ class _TensorNamespace:
         return ops.stack(list(arrays), axis)
 
     @staticmethod
-    def outer(a: Any, b: Any) -> Any:
-        return ops.outer(a, b)
+    def div(a: Any, b: Any, rounding_mode: str | None = None) -> Any:
+        return ops.div(a, b, rounding_mode=rounding_mode)
+
+    @staticmethod
+    def concatenate(arrays: Sequence[Any], axis: int = 0) -> Any:
+        return ops.cat(list(arrays), axis)
 
     @staticmethod
     def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         return ops.diagonal(x, offset, axis1, axis2)
 
-    @staticmethod
-    def tril(x: Any, k: int = 0) -> Any:
-        return ops.tril(x, k)
+    # PyTorch names whose index or mask argument is a constant, taken as an
+    # ndarray or a Tensor on either side.
 
     @staticmethod
-    def triu(x: Any, k: int = 0) -> Any:
-        return ops.triu(x, k)
+    def gather(x: Any, dim: int, index: Any) -> Any:
+        return ops.gather(x, dim, constant_tensor(index))
+
+    @staticmethod
+    def index_select(x: Any, dim: int, index: Any) -> Any:
+        return ops.index_select(x, dim, constant_tensor(index))
+
+    @staticmethod
+    def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Any:
+        return ops.scatter_add(x, dim, constant_tensor(index), src)
+
+    @staticmethod
+    def index_add(x: Any, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
+        return ops.index_add(x, dim, constant_tensor(index), source, alpha=alpha)
+
+    @staticmethod
+    def scatter_value(x: Any, dim: int, index: Any, value: float) -> Any:
+        return ops.scatter_value(x, dim, constant_tensor(index), value)
+
+    @staticmethod
+    def masked_fill_Scalar(x: Any, mask: Any, value: float) -> Any:
+        return ops.masked_fill_Scalar(x, constant_tensor(mask), value)
+
+    @staticmethod
+    def convolution(input: Any, weight: Any, bias: Any, *args: Any) -> Any:
+        # Either operand may be a saved ndarray next to a Tensor gradient.
+        input, weight = constant_tensor(input), constant_tensor(weight)
+        return ops.convolution(input, weight, bias, *args)
+
+    @staticmethod
+    def slice_backward(
+        grad: Any,
+        sizes: Sequence[int],
+        dim: int,
+        start: int | None,
+        end: int | None,
+        step: int,
+    ) -> Any:
+        # The op takes concrete bounds, as PyTorch's slice_backward does.
+        size = sizes[dim % max(len(sizes), 1)]
+        start, end, _ = slice(start, end, step).indices(size)
+        return ops.slice_backward(grad, sizes, dim, start, end, step)
 
 
 TENSOR_NAMESPACE = _TensorNamespace()

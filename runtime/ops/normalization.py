@@ -14,7 +14,7 @@ import numpy as np
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace
 from yamlgrad.runtime.errors import scalar_type_name as _st
-from yamlgrad.runtime.ops.common import _as_tensor, _raw, _sizes
+from yamlgrad.runtime.ops.common import _constant, _raw, _sizes
 from yamlgrad.runtime.ops.elementwise import rsqrt
 from yamlgrad.runtime.ops.reductions import _sum_keepdim, mean_reduce, var
 from yamlgrad.runtime.ops.shapes import expand, reshape
@@ -285,18 +285,13 @@ def native_batch_norm_backward(
     if training:
         grad_input, x_hat = _normalize_backward(grad, input, dims, eps, scale)
     else:
-        mean = reshape(_as_like(running_mean, grad), shape)
-        invstd = rsqrt(reshape(_as_like(running_var, grad), shape) + eps)
+        mean = reshape(_constant(_raw(running_mean), grad), shape)
+        invstd = rsqrt(reshape(_constant(_raw(running_var), grad), shape) + eps)
         x_hat = (input - mean) * invstd
         grad_input = grad * invstd if scale is None else grad * (invstd * scale)
     grad_weight = _sum_dims(grad * x_hat, dims) if grad_input_mask[1] else None
     grad_bias = _sum_dims(grad, dims) if grad_input_mask[2] else None
     return (grad_input if grad_input_mask[0] else None), grad_weight, grad_bias
-
-
-def _as_like(x: Any, like: Any) -> Any:
-    """A constant (never differentiated) in the mode of `like`."""
-    return _as_tensor(_raw(x)) if isinstance(like, Tensor) else _raw(x)
 
 
 def native_group_norm_backward(

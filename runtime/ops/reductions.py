@@ -14,9 +14,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.autograd.input_metadata import sum_to
-from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import scalar_type_name as _st
 from yamlgrad.runtime.errors import warn_at_caller
 from yamlgrad.runtime.ops.common import (
@@ -473,9 +471,7 @@ def _sum_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
 
 
 def _mean_keepdim(x: Any, dims: tuple[int, ...]) -> Any:
-    if isinstance(x, Tensor):
-        return ops.mean(x, dims, True) if dims else x
-    return mean_reduce(x, axis=dims, keepdims=True)
+    return array_namespace(x).mean(x, axis=dims, keepdims=True)
 
 
 def _cumprod(x: Any, dim: int) -> Any:
@@ -484,10 +480,6 @@ def _cumprod(x: Any, dim: int) -> Any:
 
 def _cumsum(x: Any, dim: int) -> Any:
     return array_namespace(x).cumsum(x, axis=dim)
-
-
-def _prod_last(x: Any) -> Any:
-    return array_namespace(x).prod(x, axis=-1)
 
 
 def _without_each(x: Any) -> tuple[Any, Any]:
@@ -504,15 +496,18 @@ def _without_each(x: Any) -> tuple[Any, Any]:
 
 def _product_of_others(x: Any, dim: int) -> Any:
     """For every element along `dim`, the product of the other elements: exact
-    where x has zeros (PyTorch's prod_safe_zeros_backward)."""
-    if isinstance(x, Tensor):
-        rows, _ = _without_each(transpose(x, dim, -1))
-        return transpose(_prod_last(rows), dim, -1)
+    where x has zeros (PyTorch's prod_safe_zeros_backward: the exclusive cumulative
+    products from either end, multiplied; nothing is divided)."""
+    xp = array_namespace(x)
     n = x.shape[dim]
-    ones = np.ones_like(np.take(x, [0], axis=dim))
-    before = np.concatenate([ones, np.take(x, range(n - 1), axis=dim)], axis=dim)
-    after = np.concatenate([ones, np.flip(np.take(x, range(1, n), axis=dim), dim)], dim)
-    return np.cumprod(before, axis=dim) * np.flip(np.cumprod(after, axis=dim), dim)
+    dim = _wrap_dim(dim, x.ndim)
+    ones_shape = tuple(x.shape)[:dim] + (1,) + tuple(x.shape)[dim + 1 :]
+    ones = _constant(np.ones(ones_shape, dtype=_data(x).dtype), x)
+    head = xp.slice_Tensor(x, dim, 0, n - 1, 1)
+    tail = xp.flip(xp.slice_Tensor(x, dim, 1, n, 1), (dim,))
+    before = xp.cumprod(xp.concatenate([ones, head], axis=dim), axis=dim)
+    after = xp.cumprod(xp.concatenate([ones, tail], axis=dim), axis=dim)
+    return before * xp.flip(after, (dim,))
 
 
 def prod_backward(grad: Any, self: Any, result: Any) -> Any:
@@ -629,17 +624,11 @@ def restore_reduced_dims(output: Any, dim: tuple[int, ...], keepdim: bool) -> An
 
 def scale_grad_by_count(grad: Any, mask: Any, dim: tuple[int, ...]) -> Any:
     """grad split evenly among the positions in `mask` (ties in amax/amin)."""
-    if isinstance(grad, Tensor):
-        mask = _constant(_data(mask), grad)
-        return (grad / _sum_keepdim(mask, _dims(dim, mask.ndim))) * mask
-    # PyTorch divides by the int64 count in the gradient's dtype: counting in
-    # that dtype gives the same values without a float64 detour and cast back.
-    mask, grad = _data(mask), np.asarray(grad)
-    dims = _dims(dim, mask.ndim)
-    if dims and grad.dtype.kind in "fc":
-        count = np.add.reduce(mask, axis=dims, keepdims=True, dtype=grad.dtype)
-        return np.multiply(np.true_divide(grad, count), mask)
-    return (grad / _sum_keepdim(mask, dims)) * mask
+    # PyTorch divides by the int64 count in the gradient's dtype: a mask in that
+    # dtype counts to the same values, without a float64 detour and cast back.
+    mask = _data(mask)
+    mask = _constant(mask.astype(_data(grad).dtype, copy=False), grad)
+    return (grad / _sum_keepdim(mask, _dims(dim, mask.ndim))) * mask
 
 
 def logsumexp_backward(
@@ -680,3 +669,8 @@ def cumprod_backward(grad: Any, self: Any, dim: int, result: Any) -> Any:
     picked = where(upper, weighted, 0.0)
     summed = reshape(_sum_keepdim(picked, (picked.ndim - 1,)), tuple(moved_grad.shape))
     return transpose(summed, dim, -1)
+
+
+# numpy's name and signature, with PyTorch's silent nan for an empty mean (see
+# mean_reduce).
+register_numpy_kernels(mean=mean_reduce)

@@ -13,9 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.dispatch import ops
-from yamlgrad.runtime.ops.namespace import array_namespace
+from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.ops.common import _dense, _dim, _wrap_dim
 from yamlgrad.runtime.ops.elementwise import where
 
@@ -581,9 +579,7 @@ def interleave_dim(dim: int, ndim: int) -> int:
 
 
 def expand(x: Any, shape: tuple[int, ...]) -> Any:
-    if isinstance(x, Tensor):
-        return ops.expand(x, shape)
-    return broadcast_view(x, shape)
+    return array_namespace(x).expand(x, shape)
 
 
 def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
@@ -616,9 +612,7 @@ def reshape(x: Any, shape: tuple[int, ...]) -> Any:
 
 
 def transpose(x: Any, dim0: int, dim1: int) -> Any:
-    if isinstance(x, Tensor):
-        return ops.transpose(x, dim0, dim1)
-    return transpose_kernel(x, dim0, dim1)
+    return array_namespace(x).transpose(x, dim0, dim1)
 
 
 def permute_backwards(grad: Any, dims: tuple[int, ...]) -> Any:
@@ -632,9 +626,7 @@ def permute_backwards(grad: Any, dims: tuple[int, ...]) -> Any:
 
 def slice_of(x: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:
     """`x` sliced along `dim` (recorded as SliceBackward0 on a Tensor)."""
-    if isinstance(x, Tensor):
-        return ops.slice_Tensor(x, dim, start, end, step)
-    return slice_kernel(x, dim, start, end, step)
+    return array_namespace(x).slice_Tensor(x, dim, start, end, step)
 
 
 def slice_backward(
@@ -647,24 +639,16 @@ def slice_backward(
 ) -> Any:
     """Zeros of the input's shape with `grad` in the slice (an op of its own, so
     that it can be differentiated again)."""
-    if isinstance(grad, Tensor):
-        # The op takes concrete bounds, as PyTorch's slice_backward does.
-        size = sizes[_wrap_dim(dim, len(sizes))]
-        start, end, _ = slice(start, end, step).indices(size)
-        return ops.slice_backward(grad, sizes, dim, start, end, step)
-    return slice_backward_kernel(grad, sizes, dim, start, end, step)
+    xp = array_namespace(grad)
+    return xp.slice_backward(grad, sizes, dim, start, end, step)
 
 
 def select_of(x: Any, dim: int, index: int) -> Any:
-    if isinstance(x, Tensor):
-        return ops.select(x, dim, index)
-    return select_kernel(x, dim, index)
+    return array_namespace(x).select(x, dim, index)
 
 
 def select_backward(grad: Any, sizes: tuple[int, ...], dim: int, index: int) -> Any:
-    if isinstance(grad, Tensor):
-        return ops.select_backward(grad, sizes, dim, index)
-    return select_backward_kernel(grad, sizes, dim, index)
+    return array_namespace(grad).select_backward(grad, sizes, dim, index)
 
 
 def cat_tensors_backward(
@@ -697,9 +681,7 @@ def split_backward(
     """Join the pieces' gradients back along `dim` (split's, and
     split_with_sizes' with its list of sizes)."""
     dim = _wrap_dim(dim, len(sizes))
-    if isinstance(grads[0], Tensor):
-        return ops.cat(list(grads), dim)
-    return np.concatenate(grads, axis=dim)
+    return array_namespace(grads[0]).concatenate(grads, axis=dim)
 
 
 def unbind_backward(grads: list[Any], dim: int) -> Any:
@@ -708,16 +690,18 @@ def unbind_backward(grads: list[Any], dim: int) -> Any:
 
 
 def flip(x: Any, dims: tuple[int, ...]) -> Any:
-    if isinstance(x, Tensor):
-        return ops.flip(x, dims)
+    return array_namespace(x).flip(x, dims)
+
+
+def _flip_view(x: Any, dims: tuple[int, ...]) -> Any:
+    """flip's backward on an ndarray: a view, where the forward kernel copies (the
+    gradient is not handed to the user as flip's result is)."""
     return np.flip(x, tuple(dims)) if np.ndim(x) else x
 
 
 def squeeze_dim(x: Any, dim: int) -> Any:
     """`x.squeeze(dim)`: unsqueeze's backward."""
-    if isinstance(x, Tensor):
-        return ops.squeeze_dim(x, dim)
-    return squeeze_dims(x, dim)
+    return array_namespace(x).squeeze_dim(x, dim)
 
 
 def unsqueeze_to(grad: Any, sizes: tuple[int, ...]) -> Any:
@@ -727,10 +711,7 @@ def unsqueeze_to(grad: Any, sizes: tuple[int, ...]) -> Any:
 
 def roll_backward(grad: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
     """Roll back by the negated shifts."""
-    back = tuple(-s for s in shifts)
-    if isinstance(grad, Tensor):
-        return ops.roll(grad, back, dims)
-    return roll(grad, back, dims)
+    return array_namespace(grad).roll(grad, tuple(-s for s in shifts), dims)
 
 
 def repeat_backward(grad: Any, repeats: tuple[int, ...], sizes: tuple[int, ...]) -> Any:
@@ -739,17 +720,28 @@ def repeat_backward(grad: Any, repeats: tuple[int, ...], sizes: tuple[int, ...])
     padded = (1,) * (len(repeats) - len(sizes)) + tuple(sizes)
     split = tuple(n for pair in zip(repeats, padded) for n in pair)
     tiles = tuple(range(0, 2 * len(repeats), 2))
-    x = reshape(grad, split)
-    if isinstance(x, Tensor):
-        x = ops.sum(x, tiles, False) if tiles else x
-    else:
-        x = np.sum(x, axis=tiles)
-    return reshape(x, tuple(sizes))
+    xp = array_namespace(grad)
+    x = xp.reshape(grad, split)
+    if tiles:
+        x = xp.sum(x, axis=tiles)
+    return xp.reshape(x, tuple(sizes))
 
 
 def constant_pad_nd_backward(grad: Any, pad: tuple[int, ...]) -> Any:
     """Crop the padding off again: constant_pad_nd with the negated pads."""
     back = tuple(-p for p in pad)
-    if isinstance(grad, Tensor):
-        return ops.constant_pad_nd(grad, back, 0)
-    return constant_pad_nd(grad, back, 0)
+    return array_namespace(grad).constant_pad_nd(grad, back, 0)
+
+
+register_numpy_kernels(
+    expand=broadcast_view,
+    transpose=transpose_kernel,
+    slice_Tensor=slice_kernel,
+    slice_backward=slice_backward_kernel,
+    select=select_kernel,
+    select_backward=select_backward_kernel,
+    flip=_flip_view,
+    squeeze_dim=squeeze_dims,
+    roll=roll,
+    constant_pad_nd=constant_pad_nd,
+)
