@@ -1,6 +1,6 @@
 """Check the Python expressions of derivatives.yaml with `ast`, and rewrite them.
 
-Contract 1 of DESIGN.md: formulas are checked, not trusted. Every `forward` and every
+Formulas are checked, not trusted. Every `forward` and every
 backward formula is parsed as one Python expression; only the node types and names
 listed here may appear. Anything else (`__import__`, dunder attributes, lambdas,
 comprehensions, walrus, f-strings, starred calls, strings) is refused with the

@@ -1,8 +1,7 @@
 """Element-wise ops: their forward kernels (erf, clamp, lerp, xlogy, divide, ...)
 and the backward helpers of element-wise formulas (pow, clamp, logit, masks).
 
-Also `fused`, the helper generated code uses to evaluate a formula's temporaries
-in place on the numpy path. The mask helpers (isnan, logical_and, ...) return
+The mask helpers (isnan, logical_and, ...) return
 constants: a piecewise-constant factor has no derivative, so on Tensors they are
 built from the data with no history, as PyTorch's bool results are.
 """
@@ -10,7 +9,6 @@ built from the data with no history, as PyTorch's bool results are.
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 import numpy as np
@@ -42,7 +40,6 @@ BACKWARD_HELPERS = (
     "rsqrt",
     "sign",
     "zeros_like",
-    "fused",
     "where",
     "maybe_multiply",
     "pow_backward",
@@ -215,42 +212,6 @@ def sign(x: Any) -> Any:
 def zeros_like(x: Any) -> Any:
     """Zeros of x's shape and dtype; never part of a graph."""
     return _constant_like(x, np.zeros_like(_raw(x)))
-
-
-# fused(op, a, b, temp): the ufunc for an ndarray, the operator otherwise.
-_FUSED_OPS = {
-    "+": (np.add, operator.add),
-    "-": (np.subtract, operator.sub),
-    "*": (np.multiply, operator.mul),
-    "/": (np.true_divide, operator.truediv),
-}
-
-
-def fused(op: str, a: Any, b: Any, temp: int) -> Any:
-    """`a <op> b`, where operand `temp` (0: a, 1: b) is a temporary of the formula
-    (the generator rewrites `grad * (1 - result * result)` to use it).
-
-    In a first-order backward that temporary is a fresh ndarray nobody else
-    holds, so when it already has the result's shape and dtype the result is
-    written into it (numpy's `out=`): one allocation less, which for large arrays
-    saves the page faults of fresh memory. Anything else (Tensors of a recorded
-    backward, numbers, broadcasting, another dtype) is the plain operator.
-    """
-    ufunc, operator_fn = _FUSED_OPS[op]
-    target, other = (b, a) if temp else (a, b)
-    if (
-        type(target) is np.ndarray
-        and target.dtype.kind in "fc"
-        and (
-            type(other) is float
-            or type(other) is int
-            or type(other) is np.ndarray
-            and other.shape == target.shape
-            and other.dtype == target.dtype
-        )
-    ):
-        return ufunc(a, b, out=target)
-    return operator_fn(a, b)
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:
