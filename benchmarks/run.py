@@ -3,6 +3,7 @@
     python benchmarks/run.py                 # full sizes, writes benchmarks/results.md
     python benchmarks/run.py --smoke         # tiny sizes, one repetition (a test runs this)
     python benchmarks/run.py --only 1,3      # some workloads only (nothing is written)
+    python benchmarks/run.py --json rows.json  # the rows as JSON too
 
 The peers (torch, HIPS autograd, MyGrad, micrograd) run when installed:
 `pip install -e '.[bench]'`. Frameworks run interleaved within each repetition, in
@@ -27,6 +28,7 @@ tests: nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -99,6 +101,7 @@ class Workload:
     target: Target
     repeats: float = 1.0  # a fraction of --repeats for the slow workloads
     tolerance: float = 1e-8
+    ops: int | None = None  # ops in one step, where the workload counts them
 
 
 @dataclass
@@ -111,6 +114,34 @@ class Row:
     check: str = "ok"
     target: str = ""
     extra: dict[str, float] = field(default_factory=dict)
+    median: float = float("nan")  # in `unit`: "s" or "MB"
+    unit: str = ""
+    ops: int | None = None  # the workload's ops per step, where it counts them
+
+    @property
+    def number(self) -> int:
+        """The workload's number, which starts its name."""
+        return int(self.workload.split(".", 1)[0])
+
+    def record(self) -> dict[str, Any]:
+        """The row for --json: numbers as numbers (NaN as null)."""
+
+        def number(x: float) -> float | None:
+            return None if x != x else x
+
+        return {
+            "number": self.number,
+            "workload": self.workload,
+            "framework": self.framework,
+            "median": number(self.median),
+            "unit": self.unit,
+            "ops": self.ops,
+            "value": self.value,
+            "floor_ratio": number(self.floor_ratio),
+            "torch_ratio": number(self.torch_ratio),
+            "check": self.check,
+            "target": self.target,
+        }
 
     def line(self) -> str:
         def ratio(r: float) -> str:
@@ -186,6 +217,7 @@ def chain(n_ops: int, size: int, number: int, target: Target) -> Workload:
         runners,
         target,
         repeats=1.0 if n_ops < 10_000 else 0.34,
+        ops=n_ops,
     )
 
 
@@ -668,7 +700,10 @@ def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[
             for _ in range(number):
                 run()
             times[name].append((time.perf_counter() - start) / number)
-    return _rows(workload.name, times, checks, workload.target, "time")
+    rows = _rows(workload.name, times, checks, workload.target, "time")
+    for row in rows:
+        row.ops = workload.ops
+    return rows
 
 
 def _rows(
@@ -694,6 +729,7 @@ def _rows(
         median = statistics.median(values)
         value = f"{median * 1e3:.3f} ms" if unit == "time" else f"{median:.1f} MB"
         row = Row(name, framework, value, ratio("numpy"), ratio("torch"), check)
+        row.median, row.unit = median, "s" if unit == "time" else "MB"
         if framework == "yamlgrad":
             reached = row.floor_ratio if target.against == "numpy" else row.torch_ratio
             verdict = (
@@ -788,12 +824,16 @@ def tooling(repeats: int) -> list[Row]:
             f"{gen_median:.3f} s",
             check=gen_ok,
             target=f"<= 2 s: {'met' if gen_median <= 2.0 else 'missed'}",
+            median=gen_median,
+            unit="s",
         ),
         Row(
             "8. import yamlgrad minus import numpy (bytecode cached)",
             "yamlgrad",
             f"{import_median * 1e3:.1f} ms",
             target=f"<= 150 ms: {'met' if import_median <= 0.150 else 'missed'}",
+            median=import_median,
+            unit="s",
         ),
     ]
 
@@ -877,6 +917,21 @@ def report(rows: list[Row], repeats: int, calls: int | None) -> str:
     )
 
 
+def write_json(path: Path, rows: list[Row], argv: list[str]) -> None:
+    """The rows for a program to read (benchmarks/compare.py), with the yamlgrad
+    that was measured: a comparison checks it measured the checkout it meant."""
+    document = {
+        "yamlgrad": {
+            "version": yg.__version__,
+            "path": str(Path(yg.__file__).resolve().parent),
+        },
+        "argv": argv,
+        "machine": machine(),
+        "rows": [row.record() for row in rows],
+    }
+    path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -892,6 +947,13 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).with_name("results.md")
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write the rows to PATH as JSON (medians in seconds or MB)",
     )
     parser.add_argument(
         "--rss", nargs=2, metavar=("FRAMEWORK", "SIZE"), help=argparse.SUPPRESS
@@ -919,6 +981,8 @@ def main(argv: list[str] | None = None) -> int:
             rows += batch
     if not smoke and not only:
         args.out.write_text(report(rows, args.repeats, args.calls), encoding="utf-8")
+    if args.json is not None:
+        write_json(args.json, rows, sys.argv[1:] if argv is None else argv)
     return 0
 
 
