@@ -342,7 +342,7 @@ class _GraphTask:
                     self.captured[index] = inputs[input_nr]
                 if fn not in needed:
                     continue
-            if anomaly.enabled:
+            if anomaly_mode.ever_enabled and anomaly.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
             elif fn._hooks is None:
                 # _call_function without hooks, inlined; validate_outputs is
