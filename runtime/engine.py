@@ -1,4 +1,4 @@
-"""The Engine: runs a backward pass over the graph (torch/csrc/autograd/engine.cpp).
+"""The Engine: runs a backward pass over the graph, as PyTorch's autograd engine.
 
 Decisions, each PyTorch's:
 
@@ -40,6 +40,11 @@ from yamlgrad.runtime.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.node import Edge, Grad, Node, task_state
 from yamlgrad.runtime.tensor import Tensor
 
+# numpy's module has a `__getattr__`, which keeps CPython from specializing a
+# read of `np.ndarray`; a global of our own is read at full speed, on every
+# gradient the engine handles.
+_ndarray = np.ndarray
+
 
 class GraphRoot(Node):
     """The root of a backward with several outputs: hands out their gradients."""
@@ -80,7 +85,7 @@ def validate_outputs(
         if child is None:
             continue
         if raw:
-            if type(grad) is not np.ndarray:
+            if type(grad) is not _ndarray:
                 grad = np.asarray(grad)
             data = grad
         else:
@@ -371,7 +376,7 @@ class _GraphTask:
                     continue
                 if grad is not None:  # validate_outputs, inlined
                     if raw:
-                        if type(grad) is not np.ndarray:
+                        if type(grad) is not _ndarray:
                             grad = np.asarray(grad)
                         data = grad
                     else:
@@ -401,7 +406,7 @@ class _GraphTask:
                         buffer[slot] = grad
                     elif raw and (
                         (child, slot) in owned
-                        or type(old) is np.ndarray
+                        or type(old) is _ndarray
                         and old.base is None
                         and old.flags.writeable
                         and sys.getrefcount(old) <= _ONLY_THE_BUFFERS
@@ -412,7 +417,7 @@ class _GraphTask:
                     else:
                         total = old + grad
                         buffer[slot] = total
-                        if raw and type(total) is np.ndarray:
+                        if raw and type(total) is _ndarray:
                             owned.add((child, slot))
                 if remaining == 0:
                     key = -child._seq
