@@ -3,6 +3,7 @@
     python benchmarks/run.py                 # full sizes, writes benchmarks/results.md
     python benchmarks/run.py --smoke         # tiny sizes, one repetition (a test runs this)
     python benchmarks/run.py --only 1,3      # some workloads only (nothing is written)
+    python benchmarks/run.py --json rows.json  # the rows as JSON too
 
 The peers (torch, HIPS autograd, MyGrad, micrograd) run when installed:
 `pip install -e '.[bench]'`. Frameworks run interleaved within each repetition, in
@@ -27,13 +28,14 @@ tests: nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +101,7 @@ class Workload:
     target: Target
     repeats: float = 1.0  # a fraction of --repeats for the slow workloads
     tolerance: float = 1e-8
+    ops: int | None = None  # ops in one step, where the workload counts them
 
 
 @dataclass
@@ -111,6 +114,34 @@ class Row:
     check: str = "ok"
     target: str = ""
     extra: dict[str, float] = field(default_factory=dict)
+    median: float = float("nan")  # in `unit`: "s" or "MB"
+    unit: str = ""
+    ops: int | None = None  # the workload's ops per step, where it counts them
+
+    @property
+    def number(self) -> int:
+        """The workload's number, which starts its name."""
+        return int(self.workload.split(".", 1)[0])
+
+    def record(self) -> dict[str, Any]:
+        """The row for --json: numbers as numbers (NaN as null)."""
+
+        def number(x: float) -> float | None:
+            return None if x != x else x
+
+        return {
+            "number": self.number,
+            "workload": self.workload,
+            "framework": self.framework,
+            "median": number(self.median),
+            "unit": self.unit,
+            "ops": self.ops,
+            "value": self.value,
+            "floor_ratio": number(self.floor_ratio),
+            "torch_ratio": number(self.torch_ratio),
+            "check": self.check,
+            "target": self.target,
+        }
 
     def line(self) -> str:
         def ratio(r: float) -> str:
@@ -186,26 +217,44 @@ def chain(n_ops: int, size: int, number: int, target: Target) -> Workload:
         runners,
         target,
         repeats=1.0 if n_ops < 10_000 else 0.34,
+        ops=n_ops,
     )
 
 
 # --- workload 2: an MLP with a softmax cross-entropy from primitives ----------------
 
 
-def mlp(
-    batch: int, sizes: tuple[int, int, int], activation: str, dtype: type
-) -> Workload:
-    """784-256-10 MLP, forward + backward of a cross-entropy built from primitives."""
-    rng = np.random.default_rng(2)
-    n_in, n_hidden, n_out = sizes
-    x0 = rng.standard_normal((batch, n_in)).astype(dtype)
-    labels = rng.integers(0, n_out, batch)
-    onehot = np.eye(n_out, dtype=dtype)[labels]
-    w1 = (rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in)).astype(dtype)
-    b1 = np.zeros(n_hidden, dtype=dtype)
-    w2 = (rng.standard_normal((n_hidden, n_out)) / np.sqrt(n_hidden)).astype(dtype)
-    b2 = np.zeros(n_out, dtype=dtype)
-    params = (w1, b1, w2, b2)
+@dataclass(frozen=True)
+class MlpData:
+    """Workload 2's batch and parameters, shared by every framework (not copied:
+    only the step is timed, as in a training loop whose parameters persist)."""
+
+    batch: int
+    activation: str  # "tanh" or "relu"
+    x0: np.ndarray
+    onehot: np.ndarray
+    params: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # w1, b1, w2, b2
+
+    @classmethod
+    def make(
+        cls, batch: int, sizes: tuple[int, int, int], activation: str, dtype: type
+    ) -> MlpData:
+        rng = np.random.default_rng(2)
+        n_in, n_hidden, n_out = sizes
+        x0 = rng.standard_normal((batch, n_in)).astype(dtype)
+        labels = rng.integers(0, n_out, batch)
+        onehot = np.eye(n_out, dtype=dtype)[labels]
+        w1 = (rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in)).astype(dtype)
+        b1 = np.zeros(n_hidden, dtype=dtype)
+        w2 = (rng.standard_normal((n_hidden, n_out)) / np.sqrt(n_hidden)).astype(dtype)
+        b2 = np.zeros(n_out, dtype=dtype)
+        return cls(batch, activation, x0, onehot, (w1, b1, w2, b2))
+
+
+def mlp_floor(data: MlpData) -> Runner:
+    """Workload 2 in numpy, with the backward written by hand."""
+    x0, onehot, batch, activation = data.x0, data.onehot, data.batch, data.activation
+    w1, b1, w2, b2 = data.params
 
     def floor() -> Gradients:
         pre = x0 @ w1 + b1
@@ -226,29 +275,48 @@ def mlp(
         del loss  # computed, as every framework's forward computes it
         return gw1, gb1, gw2, gb2
 
-    def program(
-        lib: Any, x: Any, p: Any, act: Callable[[Any], Any], amax: Any, hot: Any
-    ) -> Any:
-        pre = x @ p[0] + p[1]
-        h = act(pre)
-        logits = h @ p[2] + p[3]
-        z = logits - amax(logits)
-        lse = lib.log(lib.sum(lib.exp(z), **amax.keep))
-        return -lib.sum((z - lse) * hot) / batch
+    return floor
 
-    def keep(fn: Callable[[Any], Any], **kw: Any) -> Any:
-        fn.keep = kw  # type: ignore[attr-defined]
-        return fn
 
-    runners: dict[str, Runner] = {"numpy": floor}
+def mlp_loss(
+    lib: Any,
+    x: Any,
+    p: Any,
+    act: Callable[[Any], Any],
+    amax: Any,
+    hot: Any,
+    batch: int,
+) -> Any:
+    """Workload 2's forward in any framework: `lib` provides log, sum and exp,
+    `amax` the row maximum (and in `amax.keep` the keyword arguments that keep
+    its dimension)."""
+    pre = x @ p[0] + p[1]
+    h = act(pre)
+    logits = h @ p[2] + p[3]
+    z = logits - amax(logits)
+    lse = lib.log(lib.sum(lib.exp(z), **amax.keep))
+    return -lib.sum((z - lse) * hot) / batch
+
+
+def _keep(fn: Callable[[Any], Any], **kw: Any) -> Any:
+    """`fn`, a row maximum, with the keywords that keep the reduced dimension in
+    the framework's own spelling (`dim=1, keepdim=True` or `axis=1, keepdims=True`)."""
+    fn.keep = kw  # type: ignore[attr-defined]
+    return fn
+
+
+def mlp_runners(data: MlpData) -> dict[str, Runner]:
+    """Workload 2's step in yamlgrad, the python tape and each installed peer."""
+    x0, onehot, params, batch = data.x0, data.onehot, data.params, data.batch
+    activation = data.activation
+    runners: dict[str, Runner] = {}
 
     def ours() -> Gradients:
-        # Parameters and data are shared with numpy, not copied (as the floor
-        # and a training loop, whose parameters persist): only the step is timed.
         p = [yg.from_numpy(a).requires_grad_() for a in params]
         act = yg.tanh if activation == "tanh" else yg.relu
-        amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
-        program(yg, yg.from_numpy(x0), p, act, amax, yg.from_numpy(onehot)).backward()
+        amax = _keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+        x, hot = yg.from_numpy(x0), yg.from_numpy(onehot)
+        mlp_loss(yg, x, p, act, amax, hot, batch).backward()
         return tuple(t.grad.numpy() for t in p)
 
     runners["yamlgrad"] = ours
@@ -256,9 +324,9 @@ def mlp(
     def with_tape() -> Gradients:
         p = [python_tape.Var(a, requires_grad=True) for a in params]
         act = python_tape.tanh if activation == "tanh" else python_tape.relu
-        amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+        amax = _keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
         x, hot = python_tape.Var(x0), python_tape.Var(onehot)
-        program(python_tape, x, p, act, amax, hot).backward()
+        mlp_loss(python_tape, x, p, act, amax, hot, batch).backward()
         return tuple(t.grad for t in p)
 
     runners[TAPE] = with_tape
@@ -267,33 +335,43 @@ def mlp(
         def with_torch() -> Gradients:
             p = [torch.from_numpy(a).requires_grad_() for a in params]
             act = torch.tanh if activation == "tanh" else torch.relu
-            amax = keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+            amax = _keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
             hot = torch.from_numpy(onehot)
-            program(torch, torch.from_numpy(x0), p, act, amax, hot).backward()
+            x = torch.from_numpy(x0)
+            mlp_loss(torch, x, p, act, amax, hot, batch).backward()
             return tuple(t.grad.numpy() for t in p)
 
         runners["torch"] = with_torch
     if ag_grad is not None:
-        amax = keep(lambda t: anp.max(t, axis=1, keepdims=True), axis=1, keepdims=True)
+        amax = _keep(lambda t: anp.max(t, axis=1, keepdims=True), axis=1, keepdims=True)
         act = anp.tanh if activation == "tanh" else (lambda t: anp.maximum(t, 0))
-        gradient = ag_grad(lambda p: program(anp, x0, p, act, amax, onehot))
+        gradient = ag_grad(lambda p: mlp_loss(anp, x0, p, act, amax, onehot, batch))
         runners["autograd"] = lambda: tuple(gradient(list(params)))
     if mg is not None:
 
         def with_mygrad() -> Gradients:
             p = [mg.tensor(a) for a in params]
             act = mg.tanh if activation == "tanh" else mg_nnet.relu
-            amax = keep(
+            amax = _keep(
                 lambda t: mg.max(t, axis=1, keepdims=True), axis=1, keepdims=True
             )
-            program(mg, x0, p, act, amax, onehot).backward()
+            mlp_loss(mg, x0, p, act, amax, onehot, batch).backward()
             return tuple(t.grad for t in p)
 
         runners["mygrad"] = with_mygrad
+    return runners
+
+
+def mlp(
+    batch: int, sizes: tuple[int, int, int], activation: str, dtype: type
+) -> Workload:
+    """784-256-10 MLP, forward + backward of a cross-entropy built from primitives."""
+    data = MlpData.make(batch, sizes, activation, dtype)
+    n_in, n_hidden, n_out = sizes
     name = np.dtype(dtype).name
     return Workload(
         f"2. MLP {n_in}-{n_hidden}-{n_out} batch {batch}, {activation}, {name}",
-        runners,
+        {"numpy": mlp_floor(data), **mlp_runners(data)},
         Target(1.2, "numpy"),
         tolerance=1e-8 if dtype == np.float64 else 1e-4,
     )
@@ -392,21 +470,37 @@ def large_elementwise(size: int) -> Workload:
 # --- workload 6: a micrograd-style MLP on size-1 arrays -----------------------------
 
 
-def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
-    """A 20-16-1 MLP where every weight is its own size-1 array (micrograd's style)."""
-    rng = np.random.default_rng(3)
-    xs = rng.uniform(-1, 1, n_in).tolist()
-    w1 = rng.uniform(-1, 1, (n_hidden, n_in)).tolist()
-    b1 = rng.uniform(-1, 1, n_hidden).tolist()
-    w2 = rng.uniform(-1, 1, n_hidden).tolist()
-    b2 = float(rng.uniform(-1, 1))
-    target = 0.5
+@dataclass(frozen=True)
+class ScalarMlp:
+    """Workload 6's weights and input, as Python floats: each framework makes
+    its own size-1 values of them inside the step, as micrograd does."""
 
-    def forward(make: Callable[[float], Any], relu: Callable[[Any], Any]) -> Any:
-        params = [[make(w) for w in row] for row in w1]
-        biases = [make(b) for b in b1]
-        out_w = [make(w) for w in w2]
-        out_b = make(b2)
+    xs: list[float]
+    w1: list[list[float]]
+    b1: list[float]
+    w2: list[float]
+    b2: float
+    target: float = 0.5
+
+    @classmethod
+    def make(cls, n_in: int, n_hidden: int) -> ScalarMlp:
+        rng = np.random.default_rng(3)
+        xs = rng.uniform(-1, 1, n_in).tolist()
+        w1 = rng.uniform(-1, 1, (n_hidden, n_in)).tolist()
+        b1 = rng.uniform(-1, 1, n_hidden).tolist()
+        w2 = rng.uniform(-1, 1, n_hidden).tolist()
+        b2 = float(rng.uniform(-1, 1))
+        return cls(xs, w1, b1, w2, b2)
+
+    def forward(
+        self, make: Callable[[float], Any], relu: Callable[[Any], Any]
+    ) -> tuple[Any, list[Any]]:
+        """The squared error of one input, and the parameters in a flat list."""
+        xs, target = self.xs, self.target
+        params = [[make(w) for w in row] for row in self.w1]
+        biases = [make(b) for b in self.b1]
+        out_w = [make(w) for w in self.w2]
+        out_b = make(self.b2)
         hidden = []
         for row, b in zip(params, biases):
             act = b
@@ -420,12 +514,13 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
         flat = [w for row in params for w in row] + biases + out_w + [out_b]
         return loss, flat
 
-    def floor() -> Gradients:
-        # the same size-1 arrays, forward then a hand-written backward
-        params = [[np.array([w]) for w in row] for row in w1]
-        biases = [np.array([b]) for b in b1]
-        out_w = [np.array([w]) for w in w2]
-        out_b = np.array([b2])
+    def floor(self) -> Gradients:
+        """The same size-1 arrays in numpy, forward then a hand-written backward."""
+        xs, target = self.xs, self.target
+        params = [[np.array([w]) for w in row] for row in self.w1]
+        biases = [np.array([b]) for b in self.b1]
+        out_w = [np.array([w]) for w in self.w2]
+        out_b = np.array([self.b2])
         pres, hidden = [], []
         for row, b in zip(params, biases):
             act = b
@@ -446,20 +541,25 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
         flat = [g for row in g_params for g in row] + g_biases + g_out_w + [gout]
         return tuple(flat)
 
+
+def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
+    """A 20-16-1 MLP where every weight is its own size-1 array (micrograd's style)."""
+    net = ScalarMlp.make(n_in, n_hidden)
+
     def ours() -> Gradients:
         make = lambda v: yg.tensor([v], dtype=yg.float64, requires_grad=True)  # noqa
-        loss, flat = forward(make, yg.relu)
+        loss, flat = net.forward(make, yg.relu)
         loss.backward()
         return tuple(p.grad.numpy() for p in flat)
 
-    runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
+    runners: dict[str, Runner] = {"numpy": net.floor, "yamlgrad": ours}
     if torch is not None:
 
         def with_torch() -> Gradients:
             make = lambda v: torch.tensor(  # noqa: E731
                 [v], dtype=torch.float64, requires_grad=True
             )
-            loss, flat = forward(make, torch.relu)
+            loss, flat = net.forward(make, torch.relu)
             loss.backward()
             return tuple(p.grad.numpy() for p in flat)
 
@@ -467,7 +567,7 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
     if micrograd_engine is not None:
 
         def with_micrograd() -> Gradients:
-            loss, flat = forward(micrograd_engine.Value, lambda v: v.relu())
+            loss, flat = net.forward(micrograd_engine.Value, lambda v: v.relu())
             loss.backward()
             return tuple(p.grad for p in flat)
 
@@ -600,7 +700,10 @@ def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[
             for _ in range(number):
                 run()
             times[name].append((time.perf_counter() - start) / number)
-    return _rows(workload.name, times, checks, workload.target, "time")
+    rows = _rows(workload.name, times, checks, workload.target, "time")
+    for row in rows:
+        row.ops = workload.ops
+    return rows
 
 
 def _rows(
@@ -626,6 +729,7 @@ def _rows(
         median = statistics.median(values)
         value = f"{median * 1e3:.3f} ms" if unit == "time" else f"{median:.1f} MB"
         row = Row(name, framework, value, ratio("numpy"), ratio("torch"), check)
+        row.median, row.unit = median, "s" if unit == "time" else "MB"
         if framework == "yamlgrad":
             reached = row.floor_ratio if target.against == "numpy" else row.torch_ratio
             verdict = (
@@ -720,12 +824,16 @@ def tooling(repeats: int) -> list[Row]:
             f"{gen_median:.3f} s",
             check=gen_ok,
             target=f"<= 2 s: {'met' if gen_median <= 2.0 else 'missed'}",
+            median=gen_median,
+            unit="s",
         ),
         Row(
             "8. import yamlgrad minus import numpy (bytecode cached)",
             "yamlgrad",
             f"{import_median * 1e3:.1f} ms",
             target=f"<= 150 ms: {'met' if import_median <= 0.150 else 'missed'}",
+            median=import_median,
+            unit="s",
         ),
     ]
 
@@ -760,7 +868,71 @@ def machine() -> list[str]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
+# The numbers of the workloads, in the order they run.
+WORKLOADS = range(1, 9)
+
+HEADER = [
+    "| workload | framework | median | x numpy floor | x torch | gradient | target |",
+    "|---|---|---|---|---|---|---|",
+]
+
+
+def measured(
+    number: int, smoke: bool, repeats: int, calls: int | None
+) -> Iterator[list[Row]]:
+    """Workload `number`, built and measured: its rows, a batch at a time as
+    each measurement ends (workload 2 has four)."""
+    if number == 1:
+        n_ops, size = (10, 4) if smoke else (200, 16)
+        yield measure(chain(n_ops, size, 1, Target(1.0, "torch")), repeats, calls)
+    elif number == 2:
+        batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
+        for dtype in (np.float32, np.float64):
+            for activation in ("tanh", "relu"):
+                yield measure(mlp(batch, sizes, activation, dtype), repeats, calls)
+    elif number == 3:
+        yield measure(large_elementwise(100 if smoke else 2_000_000), repeats, calls)
+    elif number == 4:
+        n_ops = 20 if smoke else 100_000
+        yield measure(chain(n_ops, 1, 4, Target(1.0, "torch")), repeats, calls)
+    elif number == 5:
+        yield peak_memory(100 if smoke else 2_000_000, 1 if smoke else 3)
+    elif number == 6:
+        net = scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16)
+        yield measure(net, repeats, calls)
+    elif number == 7:
+        yield measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats, calls)
+    elif number == 8:
+        yield tooling(1 if smoke else 5)
+
+
+def report(rows: list[Row], repeats: int, calls: int | None) -> str:
+    """benchmarks/results.md: the machine, the command and the table."""
+    command = f"`python benchmarks/run.py --repeats {repeats}" + (
+        f" --calls {calls}`" if calls else "`"
+    )
+    table = HEADER + [row.line() for row in rows]
+    return "\n".join(
+        ["# yamlgrad benchmarks", "", *machine(), "", command, "", *table, ""]
+    )
+
+
+def write_json(path: Path, rows: list[Row], argv: list[str]) -> None:
+    """The rows for a program to read (benchmarks/compare.py), with the yamlgrad
+    that was measured: a comparison checks it measured the checkout it meant."""
+    document = {
+        "yamlgrad": {
+            "version": yg.__version__,
+            "path": str(Path(yg.__file__).resolve().parent),
+        },
+        "argv": argv,
+        "machine": machine(),
+        "rows": [row.record() for row in rows],
+    }
+    path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+
+
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--smoke", action="store_true", help="tiny sizes, one repetition"
@@ -777,9 +949,20 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path(__file__).with_name("results.md")
     )
     parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write the rows to PATH as JSON (medians in seconds or MB)",
+    )
+    parser.add_argument(
         "--rss", nargs=2, metavar=("FRAMEWORK", "SIZE"), help=argparse.SUPPRESS
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.rss:
         _rss_child(args.rss[0], int(args.rss[1]))
         return 0
@@ -787,69 +970,19 @@ def main(argv: list[str] | None = None) -> int:
     repeats = 1 if smoke else args.repeats
     calls = 1 if smoke else args.calls
     only = {int(n) for n in args.only.split(",") if n}
-
-    def wanted(number: int) -> bool:
-        return not only or number in only
-
-    lines = [
-        "| workload | framework | median | x numpy floor | x torch | gradient | target |",
-        "|---|---|---|---|---|---|---|",
-    ]
-
-    def emit(rows: list[Row]) -> None:
-        for row in rows:
-            lines.append(row.line())
-            print(row.line(), flush=True)
-
-    print("\n".join(lines), flush=True)
-    if wanted(1):
-        emit(
-            measure(
-                chain(
-                    10 if smoke else 200, 4 if smoke else 16, 1, Target(1.0, "torch")
-                ),
-                repeats,
-                calls,
-            )
-        )
-    if wanted(2):
-        batch, sizes = (4, (12, 8, 3)) if smoke else (64, (784, 256, 10))
-        for dtype in (np.float32, np.float64):
-            for activation in ("tanh", "relu"):
-                emit(measure(mlp(batch, sizes, activation, dtype), repeats, calls))
-    if wanted(3):
-        emit(measure(large_elementwise(100 if smoke else 2_000_000), repeats, calls))
-    if wanted(4):
-        emit(
-            measure(
-                chain(20 if smoke else 100_000, 1, 4, Target(1.0, "torch")),
-                repeats,
-                calls,
-            )
-        )
-    if wanted(5):
-        emit(peak_memory(100 if smoke else 2_000_000, 1 if smoke else 3))
-    if wanted(6):
-        emit(measure(scalar_mlp(3, 2) if smoke else scalar_mlp(20, 16), repeats, calls))
-    if wanted(7):
-        emit(measure(cnn(2, 8, 2) if smoke else cnn(32, 28, 8), repeats, calls))
-    if wanted(8):
-        emit(tooling(1 if smoke else 5))
-    report = "\n".join(
-        [
-            "# yamlgrad benchmarks",
-            "",
-            *machine(),
-            "",
-            f"`python benchmarks/run.py --repeats {args.repeats}"
-            + (f" --calls {args.calls}`" if args.calls else "`"),
-            "",
-            *lines,
-            "",
-        ]
-    )
+    rows: list[Row] = []
+    print("\n".join(HEADER), flush=True)
+    for number in WORKLOADS:
+        if only and number not in only:
+            continue
+        for batch in measured(number, smoke, repeats, calls):
+            for row in batch:
+                print(row.line(), flush=True)
+            rows += batch
     if not smoke and not only:
-        args.out.write_text(report, encoding="utf-8")
+        args.out.write_text(report(rows, args.repeats, args.calls), encoding="utf-8")
+    if args.json is not None:
+        write_json(args.json, rows, sys.argv[1:] if argv is None else argv)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The Engine: runs a backward pass over the graph (torch/csrc/autograd/engine.cpp).
+"""The Engine: runs a backward pass over the graph, as PyTorch's autograd engine.
 
 Decisions, each PyTorch's:
 
@@ -22,6 +22,19 @@ Decisions, each PyTorch's:
   recorded.
 * `inputs` (autograd.grad, backward(inputs=...)) prune the graph to the nodes that
   lead to them (`exec_info`); nodes outside it do not run.
+
+The pieces, under PyTorch's names: `_GraphTask.run` is the loop (thread_main). It
+takes a ready node, runs the tensor hooks on its inputs and calls it
+(`_call_function`: node pre-hooks, the node, `validate_outputs`, post-hooks), then
+`_GraphTask._deliver` adds each gradient to the input buffer of the node it flows
+to (`_add` is InputBuffer::add) and hands on the nodes that became ready: the
+first to run goes straight back to the loop, the others wait in `_ReadyQueue`.
+
+The loop runs once per node of every backward, so it is tuned: without hooks or
+anomaly mode `_call_function` is inlined; a node that runs as soon as it is ready
+(each node of a chain) never enters the queue's heap; and each attribute of a
+node is read once and its methods are looked up on its class, since Node's
+`__getattr__` (for `_saved_*`) keeps CPython from specializing those reads.
 """
 
 from __future__ import annotations
@@ -40,6 +53,11 @@ from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gr
 from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.autograd.node import Edge, Grad, Node, task_state
 from yamlgrad.runtime.autograd.tensor import Tensor
+
+# numpy's module has a `__getattr__`, which keeps CPython from specializing a
+# read of `np.ndarray`; a global of our own is read at full speed, on every
+# gradient the engine handles.
+_ndarray = np.ndarray
 
 
 class GraphRoot(Node):
@@ -66,30 +84,44 @@ def _is_expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
 
 
 def validate_outputs(
-    node: Node, outputs: list[Grad | None], raw: bool
+    edges: tuple[Any, ...],
+    outputs: list[Grad | None] | tuple[Grad | None, ...],
+    raw: bool,
+    node: Node,
 ) -> list[Grad | None]:
-    """Check and adapt each gradient to the metadata of the input it flows to."""
-    edges = node._next_edges
+    """PyTorch's validate_outputs: check and adapt the gradients `node` returned
+    to the input metadata of the nodes its `edges` lead to.
+
+    `edges` is the node's `_next_edges` (flat: node, input_nr, ...), passed as
+    PyTorch passes the edge list: the engine has read it already, and reading an
+    attribute of a Node is slow (its `__getattr__` keeps the interpreter from
+    specializing the read). `node` is named in the errors.
+
+    A gradient in the broadcast shape is summed back to the input's shape and one
+    of another dtype is cast; any other shape, or a wrong number of gradients, is
+    an error. It runs for every node of every backward: a gradient that already
+    fits (nearly all do) costs two comparisons.
+    """
     if 2 * len(outputs) != len(edges):
         raise RuntimeError(
             invalid_number_of_gradients(node.name(), len(edges) // 2, len(outputs))
         )
-    for i, grad in enumerate(outputs):
-        if grad is None:
-            continue
-        child, input_nr = edges[2 * i], edges[2 * i + 1]
-        if child is None:
-            continue
-        if raw:
-            if type(grad) is not np.ndarray:
-                grad = np.asarray(grad)
-            data = grad
-        else:
-            data = grad._data
-        shape, dtype = child._input_metadata[input_nr]
-        if data.shape != shape or data.dtype != dtype:
-            grad = _conform(node, i, grad, shape, dtype, raw)
-        outputs[i] = grad
+    if type(outputs) is not list:  # a node of one's own may return a tuple
+        outputs = list(outputs)
+    i = 0  # the gradient's edge in `edges`
+    for grad in outputs:
+        if grad is not None and edges[i] is not None:
+            if not raw:
+                data = grad._data
+            elif type(grad) is _ndarray:
+                data = grad
+            else:
+                data = grad = outputs[i // 2] = np.asarray(grad)
+            shape, dtype = edges[i]._input_metadata[edges[i + 1]]
+            # `is not` first: a dtype is nearly always the very object expected.
+            if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
+                outputs[i // 2] = _conform(node, i // 2, grad, shape, dtype, raw)
+        i += 2
     return outputs
 
 
@@ -233,13 +265,16 @@ def _is_accumulate_grad(node: Node) -> bool:
 
 
 def _call_function(fn: Node, inputs: list[Grad | None], raw: bool) -> list[Grad | None]:
-    """PyTorch's call_function: node pre-hooks, the node, checks, post-hooks."""
-    if fn._hooks is not None:
-        inputs = hooks.call_pre_hooks(fn, inputs, raw)
-    outputs = validate_outputs(fn, fn.apply(inputs, raw), raw)
-    if fn._hooks is not None:
-        outputs = hooks.call_post_hooks(fn, outputs, inputs, raw)
-    return outputs
+    """PyTorch's call_function: node pre-hooks, the node, validate_outputs,
+    post-hooks."""
+    edges = fn._next_edges
+    if fn._hooks is None:
+        return validate_outputs(edges, fn.apply(inputs, raw), raw, fn)
+    inputs = hooks.call_pre_hooks(fn, inputs, raw)
+    outputs = validate_outputs(edges, fn.apply(inputs, raw), raw, fn)
+    outputs = hooks.call_post_hooks(fn, outputs, inputs, raw)
+    # A post-hook may replace the gradients: what it returns must fit as well.
+    return validate_outputs(edges, outputs, raw, fn)
 
 
 def _call_with_anomaly_checks(
@@ -260,8 +295,8 @@ def _call_with_anomaly_checks(
 
 
 def _references_of_a_buffered_gradient() -> int:
-    """What sys.getrefcount says of a gradient nobody else holds, asked as the
-    loop asks it: 3 on CPython 3.11 (the buffer, the loop's local and
+    """What sys.getrefcount says of a gradient nobody else holds, asked as
+    `_GraphTask._add` asks it: 3 on CPython 3.11 (the buffer, the local and
     getrefcount's own argument). Measured, not written down: an interpreter that
     borrows references on its stack (CPython 3.14) counts fewer, and a constant
     of 3 there would take an array someone else holds as the engine's own."""
@@ -273,10 +308,48 @@ def _references_of_a_buffered_gradient() -> int:
 _ONLY_THE_BUFFERS = _references_of_a_buffered_gradient()
 
 
+class _ReadyQueue:
+    """PyTorch's ReadyQueue: the ready nodes that wait their turn, each with its
+    input buffer, popped highest `sequence_nr` first.
+
+    A heap of (-sequence_nr, arrival, node); the buffers wait in `buffers`. Ties
+    keep arrival order: only AccumulateGrads share a number. A node that runs as
+    soon as it is ready never enters it (see `_GraphTask._deliver`).
+    """
+
+    __slots__ = ("heap", "counter", "buffers")
+
+    def __init__(self, buffers: dict[Node, list[Grad | None]]) -> None:
+        self.heap: list[tuple[int, int, Node]] = []
+        self.counter = itertools.count()
+        self.buffers = buffers  # shared with the task's partly filled buffers
+
+    def push(self, node: Node, inputs: list[Grad | None]) -> None:
+        """Queue `node` with its complete input buffer."""
+        self.buffers[node] = inputs
+        heapq.heappush(self.heap, (-node._seq, next(self.counter), node))
+
+    def pop(self) -> tuple[Node, list[Grad | None]] | None:
+        """The next node to run and its inputs; None once nothing is ready."""
+        if not self.heap:
+            return None
+        node = heapq.heappop(self.heap)[2]
+        return node, self.buffers.pop(node)
+
+
 class _GraphTask:
     """The state of one backward pass (PyTorch's GraphTask), and its loop."""
 
-    __slots__ = ("dependencies", "needed", "should_execute", "captures", "captured")
+    __slots__ = (
+        "dependencies",
+        "needed",
+        "should_execute",
+        "captures",
+        "captured",
+        "buffers",
+        "owned",
+        "ready",
+    )
 
     def __init__(
         self,
@@ -291,6 +364,13 @@ class _GraphTask:
         self.should_execute = should_execute  # needed, plus the capture nodes
         self.captures = captures
         self.captured = captured
+        # Input buffers of the nodes that got some of their gradients and wait
+        # for the rest, or wait in the ready queue. A node whose only delivery is
+        # also its last (each node of a chain) never gets an entry: its inputs
+        # go with it.
+        self.buffers: dict[Node, list[Grad | None]] = {}
+        self.owned: set[tuple[Node, int]] = set()  # buffer slots allocated here
+        self.ready = _ReadyQueue(self.buffers)
 
     def run(
         self,
@@ -299,135 +379,139 @@ class _GraphTask:
         keep_graph: bool,
         raw: bool,
     ) -> None:
-        dependencies, needed, should_execute = (
-            self.dependencies,
-            self.needed,
-            self.should_execute,
-        )
-        counter = itertools.count()
-        # Input buffers of the nodes that got some of their gradients and wait
-        # for the rest, or wait in the ready heap. A node whose only delivery is
-        # also its last (each node of a chain) never gets an entry: its inputs
-        # go with it.
-        buffers: dict[Node, list[Grad | None]] = {}
-        owned: set[tuple[Node, int]] = set()  # buffer slots the engine allocated
-        # The ready queue: a heap of (-sequence_nr, arrival, node). The ready
-        # node that would be popped next waits outside it (`single`, with its
-        # inputs and key), so a node that is run as soon as it is ready (each
-        # node of a chain, a leaf's AccumulateGrad) costs no heap entry; it goes
-        # into the heap only when a later node outranks it. Ties keep arrival
-        # order: only AccumulateGrads share a number, and nothing outranks one.
-        ready: list[tuple[int, int, Node]] = []
-        single: Node | None = graph_root
-        single_inputs = root_buffer
-        single_key = -graph_root._seq
+        """PyTorch's thread_main: run ready nodes until none is left."""
+        pop = self.ready.pop
+        needed = self.needed
         anomaly = anomaly_mode.state
         releases = not keep_graph
+        step: tuple[Node, list[Grad | None]] | None = (graph_root, root_buffer)
+        # `while True`: only an unconditional jump back warms CPython 3.11's
+        # specializing interpreter up, for a graph walked by one long call.
         while True:
-            if single is not None:
-                fn, inputs, single = single, single_inputs, None
-                single_inputs = None  # type: ignore[assignment]
-            elif ready:
-                fn = heapq.heappop(ready)[2]
-                inputs = buffers.pop(fn)
-            else:
+            if step is None:
                 break
+            fn, inputs = step
+            # Read once (a Node's attributes are slow to read), and again after
+            # any hook, which may have registered one on `fn`.
+            node_hooks = fn._hooks
+            # The node's methods are looked up on its class, which is quicker
+            # than through the node (see the module's docstring).
+            cls = type(fn)
             # Tensor hooks run even on a node that only captures (autograd.grad).
-            if type(fn) is AccumulateGrad:
+            if cls is AccumulateGrad:
                 if fn.variable._hooks:  # the leaf's own hooks
                     inputs = hooks.call_tensor_pre_hooks(fn, inputs, raw)
-            elif fn._hooks is not None:
+                    node_hooks = fn._hooks
+            elif node_hooks is not None:
                 inputs = hooks.call_tensor_pre_hooks(fn, inputs, raw)
+                node_hooks = fn._hooks
             if needed is not None:
                 for input_nr, index in self.captures.get(fn, ()):
                     self.captured[index] = inputs[input_nr]
                 if fn not in needed:
+                    step = pop()
                     continue
-            if anomaly.enabled:
+            edges = fn._next_edges
+            if anomaly_mode.ever_enabled and anomaly.enabled:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
-            elif fn._hooks is None:
-                # _call_function without hooks, inlined; validate_outputs is
-                # inlined in the loop below.
-                outputs = fn.apply(inputs, raw)
+            elif node_hooks is None:  # _call_function without hooks, inlined
+                outputs = cls.apply(fn, inputs, raw)
+                if edges or outputs:  # else a leaf's: nothing to check
+                    outputs = validate_outputs(edges, outputs, raw, fn)
             else:
                 outputs = _call_function(fn, inputs, raw)
-            if releases and fn._saves:
-                fn.release_variables()
-            edges = fn._next_edges
-            if 2 * len(outputs) != len(edges):
-                raise RuntimeError(
-                    invalid_number_of_gradients(
-                        fn.name(), len(edges) // 2, len(outputs)
-                    )
-                )
-            # Taken off the list as delivered (a buffer then holds the only
-            # reference to a fresh gradient; see InputBuffer::add below).
-            if type(outputs) is not list:  # a node of one's own may return a tuple
-                outputs = list(outputs)
-            outputs.reverse()
-            pairs = iter(edges)  # node, input_nr, node, ...: two at a time
-            for child, slot in zip(pairs, pairs):
-                grad = outputs.pop()
-                if child is None:
-                    continue
-                if grad is not None:  # validate_outputs, inlined
-                    if raw:
-                        if type(grad) is not np.ndarray:
-                            grad = np.asarray(grad)
-                        data = grad
-                    else:
-                        data = grad._data
-                    shape, dtype = child._input_metadata[slot]
-                    if data.shape != shape or (
-                        data.dtype is not dtype and data.dtype != dtype
-                    ):
-                        index = len(edges) // 2 - len(outputs) - 1
-                        grad = _conform(fn, index, grad, shape, dtype, raw)
-                if should_execute is not None and child not in should_execute:
-                    continue
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
-                buffer = buffers.get(child) if remaining else buffers.pop(child, None)
-                if buffer is None:  # its first gradient
-                    if remaining == 0 and slot == 0 and len(child._input_metadata) == 1:
-                        buffer = [grad]
-                    else:
-                        buffer = [None] * len(child._input_metadata)
-                        buffer[slot] = grad
-                        if remaining:
-                            buffers[child] = buffer
-                elif grad is not None:  # InputBuffer::add
-                    old = buffer[slot]
-                    if old is None:
-                        buffer[slot] = grad
-                    elif raw and (
-                        (child, slot) in owned
-                        or type(old) is np.ndarray
-                        and old.base is None
-                        and old.flags.writeable
-                        and sys.getrefcount(old) <= _ONLY_THE_BUFFERS
-                    ):
-                        # Ours alone: allocated here, or a fresh gradient no one
-                        # else holds (PyTorch's InputBuffer::add steals it too).
-                        np.add(old, grad, out=old)
-                    else:
-                        total = old + grad
-                        buffer[slot] = total
-                        if raw and type(total) is np.ndarray:
-                            owned.add((child, slot))
-                if remaining == 0:
-                    key = -child._seq
-                    if single is None:
-                        if not ready or key < ready[0][0]:  # a tie: the earlier one
-                            single, single_inputs, single_key = child, buffer, key
-                            continue
-                    elif key < single_key:  # outranks the waiting one
-                        buffers[single] = single_inputs
-                        heapq.heappush(ready, (single_key, next(counter), single))
-                        single, single_inputs, single_key = child, buffer, key
-                        continue
-                    buffers[child] = buffer
-                    heapq.heappush(ready, (key, next(counter), child))
+            if releases and cls._saves:
+                cls.release_variables(fn)
+            if edges:  # not a leaf's AccumulateGrad
+                step = self._deliver(edges, outputs, raw) or pop()
+            else:
+                step = pop()
             # Hold no gradient past its delivery: a buffer is then the only
             # reference to a fresh one, which AccumulateGrad may take as is.
-            outputs = grad = data = inputs = buffer = old = total = None  # type: ignore[assignment]
+            outputs = inputs = None  # type: ignore[assignment]
+
+    def _deliver(
+        self, edges: tuple[Any, ...], outputs: list[Grad | None], raw: bool
+    ) -> tuple[Node, list[Grad | None]] | None:
+        """Add each gradient a node returned to the input buffer of the node its
+        edge leads to (PyTorch's InputBuffer), and queue each node whose last
+        gradient came.
+
+        Returns the one of them to run next when it outranks every queued node
+        (each node of a chain, a leaf's AccumulateGrad): it then costs no queue
+        entry. A later one that outranks it sends it to the queue.
+        """
+        should_execute = self.should_execute
+        dependencies = self.dependencies
+        buffers = self.buffers
+        ready = self.ready
+        first: Node | None = None  # the ready node to run next, and its inputs
+        first_inputs: list[Grad | None] | None = None
+        # Taken off the list as delivered (a buffer then holds the only
+        # reference to a fresh gradient; see `_add`).
+        outputs.reverse()
+        pairs = iter(edges)  # node, input_nr, node, ...: two at a time
+        for child, slot in zip(pairs, pairs):
+            grad = outputs.pop()
+            if child is None:
+                continue
+            if should_execute is not None and child not in should_execute:
+                continue
+            remaining = dependencies[child] - 1
+            dependencies[child] = remaining
+            if not buffers:  # nothing waits (along a chain): nothing to look up
+                buffer = None
+            elif remaining:
+                buffer = buffers.get(child)
+            else:
+                buffer = buffers.pop(child, None)
+            if buffer is None:  # its first gradient
+                if remaining == 0 and slot == 0 and len(child._input_metadata) == 1:
+                    buffer = [grad]
+                else:
+                    buffer = [None] * len(child._input_metadata)
+                    buffer[slot] = grad
+                    if remaining:
+                        buffers[child] = buffer
+            elif grad is not None:
+                self._add(buffer, child, slot, grad, raw)
+            if remaining:
+                continue
+            # Ready. The highest sequence_nr runs first; a tie, the earlier one.
+            if first is None:
+                heap = ready.heap
+                if not heap or -child._seq < heap[0][0]:
+                    first, first_inputs = child, buffer
+                else:
+                    ready.push(child, buffer)
+            elif child._seq > first._seq:  # outranks the one to run next
+                ready.push(first, first_inputs)  # type: ignore[arg-type]
+                first, first_inputs = child, buffer
+            else:
+                ready.push(child, buffer)
+        if first is None:
+            return None
+        return first, first_inputs  # type: ignore[return-value]
+
+    def _add(
+        self, buffer: list[Grad | None], child: Node, slot: int, grad: Grad, raw: bool
+    ) -> None:
+        """PyTorch's InputBuffer::add: sum a further gradient into a slot."""
+        old = buffer[slot]
+        if old is None:
+            buffer[slot] = grad
+        elif raw and (
+            (child, slot) in self.owned
+            or type(old) is _ndarray
+            and old.base is None
+            and old.flags.writeable
+            and sys.getrefcount(old) <= _ONLY_THE_BUFFERS
+        ):
+            # Ours alone: allocated here, or a fresh gradient no one else holds
+            # (PyTorch's InputBuffer::add steals it too).
+            np.add(old, grad, out=old)
+        else:
+            total = old + grad
+            buffer[slot] = total
+            if raw and type(total) is _ndarray:
+                self.owned.add((child, slot))

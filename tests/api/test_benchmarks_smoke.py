@@ -24,3 +24,24 @@ def test_benchmark_smoke_run_covers_every_workload_with_correct_gradients() -> N
     assert rows and all(row[5].strip() in ("ok", "stale") for row in rows), table
     # the yamlgrad rows name their target and whether it is met
     assert all(" met" in row[6] or "missed" in row[6] for row in ours)
+
+
+def test_compare_times_two_checkouts_in_one_table() -> None:
+    """benchmarks/compare.py, with this checkout on both sides: one round of one
+    workload, a row whose ratio and time per op are numbers."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "benchmarks" / "compare.py"),
+            *("--before", str(REPO_ROOT), "--after", str(REPO_ROOT)),
+            *("--only", "1", "--rounds", "1", "--smoke"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [line.split("|")[1:-1] for line in run.stdout.splitlines() if "|" in line]
+    assert [row[0].strip() for row in rows[2:]] == ["1. chain of 10 ops on 4 float64"]
+    float(rows[2][3])  # after/before
+    assert rows[2][5].strip().startswith("op: ")
+    assert run.stderr.count("round 1/1") == 2

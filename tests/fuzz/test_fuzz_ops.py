@@ -317,38 +317,44 @@ def _mutate_value(value: Any, draw: Any) -> Any:
     return value
 
 
-@st.composite
-def programs(draw: Any) -> Program:
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    mode = draw(st.sampled_from(["float64", "float64", "float32", "mixed"]))
-    program = Program()
+class _ProgramDrawer:
+    """Draws one program's steps, and the leaves and views their arguments need,
+    into `program`; every choice is a draw, so Hypothesis can shrink it."""
 
-    def dtype() -> str:
-        if mode == "mixed":
-            return draw(st.sampled_from(["float64", "float32"]))
-        return mode
+    def __init__(self, draw: Any, rng: np.random.Generator, mode: str) -> None:
+        self.draw = draw
+        self.rng = rng
+        self.mode = mode  # "float64", "float32" or "mixed"
+        self.program = Program()
 
-    def leaf(shape: tuple[int, ...], arg: SampleArg) -> int:
-        dt = dtype()
-        program.leaves.append(np.asarray(arg.draw(rng, dt, shape), dtype=dt))
+    def dtype(self) -> str:
+        if self.mode == "mixed":
+            return self.draw(st.sampled_from(["float64", "float32"]))
+        return self.mode
+
+    def leaf(self, shape: tuple[int, ...], arg: SampleArg) -> int:
+        program = self.program
+        dt = self.dtype()
+        program.leaves.append(np.asarray(arg.draw(self.rng, dt, shape), dtype=dt))
         index = len(program.shapes)
         program.leaf_of_value[index] = len(program.leaves) - 1
         program.shapes.append((shape, dt))
         program.order.append(("leaf", len(program.leaves) - 1))
         return index
 
-    def floats(shape: tuple[int, ...], pred: Any = None) -> list[int]:
+    def floats(self, shape: tuple[int, ...], pred: Any = None) -> list[int]:
         return [
             i
-            for i, (s, dt) in enumerate(program.shapes)
+            for i, (s, dt) in enumerate(self.program.shapes)
             if s == shape and dt.startswith("float") and (pred is None or pred(i))
         ]
 
-    def tensor(shape: tuple[int, ...], arg: SampleArg, inplace_self: bool) -> Any:
+    def tensor(self, shape: tuple[int, ...], arg: SampleArg, inplace_self: bool) -> Any:
+        draw, floats, leaf = self.draw, self.floats, self.leaf
         if arg.values is not None or arg.dtype in ("bool", "int64"):
-            return Const(np.asarray(arg.draw(rng, np.float64, shape)))
+            return Const(np.asarray(arg.draw(self.rng, np.float64, shape)))
         if inplace_self:
-            return inplace_target(shape, arg)
+            return self.inplace_target(shape, arg)
         reversed_shape = shape[::-1]
         choice = draw(st.integers(0, 9))
         same = floats(shape)
@@ -362,9 +368,10 @@ def programs(draw: Any) -> Program:
             return Ref(leaf(shape[:-1] + (2 * shape[-1],), arg), "S")
         return Ref(leaf(shape, arg))
 
-    def inplace_target(shape: tuple[int, ...], arg: SampleArg) -> Ref:
+    def inplace_target(self, shape: tuple[int, ...], arg: SampleArg) -> Ref:
+        draw, floats, leaf = self.draw, self.floats, self.leaf
         choice = draw(st.integers(0, 19))
-        intermediates = floats(shape, lambda i: i not in program.leaf_of_value)
+        intermediates = floats(shape, lambda i: i not in self.program.leaf_of_value)
         if choice < 6 and intermediates:
             return Ref(draw(st.sampled_from(intermediates)))
         if choice < 8 and shape:
@@ -377,7 +384,10 @@ def programs(draw: Any) -> Program:
         source = floats(shape)
         return Ref(draw(st.sampled_from(source)) if source else leaf(shape, arg), "C")
 
-    for _ in range(draw(st.integers(1, 5))):
+    def step(self) -> None:
+        """One op of the table, on a sample's arguments (their shapes or values
+        mutated now and then), appended with the values it makes."""
+        draw = self.draw
         entry = draw(st.integers(0, len(ENTRIES) - 1))
         info = ENTRIES[entry]
         sample = draw(st.sampled_from(info.samples))
@@ -385,28 +395,48 @@ def programs(draw: Any) -> Program:
         mutate = draw(st.integers(0, 9)) < 3
         if mutate and shapes:
             shapes = _mutate_shapes(shapes, draw)
-        args: list[tuple[str, Any]] = []
-        for a in sample.args:
-            if a.index_list is not None:
-                value: Any = [
-                    None if i is None else Const(np.array(i, dtype=_index_dtype(i)))
-                    for i in a.index_list
-                ]
-            elif a.shapes is not None:
-                value = [tensor(s, a, False) for s in a.shapes]
-            elif a.shape is None:
-                value = a.value
-                if mutate and draw(st.integers(0, 3)) == 0:
-                    value = _mutate_value(value, draw)
-            else:
-                value = tensor(shapes[a.name], a, info.inplace and a.name == "self")
-            args.append((a.name, value))
+        args = [
+            (a.name, self.argument(a, shapes, mutate, info.inplace))
+            for a in sample.args
+        ]
+        program = self.program
         program.order.append(("step", len(program.steps)))
         program.steps.append(Step(entry, tuple(args)))
         # The step's outputs become values; their shapes are learnt by running it.
         for out in _expected_outputs(program, program.steps[-1]):
             program.shapes.append(out)
-    return program
+
+    def argument(
+        self,
+        a: SampleArg,
+        shapes: dict[str, tuple[int, ...]],
+        mutate: bool,
+        inplace: bool,
+    ) -> Any:
+        """The value of sample argument `a` in a step."""
+        if a.index_list is not None:
+            return [
+                None if i is None else Const(np.array(i, dtype=_index_dtype(i)))
+                for i in a.index_list
+            ]
+        if a.shapes is not None:
+            return [self.tensor(s, a, False) for s in a.shapes]
+        if a.shape is None:
+            value = a.value
+            if mutate and self.draw(st.integers(0, 3)) == 0:
+                value = _mutate_value(value, self.draw)
+            return value
+        return self.tensor(shapes[a.name], a, inplace and a.name == "self")
+
+
+@st.composite
+def programs(draw: Any) -> Program:
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    mode = draw(st.sampled_from(["float64", "float64", "float32", "mixed"]))
+    drawer = _ProgramDrawer(draw, rng, mode)
+    for _ in range(draw(st.integers(1, 5))):
+        drawer.step()
+    return drawer.program
 
 
 def _index_dtype(values: Any) -> str:
