@@ -7,7 +7,8 @@ entry as the class docstring shows it (with `self` read as `self_` and
 `x.shape` as the saved `x_sym_sizes`) for the inputs whose gradient the running
 task needs. With `raw=True` (a first-order backward) gradients and saved values
 are ndarrays; with `raw=False` they are Tensors and the formulas are recorded, so
-every node can be differentiated again.
+every node can be differentiated again. The `_saved_x` properties unpack what
+the node saved, as PyTorch's `grad_fn._saved_self` does.
 """
 
 from __future__ import annotations
@@ -493,6 +494,14 @@ class MulBackward0(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class MulBackward1(Node):
     """Backward of `mul.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -548,6 +557,14 @@ class DivBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class DivBackward1(Node):
@@ -611,6 +628,14 @@ class DivBackward2(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class DivBackward3(Node):
     """Backward of `div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`.
@@ -665,6 +690,10 @@ class WhereBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_condition.reset_data()
 
+    @property
+    def _saved_condition(self) -> Any:
+        return self._raw_saved_condition.unpack(self)
+
 
 class MaximumBackward0(Node):
     """Backward of `maximum(Tensor self, Tensor other) -> Tensor`.
@@ -706,6 +735,14 @@ class MaximumBackward0(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class FmaxBackward0(Node):
     """Backward of `fmax(Tensor self, Tensor other) -> Tensor`.
@@ -742,6 +779,14 @@ class FmaxBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class MinimumBackward0(Node):
@@ -784,6 +829,14 @@ class MinimumBackward0(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class FminBackward0(Node):
     """Backward of `fmin(Tensor self, Tensor other) -> Tensor`.
@@ -821,6 +874,14 @@ class FminBackward0(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class Atan2Backward0(Node):
     """Backward of `atan2(Tensor self, Tensor other) -> Tensor`.
@@ -857,6 +918,14 @@ class Atan2Backward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class HypotBackward0(Node):
@@ -898,6 +967,18 @@ class HypotBackward0(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class CopysignBackward0(Node):
     """Backward of `copysign.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -934,6 +1015,14 @@ class CopysignBackward0(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class CopysignBackward1(Node):
     """Backward of `copysign.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -960,6 +1049,14 @@ class CopysignBackward1(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class RemainderBackward0(Node):
@@ -1016,6 +1113,14 @@ class RemainderBackward1(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class FmodBackward0(Node):
     """Backward of `fmod.Scalar(Tensor self, Scalar other) -> Tensor`.
@@ -1071,6 +1176,14 @@ class FmodBackward1(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class XlogyBackward0(Node):
     """Backward of `xlogy.Tensor(Tensor self, Tensor other) -> Tensor`.
@@ -1110,6 +1223,14 @@ class XlogyBackward0(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class XlogyBackward1(Node):
     """Backward of `xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor`.
@@ -1135,6 +1256,10 @@ class XlogyBackward1(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_other.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
 
 
 class XlogyBackward2(Node):
@@ -1165,6 +1290,10 @@ class XlogyBackward2(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class LerpBackward0(Node):
@@ -1232,6 +1361,18 @@ class LerpBackward1(Node):
         self._raw_saved_self.reset_data()
         self._raw_saved_weight.reset_data()
 
+    @property
+    def _saved_end(self) -> Any:
+        return self._raw_saved_end.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
+
 
 class AddcmulBackward0(Node):
     """Backward of `addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
@@ -1274,6 +1415,14 @@ class AddcmulBackward0(Node):
         self._raw_saved_tensor1.reset_data()
         self._raw_saved_tensor2.reset_data()
 
+    @property
+    def _saved_tensor1(self) -> Any:
+        return self._raw_saved_tensor1.unpack(self)
+
+    @property
+    def _saved_tensor2(self) -> Any:
+        return self._raw_saved_tensor2.unpack(self)
+
 
 class AddcdivBackward0(Node):
     """Backward of `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`.
@@ -1315,6 +1464,14 @@ class AddcdivBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_tensor1.reset_data()
         self._raw_saved_tensor2.reset_data()
+
+    @property
+    def _saved_tensor1(self) -> Any:
+        return self._raw_saved_tensor1.unpack(self)
+
+    @property
+    def _saved_tensor2(self) -> Any:
+        return self._raw_saved_tensor2.unpack(self)
 
 
 class ClampBackward0(Node):
@@ -1360,6 +1517,18 @@ class ClampBackward0(Node):
         self._raw_saved_min.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_max(self) -> Any:
+        return self._raw_saved_max.unpack(self)
+
+    @property
+    def _saved_min(self) -> Any:
+        return self._raw_saved_min.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class ClampBackward1(Node):
     """Backward of `clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`.
@@ -1388,6 +1557,10 @@ class ClampBackward1(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class ClampMinBackward0(Node):
     """Backward of `clamp_min(Tensor self, Scalar min) -> Tensor`.
@@ -1413,6 +1586,10 @@ class ClampMinBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class ClampMinBackward1(Node):
@@ -1451,6 +1628,14 @@ class ClampMinBackward1(Node):
         self._raw_saved_min.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_min(self) -> Any:
+        return self._raw_saved_min.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class ClampMaxBackward0(Node):
     """Backward of `clamp_max(Tensor self, Scalar max) -> Tensor`.
@@ -1476,6 +1661,10 @@ class ClampMaxBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class ClampMaxBackward1(Node):
@@ -1514,6 +1703,14 @@ class ClampMaxBackward1(Node):
         self._raw_saved_max.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_max(self) -> Any:
+        return self._raw_saved_max.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class NanToNumBackward0(Node):
     """Backward of `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`.
@@ -1535,6 +1732,10 @@ class NanToNumBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class PowBackward0(Node):
@@ -1561,6 +1762,10 @@ class PowBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class PowBackward1(Node):
@@ -1602,6 +1807,18 @@ class PowBackward1(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_exponent(self) -> Any:
+        return self._raw_saved_exponent.unpack(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class PowBackward2(Node):
     """Backward of `pow.Scalar(Scalar self, Tensor exponent) -> Tensor`.
@@ -1630,6 +1847,14 @@ class PowBackward2(Node):
     def release_variables(self) -> None:
         self._raw_saved_exponent.reset_data()
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Any:
+        return self._raw_saved_exponent.unpack(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class NegBackward0(Node):
@@ -1671,6 +1896,10 @@ class ReciprocalBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
 
 class ExpBackward0(Node):
     """Backward of `exp(Tensor self) -> Tensor`.
@@ -1692,6 +1921,10 @@ class ExpBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class LogBackward0(Node):
@@ -1715,6 +1948,10 @@ class LogBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class SinBackward0(Node):
     """Backward of `sin(Tensor self) -> Tensor`.
@@ -1736,6 +1973,10 @@ class SinBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class CosBackward0(Node):
@@ -1759,6 +2000,10 @@ class CosBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class TanhBackward0(Node):
     """Backward of `tanh(Tensor self) -> Tensor`.
@@ -1780,6 +2025,10 @@ class TanhBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class SigmoidBackward0(Node):
@@ -1803,6 +2052,10 @@ class SigmoidBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
 
 class ReluBackward0(Node):
     """Backward of `relu(Tensor self) -> Tensor`.
@@ -1824,6 +2077,10 @@ class ReluBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class SqrtBackward0(Node):
@@ -1847,6 +2104,10 @@ class SqrtBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
 
 class AbsBackward0(Node):
     """Backward of `abs(Tensor self) -> Tensor`.
@@ -1868,6 +2129,10 @@ class AbsBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class SignBackward0(Node):
@@ -1909,6 +2174,10 @@ class Exp2Backward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
 
 class Expm1Backward0(Node):
     """Backward of `expm1(Tensor self) -> Tensor`.
@@ -1930,6 +2199,10 @@ class Expm1Backward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class Log2Backward0(Node):
@@ -1953,6 +2226,10 @@ class Log2Backward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class Log10Backward0(Node):
     """Backward of `log10(Tensor self) -> Tensor`.
@@ -1974,6 +2251,10 @@ class Log10Backward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class Log1PBackward0(Node):
@@ -1997,6 +2278,10 @@ class Log1PBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class RsqrtBackward0(Node):
     """Backward of `rsqrt(Tensor self) -> Tensor`.
@@ -2018,6 +2303,10 @@ class RsqrtBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class TanBackward0(Node):
@@ -2041,6 +2330,10 @@ class TanBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
 
 class AsinBackward0(Node):
     """Backward of `asin(Tensor self) -> Tensor`.
@@ -2062,6 +2355,10 @@ class AsinBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class AcosBackward0(Node):
@@ -2085,6 +2382,10 @@ class AcosBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class AtanBackward0(Node):
     """Backward of `atan(Tensor self) -> Tensor`.
@@ -2106,6 +2407,10 @@ class AtanBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class SinhBackward0(Node):
@@ -2129,6 +2434,10 @@ class SinhBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class CoshBackward0(Node):
     """Backward of `cosh(Tensor self) -> Tensor`.
@@ -2150,6 +2459,10 @@ class CoshBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class AsinhBackward0(Node):
@@ -2173,6 +2486,10 @@ class AsinhBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class AcoshBackward0(Node):
     """Backward of `acosh(Tensor self) -> Tensor`.
@@ -2195,6 +2512,10 @@ class AcoshBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class AtanhBackward0(Node):
     """Backward of `atanh(Tensor self) -> Tensor`.
@@ -2216,6 +2537,10 @@ class AtanhBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class LogitBackward0(Node):
@@ -2243,6 +2568,10 @@ class LogitBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class ErfBackward0(Node):
     """Backward of `erf(Tensor self) -> Tensor`.
@@ -2265,6 +2594,10 @@ class ErfBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class ErfcBackward0(Node):
     """Backward of `erfc(Tensor self) -> Tensor`.
@@ -2286,6 +2619,10 @@ class ErfcBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class FloorBackward0(Node):
@@ -2515,6 +2852,10 @@ class MaxBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_indices.reset_data()
 
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack(self)
+
 
 class MaxBackward1(Node):
     """Backward of `max(Tensor self) -> Tensor`.
@@ -2541,6 +2882,14 @@ class MaxBackward1(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class MinBackward0(Node):
@@ -2574,6 +2923,10 @@ class MinBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_indices.reset_data()
 
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack(self)
+
 
 class MinBackward1(Node):
     """Backward of `min(Tensor self) -> Tensor`.
@@ -2601,6 +2954,14 @@ class MinBackward1(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class ProdBackward0(Node):
     """Backward of `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`.
@@ -2627,6 +2988,14 @@ class ProdBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class ProdBackward1(Node):
@@ -2659,6 +3028,14 @@ class ProdBackward1(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class VarBackward0(Node):
     """Backward of `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
@@ -2688,6 +3065,10 @@ class VarBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class StdBackward0(Node):
@@ -2721,6 +3102,14 @@ class StdBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class LinalgVectorNormBackward0(Node):
@@ -2757,6 +3146,14 @@ class LinalgVectorNormBackward0(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class AmaxBackward0(Node):
     """Backward of `amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`.
@@ -2791,6 +3188,14 @@ class AmaxBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class AminBackward0(Node):
@@ -2827,6 +3232,14 @@ class AminBackward0(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class LogsumexpBackward0(Node):
     """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
@@ -2857,6 +3270,14 @@ class LogsumexpBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class CumsumBackward0(Node):
@@ -2914,6 +3335,14 @@ class CumprodBackward0(Node):
         self._raw_saved_result.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class SoftmaxBackward0(Node):
     """Backward of `_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
@@ -2940,6 +3369,10 @@ class SoftmaxBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
 
 class LogSoftmaxBackward0(Node):
     """Backward of `_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`.
@@ -2965,6 +3398,10 @@ class LogSoftmaxBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class MmBackward0(Node):
@@ -3003,6 +3440,14 @@ class MmBackward0(Node):
         self._raw_saved_mat2.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_mat2(self) -> Any:
+        return self._raw_saved_mat2.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class DotBackward0(Node):
     """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
@@ -3039,6 +3484,14 @@ class DotBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
         self._raw_saved_tensor.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_tensor(self) -> Any:
+        return self._raw_saved_tensor.unpack(self)
 
 
 class MvBackward0(Node):
@@ -3077,6 +3530,14 @@ class MvBackward0(Node):
         self._raw_saved_self.reset_data()
         self._raw_saved_vec.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_vec(self) -> Any:
+        return self._raw_saved_vec.unpack(self)
+
 
 class BmmBackward0(Node):
     """Backward of `bmm(Tensor self, Tensor mat2) -> Tensor`.
@@ -3113,6 +3574,14 @@ class BmmBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_mat2.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_mat2(self) -> Any:
+        return self._raw_saved_mat2.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class AddmmBackward0(Node):
@@ -3158,6 +3627,14 @@ class AddmmBackward0(Node):
         self._raw_saved_mat1.reset_data()
         self._raw_saved_mat2.reset_data()
 
+    @property
+    def _saved_mat1(self) -> Any:
+        return self._raw_saved_mat1.unpack(self)
+
+    @property
+    def _saved_mat2(self) -> Any:
+        return self._raw_saved_mat2.unpack(self)
+
 
 class BaddbmmBackward0(Node):
     """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
@@ -3202,6 +3679,14 @@ class BaddbmmBackward0(Node):
         self._raw_saved_batch1.reset_data()
         self._raw_saved_batch2.reset_data()
 
+    @property
+    def _saved_batch1(self) -> Any:
+        return self._raw_saved_batch1.unpack(self)
+
+    @property
+    def _saved_batch2(self) -> Any:
+        return self._raw_saved_batch2.unpack(self)
+
 
 class TraceBackward0(Node):
     """Backward of `trace(Tensor self) -> Tensor`.
@@ -3245,6 +3730,10 @@ class LinalgInvExBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_inverse.reset_data()
 
+    @property
+    def _saved_inverse(self) -> Any:
+        return self._raw_saved_inverse.unpack(self)
+
 
 class LinalgDetBackward0(Node):
     """Backward of `linalg_det(Tensor A) -> Tensor`.
@@ -3271,6 +3760,14 @@ class LinalgDetBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_A.reset_data()
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_A(self) -> Any:
+        return self._raw_saved_A.unpack(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class TBackward0(Node):
@@ -3926,6 +4423,10 @@ class IndexSelectBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_index.reset_data()
 
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
+
 
 class GatherBackward0(Node):
     """Backward of `gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`.
@@ -3953,6 +4454,10 @@ class GatherBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
 
 
 class ScatterBackward0(Node):
@@ -3989,6 +4494,10 @@ class ScatterBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_index.reset_data()
 
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
+
 
 class ScatterBackward1(Node):
     """Backward of `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
@@ -4014,6 +4523,10 @@ class ScatterBackward1(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
 
 
 class ScatterAddBackward0(Node):
@@ -4049,6 +4562,10 @@ class ScatterAddBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
 
 
 class IndexAddBackward0(Node):
@@ -4087,6 +4604,10 @@ class IndexAddBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_index.reset_data()
 
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
+
 
 class MaskedFillBackward0(Node):
     """Backward of `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`.
@@ -4108,6 +4629,10 @@ class MaskedFillBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_mask.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack(self)
 
 
 class MaskedFillBackward1(Node):
@@ -4140,6 +4665,10 @@ class MaskedFillBackward1(Node):
     def release_variables(self) -> None:
         self._raw_saved_mask.reset_data()
 
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack(self)
+
 
 class MaskedSelectBackward0(Node):
     """Backward of `masked_select(Tensor self, Tensor mask) -> Tensor`.
@@ -4166,6 +4695,14 @@ class MaskedSelectBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_mask.reset_data()
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class RollBackward0(Node):
@@ -4480,6 +5017,14 @@ class ConvolutionBackward0(Node):
         self._raw_saved_input.reset_data()
         self._raw_saved_weight.reset_data()
 
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
+
 
 class MaxPool2DWithIndicesBackward0(Node):
     """Backward of `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
@@ -4507,6 +5052,10 @@ class MaxPool2DWithIndicesBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack(self)
 
 
 class AvgPool2DBackward0(Node):
@@ -4620,6 +5169,14 @@ class NativeLayerNormBackward0(Node):
         self._raw_saved_input.reset_data()
         self._raw_saved_weight.reset_data()
 
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
+
 
 class NativeBatchNormBackward0(Node):
     """Backward of `native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`.
@@ -4686,6 +5243,22 @@ class NativeBatchNormBackward0(Node):
         self._raw_saved_running_var.reset_data()
         self._raw_saved_weight.reset_data()
 
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack(self)
+
+    @property
+    def _saved_running_mean(self) -> Any:
+        return self._raw_saved_running_mean.unpack(self)
+
+    @property
+    def _saved_running_var(self) -> Any:
+        return self._raw_saved_running_var.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
+
 
 class NativeGroupNormBackward0(Node):
     """Backward of `native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`.
@@ -4743,6 +5316,14 @@ class NativeGroupNormBackward0(Node):
         self._raw_saved_input.reset_data()
         self._raw_saved_weight.reset_data()
 
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
+
 
 class EmbeddingBackward0(Node):
     """Backward of `embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`.
@@ -4775,6 +5356,10 @@ class EmbeddingBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_indices.reset_data()
 
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack(self)
+
 
 class GeluBackward0(Node):
     """Backward of `gelu(Tensor self, *, str approximate="none") -> Tensor`.
@@ -4801,6 +5386,10 @@ class GeluBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class SiluBackward0(Node):
     """Backward of `silu(Tensor self) -> Tensor`.
@@ -4823,6 +5412,10 @@ class SiluBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class MishBackward0(Node):
     """Backward of `mish(Tensor self) -> Tensor`.
@@ -4844,6 +5437,10 @@ class MishBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class SoftplusBackward0(Node):
@@ -4872,6 +5469,10 @@ class SoftplusBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class EluBackward0(Node):
@@ -4903,6 +5504,10 @@ class EluBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class CeluBackward0(Node):
     """Backward of `celu(Tensor self, Scalar alpha=1.0) -> Tensor`.
@@ -4929,6 +5534,10 @@ class CeluBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class LeakyReluBackward0(Node):
     """Backward of `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`.
@@ -4954,6 +5563,10 @@ class LeakyReluBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class HardtanhBackward0(Node):
@@ -4983,6 +5596,10 @@ class HardtanhBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class HardswishBackward0(Node):
     """Backward of `hardswish(Tensor self) -> Tensor`.
@@ -5004,6 +5621,10 @@ class HardswishBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class HardsigmoidBackward0(Node):
@@ -5027,6 +5648,10 @@ class HardsigmoidBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class LogSigmoidBackward0(Node):
     """Backward of `log_sigmoid(Tensor self) -> Tensor`.
@@ -5048,6 +5673,10 @@ class LogSigmoidBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class LeakyReluBackward1(Node):
@@ -5074,6 +5703,10 @@ class LeakyReluBackward1(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class EluBackward1(Node):
@@ -5107,6 +5740,10 @@ class EluBackward1(Node):
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
 
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
 
 class CeluBackward1(Node):
     """Backward of `celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)`.
@@ -5132,6 +5769,10 @@ class CeluBackward1(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class MseLossBackward0(Node):
@@ -5171,6 +5812,14 @@ class MseLossBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
         self._raw_saved_target.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack(self)
 
 
 class SmoothL1LossBackward0(Node):
@@ -5217,6 +5866,14 @@ class SmoothL1LossBackward0(Node):
         self._raw_saved_self.reset_data()
         self._raw_saved_target.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack(self)
+
 
 class HuberLossBackward0(Node):
     """Backward of `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`.
@@ -5257,6 +5914,14 @@ class HuberLossBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
         self._raw_saved_target.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack(self)
 
 
 class BinaryCrossEntropyBackward0(Node):
@@ -5304,6 +5969,18 @@ class BinaryCrossEntropyBackward0(Node):
         self._raw_saved_self.reset_data()
         self._raw_saved_target.reset_data()
         self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -5356,6 +6033,22 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         self._raw_saved_target.reset_data()
         self._raw_saved_weight.reset_data()
 
+    @property
+    def _saved_pos_weight(self) -> Any:
+        return self._raw_saved_pos_weight.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
+
 
 class NllLossBackward0(Node):
     """Backward of `nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
@@ -5392,6 +6085,18 @@ class NllLossBackward0(Node):
         self._raw_saved_target.reset_data()
         self._raw_saved_weight.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)
+
 
 class NllLoss2DBackward0(Node):
     """Backward of `nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`.
@@ -5427,3 +6132,15 @@ class NllLoss2DBackward0(Node):
         self._raw_saved_self.reset_data()
         self._raw_saved_target.reset_data()
         self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack(self)

@@ -669,9 +669,9 @@ def mul_Tensor(
         grad_fn = MulBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -724,9 +724,9 @@ def div_Tensor(
         grad_fn = DivBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.true_divide(self_, other_))
     except ValueError as kernel_failure:
@@ -782,10 +782,10 @@ def div_Tensor_mode(
         grad_fn = DivBackward2()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.divide(self_, other_, rounding_mode))
     except ValueError as kernel_failure:
@@ -870,7 +870,7 @@ def where_self(
         grad_fn = WhereBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_condition = SavedVariable(condition, is_output=False)
+            grad_fn._raw_saved_condition = SavedVariable(condition, False)
     try:
         result = Tensor._make(np.where(condition_, self_, other_))
     except ValueError as kernel_failure:
@@ -899,9 +899,9 @@ def maximum(
         grad_fn = MaximumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.maximum(self_, other_))
     except ValueError as kernel_failure:
@@ -928,9 +928,9 @@ def fmax(
         grad_fn = FmaxBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.fmax(self_, other_))
     except ValueError as kernel_failure:
@@ -957,9 +957,9 @@ def minimum(
         grad_fn = MinimumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.minimum(self_, other_))
     except ValueError as kernel_failure:
@@ -986,9 +986,9 @@ def fmin(
         grad_fn = FminBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.fmin(self_, other_))
     except ValueError as kernel_failure:
@@ -1015,9 +1015,9 @@ def atan2(
         grad_fn = Atan2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.arctan2(self_, other_))
     except ValueError as kernel_failure:
@@ -1044,16 +1044,16 @@ def hypot(
         grad_fn = HypotBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.hypot(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("hypot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -1074,14 +1074,14 @@ def copysign_Tensor(
         grad_fn = CopysignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.copysign(self_, other_))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -1101,14 +1101,14 @@ def copysign_Scalar(
     if compute_requires_grad(self):
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.copysign(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("copysign", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -1154,9 +1154,9 @@ def remainder_Tensor(
         grad_fn = RemainderBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.remainder(self_, other_))
     except ValueError as kernel_failure:
@@ -1208,9 +1208,9 @@ def fmod_Tensor(
         grad_fn = FmodBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.fmod(self_, other_))
     except ValueError as kernel_failure:
@@ -1237,9 +1237,9 @@ def xlogy_Tensor(
         grad_fn = XlogyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.xlogy(self_, other_))
     except ValueError as kernel_failure:
@@ -1265,7 +1265,7 @@ def xlogy_Scalar_Self(
     if compute_requires_grad(other):
         grad_fn = XlogyBackward1()
         grad_fn.set_next_edges(collect_next_edges(other))
-        grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+        grad_fn._raw_saved_other = SavedVariable(other, False)
         grad_fn._saved_self = self
     try:
         result = Tensor._make(elementwise.xlogy(self, other_))
@@ -1293,7 +1293,7 @@ def xlogy_Scalar_Other(
         grad_fn = XlogyBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
@@ -1348,11 +1348,11 @@ def lerp_Tensor(
         grad_fn = LerpBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, end, weight))
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_end = SavedVariable(end, is_output=False)
+            grad_fn._raw_saved_end = SavedVariable(end, False)
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         result = Tensor._make(elementwise.lerp(self_, end_, weight_))
     except ValueError as kernel_failure:
@@ -1384,9 +1384,9 @@ def addcmul(
         grad_fn = AddcmulBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
         result = Tensor._make(np.add(self_, value * tensor1_ * tensor2_))
@@ -1426,9 +1426,9 @@ def addcdiv(
         grad_fn = AddcdivBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
         result = Tensor._make(np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
@@ -1469,19 +1469,19 @@ def clamp_Tensor(
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_max = SavedVariable(max, is_output=False)
+            grad_fn._raw_saved_max = SavedVariable(max, False)
         if (
             grad_fn.should_compute_output(0)
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_min = SavedVariable(min, is_output=False)
+            grad_fn._raw_saved_min = SavedVariable(min, False)
         if (
             grad_fn.should_compute_output(0)
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.clamp(self_, min_, max_))
     except ValueError as kernel_failure:
@@ -1511,7 +1511,7 @@ def clamp_default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.clamp(self_, min, max))
     except ValueError as kernel_failure:
@@ -1538,7 +1538,7 @@ def clamp_min_default(
         grad_fn = ClampMinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.clamp(self_, min, None))
     except ValueError as kernel_failure:
@@ -1565,9 +1565,9 @@ def clamp_min_Tensor(
         grad_fn = ClampMinBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, min))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_min = SavedVariable(min, is_output=False)
+            grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.clamp(self_, min_, None))
     except ValueError as kernel_failure:
@@ -1594,7 +1594,7 @@ def clamp_max_default(
         grad_fn = ClampMaxBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.clamp(self_, None, max))
     except ValueError as kernel_failure:
@@ -1621,9 +1621,9 @@ def clamp_max_Tensor(
         grad_fn = ClampMaxBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, max))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_max = SavedVariable(max, is_output=False)
+            grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.clamp(self_, None, max_))
     except ValueError as kernel_failure:
@@ -1652,7 +1652,7 @@ def nan_to_num(
     if compute_requires_grad(self):
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
             np.nan_to_num(
@@ -2204,7 +2204,7 @@ def pow_Tensor_Scalar(
         grad_fn = PowBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.power(self_, exponent))
     except ValueError as kernel_failure:
@@ -2231,16 +2231,16 @@ def pow_Tensor_Tensor(
         grad_fn = PowBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, exponent))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_exponent = SavedVariable(exponent, is_output=False)
+            grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.power(self_, exponent_))
     except ValueError as kernel_failure:
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2260,7 +2260,7 @@ def pow_Scalar(
     if compute_requires_grad(exponent):
         grad_fn = PowBackward2()
         grad_fn.set_next_edges(collect_next_edges(exponent))
-        grad_fn._raw_saved_exponent = SavedVariable(exponent, is_output=False)
+        grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         grad_fn._saved_self = self
     try:
         result = Tensor._make(shapes.c_order(np.power(self, exponent_)))
@@ -2268,7 +2268,7 @@ def pow_Scalar(
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2314,7 +2314,7 @@ def reciprocal(
         raise kernel_error("reciprocal", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2338,7 +2338,7 @@ def exp(
         raise kernel_error("exp", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2356,7 +2356,7 @@ def log(
     if compute_requires_grad(self):
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.log(self_))
     except ValueError as kernel_failure:
@@ -2380,7 +2380,7 @@ def sin(
     if compute_requires_grad(self):
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.sin(self_))
     except ValueError as kernel_failure:
@@ -2404,7 +2404,7 @@ def cos(
     if compute_requires_grad(self):
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.cos(self_))
     except ValueError as kernel_failure:
@@ -2434,7 +2434,7 @@ def tanh(
         raise kernel_error("tanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2458,7 +2458,7 @@ def sigmoid(
         raise kernel_error("sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2481,7 +2481,7 @@ def relu(
         raise kernel_error("relu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2505,7 +2505,7 @@ def sqrt(
         raise kernel_error("sqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2522,7 +2522,7 @@ def abs(
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.abs(self_))
     except ValueError as kernel_failure:
@@ -2574,7 +2574,7 @@ def exp2(
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2598,7 +2598,7 @@ def expm1(
         raise kernel_error("expm1", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2616,7 +2616,7 @@ def log2(
     if compute_requires_grad(self):
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.log2(self_))
     except ValueError as kernel_failure:
@@ -2640,7 +2640,7 @@ def log10(
     if compute_requires_grad(self):
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.log10(self_))
     except ValueError as kernel_failure:
@@ -2664,7 +2664,7 @@ def log1p(
     if compute_requires_grad(self):
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.log1p(self_))
     except ValueError as kernel_failure:
@@ -2694,7 +2694,7 @@ def rsqrt(
         raise kernel_error("rsqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2733,7 +2733,7 @@ def tan(
         raise kernel_error("tan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2751,7 +2751,7 @@ def asin(
     if compute_requires_grad(self):
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.arcsin(self_))
     except ValueError as kernel_failure:
@@ -2775,7 +2775,7 @@ def acos(
     if compute_requires_grad(self):
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.arccos(self_))
     except ValueError as kernel_failure:
@@ -2799,7 +2799,7 @@ def atan(
     if compute_requires_grad(self):
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.arctan(self_))
     except ValueError as kernel_failure:
@@ -2823,7 +2823,7 @@ def sinh(
     if compute_requires_grad(self):
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.sinh(self_))
     except ValueError as kernel_failure:
@@ -2847,7 +2847,7 @@ def cosh(
     if compute_requires_grad(self):
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.cosh(self_))
     except ValueError as kernel_failure:
@@ -2871,7 +2871,7 @@ def asinh(
     if compute_requires_grad(self):
         grad_fn = AsinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.arcsinh(self_))
     except ValueError as kernel_failure:
@@ -2895,7 +2895,7 @@ def acosh(
     if compute_requires_grad(self):
         grad_fn = AcoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.arccosh(self_))
     except ValueError as kernel_failure:
@@ -2919,7 +2919,7 @@ def atanh(
     if compute_requires_grad(self):
         grad_fn = AtanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.arctanh(self_))
     except ValueError as kernel_failure:
@@ -2946,7 +2946,7 @@ def logit(
         grad_fn = LogitBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.logit(self_, eps))
     except ValueError as kernel_failure:
@@ -2970,7 +2970,7 @@ def erf(
     if compute_requires_grad(self):
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.erf(self_))
     except ValueError as kernel_failure:
@@ -2994,7 +2994,7 @@ def erfc(
     if compute_requires_grad(self):
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(elementwise.erfc(self_))
     except ValueError as kernel_failure:
@@ -3305,7 +3305,7 @@ def max_dim(
         raise kernel_error("max", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_indices = SavedVariable(outputs[1], is_output=True)
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("max", ("values", "indices"))(*outputs)
 
 
@@ -3322,14 +3322,14 @@ def max_default(
     if compute_requires_grad(self):
         grad_fn = MaxBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(reductions.max_all(self_))
     except ValueError as kernel_failure:
         raise kernel_error("max", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3361,7 +3361,7 @@ def min_dim(
         raise kernel_error("min", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_indices = SavedVariable(outputs[1], is_output=True)
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("min", ("values", "indices"))(*outputs)
 
 
@@ -3378,14 +3378,14 @@ def min_default(
     if compute_requires_grad(self):
         grad_fn = MinBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(reductions.min_all(self_))
     except ValueError as kernel_failure:
         raise kernel_error("min", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3405,14 +3405,14 @@ def prod_default(
     if compute_requires_grad(self):
         grad_fn = ProdBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.prod(self_, dtype=dtype))
     except ValueError as kernel_failure:
         raise kernel_error("prod", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3438,7 +3438,7 @@ def prod_dim_int(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -3456,7 +3456,7 @@ def prod_dim_int(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3483,7 +3483,7 @@ def var_correction(
         grad_fn._saved_correction = correction
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
             shapes.c_order(reductions.var(self_, dim, correction, keepdim))
@@ -3525,7 +3525,7 @@ def std_correction(
         grad_fn._saved_correction = correction
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
             shapes.c_order(reductions.std(self_, dim, correction, keepdim))
@@ -3541,7 +3541,7 @@ def std_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3570,7 +3570,7 @@ def linalg_vector_norm(
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn._saved_ord = ord
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -3591,7 +3591,7 @@ def linalg_vector_norm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3648,7 +3648,7 @@ def amax(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
             shapes.c_order(reductions.amax_kernel(self_, dim, keepdim))
@@ -3657,7 +3657,7 @@ def amax(
         raise kernel_error("amax", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3680,7 +3680,7 @@ def amin(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
             shapes.c_order(reductions.amin_kernel(self_, dim, keepdim))
@@ -3689,7 +3689,7 @@ def amin(
         raise kernel_error("amin", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3712,7 +3712,7 @@ def logsumexp(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(reductions.logsumexp(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -3721,7 +3721,7 @@ def logsumexp(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3773,7 +3773,7 @@ def cumprod(
         grad_fn = CumprodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._saved_self_scalar_type = dtype_of(self_)
     try:
         result = Tensor._make(shapes.c_order(reductions.cumprod(self_, dim, dtype)))
@@ -3781,7 +3781,7 @@ def cumprod(
         raise kernel_error("cumprod", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3817,7 +3817,7 @@ def _softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3857,7 +3857,7 @@ def _log_softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4099,9 +4099,9 @@ def mm(
         grad_fn = MmBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, mat2))
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_mat2 = SavedVariable(mat2, is_output=False)
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(linalg.mm_kernel(self_, mat2_))
     except ValueError as kernel_failure:
@@ -4149,9 +4149,9 @@ def dot(
         grad_fn = DotBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, tensor))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_tensor = SavedVariable(tensor, is_output=False)
+            grad_fn._raw_saved_tensor = SavedVariable(tensor, False)
     try:
         result = Tensor._make(linalg.dot_kernel(self_, tensor_))
     except ValueError as kernel_failure:
@@ -4177,9 +4177,9 @@ def mv(
         grad_fn = MvBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, vec))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_vec = SavedVariable(vec, is_output=False)
+            grad_fn._raw_saved_vec = SavedVariable(vec, False)
     try:
         result = Tensor._make(linalg.mv_kernel(self_, vec_))
     except ValueError as kernel_failure:
@@ -4205,9 +4205,9 @@ def bmm(
         grad_fn = BmmBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, mat2))
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_mat2 = SavedVariable(mat2, is_output=False)
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(linalg.bmm_kernel(self_, mat2_))
     except ValueError as kernel_failure:
@@ -4264,9 +4264,9 @@ def addmm(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_beta = beta
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_mat1 = SavedVariable(mat1, is_output=False)
+            grad_fn._raw_saved_mat1 = SavedVariable(mat1, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_mat2 = SavedVariable(mat2, is_output=False)
+            grad_fn._raw_saved_mat2 = SavedVariable(mat2, False)
     try:
         result = Tensor._make(linalg.addmm_kernel(self_, mat1_, mat2_, beta, alpha))
     except ValueError as kernel_failure:
@@ -4308,9 +4308,9 @@ def baddbmm(
         grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
         grad_fn._saved_alpha = alpha
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_batch1 = SavedVariable(batch1, is_output=False)
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_batch2 = SavedVariable(batch2, is_output=False)
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
         grad_fn._saved_beta = beta
     try:
         result = Tensor._make(
@@ -4379,7 +4379,7 @@ def linalg_inv_ex(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_inverse = SavedVariable(outputs[0], is_output=True)
+        grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
 
@@ -4409,14 +4409,14 @@ def linalg_det(
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
         grad_fn.set_next_edges(collect_next_edges(A))
-        grad_fn._raw_saved_A = SavedVariable(A, is_output=False)
+        grad_fn._raw_saved_A = SavedVariable(A, False)
     try:
         result = Tensor._make(np.linalg.det(A_))
     except ValueError as kernel_failure:
         raise kernel_error("linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -5538,7 +5538,7 @@ def index_select(
         grad_fn = IndexSelectBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+        grad_fn._raw_saved_index = SavedVariable(index, False)
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         result = Tensor._make(indexing.index_select(self_, dim, index_))
@@ -5572,7 +5572,7 @@ def gather(
         grad_fn = GatherBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+        grad_fn._raw_saved_index = SavedVariable(index, False)
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
     try:
         result = Tensor._make(shapes.c_order(indexing.gather(self_, dim, index_)))
@@ -5611,7 +5611,7 @@ def scatter_src(
         grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+            grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         result = Tensor._make(
             shapes.c_order(indexing.scatter(self_, dim, index_, src_))
@@ -5645,7 +5645,7 @@ def scatter_value(
         grad_fn = ScatterBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+        grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         result = Tensor._make(
             shapes.c_order(indexing.scatter(self_, dim, index_, value))
@@ -5680,7 +5680,7 @@ def scatter_add(
         grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+            grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         result = Tensor._make(
             shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
@@ -5719,7 +5719,7 @@ def index_add(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+            grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         result = Tensor._make(
             shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
@@ -5756,7 +5756,7 @@ def masked_fill_Scalar(
     if compute_requires_grad(self):
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
     try:
         result = Tensor._make(shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
@@ -5786,7 +5786,7 @@ def masked_fill_Tensor(
         grad_fn = MaskedFillBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
     try:
         result = Tensor._make(
             shapes.c_order(indexing.masked_fill(self_, mask_, value_))
@@ -5815,8 +5815,8 @@ def masked_select(
     if compute_requires_grad(self):
         grad_fn = MaskedSelectBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(indexing.masked_select(self_, mask_))
     except ValueError as kernel_failure:
@@ -6361,11 +6361,9 @@ def mul__Tensor(
         grad_fn = MulBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -6394,11 +6392,9 @@ def div__Tensor(
         grad_fn = DivBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.true_divide(self_, other_))
     except ValueError as kernel_failure:
@@ -6427,7 +6423,7 @@ def pow__Scalar(
         grad_fn = PowBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.power(self_, exponent))
     except ValueError as kernel_failure:
@@ -6456,11 +6452,9 @@ def pow__Tensor(
         grad_fn = PowBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, exponent))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_exponent = SavedVariable(exponent, is_output=False)
+            grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.power(self_, exponent_))
     except ValueError as kernel_failure:
@@ -6468,7 +6462,7 @@ def pow__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -6518,7 +6512,7 @@ def reciprocal_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -6544,7 +6538,7 @@ def exp_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -6563,7 +6557,7 @@ def log_(
         check_inplace(self)
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log(self_))
     except ValueError as kernel_failure:
@@ -6589,7 +6583,7 @@ def sin_(
         check_inplace(self)
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.sin(self_))
     except ValueError as kernel_failure:
@@ -6615,7 +6609,7 @@ def cos_(
         check_inplace(self)
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.cos(self_))
     except ValueError as kernel_failure:
@@ -6648,7 +6642,7 @@ def tanh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -6674,7 +6668,7 @@ def sigmoid_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -6699,7 +6693,7 @@ def relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -6725,7 +6719,7 @@ def sqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -6743,7 +6737,7 @@ def abs_(
         check_inplace(self)
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.abs(self_))
     except ValueError as kernel_failure:
@@ -6775,7 +6769,7 @@ def clamp_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.clamp(self_, min, max))
     except ValueError as kernel_failure:
@@ -6804,7 +6798,7 @@ def clamp_min__default(
         grad_fn = ClampMinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.clamp(self_, min, None))
     except ValueError as kernel_failure:
@@ -6833,7 +6827,7 @@ def clamp_max__default(
         grad_fn = ClampMaxBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max))
     except ValueError as kernel_failure:
@@ -6988,7 +6982,7 @@ def masked_fill__Scalar(
         check_inplace(self)
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
+        grad_fn._raw_saved_mask = SavedVariable(mask, False)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
@@ -7020,7 +7014,7 @@ def masked_fill__Tensor(
         grad_fn = MaskedFillBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_mask = SavedVariable(mask, is_output=False)
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value_)))
     except ValueError as kernel_failure:
@@ -7059,7 +7053,7 @@ def index_add_(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+            grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         write_inplace(
             self, shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
@@ -7102,7 +7096,7 @@ def scatter__src(
         grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+            grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, src_)))
     except ValueError as kernel_failure:
@@ -7136,7 +7130,7 @@ def scatter__value(
         grad_fn = ScatterBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
-        grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+        grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, value)))
     except ValueError as kernel_failure:
@@ -7171,7 +7165,7 @@ def scatter_add_(
         grad_fn.set_next_edges(collect_next_edges(self, src))
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_index = SavedVariable(index, is_output=False)
+            grad_fn._raw_saved_index = SavedVariable(index, False)
     try:
         write_inplace(
             self, shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
@@ -7207,12 +7201,10 @@ def div__Tensor_mode(
         grad_fn = DivBackward2()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.divide(self_, other_, rounding_mode))
     except ValueError as kernel_failure:
@@ -7252,9 +7244,9 @@ def addcmul_(
         grad_fn = AddcmulBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
         write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
@@ -7296,9 +7288,9 @@ def addcdiv_(
         grad_fn = AddcdivBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, is_output=False)
+            grad_fn._raw_saved_tensor1 = SavedVariable(tensor1, False)
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, is_output=False)
+            grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
     try:
         write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
@@ -7365,13 +7357,11 @@ def lerp__Tensor(
         grad_fn = LerpBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, end, weight))
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_end = SavedVariable(end, is_output=False)
+            grad_fn._raw_saved_end = SavedVariable(end, False)
         if grad_fn.should_compute_output(2):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight_))
     except ValueError as kernel_failure:
@@ -7402,11 +7392,9 @@ def hypot_(
         grad_fn = HypotBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.hypot(self_, other_))
     except ValueError as kernel_failure:
@@ -7414,7 +7402,7 @@ def hypot_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -7436,9 +7424,7 @@ def copysign__Tensor(
         grad_fn = CopysignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.copysign(self_, other_))
     except ValueError as kernel_failure:
@@ -7446,7 +7432,7 @@ def copysign__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -7467,7 +7453,7 @@ def copysign__Scalar(
         check_inplace(self)
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.copysign(self_, other))
     except ValueError as kernel_failure:
@@ -7475,7 +7461,7 @@ def copysign__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -7524,11 +7510,9 @@ def remainder__Tensor(
         grad_fn = RemainderBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.remainder(self_, other_))
     except ValueError as kernel_failure:
@@ -7584,11 +7568,9 @@ def fmod__Tensor(
         grad_fn = FmodBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.fmod(self_, other_))
     except ValueError as kernel_failure:
@@ -7617,11 +7599,9 @@ def xlogy__Tensor(
         grad_fn = XlogyBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.xlogy(self_, other_))
     except ValueError as kernel_failure:
@@ -7650,7 +7630,7 @@ def xlogy__Scalar_Other(
         grad_fn = XlogyBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
@@ -7679,11 +7659,9 @@ def clamp_min__Tensor(
         grad_fn = ClampMinBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, min))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_min = SavedVariable(min, is_output=False)
+            grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.clamp(self_, min_, None))
     except ValueError as kernel_failure:
@@ -7712,11 +7690,9 @@ def clamp_max__Tensor(
         grad_fn = ClampMaxBackward1()
         grad_fn.set_next_edges(collect_next_edges(self, max))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_max = SavedVariable(max, is_output=False)
+            grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(
-                original_value(self), is_output=False
-            )
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max_))
     except ValueError as kernel_failure:
@@ -7747,7 +7723,7 @@ def nan_to_num_(
         check_inplace(self)
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(
             self,
@@ -7788,7 +7764,7 @@ def logit_(
         grad_fn = LogitBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.logit(self_, eps))
     except ValueError as kernel_failure:
@@ -7841,7 +7817,7 @@ def asin_(
         check_inplace(self)
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.arcsin(self_))
     except ValueError as kernel_failure:
@@ -7867,7 +7843,7 @@ def acos_(
         check_inplace(self)
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.arccos(self_))
     except ValueError as kernel_failure:
@@ -7893,7 +7869,7 @@ def atan_(
         check_inplace(self)
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.arctan(self_))
     except ValueError as kernel_failure:
@@ -7919,7 +7895,7 @@ def sinh_(
         check_inplace(self)
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.sinh(self_))
     except ValueError as kernel_failure:
@@ -7945,7 +7921,7 @@ def cosh_(
         check_inplace(self)
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.cosh(self_))
     except ValueError as kernel_failure:
@@ -7978,7 +7954,7 @@ def tan_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -7997,7 +7973,7 @@ def log2_(
         check_inplace(self)
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log2(self_))
     except ValueError as kernel_failure:
@@ -8023,7 +7999,7 @@ def log10_(
         check_inplace(self)
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log10(self_))
     except ValueError as kernel_failure:
@@ -8049,7 +8025,7 @@ def log1p_(
         check_inplace(self)
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, np.log1p(self_))
     except ValueError as kernel_failure:
@@ -8082,7 +8058,7 @@ def expm1_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -8108,7 +8084,7 @@ def exp2_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -8134,7 +8110,7 @@ def rsqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -8297,7 +8273,7 @@ def erf_(
         check_inplace(self)
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.erf(self_))
     except ValueError as kernel_failure:
@@ -8323,7 +8299,7 @@ def erfc_(
         check_inplace(self)
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, elementwise.erfc(self_))
     except ValueError as kernel_failure:
@@ -8411,14 +8387,14 @@ def convolution(
         grad_fn._saved_dilation = dilation
         grad_fn._saved_groups = groups
         if grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
+            grad_fn._raw_saved_input = SavedVariable(input, False)
         grad_fn._saved_input_sym_sizes = sizes_of(input_)
         grad_fn._saved_output_padding = output_padding
         grad_fn._saved_padding = padding
         grad_fn._saved_stride = stride
         grad_fn._saved_transposed = transposed
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
     try:
         result = Tensor._make(
@@ -8499,7 +8475,7 @@ def max_pool2d_with_indices(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], is_output=True)
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
     return tuple(outputs)
 
 
@@ -8647,14 +8623,14 @@ def native_layer_norm(
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
+            grad_fn._raw_saved_input = SavedVariable(input, False)
         grad_fn._saved_normalized_shape = normalized_shape
         if (
             grad_fn.should_compute_output(0)
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         outputs = [
             Tensor._make(value)
@@ -8717,28 +8693,26 @@ def native_batch_norm(
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
+            grad_fn._raw_saved_input = SavedVariable(input, False)
         if (
             grad_fn.should_compute_output(0)
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_running_mean = SavedVariable(
-                running_mean, is_output=False
-            )
+            grad_fn._raw_saved_running_mean = SavedVariable(running_mean, False)
         if (
             grad_fn.should_compute_output(0)
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_running_var = SavedVariable(running_var, is_output=False)
+            grad_fn._raw_saved_running_var = SavedVariable(running_var, False)
         grad_fn._saved_training = training
         if (
             grad_fn.should_compute_output(0)
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         outputs = [
             Tensor._make(value)
@@ -8809,13 +8783,13 @@ def native_group_norm(
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_input = SavedVariable(input, is_output=False)
+            grad_fn._raw_saved_input = SavedVariable(input, False)
         if (
             grad_fn.should_compute_output(0)
             or grad_fn.should_compute_output(1)
             or grad_fn.should_compute_output(2)
         ):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         outputs = [
             Tensor._make(value)
@@ -8863,7 +8837,7 @@ def embedding(
     if compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0()
         grad_fn.set_next_edges(collect_next_edges(weight))
-        grad_fn._raw_saved_indices = SavedVariable(indices, is_output=False)
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
@@ -8901,7 +8875,7 @@ def gelu(
         grad_fn = GeluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_approximate = approximate
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.gelu_kernel(self_, approximate))
     except ValueError as kernel_failure:
@@ -8924,7 +8898,7 @@ def silu(
     if compute_requires_grad(self):
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(self_ * activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -8947,7 +8921,7 @@ def mish(
     if compute_requires_grad(self):
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.mish_kernel(self_))
     except ValueError as kernel_failure:
@@ -8975,7 +8949,7 @@ def softplus(
         grad_fn = SoftplusBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_beta = beta
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
         grad_fn._saved_threshold = threshold
     try:
         result = Tensor._make(activations.softplus_kernel(self_, beta, threshold))
@@ -9010,7 +8984,7 @@ def elu(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.elu_kernel(self_, alpha, scale, input_scale))
     except ValueError as kernel_failure:
@@ -9058,7 +9032,7 @@ def celu(
         grad_fn = CeluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.celu_kernel(self_, alpha))
     except ValueError as kernel_failure:
@@ -9084,7 +9058,7 @@ def leaky_relu(
         grad_fn = LeakyReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.leaky_relu_kernel(self_, negative_slope))
     except ValueError as kernel_failure:
@@ -9115,7 +9089,7 @@ def hardtanh(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.hardtanh_kernel(self_, min_val, max_val))
     except ValueError as kernel_failure:
@@ -9140,7 +9114,7 @@ def hardswish(
     if compute_requires_grad(self):
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.hardswish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9163,7 +9137,7 @@ def hardsigmoid(
     if compute_requires_grad(self):
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(activations.hardsigmoid_kernel(self_))
     except ValueError as kernel_failure:
@@ -9186,7 +9160,7 @@ def log_sigmoid(
     if compute_requires_grad(self):
         grad_fn = LogSigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(shapes.c_order(activations.log_sigmoid_kernel(self_)))
     except ValueError as kernel_failure:
@@ -9222,7 +9196,7 @@ def leaky_relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9263,7 +9237,7 @@ def elu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9291,7 +9265,7 @@ def celu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, is_output=True)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9315,7 +9289,7 @@ def hardtanh_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, activations.hardtanh_kernel(self_, min_val, max_val))
     except ValueError as kernel_failure:
@@ -9342,7 +9316,7 @@ def silu_(
         check_inplace(self)
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, self_ * activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -9367,7 +9341,7 @@ def mish_(
         check_inplace(self)
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, activations.mish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9392,7 +9366,7 @@ def hardswish_(
         check_inplace(self)
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, activations.hardswish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9417,7 +9391,7 @@ def hardsigmoid_(
         check_inplace(self)
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(original_value(self), is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
         write_inplace(self, activations.hardsigmoid_kernel(self_))
     except ValueError as kernel_failure:
@@ -9447,9 +9421,9 @@ def mse_loss(
         grad_fn.set_next_edges(collect_next_edges(self, target))
         grad_fn._saved_reduction = reduction
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+            grad_fn._raw_saved_target = SavedVariable(target, False)
     try:
         result = Tensor._make(losses.mse_loss_kernel(self_, target_, reduction))
     except ValueError as kernel_failure:
@@ -9483,9 +9457,9 @@ def smooth_l1_loss(
         grad_fn._saved_beta = beta
         grad_fn._saved_reduction = reduction
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+            grad_fn._raw_saved_target = SavedVariable(target, False)
     try:
         result = Tensor._make(
             losses.smooth_l1_loss_kernel(self_, target_, reduction, beta)
@@ -9526,9 +9500,9 @@ def huber_loss(
         grad_fn._saved_delta = delta
         grad_fn._saved_reduction = reduction
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+            grad_fn._raw_saved_target = SavedVariable(target, False)
     try:
         result = Tensor._make(
             losses.huber_loss_kernel(self_, target_, reduction, delta)
@@ -9569,11 +9543,11 @@ def binary_cross_entropy(
         grad_fn.set_next_edges(collect_next_edges(self, target))
         grad_fn._saved_reduction = reduction
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+            grad_fn._raw_saved_target = SavedVariable(target, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         result = Tensor._make(
             losses.binary_cross_entropy_kernel(self_, target_, weight_, reduction)
@@ -9620,14 +9594,14 @@ def binary_cross_entropy_with_logits(
         grad_fn = BinaryCrossEntropyWithLogitsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, target))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_pos_weight = SavedVariable(pos_weight, is_output=False)
+            grad_fn._raw_saved_pos_weight = SavedVariable(pos_weight, False)
         grad_fn._saved_reduction = reduction
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
+            grad_fn._raw_saved_target = SavedVariable(target, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         result = Tensor._make(
             losses.binary_cross_entropy_with_logits_kernel(
@@ -9673,9 +9647,9 @@ def nll_loss_forward(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_ignore_index = ignore_index
         grad_fn._saved_reduction = reduction
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
-        grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
-        grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         outputs = [
             Tensor._make(value)
@@ -9722,9 +9696,9 @@ def nll_loss2d_forward(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_ignore_index = ignore_index
         grad_fn._saved_reduction = reduction
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
-        grad_fn._raw_saved_target = SavedVariable(target, is_output=False)
-        grad_fn._raw_saved_weight = SavedVariable(weight, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, False)
     try:
         outputs = [
             Tensor._make(value)

@@ -362,6 +362,11 @@ class SavedAttribute:
         prefix = "_raw_saved_" if self.is_tensor else "_saved_"
         return prefix + self.name
 
+    @property
+    def getter(self) -> str:
+        """The property that unpacks a saved tensor: `grad_fn._saved_self`."""
+        return "_saved_" + self.name
+
 
 @dataclass(frozen=True)
 class Derivative:

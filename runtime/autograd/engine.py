@@ -33,8 +33,9 @@ first to run goes straight back to the loop, the others wait in `_ReadyQueue`.
 The loop runs once per node of every backward, so it is tuned: without hooks or
 anomaly mode `_call_function` is inlined; a node that runs as soon as it is ready
 (each node of a chain) never enters the queue's heap; and each attribute of a
-node is read once and its methods are looked up on its class, since Node's
-`__getattr__` (for `_saved_*`) keeps CPython from specializing those reads.
+node is read once and its methods are looked up on its class. (Node has no
+`__getattr__`: one would keep CPython from specializing every attribute read of
+every node; the `_saved_*` getters are generated properties instead.)
 """
 
 from __future__ import annotations
@@ -51,7 +52,14 @@ from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
-from yamlgrad.runtime.autograd.node import Edge, Grad, Node, task_state
+from yamlgrad.runtime.autograd.node import (
+    Edge,
+    Grad,
+    Node,
+    pruned_tasks,
+    pruned_tasks_lock,
+    task_state,
+)
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 # numpy's module has a `__getattr__`, which keeps CPython from specializing a
@@ -93,9 +101,8 @@ def validate_outputs(
     to the input metadata of the nodes its `edges` lead to.
 
     `edges` is the node's `_next_edges` (flat: node, input_nr, ...), passed as
-    PyTorch passes the edge list: the engine has read it already, and reading an
-    attribute of a Node is slow (its `__getattr__` keeps the interpreter from
-    specializing the read). `node` is named in the errors.
+    PyTorch passes the edge list: the engine has read it already. `node` is
+    named in the errors.
 
     A gradient in the broadcast shape is summed back to the input's shape and one
     of another dtype is cast; any other shape, or a wrong number of gradients, is
@@ -239,12 +246,18 @@ def execute(
     previous_mode, previous_task = _grad_mode.enabled, task_state.should_execute
     _grad_mode.enabled = create_graph
     task_state.should_execute = should_execute
+    if should_execute is not None:
+        with pruned_tasks_lock:
+            pruned_tasks[0] += 1
     try:
         task = _GraphTask(dependencies, needed, should_execute, captures, captured)
         task.run(graph_root, root_buffer, keep_graph, raw)
     finally:
         _grad_mode.enabled = previous_mode
         task_state.should_execute = previous_task
+        if should_execute is not None:
+            with pruned_tasks_lock:
+                pruned_tasks[0] -= 1
     return captured
 
 

@@ -69,6 +69,11 @@ class _TaskState(threading.local):
 
 
 task_state = _TaskState()
+# How many graph tasks with a `should_execute` set are running, in any thread.
+# While none is, task_should_compute_output skips the thread-local lookup, which
+# costs more than the rest of it, on every gradient of every node.
+pruned_tasks = [0]
+pruned_tasks_lock = threading.Lock()
 
 
 class Node:
@@ -99,7 +104,7 @@ class Node:
         self._seq = next(sequence_nr)
         self._metadata: dict | None = None
         self._hooks: NodeHooks | None = None
-        if _anomaly.enabled:
+        if anomaly_mode.ever_enabled and _anomaly.enabled:
             # The stack up to the op that made the node: without this frame and,
             # when the class has one, its own __init__.
             record_anomaly(self, skip=1 if type(self).__init__ is Node.__init__ else 2)
@@ -151,6 +156,8 @@ class Node:
         node = self._next_edges[2 * index]
         if node is None:
             return False
+        if not pruned_tasks[0]:
+            return True
         needed = task_state.should_execute
         return needed is None or node in needed
 
@@ -196,18 +203,6 @@ class Node:
         hooks = self._node_hooks().tensor_pre_hooks.setdefault(output_nr, HookDict())
         return add_hook(hooks, fn)
 
-    def __getattr__(self, name: str) -> Any:
-        # `grad_fn._saved_self` unpacks `grad_fn._raw_saved_self`, as PyTorch's
-        # generated Python getters do.
-        if name.startswith("_saved_"):
-            raw = getattr(self, "_raw" + name, _MISSING)
-            if raw is not _MISSING:
-                # A SavedVariable (a list of them for a Tensor[] argument).
-                return raw.unpack(self) if hasattr(raw, "unpack") else raw
-        raise AttributeError(
-            f"'{type(self).__name__}' object has no attribute '{name}'"
-        )
-
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
@@ -233,9 +228,6 @@ class Node:
     def __call__(self, *grads: Tensor | None) -> Any:
         outputs = self.apply(list(grads), False)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
-_MISSING = object()
 
 
 # The input metadata of single-output nodes, shared: `((shape, dtype),)` is the

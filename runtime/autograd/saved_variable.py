@@ -73,17 +73,21 @@ class SavedVariable:
     def __init__(
         self, value: Tensor | int | float | bool | None, is_output: bool
     ) -> None:
-        if type(value) is not Tensor:
-            if not isinstance(value, Tensor):
-                # A Python number standing for a tensor (a numpy scalar as the
-                # number it holds: weak in numpy's promotion, as the wrapper's
-                # unpacked argument was), or None: undefined. Unpacked as is.
-                kind = type(value)
-                is_number = kind is float or kind is int
-                self._data = value if is_number or value is None else value.item()
+        kind = type(value)
+        if kind is not Tensor:
+            if kind is float or kind is int or value is None:
+                # A Python number standing for a tensor, kept as the number (so
+                # a float32 formula stays float32), or None: undefined.
+                self._data = value
                 self._version_counter = None
                 return
-            if type(value) is InferenceTensor:
+            if not isinstance(value, Tensor):
+                # A bool, or a numpy scalar as the number it holds (weak in
+                # numpy's promotion, as the wrapper's unpacked argument was).
+                self._data = value.item() if isinstance(value, np.generic) else value
+                self._version_counter = None
+                return
+            if kind is InferenceTensor:
                 raise RuntimeError(ERR_INFERENCE_SAVED)
         self._data = value._data
         self._output_nr = value.output_nr

@@ -7,7 +7,8 @@ entry as the class docstring shows it (with `self` read as `self_` and
 `x.shape` as the saved `x_sym_sizes`) for the inputs whose gradient the running
 task needs. With `raw=True` (a first-order backward) gradients and saved values
 are ndarrays; with `raw=False` they are Tensors and the formulas are recorded, so
-every node can be differentiated again.
+every node can be differentiated again. The `_saved_x` properties unpack what
+the node saved, as PyTorch's `grad_fn._saved_self` does.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ class SoftsignBackward0(Node):
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class SwishBackward0(Node):
     """Backward of `swish(Tensor self, float beta=1.0) -> Tensor`.
@@ -79,6 +84,10 @@ class SwishBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class CubicBackward0(Node):
@@ -117,6 +126,14 @@ class CubicBackward0(Node):
         self._raw_saved_other.reset_data()
         self._raw_saved_self.reset_data()
 
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
 
 class SmoothAbsBackward0(Node):
     """Backward of `smooth_abs(Tensor self, float eps=0.01) -> Tensor`.
@@ -142,3 +159,7 @@ class SmoothAbsBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)

@@ -97,7 +97,7 @@ def softsign(
     if compute_requires_grad(self):
         grad_fn = SoftsignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(self_ / (1 + np.abs(self_)))
     except ValueError as kernel_failure:
@@ -124,7 +124,7 @@ def swish(
         grad_fn = SwishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_beta = beta
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(self_ / (1 + np.exp(-beta * self_)))
     except ValueError as kernel_failure:
@@ -151,9 +151,9 @@ def cubic(
         grad_fn = CubicBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
-            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)
+            grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
-            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+            grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(self_ * self_ * self_ + other_ * self_)
     except ValueError as kernel_failure:
@@ -180,7 +180,7 @@ def smooth_abs(
         grad_fn = SmoothAbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
-        grad_fn._raw_saved_self = SavedVariable(self, is_output=False)
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(np.sqrt(self_ * self_ + eps))
     except ValueError as kernel_failure:
