@@ -391,7 +391,7 @@ def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
     uses_result = wrapper_def(variable_type, "uses_result")
     history = uses_result.index("set_history(result, grad_fn)")
     saved = uses_result.index(
-        "grad_fn._raw_saved_result = SavedVariable(result, is_output=True)"
+        "grad_fn._raw_saved_result = SavedVariable(result, True)"
     )
     assert history < saved
     output_shape = wrapper_def(variable_type, "output_shape")
@@ -405,11 +405,11 @@ def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
     # for a tensor goes through SavedVariable too (it keeps the number).
     assert (
         "    if grad_fn.should_compute_output(0):\n"
-        "            grad_fn._raw_saved_other = SavedVariable(other, is_output=False)\n"
+        "            grad_fn._raw_saved_other = SavedVariable(other, False)\n"
     ) in both
     assert (
         "    if grad_fn.should_compute_output(1):\n"
-        "            grad_fn._raw_saved_self = SavedVariable(self, is_output=False)\n"
+        "            grad_fn._raw_saved_self = SavedVariable(self, False)\n"
     ) in both
 
 
