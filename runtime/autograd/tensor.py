@@ -67,6 +67,9 @@ class Size(tuple):
 
 _bump_lock = threading.Lock()
 _new = object.__new__
+# numpy's module has a `__getattr__`, which keeps CPython from specializing a read
+# of `np.ndarray`; a global of our own is read at full speed, on every new tensor.
+_ndarray = np.ndarray
 _bump_acquire = _bump_lock.acquire
 _bump_release = _bump_lock.release
 
@@ -137,7 +140,7 @@ class Tensor:
     def _make(cls, value: Any) -> Tensor:
         """A new leaf around a kernel's result (which may be a numpy scalar)."""
         t = _new(cls)
-        t._data = value if type(value) is np.ndarray else np.asarray(value)
+        t._data = value if type(value) is _ndarray else np.asarray(value)
         t._requires_grad = False
         t.grad_fn = None
         t.output_nr = 0

@@ -87,6 +87,9 @@ __all__ = [
 ]
 
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
+# numpy's module has a `__getattr__`, which keeps CPython from specializing a read
+# of `np.ndarray`; a global of our own is read at full speed, on every operand.
+_ndarray = np.ndarray
 
 
 def tensor_arg(value: Any, op: str, name: str, position: int) -> Any:
@@ -322,7 +325,7 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
     which numpy treats as weak). `int_to_float`: an integer or bool result type
     becomes float32, as PyTorch's true division and float-only ops do."""
     first = values[0]
-    if type(first) is np.ndarray:
+    if type(first) is _ndarray:
         dtype = first.dtype
         if dtype is _FLOAT64 or dtype is _FLOAT32:
             # The common case, decided without result_type: a float tensor with
@@ -332,10 +335,9 @@ def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
             # bool, None) takes the general path, which is right for every case.
             for v in values:
                 kind = type(v)
-                if kind is np.ndarray:
-                    if v.dtype is not dtype:
-                        break
-                elif kind is not float and kind is not int:
+                if kind is float or kind is int:
+                    continue
+                if kind is not _ndarray or v.dtype is not dtype:
                     break
             else:
                 return values  # type: ignore[return-value]  # callers unpack it
