@@ -40,14 +40,17 @@ from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
+    any_has_forward_grad,
     args_sizes_of,
     bool_arg,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
+    derived_jvp,
     dtype_of,
     float_arg,
+    formula_mode,
     int_arg,
     int_list_arg,
     make_view,
@@ -69,11 +72,16 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     return_type,
     scalar_arg,
     scalar_type_arg,
+    set_fw_grad,
+    set_fw_grad_inplace,
+    set_fw_grads,
     set_history,
     set_history_inplace_view,
     set_history_outputs,
     sizes_of,
     str_arg,
+    tangent_of,
+    tangents_of,
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
@@ -495,6 +503,16 @@ def add_Tensor(
         raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                add_Tensor,
+                {"input": self, "other": other, "alpha": alpha},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -522,6 +540,15 @@ def add_Scalar(
         raise kernel_error("add", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                add_Scalar,
+                {"input": self, "other": other, "alpha": alpha},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -555,6 +582,16 @@ def sub_Tensor(
         raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                sub_Tensor,
+                {"input": self, "other": other, "alpha": alpha},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -582,6 +619,15 @@ def sub_Scalar(
         raise kernel_error("sub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                sub_Scalar,
+                {"input": self, "other": other, "alpha": alpha},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -617,6 +663,16 @@ def rsub_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                rsub_Tensor,
+                {"input": self, "other": other, "alpha": alpha},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -649,6 +705,15 @@ def rsub_Scalar(
         raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                rsub_Scalar,
+                {"input": self, "other": other, "alpha": alpha},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -678,6 +743,16 @@ def mul_Tensor(
         raise kernel_error("mul", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                mul_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -704,6 +779,13 @@ def mul_Scalar(
         raise kernel_error("mul", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                mul_Scalar, {"input": self, "other": other}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -733,6 +815,16 @@ def div_Tensor(
         raise kernel_error("div", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -759,6 +851,13 @@ def div_Scalar(
         raise kernel_error("div", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                div_Scalar, {"input": self, "other": other}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -794,6 +893,16 @@ def div_Tensor_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor_mode,
+                {"input": self, "other": other, "rounding_mode": rounding_mode},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -826,6 +935,15 @@ def div_Scalar_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                div_Scalar_mode,
+                {"input": self, "other": other, "rounding_mode": rounding_mode},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -879,6 +997,16 @@ def where_self(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                where_self,
+                {"condition": condition, "input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -908,6 +1036,16 @@ def maximum(
         raise kernel_error("maximum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                maximum,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -937,6 +1075,16 @@ def fmax(
         raise kernel_error("fmax", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                fmax,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -966,6 +1114,16 @@ def minimum(
         raise kernel_error("minimum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                minimum,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -995,6 +1153,16 @@ def fmin(
         raise kernel_error("fmin", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                fmin,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1024,6 +1192,16 @@ def atan2(
         raise kernel_error("atan2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                atan2,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1054,6 +1232,16 @@ def hypot(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                hypot,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1082,6 +1270,16 @@ def copysign_Tensor(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                copysign_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1109,6 +1307,13 @@ def copysign_Scalar(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                copysign_Scalar, {"input": self, "other": other}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1134,6 +1339,13 @@ def remainder_Scalar(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                remainder_Scalar, {"input": self, "other": other}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1163,6 +1375,16 @@ def remainder_Tensor(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                remainder_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1188,6 +1410,13 @@ def fmod_Scalar(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                fmod_Scalar, {"input": self, "other": other}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1217,6 +1446,16 @@ def fmod_Tensor(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                fmod_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1246,6 +1485,16 @@ def xlogy_Tensor(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                xlogy_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1273,6 +1522,13 @@ def xlogy_Scalar_Self(
         raise kernel_error("xlogy", kernel_failure, self=self, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(other):
+        with formula_mode():
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                xlogy_Scalar_Self, {"input": self, "other": other}, {"other": other_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1300,6 +1556,13 @@ def xlogy_Scalar_Other(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                xlogy_Scalar_Other, {"input": self, "other": other}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1327,6 +1590,16 @@ def lerp_Scalar(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, end):
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            result_t = derived_jvp(
+                lerp_Scalar,
+                {"input": self, "end": end, "weight": weight},
+                {"input": self_t, "end": end_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1359,6 +1632,17 @@ def lerp_Tensor(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, end, weight):
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            weight_t = tangent_of(weight)
+            result_t = derived_jvp(
+                lerp_Tensor,
+                {"input": self, "end": end, "weight": weight},
+                {"input": self_t, "end": end_t, "weight": weight_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1401,6 +1685,17 @@ def addcmul(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, tensor1, tensor2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = derived_jvp(
+                addcmul,
+                {"input": self, "tensor1": tensor1, "tensor2": tensor2, "value": value},
+                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1443,6 +1738,17 @@ def addcdiv(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, tensor1, tensor2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = derived_jvp(
+                addcdiv,
+                {"input": self, "tensor1": tensor1, "tensor2": tensor2, "value": value},
+                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1488,6 +1794,17 @@ def clamp_Tensor(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, min, max):
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            max_t = tangent_of(max)
+            result_t = derived_jvp(
+                clamp_Tensor,
+                {"input": self, "min": min, "max": max},
+                {"input": self_t, "min": min_t, "max": max_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1518,6 +1835,15 @@ def clamp_default(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                clamp_default,
+                {"input": self, "min": min, "max": max},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1545,6 +1871,13 @@ def clamp_min_default(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                clamp_min_default, {"input": self, "min": min}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1574,6 +1907,16 @@ def clamp_min_Tensor(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, min):
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            result_t = derived_jvp(
+                clamp_min_Tensor,
+                {"input": self, "min": min},
+                {"input": self_t, "min": min_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1601,6 +1944,13 @@ def clamp_max_default(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                clamp_max_default, {"input": self, "max": max}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1630,6 +1980,16 @@ def clamp_max_Tensor(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, max):
+        with formula_mode():
+            self_t = tangent_of(self)
+            max_t = tangent_of(max)
+            result_t = derived_jvp(
+                clamp_max_Tensor,
+                {"input": self, "max": max},
+                {"input": self_t, "max": max_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1670,6 +2030,15 @@ def nan_to_num(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                nan_to_num,
+                {"input": self, "nan": nan, "posinf": posinf, "neginf": neginf},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2211,6 +2580,15 @@ def pow_Tensor_Scalar(
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                pow_Tensor_Scalar,
+                {"input": self, "exponent": exponent},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2241,6 +2619,16 @@ def pow_Tensor_Tensor(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self, exponent):
+        with formula_mode():
+            self_t = tangent_of(self)
+            exponent_t = tangent_of(exponent)
+            result_t = derived_jvp(
+                pow_Tensor_Tensor,
+                {"input": self, "exponent": exponent},
+                {"input": self_t, "exponent": exponent_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2269,6 +2657,15 @@ def pow_Scalar(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(exponent):
+        with formula_mode():
+            exponent_t = tangent_of(exponent)
+            result_t = derived_jvp(
+                pow_Scalar,
+                {"input": self, "exponent": exponent},
+                {"exponent": exponent_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2291,6 +2688,11 @@ def neg(
         raise kernel_error("neg", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(neg, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2315,6 +2717,11 @@ def reciprocal(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(reciprocal, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2339,6 +2746,11 @@ def exp(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(exp, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2363,6 +2775,11 @@ def log(
         raise kernel_error("log", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2387,6 +2804,11 @@ def sin(
         raise kernel_error("sin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sin, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2411,6 +2833,11 @@ def cos(
         raise kernel_error("cos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(cos, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2435,6 +2862,11 @@ def tanh(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(tanh, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2459,6 +2891,11 @@ def sigmoid(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sigmoid, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2482,6 +2919,11 @@ def relu(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(relu, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2506,6 +2948,11 @@ def sqrt(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sqrt, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2529,6 +2976,11 @@ def abs(
         raise kernel_error("abs", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(abs, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2551,6 +3003,11 @@ def sign(
         raise kernel_error("sign", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sign, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2575,6 +3032,11 @@ def exp2(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(exp2, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2599,6 +3061,11 @@ def expm1(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(expm1, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2623,6 +3090,11 @@ def log2(
         raise kernel_error("log2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log2, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2647,6 +3119,11 @@ def log10(
         raise kernel_error("log10", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log10, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2671,6 +3148,11 @@ def log1p(
         raise kernel_error("log1p", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log1p, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2695,6 +3177,11 @@ def rsqrt(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(rsqrt, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2734,6 +3221,11 @@ def tan(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(tan, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2758,6 +3250,11 @@ def asin(
         raise kernel_error("asin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(asin, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2782,6 +3279,11 @@ def acos(
         raise kernel_error("acos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(acos, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2806,6 +3308,11 @@ def atan(
         raise kernel_error("atan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(atan, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2830,6 +3337,11 @@ def sinh(
         raise kernel_error("sinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sinh, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2854,6 +3366,11 @@ def cosh(
         raise kernel_error("cosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(cosh, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2878,6 +3395,11 @@ def asinh(
         raise kernel_error("asinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(asinh, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2902,6 +3424,11 @@ def acosh(
         raise kernel_error("acosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(acosh, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2926,6 +3453,11 @@ def atanh(
         raise kernel_error("atanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(atanh, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2953,6 +3485,13 @@ def logit(
         raise kernel_error("logit", kernel_failure, self=self_, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                logit, {"input": self, "eps": eps}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2977,6 +3516,11 @@ def erf(
         raise kernel_error("erf", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(erf, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3001,6 +3545,11 @@ def erfc(
         raise kernel_error("erfc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(erfc, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3023,6 +3572,11 @@ def floor(
         raise kernel_error("floor", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(floor, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3045,6 +3599,11 @@ def ceil(
         raise kernel_error("ceil", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(ceil, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3067,6 +3626,11 @@ def round_default(
         raise kernel_error("round", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(round_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3092,6 +3656,13 @@ def round_decimals(
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                round_decimals, {"input": self, "decimals": decimals}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3114,6 +3685,11 @@ def trunc(
         raise kernel_error("trunc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(trunc, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3136,6 +3712,11 @@ def frac(
         raise kernel_error("frac", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(frac, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3162,6 +3743,13 @@ def sum_default(
         raise kernel_error("sum", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                sum_default, {"input": self, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3205,6 +3793,15 @@ def sum_dim_IntList(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                sum_dim_IntList,
+                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3231,6 +3828,13 @@ def mean_default(
         raise kernel_error("mean", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                mean_default, {"input": self, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3274,6 +3878,15 @@ def mean_dim(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                mean_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3306,6 +3919,15 @@ def max_dim(
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("max", ("values", "indices"))(*outputs)
 
 
@@ -3330,6 +3952,11 @@ def max_default(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(max_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3362,6 +3989,15 @@ def min_dim(
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                min_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("min", ("values", "indices"))(*outputs)
 
 
@@ -3386,6 +4022,11 @@ def min_default(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(min_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3413,6 +4054,13 @@ def prod_default(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                prod_default, {"input": self, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3457,6 +4105,15 @@ def prod_dim_int(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                prod_dim_int,
+                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3499,6 +4156,20 @@ def var_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                var_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3542,6 +4213,20 @@ def std_correction(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                std_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3592,6 +4277,21 @@ def linalg_vector_norm(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                linalg_vector_norm,
+                {
+                    "input": self,
+                    "ord": ord,
+                    "dim": dim,
+                    "keepdim": keepdim,
+                    "dtype": dtype,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3658,6 +4358,13 @@ def amax(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                amax, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3690,6 +4397,13 @@ def amin(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                amin, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3722,6 +4436,15 @@ def logsumexp(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                logsumexp,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3751,6 +4474,13 @@ def cumsum(
         raise kernel_error("cumsum", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cumsum, {"input": self, "dim": dim, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3782,6 +4512,13 @@ def cumprod(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cumprod, {"input": self, "dim": dim, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3818,6 +4555,15 @@ def _softmax(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _softmax,
+                {"input": self, "dim": dim, "half_to_float": half_to_float},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3858,6 +4604,15 @@ def _log_softmax(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _log_softmax,
+                {"input": self, "dim": dim, "half_to_float": half_to_float},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4108,6 +4863,14 @@ def mm(
         raise kernel_error("mm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat2_t = tangent_of(mat2)
+            result_t = derived_jvp(
+                mm, {"input": self, "mat2": mat2}, {"input": self_t, "mat2": mat2_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4158,6 +4921,16 @@ def dot(
         raise kernel_error("dot", kernel_failure, self=self_, tensor=tensor_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, tensor):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor_t = tangent_of(tensor)
+            result_t = derived_jvp(
+                dot,
+                {"input": self, "tensor": tensor},
+                {"input": self_t, "tensor": tensor_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4186,6 +4959,14 @@ def mv(
         raise kernel_error("mv", kernel_failure, self=self_, vec=vec_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, vec):
+        with formula_mode():
+            self_t = tangent_of(self)
+            vec_t = tangent_of(vec)
+            result_t = derived_jvp(
+                mv, {"input": self, "vec": vec}, {"input": self_t, "vec": vec_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4214,6 +4995,14 @@ def bmm(
         raise kernel_error("bmm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat2_t = tangent_of(mat2)
+            result_t = derived_jvp(
+                bmm, {"input": self, "mat2": mat2}, {"input": self_t, "mat2": mat2_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4281,6 +5070,23 @@ def addmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, mat1, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat1_t = tangent_of(mat1)
+            mat2_t = tangent_of(mat2)
+            result_t = derived_jvp(
+                addmm,
+                {
+                    "input": self,
+                    "mat1": mat1,
+                    "mat2": mat2,
+                    "beta": beta,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "mat1": mat1_t, "mat2": mat2_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4328,6 +5134,23 @@ def baddbmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, batch1, batch2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            batch1_t = tangent_of(batch1)
+            batch2_t = tangent_of(batch2)
+            result_t = derived_jvp(
+                baddbmm,
+                {
+                    "input": self,
+                    "batch1": batch1,
+                    "batch2": batch2,
+                    "beta": beta,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "batch1": batch1_t, "batch2": batch2_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4351,6 +5174,11 @@ def trace(
         raise kernel_error("trace", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(trace, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4380,6 +5208,13 @@ def linalg_inv_ex(
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
+    if any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                linalg_inv_ex, {"A": A, "check_errors": check_errors}, {"A": A_t}
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
 
@@ -4417,6 +5252,11 @@ def linalg_det(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4457,6 +5297,11 @@ def t(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(t, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4488,6 +5333,15 @@ def transpose_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                transpose_int,
+                {"input": self, "dim0": dim0, "dim1": dim1},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4514,6 +5368,13 @@ def permute_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                permute_default, {"input": self, "dims": dims}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4540,6 +5401,13 @@ def view_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                view_default, {"input": self, "size": size}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4589,6 +5457,15 @@ def expand_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                expand_default,
+                {"input": self, "size": size, "implicit": implicit},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4614,6 +5491,13 @@ def cat(
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = derived_jvp(
+                cat, {"tensors": tensors, "dim": dim}, {"tensors": tensors_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4639,6 +5523,13 @@ def stack(
         raise kernel_error("stack", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = derived_jvp(
+                stack, {"tensors": tensors, "dim": dim}, {"tensors": tensors_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4669,6 +5560,15 @@ def select_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                select_int,
+                {"input": self, "dim": dim, "index": index},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4707,6 +5607,20 @@ def select_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = derived_jvp(
+                select_backward,
+                {
+                    "grad_output": grad_output,
+                    "input_sizes": input_sizes,
+                    "dim": dim,
+                    "index": index,
+                },
+                {"grad_output": grad_output_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4751,6 +5665,15 @@ def slice_Tensor(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                slice_Tensor,
+                {"input": self, "dim": dim, "start": start, "end": end, "step": step},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4799,6 +5722,22 @@ def slice_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = derived_jvp(
+                slice_backward,
+                {
+                    "grad_output": grad_output,
+                    "input_sizes": input_sizes,
+                    "dim": dim,
+                    "start": start,
+                    "end": end,
+                    "step": step,
+                },
+                {"grad_output": grad_output_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4833,6 +5772,15 @@ def split_Tensor(
     make_views(outputs, self, "Split")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                split_Tensor,
+                {"input": self, "split_size": split_size, "dim": dim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, (result_t,))
     return tuple(outputs)
 
 
@@ -4910,6 +5858,15 @@ def split_with_sizes(
     make_views(outputs, self, "SplitWithSizes")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                split_with_sizes,
+                {"input": self, "split_sizes": split_sizes, "dim": dim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, (result_t,))
     return tuple(outputs)
 
 
@@ -4936,6 +5893,13 @@ def unbind_int(
     make_views(outputs, self, "Unbind")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                unbind_int, {"input": self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grads(outputs, (result_t,))
     return tuple(outputs)
 
 
@@ -4962,6 +5926,13 @@ def _to_copy(
         raise kernel_error("_to_copy", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _to_copy, {"input": self, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4987,6 +5958,13 @@ def flip_default(
         raise kernel_error("flip", kernel_failure, self=self_, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                flip_default, {"input": self, "dims": dims}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5012,6 +5990,13 @@ def tril(
         raise kernel_error("tril", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                tril, {"input": self, "diagonal": diagonal}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5037,6 +6022,13 @@ def triu(
         raise kernel_error("triu", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                triu, {"input": self, "diagonal": diagonal}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5072,6 +6064,15 @@ def diagonal(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                diagonal,
+                {"input": self, "offset": offset, "dim1": dim1, "dim2": dim2},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5112,6 +6113,15 @@ def diag_embed(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                diag_embed,
+                {"input": self, "offset": offset, "dim1": dim1, "dim2": dim2},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5154,6 +6164,21 @@ def diagonal_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = derived_jvp(
+                diagonal_backward,
+                {
+                    "grad_output": grad_output,
+                    "input_sizes": input_sizes,
+                    "offset": offset,
+                    "dim1": dim1,
+                    "dim2": dim2,
+                },
+                {"grad_output": grad_output_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5334,6 +6359,11 @@ def squeeze_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(squeeze_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5360,6 +6390,13 @@ def squeeze_dim(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                squeeze_dim, {"input": self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5386,6 +6423,13 @@ def squeeze_dims(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                squeeze_dims, {"input": self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5404,6 +6448,9 @@ def squeeze__default(
         grad_fn = SqueezeBackward3()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, None))
     except ValueError as kernel_failure:
@@ -5411,6 +6458,13 @@ def squeeze__default(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                squeeze_default, {"input": original_self}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5431,6 +6485,9 @@ def squeeze__dim(
         grad_fn = SqueezeBackward4()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -5438,6 +6495,13 @@ def squeeze__dim(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                squeeze_dim, {"input": original_self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5458,6 +6522,9 @@ def squeeze__dims(
         grad_fn = SqueezeBackward5()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -5465,6 +6532,13 @@ def squeeze__dims(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                squeeze_dims, {"input": original_self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5491,6 +6565,13 @@ def unsqueeze(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                unsqueeze, {"input": self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5517,6 +6598,13 @@ def index_Tensor(
         raise kernel_error("index", kernel_failure, self=self_, indices=indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                index_Tensor, {"input": self, "indices": indices}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5548,6 +6636,15 @@ def index_select(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                index_select,
+                {"input": self, "dim": dim, "index": index},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5587,6 +6684,15 @@ def gather(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                gather,
+                {"input": self, "dim": dim, "index": index, "sparse_grad": sparse_grad},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5622,6 +6728,16 @@ def scatter_src(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_src,
+                {"input": self, "dim": dim, "index": index, "src": src},
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5656,6 +6772,15 @@ def scatter_value(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                scatter_value,
+                {"input": self, "dim": dim, "index": index, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5691,6 +6816,16 @@ def scatter_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_add,
+                {"input": self, "dim": dim, "index": index, "src": src},
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5736,6 +6871,22 @@ def index_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_add,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "index": index,
+                    "source": source,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5765,6 +6916,15 @@ def masked_fill_Scalar(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                masked_fill_Scalar,
+                {"input": self, "mask": mask, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5797,6 +6957,16 @@ def masked_fill_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = derived_jvp(
+                masked_fill_Tensor,
+                {"input": self, "mask": mask, "value": value},
+                {"input": self_t, "value": value_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5823,6 +6993,13 @@ def masked_select(
         raise kernel_error("masked_select", kernel_failure, self=self_, mask=mask_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                masked_select, {"input": self, "mask": mask}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5928,6 +7105,13 @@ def roll(
         raise kernel_error("roll", kernel_failure, self=self_, shifts=shifts, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                roll, {"input": self, "shifts": shifts, "dims": dims}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5954,6 +7138,13 @@ def repeat_default(
         raise kernel_error("repeat", kernel_failure, self=self_, repeats=repeats)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                repeat_default, {"input": self, "repeats": repeats}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6094,6 +7285,15 @@ def clone(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                clone,
+                {"input": self, "memory_format": memory_format},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6140,6 +7340,15 @@ def constant_pad_nd(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                constant_pad_nd,
+                {"input": self, "pad": pad, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6207,6 +7416,13 @@ def _unsafe_view(
         raise kernel_error("_unsafe_view", kernel_failure, self=self_, size=size)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _unsafe_view, {"input": self, "size": size}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6237,6 +7453,15 @@ def _reshape_alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _reshape_alias,
+                {"input": self, "size": size, "stride": stride},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6260,6 +7485,11 @@ def alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(alias, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6284,6 +7514,9 @@ def add__Tensor(
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(
             self,
@@ -6300,6 +7533,16 @@ def add__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                add_Tensor,
+                {"input": original_self, "other": other, "alpha": alpha},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6324,6 +7567,9 @@ def sub__Tensor(
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(
             self,
@@ -6340,6 +7586,16 @@ def sub__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                sub_Tensor,
+                {"input": original_self, "other": other, "alpha": alpha},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6364,6 +7620,9 @@ def mul__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -6371,6 +7630,16 @@ def mul__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                mul_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6395,6 +7664,9 @@ def div__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.true_divide(self_, other_))
     except ValueError as kernel_failure:
@@ -6402,6 +7674,16 @@ def div__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6424,6 +7706,9 @@ def pow__Scalar(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.power(self_, exponent))
     except ValueError as kernel_failure:
@@ -6431,6 +7716,15 @@ def pow__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                pow_Tensor_Scalar,
+                {"input": original_self, "exponent": exponent},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6455,6 +7749,9 @@ def pow__Tensor(
             grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, exponent)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.power(self_, exponent_))
     except ValueError as kernel_failure:
@@ -6463,6 +7760,16 @@ def pow__Tensor(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            exponent_t = tangent_of(exponent)
+            result_t = derived_jvp(
+                pow_Tensor_Tensor,
+                {"input": original_self, "exponent": exponent},
+                {"input": self_t, "exponent": exponent_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6480,6 +7787,9 @@ def neg_(
         check_inplace(self)
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.negative(self_))
     except ValueError as kernel_failure:
@@ -6487,6 +7797,11 @@ def neg_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(neg, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6505,6 +7820,9 @@ def reciprocal_(
         check_inplace(self)
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.reciprocal(self_))
     except ValueError as kernel_failure:
@@ -6513,6 +7831,13 @@ def reciprocal_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                reciprocal, {"input": original_self}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6531,6 +7856,9 @@ def exp_(
         check_inplace(self)
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.exp(self_))
     except ValueError as kernel_failure:
@@ -6539,6 +7867,11 @@ def exp_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(exp, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6558,6 +7891,9 @@ def log_(
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log(self_))
     except ValueError as kernel_failure:
@@ -6565,6 +7901,11 @@ def log_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6584,6 +7925,9 @@ def sin_(
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sin(self_))
     except ValueError as kernel_failure:
@@ -6591,6 +7935,11 @@ def sin_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sin, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6610,6 +7959,9 @@ def cos_(
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.cos(self_))
     except ValueError as kernel_failure:
@@ -6617,6 +7969,11 @@ def cos_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(cos, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6635,6 +7992,9 @@ def tanh_(
         check_inplace(self)
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.tanh(self_))
     except ValueError as kernel_failure:
@@ -6643,6 +8003,11 @@ def tanh_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(tanh, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6661,6 +8026,9 @@ def sigmoid_(
         check_inplace(self)
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -6669,6 +8037,11 @@ def sigmoid_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sigmoid, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6686,6 +8059,9 @@ def relu_(
         check_inplace(self)
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.relu(self_))
     except ValueError as kernel_failure:
@@ -6694,6 +8070,11 @@ def relu_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(relu, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6712,6 +8093,9 @@ def sqrt_(
         check_inplace(self)
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sqrt(self_))
     except ValueError as kernel_failure:
@@ -6720,6 +8104,11 @@ def sqrt_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sqrt, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6738,6 +8127,9 @@ def abs_(
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.abs(self_))
     except ValueError as kernel_failure:
@@ -6745,6 +8137,11 @@ def abs_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(abs, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6770,6 +8167,9 @@ def clamp_(
         grad_fn._saved_max = max
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min, max))
     except ValueError as kernel_failure:
@@ -6777,6 +8177,15 @@ def clamp_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                clamp_default,
+                {"input": original_self, "min": min, "max": max},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6799,6 +8208,9 @@ def clamp_min__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min, None))
     except ValueError as kernel_failure:
@@ -6806,6 +8218,15 @@ def clamp_min__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                clamp_min_default,
+                {"input": original_self, "min": min},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6828,6 +8249,9 @@ def clamp_max__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max))
     except ValueError as kernel_failure:
@@ -6835,6 +8259,15 @@ def clamp_max__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                clamp_max_default,
+                {"input": original_self, "max": max},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6859,6 +8292,13 @@ def fill_Scalar(
         raise kernel_error("fill", kernel_failure, self=self_, value=value)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                fill_Scalar, {"input": self, "value": value}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6884,6 +8324,16 @@ def fill_Tensor(
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = derived_jvp(
+                fill_Tensor,
+                {"input": self, "value": value},
+                {"input": self_t, "value": value_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6903,6 +8353,9 @@ def fill__Scalar(
         check_inplace(self)
         grad_fn = FillBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.full_like(self_, value))
     except ValueError as kernel_failure:
@@ -6910,6 +8363,13 @@ def fill__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                fill_Scalar, {"input": original_self, "value": value}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6930,6 +8390,9 @@ def fill__Tensor(
         grad_fn = FillBackward3()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
+    needs_forward_grad = any_has_forward_grad(self, value)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.full_like(self_, value_))
     except ValueError as kernel_failure:
@@ -6937,6 +8400,16 @@ def fill__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = derived_jvp(
+                fill_Tensor,
+                {"input": original_self, "value": value},
+                {"input": self_t, "value": value_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6954,6 +8427,9 @@ def zero_(
         check_inplace(self)
         grad_fn = ZeroBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.zeros_like(self_))
     except ValueError as kernel_failure:
@@ -6961,6 +8437,11 @@ def zero_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(zero_, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6983,6 +8464,9 @@ def masked_fill__Scalar(
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
@@ -6992,6 +8476,15 @@ def masked_fill__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                masked_fill_Scalar,
+                {"input": original_self, "mask": mask, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7015,6 +8508,9 @@ def masked_fill__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    needs_forward_grad = any_has_forward_grad(self, value)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value_)))
     except ValueError as kernel_failure:
@@ -7024,6 +8520,16 @@ def masked_fill__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = derived_jvp(
+                masked_fill_Tensor,
+                {"input": original_self, "mask": mask, "value": value},
+                {"input": self_t, "value": value_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7054,6 +8560,9 @@ def index_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = any_has_forward_grad(self, source)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(
             self, shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
@@ -7071,6 +8580,22 @@ def index_add_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_add,
+                {
+                    "input": original_self,
+                    "dim": dim,
+                    "index": index,
+                    "source": source,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7097,6 +8622,9 @@ def scatter__src(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = any_has_forward_grad(self, src)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, src_)))
     except ValueError as kernel_failure:
@@ -7106,6 +8634,16 @@ def scatter__src(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_src,
+                {"input": original_self, "dim": dim, "index": index, "src": src},
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7131,6 +8669,9 @@ def scatter__value(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, value)))
     except ValueError as kernel_failure:
@@ -7140,6 +8681,15 @@ def scatter__value(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                scatter_value,
+                {"input": original_self, "dim": dim, "index": index, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7166,6 +8716,9 @@ def scatter_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = any_has_forward_grad(self, src)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(
             self, shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
@@ -7177,6 +8730,16 @@ def scatter_add_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_add,
+                {"input": original_self, "dim": dim, "index": index, "src": src},
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7205,6 +8768,9 @@ def div__Tensor_mode(
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.divide(self_, other_, rounding_mode))
     except ValueError as kernel_failure:
@@ -7218,6 +8784,20 @@ def div__Tensor_mode(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor_mode,
+                {
+                    "input": original_self,
+                    "other": other,
+                    "rounding_mode": rounding_mode,
+                },
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7248,6 +8828,9 @@ def addcmul_(
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
+    needs_forward_grad = any_has_forward_grad(self, tensor1, tensor2)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
@@ -7262,6 +8845,22 @@ def addcmul_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = derived_jvp(
+                addcmul,
+                {
+                    "input": original_self,
+                    "tensor1": tensor1,
+                    "tensor2": tensor2,
+                    "value": value,
+                },
+                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7292,6 +8891,9 @@ def addcdiv_(
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
+    needs_forward_grad = any_has_forward_grad(self, tensor1, tensor2)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
@@ -7306,6 +8908,22 @@ def addcdiv_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = derived_jvp(
+                addcdiv,
+                {
+                    "input": original_self,
+                    "tensor1": tensor1,
+                    "tensor2": tensor2,
+                    "value": value,
+                },
+                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7328,6 +8946,9 @@ def lerp__Scalar(
         grad_fn = LerpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
+    needs_forward_grad = any_has_forward_grad(self, end)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight))
     except ValueError as kernel_failure:
@@ -7335,6 +8956,16 @@ def lerp__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            result_t = derived_jvp(
+                lerp_Scalar,
+                {"input": original_self, "end": end, "weight": weight},
+                {"input": self_t, "end": end_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7362,6 +8993,9 @@ def lerp__Tensor(
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    needs_forward_grad = any_has_forward_grad(self, end, weight)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight_))
     except ValueError as kernel_failure:
@@ -7371,6 +9005,17 @@ def lerp__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            weight_t = tangent_of(weight)
+            result_t = derived_jvp(
+                lerp_Tensor,
+                {"input": original_self, "end": end, "weight": weight},
+                {"input": self_t, "end": end_t, "weight": weight_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7395,6 +9040,9 @@ def hypot_(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.hypot(self_, other_))
     except ValueError as kernel_failure:
@@ -7403,6 +9051,16 @@ def hypot_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                hypot,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7425,6 +9083,9 @@ def copysign__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.copysign(self_, other_))
     except ValueError as kernel_failure:
@@ -7433,6 +9094,16 @@ def copysign__Tensor(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                copysign_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7454,6 +9125,9 @@ def copysign__Scalar(
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.copysign(self_, other))
     except ValueError as kernel_failure:
@@ -7462,6 +9136,15 @@ def copysign__Scalar(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                copysign_Scalar,
+                {"input": original_self, "other": other},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7482,6 +9165,9 @@ def remainder__Scalar(
         check_inplace(self)
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.remainder(self_, other))
     except ValueError as kernel_failure:
@@ -7489,6 +9175,15 @@ def remainder__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                remainder_Scalar,
+                {"input": original_self, "other": other},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7513,6 +9208,9 @@ def remainder__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.remainder(self_, other_))
     except ValueError as kernel_failure:
@@ -7520,6 +9218,16 @@ def remainder__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                remainder_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7540,6 +9248,9 @@ def fmod__Scalar(
         check_inplace(self)
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.fmod(self_, other))
     except ValueError as kernel_failure:
@@ -7547,6 +9258,13 @@ def fmod__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                fmod_Scalar, {"input": original_self, "other": other}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7571,6 +9289,9 @@ def fmod__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.fmod(self_, other_))
     except ValueError as kernel_failure:
@@ -7578,6 +9299,16 @@ def fmod__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                fmod_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7602,6 +9333,9 @@ def xlogy__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.xlogy(self_, other_))
     except ValueError as kernel_failure:
@@ -7609,6 +9343,16 @@ def xlogy__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                xlogy_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7631,6 +9375,9 @@ def xlogy__Scalar_Other(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
@@ -7638,6 +9385,15 @@ def xlogy__Scalar_Other(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                xlogy_Scalar_Other,
+                {"input": original_self, "other": other},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7662,6 +9418,9 @@ def clamp_min__Tensor(
             grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, min)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min_, None))
     except ValueError as kernel_failure:
@@ -7669,6 +9428,16 @@ def clamp_min__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            result_t = derived_jvp(
+                clamp_min_Tensor,
+                {"input": original_self, "min": min},
+                {"input": self_t, "min": min_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7693,6 +9462,9 @@ def clamp_max__Tensor(
             grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self, max)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max_))
     except ValueError as kernel_failure:
@@ -7700,6 +9472,16 @@ def clamp_max__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            max_t = tangent_of(max)
+            result_t = derived_jvp(
+                clamp_max_Tensor,
+                {"input": original_self, "max": max},
+                {"input": self_t, "max": max_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7724,6 +9506,9 @@ def nan_to_num_(
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(
             self,
@@ -7743,6 +9528,20 @@ def nan_to_num_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                nan_to_num,
+                {
+                    "input": original_self,
+                    "nan": nan,
+                    "posinf": posinf,
+                    "neginf": neginf,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7765,6 +9564,9 @@ def logit_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.logit(self_, eps))
     except ValueError as kernel_failure:
@@ -7772,6 +9574,13 @@ def logit_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                logit, {"input": original_self, "eps": eps}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7792,6 +9601,9 @@ def round__decimals(
         check_inplace(self)
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.round(self_, decimals))
     except ValueError as kernel_failure:
@@ -7799,6 +9611,15 @@ def round__decimals(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                round_decimals,
+                {"input": original_self, "decimals": decimals},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7818,6 +9639,9 @@ def asin_(
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arcsin(self_))
     except ValueError as kernel_failure:
@@ -7825,6 +9649,11 @@ def asin_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(asin, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7844,6 +9673,9 @@ def acos_(
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arccos(self_))
     except ValueError as kernel_failure:
@@ -7851,6 +9683,11 @@ def acos_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(acos, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7870,6 +9707,9 @@ def atan_(
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arctan(self_))
     except ValueError as kernel_failure:
@@ -7877,6 +9717,11 @@ def atan_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(atan, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7896,6 +9741,9 @@ def sinh_(
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sinh(self_))
     except ValueError as kernel_failure:
@@ -7903,6 +9751,11 @@ def sinh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sinh, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7922,6 +9775,9 @@ def cosh_(
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.cosh(self_))
     except ValueError as kernel_failure:
@@ -7929,6 +9785,11 @@ def cosh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(cosh, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7947,6 +9808,9 @@ def tan_(
         check_inplace(self)
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.tan(self_))
     except ValueError as kernel_failure:
@@ -7955,6 +9819,11 @@ def tan_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(tan, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7974,6 +9843,9 @@ def log2_(
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log2(self_))
     except ValueError as kernel_failure:
@@ -7981,6 +9853,11 @@ def log2_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log2, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8000,6 +9877,9 @@ def log10_(
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log10(self_))
     except ValueError as kernel_failure:
@@ -8007,6 +9887,11 @@ def log10_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log10, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8026,6 +9911,9 @@ def log1p_(
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log1p(self_))
     except ValueError as kernel_failure:
@@ -8033,6 +9921,11 @@ def log1p_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log1p, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8051,6 +9944,9 @@ def expm1_(
         check_inplace(self)
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.expm1(self_))
     except ValueError as kernel_failure:
@@ -8059,6 +9955,11 @@ def expm1_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(expm1, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8077,6 +9978,9 @@ def exp2_(
         check_inplace(self)
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.exp2(self_))
     except ValueError as kernel_failure:
@@ -8085,6 +9989,11 @@ def exp2_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(exp2, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8103,6 +10012,9 @@ def rsqrt_(
         check_inplace(self)
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.reciprocal(np.sqrt(self_)))
     except ValueError as kernel_failure:
@@ -8111,6 +10023,11 @@ def rsqrt_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(rsqrt, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8128,6 +10045,9 @@ def floor_(
         check_inplace(self)
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.floor(self_))
     except ValueError as kernel_failure:
@@ -8135,6 +10055,11 @@ def floor_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(floor, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8152,6 +10077,9 @@ def ceil_(
         check_inplace(self)
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.ceil(self_))
     except ValueError as kernel_failure:
@@ -8159,6 +10087,11 @@ def ceil_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(ceil, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8176,6 +10109,9 @@ def round__default(
         check_inplace(self)
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.round(self_))
     except ValueError as kernel_failure:
@@ -8183,6 +10119,13 @@ def round__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                round_default, {"input": original_self}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8200,6 +10143,9 @@ def trunc_(
         check_inplace(self)
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.trunc(self_))
     except ValueError as kernel_failure:
@@ -8207,6 +10153,11 @@ def trunc_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(trunc, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8224,6 +10175,9 @@ def frac_(
         check_inplace(self)
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, self_ - np.trunc(self_))
     except ValueError as kernel_failure:
@@ -8231,6 +10185,11 @@ def frac_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(frac, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8248,6 +10207,9 @@ def sign_(
         check_inplace(self)
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sign(self_))
     except ValueError as kernel_failure:
@@ -8255,6 +10217,11 @@ def sign_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sign, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8274,6 +10241,9 @@ def erf_(
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.erf(self_))
     except ValueError as kernel_failure:
@@ -8281,6 +10251,11 @@ def erf_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(erf, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8300,6 +10275,9 @@ def erfc_(
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.erfc(self_))
     except ValueError as kernel_failure:
@@ -8307,6 +10285,11 @@ def erfc_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(erfc, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8426,6 +10409,27 @@ def convolution(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                convolution,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "transposed": transposed,
+                    "output_padding": output_padding,
+                    "groups": groups,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8476,6 +10480,22 @@ def max_pool2d_with_indices(
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
         grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_pool2d_with_indices,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "ceil_mode": ceil_mode,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -8563,6 +10583,23 @@ def avg_pool2d(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                avg_pool2d,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "stride": stride,
+                    "padding": padding,
+                    "ceil_mode": ceil_mode,
+                    "count_include_pad": count_include_pad,
+                    "divisor_override": divisor_override,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8592,6 +10629,15 @@ def _adaptive_avg_pool2d_default(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _adaptive_avg_pool2d_default,
+                {"input": self, "output_size": output_size},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8652,6 +10698,23 @@ def native_layer_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
+    if any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_layer_norm,
+                {
+                    "input": input,
+                    "normalized_shape": normalized_shape,
+                    "weight": weight,
+                    "bias": bias,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -8744,6 +10807,26 @@ def native_batch_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
+    if any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_batch_norm,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "running_mean": running_mean,
+                    "running_var": running_var,
+                    "training": training,
+                    "momentum": momentum,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -8812,6 +10895,26 @@ def native_group_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_group_norm,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "N": N,
+                    "C": C,
+                    "HxW": HxW,
+                    "group": group,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -8855,6 +10958,21 @@ def embedding(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(weight):
+        with formula_mode():
+            weight_t = tangent_of(weight)
+            result_t = derived_jvp(
+                embedding,
+                {
+                    "weight": weight,
+                    "indices": indices,
+                    "padding_idx": padding_idx,
+                    "scale_grad_by_freq": scale_grad_by_freq,
+                    "sparse": sparse,
+                },
+                {"weight": weight_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8882,6 +11000,13 @@ def gelu(
         raise kernel_error("gelu", kernel_failure, self=self_, approximate=approximate)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                gelu, {"input": self, "approximate": approximate}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8905,6 +11030,11 @@ def silu(
         raise kernel_error("silu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(silu, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8928,6 +11058,11 @@ def mish(
         raise kernel_error("mish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(mish, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8959,6 +11094,15 @@ def softplus(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                softplus,
+                {"input": self, "beta": beta, "threshold": threshold},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8998,6 +11142,20 @@ def elu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                elu,
+                {
+                    "input": self,
+                    "alpha": alpha,
+                    "scale": scale,
+                    "input_scale": input_scale,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9039,6 +11197,13 @@ def celu(
         raise kernel_error("celu", kernel_failure, self=self_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                celu, {"input": self, "alpha": alpha}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9067,6 +11232,15 @@ def leaky_relu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                leaky_relu,
+                {"input": self, "negative_slope": negative_slope},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9098,6 +11272,15 @@ def hardtanh(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                hardtanh,
+                {"input": self, "min_val": min_val, "max_val": max_val},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9121,6 +11304,11 @@ def hardswish(
         raise kernel_error("hardswish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(hardswish, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9144,6 +11332,11 @@ def hardsigmoid(
         raise kernel_error("hardsigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(hardsigmoid, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9167,6 +11360,11 @@ def log_sigmoid(
         raise kernel_error("log_sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(log_sigmoid, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9187,6 +11385,9 @@ def leaky_relu_(
         grad_fn = LeakyReluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.leaky_relu_kernel(self_, negative_slope))
     except ValueError as kernel_failure:
@@ -9197,6 +11398,15 @@ def leaky_relu_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                leaky_relu,
+                {"input": original_self, "negative_slope": negative_slope},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9223,6 +11433,9 @@ def elu_(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.elu_kernel(self_, alpha, scale, input_scale))
     except ValueError as kernel_failure:
@@ -9238,6 +11451,20 @@ def elu_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                elu,
+                {
+                    "input": original_self,
+                    "alpha": alpha,
+                    "scale": scale,
+                    "input_scale": input_scale,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9258,6 +11485,9 @@ def celu_(
         grad_fn = CeluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.celu_kernel(self_, alpha))
     except ValueError as kernel_failure:
@@ -9266,6 +11496,13 @@ def celu_(
     if grad_fn is not None:
         rebase_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                celu, {"input": original_self, "alpha": alpha}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9290,6 +11527,9 @@ def hardtanh_(
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardtanh_kernel(self_, min_val, max_val))
     except ValueError as kernel_failure:
@@ -9299,6 +11539,15 @@ def hardtanh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                hardtanh,
+                {"input": original_self, "min_val": min_val, "max_val": max_val},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9317,6 +11566,9 @@ def silu_(
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, self_ * activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -9324,6 +11576,11 @@ def silu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(silu, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9342,6 +11599,9 @@ def mish_(
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.mish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9349,6 +11609,11 @@ def mish_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(mish, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9367,6 +11632,9 @@ def hardswish_(
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardswish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9374,6 +11642,13 @@ def hardswish_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                hardswish, {"input": original_self}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9392,6 +11667,9 @@ def hardsigmoid_(
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardsigmoid_kernel(self_))
     except ValueError as kernel_failure:
@@ -9399,6 +11677,13 @@ def hardsigmoid_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                hardsigmoid, {"input": original_self}, {"input": self_t}
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9432,6 +11717,16 @@ def mse_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                mse_loss,
+                {"input": self, "target": target, "reduction": reduction},
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9475,6 +11770,16 @@ def smooth_l1_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                smooth_l1_loss,
+                {"input": self, "target": target, "reduction": reduction, "beta": beta},
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9518,6 +11823,21 @@ def huber_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                huber_loss,
+                {
+                    "input": self,
+                    "target": target,
+                    "reduction": reduction,
+                    "delta": delta,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9563,6 +11883,21 @@ def binary_cross_entropy(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                binary_cross_entropy,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9620,6 +11955,22 @@ def binary_cross_entropy_with_logits(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                binary_cross_entropy_with_logits,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "pos_weight": pos_weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9669,6 +12020,21 @@ def nll_loss_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nll_loss_forward,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                    "ignore_index": ignore_index,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("nll_loss_forward", ("output", "total_weight"))(*outputs)
 
 
@@ -9720,6 +12086,21 @@ def nll_loss2d_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nll_loss2d_forward,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                    "ignore_index": ignore_index,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("nll_loss2d_forward", ("output", "total_weight"))(*outputs)
 
 
