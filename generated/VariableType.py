@@ -51,6 +51,8 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     dtype_of,
     float_arg,
     formula_mode,
+    forward_ad_state,
+    index_tensors,
     int_arg,
     int_list_arg,
     make_view,
@@ -503,15 +505,11 @@ def add_Tensor(
         raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                add_Tensor,
-                {"input": self, "other": other, "alpha": alpha},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = add_Tensor(input=self_t, other=other_t, alpha=alpha)
         set_fw_grad(result, result_t)
     return result
 
@@ -540,14 +538,10 @@ def add_Scalar(
         raise kernel_error("add", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                add_Scalar,
-                {"input": self, "other": other, "alpha": alpha},
-                {"input": self_t},
-            )
+            result_t = self_t
         set_fw_grad(result, result_t)
     return result
 
@@ -582,15 +576,11 @@ def sub_Tensor(
         raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                sub_Tensor,
-                {"input": self, "other": other, "alpha": alpha},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = sub_Tensor(input=self_t, other=other_t, alpha=alpha)
         set_fw_grad(result, result_t)
     return result
 
@@ -619,14 +609,10 @@ def sub_Scalar(
         raise kernel_error("sub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                sub_Scalar,
-                {"input": self, "other": other, "alpha": alpha},
-                {"input": self_t},
-            )
+            result_t = self_t
         set_fw_grad(result, result_t)
     return result
 
@@ -663,15 +649,11 @@ def rsub_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                rsub_Tensor,
-                {"input": self, "other": other, "alpha": alpha},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = rsub_Tensor(input=self_t, other=other_t, alpha=alpha)
         set_fw_grad(result, result_t)
     return result
 
@@ -705,14 +687,10 @@ def rsub_Scalar(
         raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                rsub_Scalar,
-                {"input": self, "other": other, "alpha": alpha},
-                {"input": self_t},
-            )
+            result_t = -elementwise.maybe_multiply(self_t, alpha)
         set_fw_grad(result, result_t)
     return result
 
@@ -743,15 +721,11 @@ def mul_Tensor(
         raise kernel_error("mul", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                mul_Tensor,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = other_t * self + self_t * other
         set_fw_grad(result, result_t)
     return result
 
@@ -779,12 +753,10 @@ def mul_Scalar(
         raise kernel_error("mul", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                mul_Scalar, {"input": self, "other": other}, {"input": self_t}
-            )
+            result_t = self_t * other
         set_fw_grad(result, result_t)
     return result
 
@@ -815,15 +787,11 @@ def div_Tensor(
         raise kernel_error("div", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                div_Tensor,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = (self_t - other_t * result) / other
         set_fw_grad(result, result_t)
     return result
 
@@ -851,12 +819,10 @@ def div_Scalar(
         raise kernel_error("div", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                div_Scalar, {"input": self, "other": other}, {"input": self_t}
-            )
+            result_t = self_t / other
         set_fw_grad(result, result_t)
     return result
 
@@ -893,7 +859,7 @@ def div_Tensor_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
@@ -935,13 +901,13 @@ def div_Scalar_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                div_Scalar_mode,
-                {"input": self, "other": other, "rounding_mode": rounding_mode},
-                {"input": self_t},
+            result_t = (
+                self_t / other
+                if rounding_mode is None
+                else elementwise.zeros_like(self_t)
             )
         set_fw_grad(result, result_t)
     return result
@@ -997,15 +963,11 @@ def where_self(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                where_self,
-                {"condition": condition, "input": self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = where_self(condition=condition, input=self_t, other=other_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -1036,14 +998,14 @@ def maximum(
         raise kernel_error("maximum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                maximum,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
+            result_t = elementwise.where(
+                self == other,
+                (self_t + other_t) / 2,
+                elementwise.where(self > other, self_t, other_t),
             )
         set_fw_grad(result, result_t)
     return result
@@ -1075,14 +1037,14 @@ def fmax(
         raise kernel_error("fmax", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                fmax,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
+            result_t = elementwise.where(
+                elementwise.logical_or(self >= other, elementwise.isnan(other)),
+                self_t,
+                other_t,
             )
         set_fw_grad(result, result_t)
     return result
@@ -1114,14 +1076,14 @@ def minimum(
         raise kernel_error("minimum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                minimum,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
+            result_t = elementwise.where(
+                self == other,
+                (self_t + other_t) / 2,
+                elementwise.where(self < other, self_t, other_t),
             )
         set_fw_grad(result, result_t)
     return result
@@ -1153,14 +1115,14 @@ def fmin(
         raise kernel_error("fmin", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                fmin,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
+            result_t = elementwise.where(
+                elementwise.logical_or(self <= other, elementwise.isnan(other)),
+                self_t,
+                other_t,
             )
         set_fw_grad(result, result_t)
     return result
@@ -1192,15 +1154,11 @@ def atan2(
         raise kernel_error("atan2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                atan2,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = (self_t * other - other_t * self) / (self * self + other * other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1231,17 +1189,14 @@ def hypot(
         raise kernel_error("hypot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                hypot,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = (self_t * self + other_t * other) / result
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -1269,8 +1224,7 @@ def copysign_Tensor(
         raise kernel_error("copysign", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
@@ -1280,6 +1234,8 @@ def copysign_Tensor(
                 {"input": self_t, "other": other_t},
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -1306,14 +1262,13 @@ def copysign_Scalar(
         raise kernel_error("copysign", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                copysign_Scalar, {"input": self, "other": other}, {"input": self_t}
-            )
+            result_t = elementwise.copysign_tensor_self_backward(self_t, self, result)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -1339,12 +1294,10 @@ def remainder_Scalar(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                remainder_Scalar, {"input": self, "other": other}, {"input": self_t}
-            )
+            result_t = self_t
         set_fw_grad(result, result_t)
     return result
 
@@ -1375,15 +1328,11 @@ def remainder_Tensor(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                remainder_Tensor,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = self_t - other_t * elementwise.div_floor(self, other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1410,12 +1359,10 @@ def fmod_Scalar(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                fmod_Scalar, {"input": self, "other": other}, {"input": self_t}
-            )
+            result_t = self_t
         set_fw_grad(result, result_t)
     return result
 
@@ -1446,15 +1393,11 @@ def fmod_Tensor(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                fmod_Tensor,
-                {"input": self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = self_t - other_t * elementwise.div_trunc(self, other)
         set_fw_grad(result, result_t)
     return result
 
@@ -1485,7 +1428,7 @@ def xlogy_Tensor(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
@@ -1522,12 +1465,10 @@ def xlogy_Scalar_Self(
         raise kernel_error("xlogy", kernel_failure, self=self, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(other):
+    if forward_ad_state.active and any_has_forward_grad(other):
         with formula_mode():
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                xlogy_Scalar_Self, {"input": self, "other": other}, {"other": other_t}
-            )
+            result_t = other_t * self / other
         set_fw_grad(result, result_t)
     return result
 
@@ -1556,11 +1497,13 @@ def xlogy_Scalar_Other(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                xlogy_Scalar_Other, {"input": self, "other": other}, {"input": self_t}
+            result_t = (
+                elementwise.xlogy(self_t, other)
+                if other > 0
+                else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
             )
         set_fw_grad(result, result_t)
     return result
@@ -1590,15 +1533,11 @@ def lerp_Scalar(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, end):
+    if forward_ad_state.active and any_has_forward_grad(self, end):
         with formula_mode():
             self_t = tangent_of(self)
             end_t = tangent_of(end)
-            result_t = derived_jvp(
-                lerp_Scalar,
-                {"input": self, "end": end, "weight": weight},
-                {"input": self_t, "end": end_t},
-            )
+            result_t = lerp_Scalar(input=self_t, end=end_t, weight=weight)
         set_fw_grad(result, result_t)
     return result
 
@@ -1632,16 +1571,12 @@ def lerp_Tensor(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, end, weight):
+    if forward_ad_state.active and any_has_forward_grad(self, end, weight):
         with formula_mode():
             self_t = tangent_of(self)
             end_t = tangent_of(end)
             weight_t = tangent_of(weight)
-            result_t = derived_jvp(
-                lerp_Tensor,
-                {"input": self, "end": end, "weight": weight},
-                {"input": self_t, "end": end_t, "weight": weight_t},
-            )
+            result_t = self_t + weight * (end_t - self_t) + weight_t * (end - self)
         set_fw_grad(result, result_t)
     return result
 
@@ -1685,16 +1620,12 @@ def addcmul(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, tensor1, tensor2):
+    if forward_ad_state.active and any_has_forward_grad(self, tensor1, tensor2):
         with formula_mode():
             self_t = tangent_of(self)
             tensor1_t = tangent_of(tensor1)
             tensor2_t = tangent_of(tensor2)
-            result_t = derived_jvp(
-                addcmul,
-                {"input": self, "tensor1": tensor1, "tensor2": tensor2, "value": value},
-                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
-            )
+            result_t = self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -1738,15 +1669,13 @@ def addcdiv(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, tensor1, tensor2):
+    if forward_ad_state.active and any_has_forward_grad(self, tensor1, tensor2):
         with formula_mode():
             self_t = tangent_of(self)
             tensor1_t = tangent_of(tensor1)
             tensor2_t = tangent_of(tensor2)
-            result_t = derived_jvp(
-                addcdiv,
-                {"input": self, "tensor1": tensor1, "tensor2": tensor2, "value": value},
-                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
+            result_t = self_t + value * (
+                (tensor1_t * tensor2 - tensor1 * tensor2_t) / (tensor2 * tensor2)
             )
         set_fw_grad(result, result_t)
     return result
@@ -1794,7 +1723,7 @@ def clamp_Tensor(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, min, max):
+    if forward_ad_state.active and any_has_forward_grad(self, min, max):
         with formula_mode():
             self_t = tangent_of(self)
             min_t = tangent_of(min)
@@ -1835,14 +1764,10 @@ def clamp_default(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                clamp_default,
-                {"input": self, "min": min, "max": max},
-                {"input": self_t},
-            )
+            result_t = elementwise.clamp_backward(self_t, self, min, max)
         set_fw_grad(result, result_t)
     return result
 
@@ -1871,12 +1796,10 @@ def clamp_min_default(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                clamp_min_default, {"input": self, "min": min}, {"input": self_t}
-            )
+            result_t = elementwise.where(self >= min, self_t, 0)
         set_fw_grad(result, result_t)
     return result
 
@@ -1907,15 +1830,11 @@ def clamp_min_Tensor(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, min):
+    if forward_ad_state.active and any_has_forward_grad(self, min):
         with formula_mode():
             self_t = tangent_of(self)
             min_t = tangent_of(min)
-            result_t = derived_jvp(
-                clamp_min_Tensor,
-                {"input": self, "min": min},
-                {"input": self_t, "min": min_t},
-            )
+            result_t = elementwise.where(self >= min, self_t, min_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -1944,12 +1863,10 @@ def clamp_max_default(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                clamp_max_default, {"input": self, "max": max}, {"input": self_t}
-            )
+            result_t = elementwise.where(self <= max, self_t, 0)
         set_fw_grad(result, result_t)
     return result
 
@@ -1980,15 +1897,11 @@ def clamp_max_Tensor(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, max):
+    if forward_ad_state.active and any_has_forward_grad(self, max):
         with formula_mode():
             self_t = tangent_of(self)
             max_t = tangent_of(max)
-            result_t = derived_jvp(
-                clamp_max_Tensor,
-                {"input": self, "max": max},
-                {"input": self_t, "max": max_t},
-            )
+            result_t = elementwise.where(self <= max, self_t, max_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -2030,14 +1943,10 @@ def nan_to_num(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                nan_to_num,
-                {"input": self, "nan": nan, "posinf": posinf, "neginf": neginf},
-                {"input": self_t},
-            )
+            result_t = self_t * elementwise.isfinite(self)
         set_fw_grad(result, result_t)
     return result
 
@@ -2580,14 +2489,10 @@ def pow_Tensor_Scalar(
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                pow_Tensor_Scalar,
-                {"input": self, "exponent": exponent},
-                {"input": self_t},
-            )
+            result_t = elementwise.pow_backward(self_t, self, exponent)
         set_fw_grad(result, result_t)
     return result
 
@@ -2618,17 +2523,16 @@ def pow_Tensor_Tensor(
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self, exponent):
+    if forward_ad_state.active and any_has_forward_grad(self, exponent):
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = derived_jvp(
-                pow_Tensor_Tensor,
-                {"input": self, "exponent": exponent},
-                {"input": self_t, "exponent": exponent_t},
-            )
+            result_t = elementwise.pow_backward_self(
+                self_t, self, exponent
+            ) + elementwise.pow_backward_exponent(exponent_t, self, exponent, result)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2656,16 +2560,15 @@ def pow_Scalar(
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(exponent):
+    if forward_ad_state.active and any_has_forward_grad(exponent):
         with formula_mode():
             exponent_t = tangent_of(exponent)
-            result_t = derived_jvp(
-                pow_Scalar,
-                {"input": self, "exponent": exponent},
-                {"exponent": exponent_t},
+            result_t = elementwise.pow_backward_exponent(
+                exponent_t, self, exponent, result
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2688,10 +2591,10 @@ def neg(
         raise kernel_error("neg", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(neg, {"input": self}, {"input": self_t})
+            result_t = neg(input=self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -2716,12 +2619,13 @@ def reciprocal(
         raise kernel_error("reciprocal", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(reciprocal, {"input": self}, {"input": self_t})
+            result_t = -self_t * (result * result)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2745,12 +2649,13 @@ def exp(
         raise kernel_error("exp", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(exp, {"input": self}, {"input": self_t})
+            result_t = self_t * result
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2775,10 +2680,10 @@ def log(
         raise kernel_error("log", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log, {"input": self}, {"input": self_t})
+            result_t = self_t / self
         set_fw_grad(result, result_t)
     return result
 
@@ -2804,10 +2709,10 @@ def sin(
         raise kernel_error("sin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sin, {"input": self}, {"input": self_t})
+            result_t = self_t * elementwise.cos(self)
         set_fw_grad(result, result_t)
     return result
 
@@ -2833,10 +2738,10 @@ def cos(
         raise kernel_error("cos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(cos, {"input": self}, {"input": self_t})
+            result_t = self_t * -elementwise.sin(self)
         set_fw_grad(result, result_t)
     return result
 
@@ -2861,12 +2766,13 @@ def tanh(
         raise kernel_error("tanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(tanh, {"input": self}, {"input": self_t})
+            result_t = self_t * (1 - result * result)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2890,12 +2796,13 @@ def sigmoid(
         raise kernel_error("sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sigmoid, {"input": self}, {"input": self_t})
+            result_t = self_t * (1 - result) * result
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2918,12 +2825,13 @@ def relu(
         raise kernel_error("relu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(relu, {"input": self}, {"input": self_t})
+            result_t = activations.threshold_backward(self_t, result, 0)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2947,12 +2855,13 @@ def sqrt(
         raise kernel_error("sqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sqrt, {"input": self}, {"input": self_t})
+            result_t = self_t / (2 * result)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -2976,10 +2885,10 @@ def abs(
         raise kernel_error("abs", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(abs, {"input": self}, {"input": self_t})
+            result_t = self_t * elementwise.sign(self)
         set_fw_grad(result, result_t)
     return result
 
@@ -3003,10 +2912,10 @@ def sign(
         raise kernel_error("sign", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sign, {"input": self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -3031,12 +2940,13 @@ def exp2(
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(exp2, {"input": self}, {"input": self_t})
+            result_t = self_t * result * 0.6931471805599453
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3060,12 +2970,13 @@ def expm1(
         raise kernel_error("expm1", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(expm1, {"input": self}, {"input": self_t})
+            result_t = self_t * (result + 1)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3090,10 +3001,10 @@ def log2(
         raise kernel_error("log2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log2, {"input": self}, {"input": self_t})
+            result_t = self_t / (self * 0.6931471805599453)
         set_fw_grad(result, result_t)
     return result
 
@@ -3119,10 +3030,10 @@ def log10(
         raise kernel_error("log10", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log10, {"input": self}, {"input": self_t})
+            result_t = self_t / (self * 2.3025850929940455)
         set_fw_grad(result, result_t)
     return result
 
@@ -3148,10 +3059,10 @@ def log1p(
         raise kernel_error("log1p", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log1p, {"input": self}, {"input": self_t})
+            result_t = self_t / (self + 1)
         set_fw_grad(result, result_t)
     return result
 
@@ -3176,12 +3087,13 @@ def rsqrt(
         raise kernel_error("rsqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(rsqrt, {"input": self}, {"input": self_t})
+            result_t = -0.5 * self_t * result**3
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3220,12 +3132,13 @@ def tan(
         raise kernel_error("tan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(tan, {"input": self}, {"input": self_t})
+            result_t = self_t * (1 + result**2)
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3250,10 +3163,10 @@ def asin(
         raise kernel_error("asin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(asin, {"input": self}, {"input": self_t})
+            result_t = self_t * elementwise.rsqrt(-self * self + 1)
         set_fw_grad(result, result_t)
     return result
 
@@ -3279,10 +3192,10 @@ def acos(
         raise kernel_error("acos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(acos, {"input": self}, {"input": self_t})
+            result_t = self_t * -elementwise.rsqrt(-self * self + 1)
         set_fw_grad(result, result_t)
     return result
 
@@ -3308,10 +3221,10 @@ def atan(
         raise kernel_error("atan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(atan, {"input": self}, {"input": self_t})
+            result_t = self_t / (self * self + 1)
         set_fw_grad(result, result_t)
     return result
 
@@ -3337,10 +3250,10 @@ def sinh(
         raise kernel_error("sinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sinh, {"input": self}, {"input": self_t})
+            result_t = self_t * elementwise.cosh(self)
         set_fw_grad(result, result_t)
     return result
 
@@ -3366,10 +3279,10 @@ def cosh(
         raise kernel_error("cosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(cosh, {"input": self}, {"input": self_t})
+            result_t = self_t * elementwise.sinh(self)
         set_fw_grad(result, result_t)
     return result
 
@@ -3395,10 +3308,10 @@ def asinh(
         raise kernel_error("asinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(asinh, {"input": self}, {"input": self_t})
+            result_t = self_t * elementwise.rsqrt(self**2 + 1)
         set_fw_grad(result, result_t)
     return result
 
@@ -3424,10 +3337,10 @@ def acosh(
         raise kernel_error("acosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(acosh, {"input": self}, {"input": self_t})
+            result_t = self_t * elementwise.rsqrt(self * self - 1)
         set_fw_grad(result, result_t)
     return result
 
@@ -3453,10 +3366,10 @@ def atanh(
         raise kernel_error("atanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(atanh, {"input": self}, {"input": self_t})
+            result_t = self_t * 1 / (1 - self**2)
         set_fw_grad(result, result_t)
     return result
 
@@ -3485,12 +3398,10 @@ def logit(
         raise kernel_error("logit", kernel_failure, self=self_, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                logit, {"input": self, "eps": eps}, {"input": self_t}
-            )
+            result_t = elementwise.logit_backward(self_t, self, eps)
         set_fw_grad(result, result_t)
     return result
 
@@ -3516,10 +3427,10 @@ def erf(
         raise kernel_error("erf", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(erf, {"input": self}, {"input": self_t})
+            result_t = 1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
         set_fw_grad(result, result_t)
     return result
 
@@ -3545,10 +3456,10 @@ def erfc(
         raise kernel_error("erfc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(erfc, {"input": self}, {"input": self_t})
+            result_t = -1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
         set_fw_grad(result, result_t)
     return result
 
@@ -3572,10 +3483,10 @@ def floor(
         raise kernel_error("floor", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(floor, {"input": self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -3599,10 +3510,10 @@ def ceil(
         raise kernel_error("ceil", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(ceil, {"input": self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -3626,10 +3537,10 @@ def round_default(
         raise kernel_error("round", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(round_default, {"input": self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -3656,12 +3567,10 @@ def round_decimals(
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                round_decimals, {"input": self, "decimals": decimals}, {"input": self_t}
-            )
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -3685,10 +3594,10 @@ def trunc(
         raise kernel_error("trunc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(trunc, {"input": self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -3712,10 +3621,10 @@ def frac(
         raise kernel_error("frac", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(frac, {"input": self}, {"input": self_t})
+            result_t = self_t
         set_fw_grad(result, result_t)
     return result
 
@@ -3743,12 +3652,10 @@ def sum_default(
         raise kernel_error("sum", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                sum_default, {"input": self, "dtype": dtype}, {"input": self_t}
-            )
+            result_t = sum_default(input=self_t, dtype=dtype)
         set_fw_grad(result, result_t)
     return result
 
@@ -3793,13 +3700,11 @@ def sum_dim_IntList(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                sum_dim_IntList,
-                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
-                {"input": self_t},
+            result_t = sum_dim_IntList(
+                input=self_t, dim=dim, keepdim=keepdim, dtype=dtype
             )
         set_fw_grad(result, result_t)
     return result
@@ -3828,12 +3733,10 @@ def mean_default(
         raise kernel_error("mean", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                mean_default, {"input": self, "dtype": dtype}, {"input": self_t}
-            )
+            result_t = mean_default(input=self_t, dtype=dtype)
         set_fw_grad(result, result_t)
     return result
 
@@ -3878,14 +3781,10 @@ def mean_dim(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                mean_dim,
-                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
-                {"input": self_t},
-            )
+            result_t = mean_dim(input=self_t, dim=dim, keepdim=keepdim, dtype=dtype)
         set_fw_grad(result, result_t)
     return result
 
@@ -3918,8 +3817,7 @@ def max_dim(
         raise kernel_error("max", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             outputs_t = derived_jvp(
@@ -3928,6 +3826,8 @@ def max_dim(
                 {"input": self_t},
             )
         set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("max", ("values", "indices"))(*outputs)
 
 
@@ -3951,12 +3851,13 @@ def max_default(
         raise kernel_error("max", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(max_default, {"input": self}, {"input": self_t})
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -3988,8 +3889,7 @@ def min_dim(
         raise kernel_error("min", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             outputs_t = derived_jvp(
@@ -3998,6 +3898,8 @@ def min_dim(
                 {"input": self_t},
             )
         set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("min", ("values", "indices"))(*outputs)
 
 
@@ -4021,12 +3923,13 @@ def min_default(
         raise kernel_error("min", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(min_default, {"input": self}, {"input": self_t})
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4053,14 +3956,15 @@ def prod_default(
         raise kernel_error("prod", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
                 prod_default, {"input": self, "dtype": dtype}, {"input": self_t}
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4104,8 +4008,7 @@ def prod_dim_int(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -4114,6 +4017,8 @@ def prod_dim_int(
                 {"input": self_t},
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4156,7 +4061,7 @@ def var_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -4212,8 +4117,7 @@ def std_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -4227,6 +4131,8 @@ def std_correction(
                 {"input": self_t},
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4276,8 +4182,7 @@ def linalg_vector_norm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -4292,6 +4197,8 @@ def linalg_vector_norm(
                 {"input": self_t},
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4357,14 +4264,15 @@ def amax(
         raise kernel_error("amax", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
                 amax, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4396,14 +4304,15 @@ def amin(
         raise kernel_error("amin", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
                 amin, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4435,8 +4344,7 @@ def logsumexp(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -4445,6 +4353,8 @@ def logsumexp(
                 {"input": self_t},
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4474,12 +4384,10 @@ def cumsum(
         raise kernel_error("cumsum", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                cumsum, {"input": self, "dim": dim, "dtype": dtype}, {"input": self_t}
-            )
+            result_t = cumsum(input=self_t, dim=dim, dtype=dtype)
         set_fw_grad(result, result_t)
     return result
 
@@ -4511,14 +4419,15 @@ def cumprod(
         raise kernel_error("cumprod", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
                 cumprod, {"input": self, "dim": dim, "dtype": dtype}, {"input": self_t}
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4554,8 +4463,7 @@ def _softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -4564,6 +4472,8 @@ def _softmax(
                 {"input": self_t},
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4603,8 +4513,7 @@ def _log_softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -4613,6 +4522,8 @@ def _log_softmax(
                 {"input": self_t},
             )
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -4863,13 +4774,11 @@ def mm(
         raise kernel_error("mm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, mat2):
+    if forward_ad_state.active and any_has_forward_grad(self, mat2):
         with formula_mode():
             self_t = tangent_of(self)
             mat2_t = tangent_of(mat2)
-            result_t = derived_jvp(
-                mm, {"input": self, "mat2": mat2}, {"input": self_t, "mat2": mat2_t}
-            )
+            result_t = self_t @ mat2 + self @ mat2_t
         set_fw_grad(result, result_t)
     return result
 
@@ -4921,15 +4830,11 @@ def dot(
         raise kernel_error("dot", kernel_failure, self=self_, tensor=tensor_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, tensor):
+    if forward_ad_state.active and any_has_forward_grad(self, tensor):
         with formula_mode():
             self_t = tangent_of(self)
             tensor_t = tangent_of(tensor)
-            result_t = derived_jvp(
-                dot,
-                {"input": self, "tensor": tensor},
-                {"input": self_t, "tensor": tensor_t},
-            )
+            result_t = self_t @ tensor + self @ tensor_t
         set_fw_grad(result, result_t)
     return result
 
@@ -4959,13 +4864,11 @@ def mv(
         raise kernel_error("mv", kernel_failure, self=self_, vec=vec_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, vec):
+    if forward_ad_state.active and any_has_forward_grad(self, vec):
         with formula_mode():
             self_t = tangent_of(self)
             vec_t = tangent_of(vec)
-            result_t = derived_jvp(
-                mv, {"input": self, "vec": vec}, {"input": self_t, "vec": vec_t}
-            )
+            result_t = self_t @ vec + self @ vec_t
         set_fw_grad(result, result_t)
     return result
 
@@ -4995,13 +4898,11 @@ def bmm(
         raise kernel_error("bmm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, mat2):
+    if forward_ad_state.active and any_has_forward_grad(self, mat2):
         with formula_mode():
             self_t = tangent_of(self)
             mat2_t = tangent_of(mat2)
-            result_t = derived_jvp(
-                bmm, {"input": self, "mat2": mat2}, {"input": self_t, "mat2": mat2_t}
-            )
+            result_t = linalg.bmm(self_t, mat2) + linalg.bmm(self, mat2_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -5070,22 +4971,14 @@ def addmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, mat1, mat2):
+    if forward_ad_state.active and any_has_forward_grad(self, mat1, mat2):
         with formula_mode():
             self_t = tangent_of(self)
             mat1_t = tangent_of(mat1)
             mat2_t = tangent_of(mat2)
-            result_t = derived_jvp(
-                addmm,
-                {
-                    "input": self,
-                    "mat1": mat1,
-                    "mat2": mat2,
-                    "beta": beta,
-                    "alpha": alpha,
-                },
-                {"input": self_t, "mat1": mat1_t, "mat2": mat2_t},
-            )
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(mat1_t @ mat2 + mat1 @ mat2_t, alpha)
         set_fw_grad(result, result_t)
     return result
 
@@ -5134,21 +5027,15 @@ def baddbmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, batch1, batch2):
+    if forward_ad_state.active and any_has_forward_grad(self, batch1, batch2):
         with formula_mode():
             self_t = tangent_of(self)
             batch1_t = tangent_of(batch1)
             batch2_t = tangent_of(batch2)
-            result_t = derived_jvp(
-                baddbmm,
-                {
-                    "input": self,
-                    "batch1": batch1,
-                    "batch2": batch2,
-                    "beta": beta,
-                    "alpha": alpha,
-                },
-                {"input": self_t, "batch1": batch1_t, "batch2": batch2_t},
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(
+                linalg.bmm(batch1_t, batch2) + linalg.bmm(batch1, batch2_t), alpha
             )
         set_fw_grad(result, result_t)
     return result
@@ -5174,10 +5061,10 @@ def trace(
         raise kernel_error("trace", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(trace, {"input": self}, {"input": self_t})
+            result_t = trace(input=self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -5207,14 +5094,19 @@ def linalg_inv_ex(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
-    if any_has_forward_grad(A):
+    if forward_ad_state.active and any_has_forward_grad(A):
         with formula_mode():
             A_t = tangent_of(A)
-            outputs_t = derived_jvp(
-                linalg_inv_ex, {"A": A, "check_errors": check_errors}, {"A": A_t}
-            )
-        set_fw_grads(outputs, outputs_t)
+            inverse_t = -(outputs[0] @ (A_t @ outputs[0]))
+        set_fw_grads(
+            outputs,
+            (
+                inverse_t,
+                None,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
 
@@ -5251,12 +5143,13 @@ def linalg_det(
         raise kernel_error("linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
-    if any_has_forward_grad(A):
+    if forward_ad_state.active and any_has_forward_grad(A):
         with formula_mode():
             A_t = tangent_of(A)
             result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
         set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -5297,10 +5190,10 @@ def t(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(t, {"input": self}, {"input": self_t})
+            result_t = t(input=self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -5333,14 +5226,10 @@ def transpose_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                transpose_int,
-                {"input": self, "dim0": dim0, "dim1": dim1},
-                {"input": self_t},
-            )
+            result_t = transpose_int(input=self_t, dim0=dim0, dim1=dim1)
         set_fw_grad(result, result_t)
     return result
 
@@ -5368,12 +5257,10 @@ def permute_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                permute_default, {"input": self, "dims": dims}, {"input": self_t}
-            )
+            result_t = permute_default(input=self_t, dims=dims)
         set_fw_grad(result, result_t)
     return result
 
@@ -5401,12 +5288,10 @@ def view_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                view_default, {"input": self, "size": size}, {"input": self_t}
-            )
+            result_t = view_default(input=self_t, size=size)
         set_fw_grad(result, result_t)
     return result
 
@@ -5457,14 +5342,10 @@ def expand_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                expand_default,
-                {"input": self, "size": size, "implicit": implicit},
-                {"input": self_t},
-            )
+            result_t = expand_default(input=self_t, size=size, implicit=implicit)
         set_fw_grad(result, result_t)
     return result
 
@@ -5491,12 +5372,10 @@ def cat(
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(*tensors):
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
         with formula_mode():
             tensors_t = tangents_of(tensors)
-            result_t = derived_jvp(
-                cat, {"tensors": tensors, "dim": dim}, {"tensors": tensors_t}
-            )
+            result_t = cat(tensors=tensors_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -5523,12 +5402,10 @@ def stack(
         raise kernel_error("stack", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(*tensors):
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
         with formula_mode():
             tensors_t = tangents_of(tensors)
-            result_t = derived_jvp(
-                stack, {"tensors": tensors, "dim": dim}, {"tensors": tensors_t}
-            )
+            result_t = stack(tensors=tensors_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -5560,14 +5437,10 @@ def select_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                select_int,
-                {"input": self, "dim": dim, "index": index},
-                {"input": self_t},
-            )
+            result_t = select_int(input=self_t, dim=dim, index=index)
         set_fw_grad(result, result_t)
     return result
 
@@ -5607,18 +5480,11 @@ def select_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(grad_output):
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
         with formula_mode():
             grad_output_t = tangent_of(grad_output)
-            result_t = derived_jvp(
-                select_backward,
-                {
-                    "grad_output": grad_output,
-                    "input_sizes": input_sizes,
-                    "dim": dim,
-                    "index": index,
-                },
-                {"grad_output": grad_output_t},
+            result_t = select_backward(
+                grad_output=grad_output_t, input_sizes=input_sizes, dim=dim, index=index
             )
         set_fw_grad(result, result_t)
     return result
@@ -5665,13 +5531,11 @@ def slice_Tensor(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                slice_Tensor,
-                {"input": self, "dim": dim, "start": start, "end": end, "step": step},
-                {"input": self_t},
+            result_t = slice_Tensor(
+                input=self_t, dim=dim, start=start, end=end, step=step
             )
         set_fw_grad(result, result_t)
     return result
@@ -5722,20 +5586,16 @@ def slice_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(grad_output):
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
         with formula_mode():
             grad_output_t = tangent_of(grad_output)
-            result_t = derived_jvp(
-                slice_backward,
-                {
-                    "grad_output": grad_output,
-                    "input_sizes": input_sizes,
-                    "dim": dim,
-                    "start": start,
-                    "end": end,
-                    "step": step,
-                },
-                {"grad_output": grad_output_t},
+            result_t = slice_backward(
+                grad_output=grad_output_t,
+                input_sizes=input_sizes,
+                dim=dim,
+                start=start,
+                end=end,
+                step=step,
             )
         set_fw_grad(result, result_t)
     return result
@@ -5772,15 +5632,11 @@ def split_Tensor(
     make_views(outputs, self, "Split")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                split_Tensor,
-                {"input": self, "split_size": split_size, "dim": dim},
-                {"input": self_t},
-            )
-        set_fw_grads(outputs, (result_t,))
+            result_t = split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -5858,15 +5714,11 @@ def split_with_sizes(
     make_views(outputs, self, "SplitWithSizes")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                split_with_sizes,
-                {"input": self, "split_sizes": split_sizes, "dim": dim},
-                {"input": self_t},
-            )
-        set_fw_grads(outputs, (result_t,))
+            result_t = split_with_sizes(input=self_t, split_sizes=split_sizes, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -5893,13 +5745,11 @@ def unbind_int(
     make_views(outputs, self, "Unbind")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                unbind_int, {"input": self, "dim": dim}, {"input": self_t}
-            )
-        set_fw_grads(outputs, (result_t,))
+            result_t = unbind_int(input=self_t, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -5926,12 +5776,10 @@ def _to_copy(
         raise kernel_error("_to_copy", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                _to_copy, {"input": self, "dtype": dtype}, {"input": self_t}
-            )
+            result_t = _to_copy(input=self_t, dtype=dtype)
         set_fw_grad(result, result_t)
     return result
 
@@ -5958,12 +5806,10 @@ def flip_default(
         raise kernel_error("flip", kernel_failure, self=self_, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                flip_default, {"input": self, "dims": dims}, {"input": self_t}
-            )
+            result_t = flip_default(input=self_t, dims=dims)
         set_fw_grad(result, result_t)
     return result
 
@@ -5990,12 +5836,10 @@ def tril(
         raise kernel_error("tril", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                tril, {"input": self, "diagonal": diagonal}, {"input": self_t}
-            )
+            result_t = tril(input=self_t, diagonal=diagonal)
         set_fw_grad(result, result_t)
     return result
 
@@ -6022,12 +5866,10 @@ def triu(
         raise kernel_error("triu", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                triu, {"input": self, "diagonal": diagonal}, {"input": self_t}
-            )
+            result_t = triu(input=self_t, diagonal=diagonal)
         set_fw_grad(result, result_t)
     return result
 
@@ -6064,14 +5906,10 @@ def diagonal(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                diagonal,
-                {"input": self, "offset": offset, "dim1": dim1, "dim2": dim2},
-                {"input": self_t},
-            )
+            result_t = diagonal(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
         set_fw_grad(result, result_t)
     return result
 
@@ -6113,14 +5951,10 @@ def diag_embed(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                diag_embed,
-                {"input": self, "offset": offset, "dim1": dim1, "dim2": dim2},
-                {"input": self_t},
-            )
+            result_t = diag_embed(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
         set_fw_grad(result, result_t)
     return result
 
@@ -6164,19 +5998,15 @@ def diagonal_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(grad_output):
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
         with formula_mode():
             grad_output_t = tangent_of(grad_output)
-            result_t = derived_jvp(
-                diagonal_backward,
-                {
-                    "grad_output": grad_output,
-                    "input_sizes": input_sizes,
-                    "offset": offset,
-                    "dim1": dim1,
-                    "dim2": dim2,
-                },
-                {"grad_output": grad_output_t},
+            result_t = diagonal_backward(
+                grad_output=grad_output_t,
+                input_sizes=input_sizes,
+                offset=offset,
+                dim1=dim1,
+                dim2=dim2,
             )
         set_fw_grad(result, result_t)
     return result
@@ -6359,10 +6189,10 @@ def squeeze_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(squeeze_default, {"input": self}, {"input": self_t})
+            result_t = squeeze_default(input=self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -6390,12 +6220,10 @@ def squeeze_dim(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                squeeze_dim, {"input": self, "dim": dim}, {"input": self_t}
-            )
+            result_t = squeeze_dim(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -6423,12 +6251,10 @@ def squeeze_dims(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                squeeze_dims, {"input": self, "dim": dim}, {"input": self_t}
-            )
+            result_t = squeeze_dims(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -6448,9 +6274,7 @@ def squeeze__default(
         grad_fn = SqueezeBackward3()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, None))
     except ValueError as kernel_failure:
@@ -6461,9 +6285,7 @@ def squeeze__default(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                squeeze_default, {"input": original_self}, {"input": self_t}
-            )
+            result_t = squeeze_default(input=self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -6485,9 +6307,7 @@ def squeeze__dim(
         grad_fn = SqueezeBackward4()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -6498,9 +6318,7 @@ def squeeze__dim(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                squeeze_dim, {"input": original_self, "dim": dim}, {"input": self_t}
-            )
+            result_t = squeeze_dim(input=self_t, dim=dim)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -6522,9 +6340,7 @@ def squeeze__dims(
         grad_fn = SqueezeBackward5()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -6535,9 +6351,7 @@ def squeeze__dims(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                squeeze_dims, {"input": original_self, "dim": dim}, {"input": self_t}
-            )
+            result_t = squeeze_dims(input=self_t, dim=dim)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -6565,12 +6379,10 @@ def unsqueeze(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                unsqueeze, {"input": self, "dim": dim}, {"input": self_t}
-            )
+            result_t = unsqueeze(input=self_t, dim=dim)
         set_fw_grad(result, result_t)
     return result
 
@@ -6598,12 +6410,10 @@ def index_Tensor(
         raise kernel_error("index", kernel_failure, self=self_, indices=indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                index_Tensor, {"input": self, "indices": indices}, {"input": self_t}
-            )
+            result_t = index_Tensor(input=self_t, indices=index_tensors(indices))
         set_fw_grad(result, result_t)
     return result
 
@@ -6636,14 +6446,10 @@ def index_select(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                index_select,
-                {"input": self, "dim": dim, "index": index},
-                {"input": self_t},
-            )
+            result_t = index_select(input=self_t, dim=dim, index=index)
         set_fw_grad(result, result_t)
     return result
 
@@ -6684,13 +6490,11 @@ def gather(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                gather,
-                {"input": self, "dim": dim, "index": index, "sparse_grad": sparse_grad},
-                {"input": self_t},
+            result_t = gather(
+                input=self_t, dim=dim, index=index, sparse_grad=sparse_grad
             )
         set_fw_grad(result, result_t)
     return result
@@ -6728,15 +6532,11 @@ def scatter_src(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, src):
+    if forward_ad_state.active and any_has_forward_grad(self, src):
         with formula_mode():
             self_t = tangent_of(self)
             src_t = tangent_of(src)
-            result_t = derived_jvp(
-                scatter_src,
-                {"input": self, "dim": dim, "index": index, "src": src},
-                {"input": self_t, "src": src_t},
-            )
+            result_t = scatter_src(input=self_t, dim=dim, index=index, src=src_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -6772,14 +6572,10 @@ def scatter_value(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                scatter_value,
-                {"input": self, "dim": dim, "index": index, "value": value},
-                {"input": self_t},
-            )
+            result_t = indexing.scatter_fill(self_t, dim, index, 0)
         set_fw_grad(result, result_t)
     return result
 
@@ -6816,15 +6612,11 @@ def scatter_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, src):
+    if forward_ad_state.active and any_has_forward_grad(self, src):
         with formula_mode():
             self_t = tangent_of(self)
             src_t = tangent_of(src)
-            result_t = derived_jvp(
-                scatter_add,
-                {"input": self, "dim": dim, "index": index, "src": src},
-                {"input": self_t, "src": src_t},
-            )
+            result_t = scatter_add(input=self_t, dim=dim, index=index, src=src_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -6871,20 +6663,12 @@ def index_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, source):
+    if forward_ad_state.active and any_has_forward_grad(self, source):
         with formula_mode():
             self_t = tangent_of(self)
             source_t = tangent_of(source)
-            result_t = derived_jvp(
-                index_add,
-                {
-                    "input": self,
-                    "dim": dim,
-                    "index": index,
-                    "source": source,
-                    "alpha": alpha,
-                },
-                {"input": self_t, "source": source_t},
+            result_t = index_add(
+                input=self_t, dim=dim, index=index, source=source_t, alpha=alpha
             )
         set_fw_grad(result, result_t)
     return result
@@ -6916,14 +6700,10 @@ def masked_fill_Scalar(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                masked_fill_Scalar,
-                {"input": self, "mask": mask, "value": value},
-                {"input": self_t},
-            )
+            result_t = indexing.masked_fill(self_t, mask, 0)
         set_fw_grad(result, result_t)
     return result
 
@@ -6957,14 +6737,12 @@ def masked_fill_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, value):
+    if forward_ad_state.active and any_has_forward_grad(self, value):
         with formula_mode():
             self_t = tangent_of(self)
             value_t = tangent_of(value)
-            result_t = derived_jvp(
-                masked_fill_Tensor,
-                {"input": self, "mask": mask, "value": value},
-                {"input": self_t, "value": value_t},
+            result_t = indexing.masked_fill(self_t, mask, 0) + elementwise.where(
+                mask, value_t, 0
             )
         set_fw_grad(result, result_t)
     return result
@@ -6993,12 +6771,10 @@ def masked_select(
         raise kernel_error("masked_select", kernel_failure, self=self_, mask=mask_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                masked_select, {"input": self, "mask": mask}, {"input": self_t}
-            )
+            result_t = masked_select(input=self_t, mask=mask)
         set_fw_grad(result, result_t)
     return result
 
@@ -7105,12 +6881,10 @@ def roll(
         raise kernel_error("roll", kernel_failure, self=self_, shifts=shifts, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                roll, {"input": self, "shifts": shifts, "dims": dims}, {"input": self_t}
-            )
+            result_t = roll(input=self_t, shifts=shifts, dims=dims)
         set_fw_grad(result, result_t)
     return result
 
@@ -7138,12 +6912,10 @@ def repeat_default(
         raise kernel_error("repeat", kernel_failure, self=self_, repeats=repeats)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                repeat_default, {"input": self, "repeats": repeats}, {"input": self_t}
-            )
+            result_t = repeat_default(input=self_t, repeats=repeats)
         set_fw_grad(result, result_t)
     return result
 
@@ -7285,14 +7057,10 @@ def clone(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                clone,
-                {"input": self, "memory_format": memory_format},
-                {"input": self_t},
-            )
+            result_t = clone(input=self_t, memory_format=memory_format)
         set_fw_grad(result, result_t)
     return result
 
@@ -7340,7 +7108,7 @@ def constant_pad_nd(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -7416,12 +7184,10 @@ def _unsafe_view(
         raise kernel_error("_unsafe_view", kernel_failure, self=self_, size=size)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                _unsafe_view, {"input": self, "size": size}, {"input": self_t}
-            )
+            result_t = _unsafe_view(input=self_t, size=size)
         set_fw_grad(result, result_t)
     return result
 
@@ -7453,14 +7219,10 @@ def _reshape_alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                _reshape_alias,
-                {"input": self, "size": size, "stride": stride},
-                {"input": self_t},
-            )
+            result_t = _reshape_alias(input=self_t, size=size, stride=stride)
         set_fw_grad(result, result_t)
     return result
 
@@ -7485,10 +7247,10 @@ def alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(alias, {"input": self}, {"input": self_t})
+            result_t = alias(input=self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -7514,9 +7276,7 @@ def add__Tensor(
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
-    needs_forward_grad = any_has_forward_grad(self, other)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(
             self,
@@ -7537,11 +7297,7 @@ def add__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                add_Tensor,
-                {"input": original_self, "other": other, "alpha": alpha},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = add_Tensor(input=self_t, other=other_t, alpha=alpha)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7567,9 +7323,7 @@ def sub__Tensor(
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
-    needs_forward_grad = any_has_forward_grad(self, other)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(
             self,
@@ -7590,11 +7344,7 @@ def sub__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                sub_Tensor,
-                {"input": original_self, "other": other, "alpha": alpha},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = sub_Tensor(input=self_t, other=other_t, alpha=alpha)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7620,7 +7370,7 @@ def mul__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -7634,11 +7384,7 @@ def mul__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                mul_Tensor,
-                {"input": original_self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = other_t * original_self + self_t * other
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7664,9 +7410,7 @@ def div__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(self, np.true_divide(self_, other_))
     except ValueError as kernel_failure:
@@ -7678,11 +7422,7 @@ def div__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                div_Tensor,
-                {"input": original_self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = (self_t - other_t * result) / other
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7706,7 +7446,7 @@ def pow__Scalar(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -7719,11 +7459,7 @@ def pow__Scalar(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                pow_Tensor_Scalar,
-                {"input": original_self, "exponent": exponent},
-                {"input": self_t},
-            )
+            result_t = elementwise.pow_backward(self_t, original_self, exponent)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7749,7 +7485,9 @@ def pow__Tensor(
             grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, exponent)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, exponent
+    )
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -7759,17 +7497,18 @@ def pow__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
             exponent_t = tangent_of(exponent)
-            result_t = derived_jvp(
-                pow_Tensor_Tensor,
-                {"input": original_self, "exponent": exponent},
-                {"input": self_t, "exponent": exponent_t},
+            result_t = elementwise.pow_backward_self(
+                self_t, original_self, exponent
+            ) + elementwise.pow_backward_exponent(
+                exponent_t, original_self, exponent, result
             )
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -7787,9 +7526,7 @@ def neg_(
         check_inplace(self)
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.negative(self_))
     except ValueError as kernel_failure:
@@ -7800,7 +7537,7 @@ def neg_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(neg, {"input": original_self}, {"input": self_t})
+            result_t = neg(input=self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7820,9 +7557,7 @@ def reciprocal_(
         check_inplace(self)
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.reciprocal(self_))
     except ValueError as kernel_failure:
@@ -7830,14 +7565,13 @@ def reciprocal_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                reciprocal, {"input": original_self}, {"input": self_t}
-            )
+            result_t = -self_t * (result * result)
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -7856,9 +7590,7 @@ def exp_(
         check_inplace(self)
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.exp(self_))
     except ValueError as kernel_failure:
@@ -7866,12 +7598,13 @@ def exp_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(exp, {"input": original_self}, {"input": self_t})
+            result_t = self_t * result
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -7891,7 +7624,7 @@ def log_(
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -7904,7 +7637,7 @@ def log_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log, {"input": original_self}, {"input": self_t})
+            result_t = self_t / original_self
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7925,7 +7658,7 @@ def sin_(
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -7938,7 +7671,7 @@ def sin_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sin, {"input": original_self}, {"input": self_t})
+            result_t = self_t * elementwise.cos(original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7959,7 +7692,7 @@ def cos_(
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -7972,7 +7705,7 @@ def cos_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(cos, {"input": original_self}, {"input": self_t})
+            result_t = self_t * -elementwise.sin(original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -7992,9 +7725,7 @@ def tanh_(
         check_inplace(self)
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.tanh(self_))
     except ValueError as kernel_failure:
@@ -8002,12 +7733,13 @@ def tanh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(tanh, {"input": original_self}, {"input": self_t})
+            result_t = self_t * (1 - result * result)
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -8026,9 +7758,7 @@ def sigmoid_(
         check_inplace(self)
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -8036,12 +7766,13 @@ def sigmoid_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sigmoid, {"input": original_self}, {"input": self_t})
+            result_t = self_t * (1 - result) * result
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -8059,9 +7790,7 @@ def relu_(
         check_inplace(self)
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.relu(self_))
     except ValueError as kernel_failure:
@@ -8069,12 +7798,13 @@ def relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(relu, {"input": original_self}, {"input": self_t})
+            result_t = activations.threshold_backward(self_t, result, 0)
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -8093,9 +7823,7 @@ def sqrt_(
         check_inplace(self)
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.sqrt(self_))
     except ValueError as kernel_failure:
@@ -8103,12 +7831,13 @@ def sqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sqrt, {"input": original_self}, {"input": self_t})
+            result_t = self_t / (2 * result)
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -8127,7 +7856,7 @@ def abs_(
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -8140,7 +7869,7 @@ def abs_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(abs, {"input": original_self}, {"input": self_t})
+            result_t = self_t * elementwise.sign(original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8167,7 +7896,7 @@ def clamp_(
         grad_fn._saved_max = max
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -8180,11 +7909,7 @@ def clamp_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                clamp_default,
-                {"input": original_self, "min": min, "max": max},
-                {"input": self_t},
-            )
+            result_t = elementwise.clamp_backward(self_t, original_self, min, max)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8208,7 +7933,7 @@ def clamp_min__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -8221,11 +7946,7 @@ def clamp_min__default(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                clamp_min_default,
-                {"input": original_self, "min": min},
-                {"input": self_t},
-            )
+            result_t = elementwise.where(original_self >= min, self_t, 0)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8249,7 +7970,7 @@ def clamp_max__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -8262,11 +7983,7 @@ def clamp_max__default(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                clamp_max_default,
-                {"input": original_self, "max": max},
-                {"input": self_t},
-            )
+            result_t = elementwise.where(original_self <= max, self_t, 0)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8292,12 +8009,10 @@ def fill_Scalar(
         raise kernel_error("fill", kernel_failure, self=self_, value=value)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                fill_Scalar, {"input": self, "value": value}, {"input": self_t}
-            )
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad(result, result_t)
     return result
 
@@ -8324,15 +8039,11 @@ def fill_Tensor(
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, value):
+    if forward_ad_state.active and any_has_forward_grad(self, value):
         with formula_mode():
             self_t = tangent_of(self)
             value_t = tangent_of(value)
-            result_t = derived_jvp(
-                fill_Tensor,
-                {"input": self, "value": value},
-                {"input": self_t, "value": value_t},
-            )
+            result_t = elementwise.zeros_like(self_t) + value_t
         set_fw_grad(result, result_t)
     return result
 
@@ -8353,9 +8064,7 @@ def fill__Scalar(
         check_inplace(self)
         grad_fn = FillBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.full_like(self_, value))
     except ValueError as kernel_failure:
@@ -8366,9 +8075,7 @@ def fill__Scalar(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                fill_Scalar, {"input": original_self, "value": value}, {"input": self_t}
-            )
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8390,9 +8097,7 @@ def fill__Tensor(
         grad_fn = FillBackward3()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
-    needs_forward_grad = any_has_forward_grad(self, value)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
         write_inplace(self, np.full_like(self_, value_))
     except ValueError as kernel_failure:
@@ -8404,11 +8109,7 @@ def fill__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             value_t = tangent_of(value)
-            result_t = derived_jvp(
-                fill_Tensor,
-                {"input": original_self, "value": value},
-                {"input": self_t, "value": value_t},
-            )
+            result_t = elementwise.zeros_like(self_t) + value_t
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8427,9 +8128,7 @@ def zero_(
         check_inplace(self)
         grad_fn = ZeroBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.zeros_like(self_))
     except ValueError as kernel_failure:
@@ -8440,7 +8139,7 @@ def zero_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(zero_, {"input": original_self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8464,9 +8163,7 @@ def masked_fill__Scalar(
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_mask = SavedVariable(mask, False)
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
@@ -8479,11 +8176,7 @@ def masked_fill__Scalar(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                masked_fill_Scalar,
-                {"input": original_self, "mask": mask, "value": value},
-                {"input": self_t},
-            )
+            result_t = indexing.masked_fill(self_t, mask, 0)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8508,9 +8201,7 @@ def masked_fill__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
-    needs_forward_grad = any_has_forward_grad(self, value)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value_)))
     except ValueError as kernel_failure:
@@ -8524,10 +8215,8 @@ def masked_fill__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             value_t = tangent_of(value)
-            result_t = derived_jvp(
-                masked_fill_Tensor,
-                {"input": original_self, "mask": mask, "value": value},
-                {"input": self_t, "value": value_t},
+            result_t = indexing.masked_fill(self_t, mask, 0) + elementwise.where(
+                mask, value_t, 0
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -8560,9 +8249,7 @@ def index_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    needs_forward_grad = any_has_forward_grad(self, source)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
     try:
         write_inplace(
             self, shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
@@ -8584,16 +8271,8 @@ def index_add_(
         with formula_mode():
             self_t = tangent_of(self)
             source_t = tangent_of(source)
-            result_t = derived_jvp(
-                index_add,
-                {
-                    "input": original_self,
-                    "dim": dim,
-                    "index": index,
-                    "source": source,
-                    "alpha": alpha,
-                },
-                {"input": self_t, "source": source_t},
+            result_t = index_add(
+                input=self_t, dim=dim, index=index, source=source_t, alpha=alpha
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -8622,9 +8301,7 @@ def scatter__src(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    needs_forward_grad = any_has_forward_grad(self, src)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, src_)))
     except ValueError as kernel_failure:
@@ -8638,11 +8315,7 @@ def scatter__src(
         with formula_mode():
             self_t = tangent_of(self)
             src_t = tangent_of(src)
-            result_t = derived_jvp(
-                scatter_src,
-                {"input": original_self, "dim": dim, "index": index, "src": src},
-                {"input": self_t, "src": src_t},
-            )
+            result_t = scatter_src(input=self_t, dim=dim, index=index, src=src_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8669,9 +8342,7 @@ def scatter__value(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, value)))
     except ValueError as kernel_failure:
@@ -8684,11 +8355,7 @@ def scatter__value(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                scatter_value,
-                {"input": original_self, "dim": dim, "index": index, "value": value},
-                {"input": self_t},
-            )
+            result_t = indexing.scatter_fill(self_t, dim, index, 0)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8716,9 +8383,7 @@ def scatter_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
-    needs_forward_grad = any_has_forward_grad(self, src)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
     try:
         write_inplace(
             self, shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
@@ -8734,11 +8399,7 @@ def scatter_add_(
         with formula_mode():
             self_t = tangent_of(self)
             src_t = tangent_of(src)
-            result_t = derived_jvp(
-                scatter_add,
-                {"input": original_self, "dim": dim, "index": index, "src": src},
-                {"input": self_t, "src": src_t},
-            )
+            result_t = scatter_add(input=self_t, dim=dim, index=index, src=src_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8768,7 +8429,7 @@ def div__Tensor_mode(
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -8828,9 +8489,9 @@ def addcmul_(
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-    needs_forward_grad = any_has_forward_grad(self, tensor1, tensor2)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, tensor1, tensor2
+    )
     try:
         write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
@@ -8850,16 +8511,7 @@ def addcmul_(
             self_t = tangent_of(self)
             tensor1_t = tangent_of(tensor1)
             tensor2_t = tangent_of(tensor2)
-            result_t = derived_jvp(
-                addcmul,
-                {
-                    "input": original_self,
-                    "tensor1": tensor1,
-                    "tensor2": tensor2,
-                    "value": value,
-                },
-                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
-            )
+            result_t = self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8891,9 +8543,9 @@ def addcdiv_(
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-    needs_forward_grad = any_has_forward_grad(self, tensor1, tensor2)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, tensor1, tensor2
+    )
     try:
         write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
@@ -8913,15 +8565,8 @@ def addcdiv_(
             self_t = tangent_of(self)
             tensor1_t = tangent_of(tensor1)
             tensor2_t = tangent_of(tensor2)
-            result_t = derived_jvp(
-                addcdiv,
-                {
-                    "input": original_self,
-                    "tensor1": tensor1,
-                    "tensor2": tensor2,
-                    "value": value,
-                },
-                {"input": self_t, "tensor1": tensor1_t, "tensor2": tensor2_t},
+            result_t = self_t + value * (
+                (tensor1_t * tensor2 - tensor1 * tensor2_t) / (tensor2 * tensor2)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -8946,9 +8591,7 @@ def lerp__Scalar(
         grad_fn = LerpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
-    needs_forward_grad = any_has_forward_grad(self, end)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, end)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight))
     except ValueError as kernel_failure:
@@ -8960,11 +8603,7 @@ def lerp__Scalar(
         with formula_mode():
             self_t = tangent_of(self)
             end_t = tangent_of(end)
-            result_t = derived_jvp(
-                lerp_Scalar,
-                {"input": original_self, "end": end, "weight": weight},
-                {"input": self_t, "end": end_t},
-            )
+            result_t = lerp_Scalar(input=self_t, end=end_t, weight=weight)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -8993,7 +8632,9 @@ def lerp__Tensor(
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
-    needs_forward_grad = any_has_forward_grad(self, end, weight)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, end, weight
+    )
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9010,10 +8651,8 @@ def lerp__Tensor(
             self_t = tangent_of(self)
             end_t = tangent_of(end)
             weight_t = tangent_of(weight)
-            result_t = derived_jvp(
-                lerp_Tensor,
-                {"input": original_self, "end": end, "weight": weight},
-                {"input": self_t, "end": end_t, "weight": weight_t},
+            result_t = (
+                self_t + weight * (end_t - self_t) + weight_t * (end - original_self)
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -9040,7 +8679,7 @@ def hypot_(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9050,17 +8689,14 @@ def hypot_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                hypot,
-                {"input": original_self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = (self_t * original_self + other_t * other) / result
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9083,7 +8719,7 @@ def copysign__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9093,7 +8729,6 @@ def copysign__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
@@ -9104,6 +8739,8 @@ def copysign__Tensor(
                 {"input": self_t, "other": other_t},
             )
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9125,7 +8762,7 @@ def copysign__Scalar(
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9135,16 +8772,15 @@ def copysign__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                copysign_Scalar,
-                {"input": original_self, "other": other},
-                {"input": self_t},
+            result_t = elementwise.copysign_tensor_self_backward(
+                self_t, original_self, result
             )
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9165,9 +8801,7 @@ def remainder__Scalar(
         check_inplace(self)
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.remainder(self_, other))
     except ValueError as kernel_failure:
@@ -9178,11 +8812,7 @@ def remainder__Scalar(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                remainder_Scalar,
-                {"input": original_self, "other": other},
-                {"input": self_t},
-            )
+            result_t = self_t
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9208,7 +8838,7 @@ def remainder__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9222,11 +8852,7 @@ def remainder__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                remainder_Tensor,
-                {"input": original_self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = self_t - other_t * elementwise.div_floor(original_self, other)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9248,9 +8874,7 @@ def fmod__Scalar(
         check_inplace(self)
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.fmod(self_, other))
     except ValueError as kernel_failure:
@@ -9261,9 +8885,7 @@ def fmod__Scalar(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                fmod_Scalar, {"input": original_self, "other": other}, {"input": self_t}
-            )
+            result_t = self_t
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9289,7 +8911,7 @@ def fmod__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9303,11 +8925,7 @@ def fmod__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
-            result_t = derived_jvp(
-                fmod_Tensor,
-                {"input": original_self, "other": other},
-                {"input": self_t, "other": other_t},
-            )
+            result_t = self_t - other_t * elementwise.div_trunc(original_self, other)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9333,7 +8951,7 @@ def xlogy__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, other)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9375,7 +8993,7 @@ def xlogy__Scalar_Other(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9388,10 +9006,12 @@ def xlogy__Scalar_Other(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                xlogy_Scalar_Other,
-                {"input": original_self, "other": other},
-                {"input": self_t},
+            result_t = (
+                elementwise.xlogy(self_t, other)
+                if other > 0
+                else elementwise.where(
+                    original_self == 0, 0, elementwise.xlogy(self_t, other)
+                )
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -9418,7 +9038,7 @@ def clamp_min__Tensor(
             grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, min)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, min)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9432,11 +9052,7 @@ def clamp_min__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             min_t = tangent_of(min)
-            result_t = derived_jvp(
-                clamp_min_Tensor,
-                {"input": original_self, "min": min},
-                {"input": self_t, "min": min_t},
-            )
+            result_t = elementwise.where(original_self >= min, self_t, min_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9462,7 +9078,7 @@ def clamp_max__Tensor(
             grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self, max)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, max)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9476,11 +9092,7 @@ def clamp_max__Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             max_t = tangent_of(max)
-            result_t = derived_jvp(
-                clamp_max_Tensor,
-                {"input": original_self, "max": max},
-                {"input": self_t, "max": max_t},
-            )
+            result_t = elementwise.where(original_self <= max, self_t, max_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9506,7 +9118,7 @@ def nan_to_num_(
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9531,16 +9143,7 @@ def nan_to_num_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                nan_to_num,
-                {
-                    "input": original_self,
-                    "nan": nan,
-                    "posinf": posinf,
-                    "neginf": neginf,
-                },
-                {"input": self_t},
-            )
+            result_t = self_t * elementwise.isfinite(original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9564,7 +9167,7 @@ def logit_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9577,9 +9180,7 @@ def logit_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                logit, {"input": original_self, "eps": eps}, {"input": self_t}
-            )
+            result_t = elementwise.logit_backward(self_t, original_self, eps)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9601,9 +9202,7 @@ def round__decimals(
         check_inplace(self)
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.round(self_, decimals))
     except ValueError as kernel_failure:
@@ -9614,11 +9213,7 @@ def round__decimals(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                round_decimals,
-                {"input": original_self, "decimals": decimals},
-                {"input": self_t},
-            )
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9639,7 +9234,7 @@ def asin_(
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9652,7 +9247,7 @@ def asin_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(asin, {"input": original_self}, {"input": self_t})
+            result_t = self_t * elementwise.rsqrt(-original_self * original_self + 1)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9673,7 +9268,7 @@ def acos_(
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9686,7 +9281,7 @@ def acos_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(acos, {"input": original_self}, {"input": self_t})
+            result_t = self_t * -elementwise.rsqrt(-original_self * original_self + 1)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9707,7 +9302,7 @@ def atan_(
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9720,7 +9315,7 @@ def atan_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(atan, {"input": original_self}, {"input": self_t})
+            result_t = self_t / (original_self * original_self + 1)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9741,7 +9336,7 @@ def sinh_(
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9754,7 +9349,7 @@ def sinh_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sinh, {"input": original_self}, {"input": self_t})
+            result_t = self_t * elementwise.cosh(original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9775,7 +9370,7 @@ def cosh_(
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9788,7 +9383,7 @@ def cosh_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(cosh, {"input": original_self}, {"input": self_t})
+            result_t = self_t * elementwise.sinh(original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9808,9 +9403,7 @@ def tan_(
         check_inplace(self)
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.tan(self_))
     except ValueError as kernel_failure:
@@ -9818,12 +9411,13 @@ def tan_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(tan, {"input": original_self}, {"input": self_t})
+            result_t = self_t * (1 + result**2)
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9843,7 +9437,7 @@ def log2_(
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9856,7 +9450,7 @@ def log2_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log2, {"input": original_self}, {"input": self_t})
+            result_t = self_t / (original_self * 0.6931471805599453)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9877,7 +9471,7 @@ def log10_(
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9890,7 +9484,7 @@ def log10_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log10, {"input": original_self}, {"input": self_t})
+            result_t = self_t / (original_self * 2.3025850929940455)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9911,7 +9505,7 @@ def log1p_(
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -9924,7 +9518,7 @@ def log1p_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log1p, {"input": original_self}, {"input": self_t})
+            result_t = self_t / (original_self + 1)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -9944,9 +9538,7 @@ def expm1_(
         check_inplace(self)
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.expm1(self_))
     except ValueError as kernel_failure:
@@ -9954,12 +9546,13 @@ def expm1_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(expm1, {"input": original_self}, {"input": self_t})
+            result_t = self_t * (result + 1)
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9978,9 +9571,7 @@ def exp2_(
         check_inplace(self)
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.exp2(self_))
     except ValueError as kernel_failure:
@@ -9988,12 +9579,13 @@ def exp2_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(exp2, {"input": original_self}, {"input": self_t})
+            result_t = self_t * result * 0.6931471805599453
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -10012,9 +9604,7 @@ def rsqrt_(
         check_inplace(self)
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.reciprocal(np.sqrt(self_)))
     except ValueError as kernel_failure:
@@ -10022,12 +9612,13 @@ def rsqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(rsqrt, {"input": original_self}, {"input": self_t})
+            result_t = -0.5 * self_t * result**3
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -10045,9 +9636,7 @@ def floor_(
         check_inplace(self)
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.floor(self_))
     except ValueError as kernel_failure:
@@ -10058,7 +9647,7 @@ def floor_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(floor, {"input": original_self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10077,9 +9666,7 @@ def ceil_(
         check_inplace(self)
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.ceil(self_))
     except ValueError as kernel_failure:
@@ -10090,7 +9677,7 @@ def ceil_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(ceil, {"input": original_self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10109,9 +9696,7 @@ def round__default(
         check_inplace(self)
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.round(self_))
     except ValueError as kernel_failure:
@@ -10122,9 +9707,7 @@ def round__default(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                round_default, {"input": original_self}, {"input": self_t}
-            )
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10143,9 +9726,7 @@ def trunc_(
         check_inplace(self)
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.trunc(self_))
     except ValueError as kernel_failure:
@@ -10156,7 +9737,7 @@ def trunc_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(trunc, {"input": original_self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10175,9 +9756,7 @@ def frac_(
         check_inplace(self)
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, self_ - np.trunc(self_))
     except ValueError as kernel_failure:
@@ -10188,7 +9767,7 @@ def frac_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(frac, {"input": original_self}, {"input": self_t})
+            result_t = self_t
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10207,9 +9786,7 @@ def sign_(
         check_inplace(self)
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.sign(self_))
     except ValueError as kernel_failure:
@@ -10220,7 +9797,7 @@ def sign_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(sign, {"input": original_self}, {"input": self_t})
+            result_t = elementwise.zeros_like(self_t)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10241,7 +9818,7 @@ def erf_(
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -10254,7 +9831,9 @@ def erf_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(erf, {"input": original_self}, {"input": self_t})
+            result_t = (
+                1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10275,7 +9854,7 @@ def erfc_(
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -10288,7 +9867,9 @@ def erfc_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(erfc, {"input": original_self}, {"input": self_t})
+            result_t = (
+                -1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            )
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -10409,7 +9990,7 @@ def convolution(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(input, weight, bias):
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
         with formula_mode():
             input_t = tangent_of(input)
             weight_t = tangent_of(weight)
@@ -10479,8 +10060,7 @@ def max_pool2d_with_indices(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             outputs_t = derived_jvp(
@@ -10496,6 +10076,8 @@ def max_pool2d_with_indices(
                 {"input": self_t},
             )
         set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
     return tuple(outputs)
 
 
@@ -10583,21 +10165,17 @@ def avg_pool2d(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                avg_pool2d,
-                {
-                    "input": self,
-                    "kernel_size": kernel_size,
-                    "stride": stride,
-                    "padding": padding,
-                    "ceil_mode": ceil_mode,
-                    "count_include_pad": count_include_pad,
-                    "divisor_override": divisor_override,
-                },
-                {"input": self_t},
+            result_t = avg_pool2d(
+                input=self_t,
+                kernel_size=kernel_size,
+                stride=stride,
+                padding=padding,
+                ceil_mode=ceil_mode,
+                count_include_pad=count_include_pad,
+                divisor_override=divisor_override,
             )
         set_fw_grad(result, result_t)
     return result
@@ -10629,13 +10207,11 @@ def _adaptive_avg_pool2d_default(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                _adaptive_avg_pool2d_default,
-                {"input": self, "output_size": output_size},
-                {"input": self_t},
+            result_t = _adaptive_avg_pool2d_default(
+                input=self_t, output_size=output_size
             )
         set_fw_grad(result, result_t)
     return result
@@ -10698,7 +10274,7 @@ def native_layer_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
-    if any_has_forward_grad(input, weight, bias):
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
         with formula_mode():
             input_t = tangent_of(input)
             weight_t = tangent_of(weight)
@@ -10807,7 +10383,7 @@ def native_batch_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
-    if any_has_forward_grad(input, weight, bias):
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
         with formula_mode():
             input_t = tangent_of(input)
             weight_t = tangent_of(weight)
@@ -10895,7 +10471,7 @@ def native_group_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
-    if any_has_forward_grad(input, weight, bias):
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
         with formula_mode():
             input_t = tangent_of(input)
             weight_t = tangent_of(weight)
@@ -10958,19 +10534,15 @@ def embedding(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(weight):
+    if forward_ad_state.active and any_has_forward_grad(weight):
         with formula_mode():
             weight_t = tangent_of(weight)
-            result_t = derived_jvp(
-                embedding,
-                {
-                    "weight": weight,
-                    "indices": indices,
-                    "padding_idx": padding_idx,
-                    "scale_grad_by_freq": scale_grad_by_freq,
-                    "sparse": sparse,
-                },
-                {"weight": weight_t},
+            result_t = embedding(
+                weight=weight_t,
+                indices=indices,
+                padding_idx=padding_idx,
+                scale_grad_by_freq=scale_grad_by_freq,
+                sparse=sparse,
             )
         set_fw_grad(result, result_t)
     return result
@@ -11000,12 +10572,10 @@ def gelu(
         raise kernel_error("gelu", kernel_failure, self=self_, approximate=approximate)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                gelu, {"input": self, "approximate": approximate}, {"input": self_t}
-            )
+            result_t = activations.gelu_backward(self_t, self, approximate)
         set_fw_grad(result, result_t)
     return result
 
@@ -11030,10 +10600,10 @@ def silu(
         raise kernel_error("silu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(silu, {"input": self}, {"input": self_t})
+            result_t = activations.silu_backward(self_t, self)
         set_fw_grad(result, result_t)
     return result
 
@@ -11058,10 +10628,10 @@ def mish(
         raise kernel_error("mish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(mish, {"input": self}, {"input": self_t})
+            result_t = activations.mish_backward(self_t, self)
         set_fw_grad(result, result_t)
     return result
 
@@ -11094,14 +10664,10 @@ def softplus(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                softplus,
-                {"input": self, "beta": beta, "threshold": threshold},
-                {"input": self_t},
-            )
+            result_t = activations.softplus_backward(self_t, self, beta, threshold)
         set_fw_grad(result, result_t)
     return result
 
@@ -11142,19 +10708,10 @@ def elu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                elu,
-                {
-                    "input": self,
-                    "alpha": alpha,
-                    "scale": scale,
-                    "input_scale": input_scale,
-                },
-                {"input": self_t},
-            )
+            result_t = activations.elu_backward(self_t, self, alpha, scale, input_scale)
         set_fw_grad(result, result_t)
     return result
 
@@ -11197,12 +10754,10 @@ def celu(
         raise kernel_error("celu", kernel_failure, self=self_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                celu, {"input": self, "alpha": alpha}, {"input": self_t}
-            )
+            result_t = activations.elu_backward(self_t, self, alpha, 1.0, 1.0 / alpha)
         set_fw_grad(result, result_t)
     return result
 
@@ -11232,14 +10787,10 @@ def leaky_relu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                leaky_relu,
-                {"input": self, "negative_slope": negative_slope},
-                {"input": self_t},
-            )
+            result_t = activations.leaky_relu_backward(self_t, self, negative_slope)
         set_fw_grad(result, result_t)
     return result
 
@@ -11272,14 +10823,10 @@ def hardtanh(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                hardtanh,
-                {"input": self, "min_val": min_val, "max_val": max_val},
-                {"input": self_t},
-            )
+            result_t = activations.hardtanh_backward(self_t, self, min_val, max_val)
         set_fw_grad(result, result_t)
     return result
 
@@ -11304,10 +10851,10 @@ def hardswish(
         raise kernel_error("hardswish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(hardswish, {"input": self}, {"input": self_t})
+            result_t = activations.hardswish_backward(self_t, self)
         set_fw_grad(result, result_t)
     return result
 
@@ -11332,10 +10879,10 @@ def hardsigmoid(
         raise kernel_error("hardsigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(hardsigmoid, {"input": self}, {"input": self_t})
+            result_t = activations.hardsigmoid_backward(self_t, self)
         set_fw_grad(result, result_t)
     return result
 
@@ -11360,10 +10907,10 @@ def log_sigmoid(
         raise kernel_error("log_sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(log_sigmoid, {"input": self}, {"input": self_t})
+            result_t = activations.log_sigmoid_backward(self_t, self)
         set_fw_grad(result, result_t)
     return result
 
@@ -11385,9 +10932,7 @@ def leaky_relu_(
         grad_fn = LeakyReluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.leaky_relu_kernel(self_, negative_slope))
     except ValueError as kernel_failure:
@@ -11397,16 +10942,13 @@ def leaky_relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                leaky_relu,
-                {"input": original_self, "negative_slope": negative_slope},
-                {"input": self_t},
-            )
+            result_t = activations.leaky_relu_backward(self_t, result, negative_slope)
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -11433,9 +10975,7 @@ def elu_(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.elu_kernel(self_, alpha, scale, input_scale))
     except ValueError as kernel_failure:
@@ -11450,21 +10990,15 @@ def elu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                elu,
-                {
-                    "input": original_self,
-                    "alpha": alpha,
-                    "scale": scale,
-                    "input_scale": input_scale,
-                },
-                {"input": self_t},
+            result_t = activations.elu_backward_result(
+                self_t, result, alpha, scale, input_scale
             )
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -11485,9 +11019,7 @@ def celu_(
         grad_fn = CeluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
-    needs_forward_grad = any_has_forward_grad(self)
-    if needs_forward_grad:
-        original_self = original_value(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.celu_kernel(self_, alpha))
     except ValueError as kernel_failure:
@@ -11495,14 +11027,15 @@ def celu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                celu, {"input": original_self, "alpha": alpha}, {"input": self_t}
+            result_t = activations.elu_backward_result(
+                self_t, result, alpha, 1.0, 1.0 / alpha
             )
         set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -11527,7 +11060,7 @@ def hardtanh_(
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -11542,10 +11075,8 @@ def hardtanh_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                hardtanh,
-                {"input": original_self, "min_val": min_val, "max_val": max_val},
-                {"input": self_t},
+            result_t = activations.hardtanh_backward(
+                self_t, original_self, min_val, max_val
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -11566,7 +11097,7 @@ def silu_(
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -11579,7 +11110,7 @@ def silu_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(silu, {"input": original_self}, {"input": self_t})
+            result_t = activations.silu_backward(self_t, original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -11599,7 +11130,7 @@ def mish_(
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -11612,7 +11143,7 @@ def mish_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(mish, {"input": original_self}, {"input": self_t})
+            result_t = activations.mish_backward(self_t, original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -11632,7 +11163,7 @@ def hardswish_(
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -11645,9 +11176,7 @@ def hardswish_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                hardswish, {"input": original_self}, {"input": self_t}
-            )
+            result_t = activations.hardswish_backward(self_t, original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -11667,7 +11196,7 @@ def hardsigmoid_(
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
-    needs_forward_grad = any_has_forward_grad(self)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     if needs_forward_grad:
         original_self = original_value(self)
     try:
@@ -11680,9 +11209,7 @@ def hardsigmoid_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = derived_jvp(
-                hardsigmoid, {"input": original_self}, {"input": self_t}
-            )
+            result_t = activations.hardsigmoid_backward(self_t, original_self)
         set_fw_grad_inplace(self, result_t)
     return result
 
@@ -11717,7 +11244,7 @@ def mse_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, target):
+    if forward_ad_state.active and any_has_forward_grad(self, target):
         with formula_mode():
             self_t = tangent_of(self)
             target_t = tangent_of(target)
@@ -11770,7 +11297,7 @@ def smooth_l1_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, target):
+    if forward_ad_state.active and any_has_forward_grad(self, target):
         with formula_mode():
             self_t = tangent_of(self)
             target_t = tangent_of(target)
@@ -11823,7 +11350,7 @@ def huber_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, target):
+    if forward_ad_state.active and any_has_forward_grad(self, target):
         with formula_mode():
             self_t = tangent_of(self)
             target_t = tangent_of(target)
@@ -11883,7 +11410,7 @@ def binary_cross_entropy(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, target):
+    if forward_ad_state.active and any_has_forward_grad(self, target):
         with formula_mode():
             self_t = tangent_of(self)
             target_t = tangent_of(target)
@@ -11955,7 +11482,7 @@ def binary_cross_entropy_with_logits(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, target):
+    if forward_ad_state.active and any_has_forward_grad(self, target):
         with formula_mode():
             self_t = tangent_of(self)
             target_t = tangent_of(target)
@@ -12020,7 +11547,7 @@ def nll_loss_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             outputs_t = derived_jvp(
@@ -12086,7 +11613,7 @@ def nll_loss2d_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             outputs_t = derived_jvp(

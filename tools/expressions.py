@@ -599,11 +599,16 @@ def forward_formula_names(formula: str) -> set[str]:
 
 
 def render_forward_formula(
-    formula: str, schema: FunctionSchema, inplace: bool
+    formula: str,
+    schema: FunctionSchema,
+    inplace: bool,
+    helpers: Mapping[str, str] | None = None,
 ) -> str:
     """The formula in the wrapper's names: `x_p` is the argument `x` itself
     (`original_self` in place), `x_t` stays the local of its tangent, an output
-    is `result` or `outputs[i]`."""
+    is `result` or `outputs[i]`. A call of a backward helper goes through its
+    module (`elementwise.where(...)`), since the wrappers' module binds the ops'
+    own names (`where`)."""
     renames: dict[str, str] = {}
     for a in schema.arguments:
         if a.is_tensor or a.is_tensor_list:
@@ -613,4 +618,15 @@ def render_forward_formula(
     if len(schema.returns) > 1:
         renames.update({name: f"outputs[{i}]" for name, i in output_names(schema).items()})
     tree = ast.parse(formula, mode="eval")
+    for node in ast.walk(tree):
+        if (
+            helpers
+            and isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in helpers
+        ):
+            module = helpers[node.func.id]
+            node.func = ast.Attribute(
+                ast.Name(module, ast.Load()), node.func.id, ast.Load()
+            )
     return _unparse(_Renamer(renames, {}).visit(tree))

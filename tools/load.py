@@ -215,7 +215,9 @@ def load_derivatives(
         _check_composite(info, op_names, kernel_helpers, composite_helpers)
         for info in infos
     ]
-    return _postprocess_forward_derivatives(_name_wrappers(tuple(infos)))
+    return _postprocess_forward_derivatives(
+        _name_wrappers(tuple(infos)), catalog.backward_helpers
+    )
 
 
 def _name_wrappers(
@@ -554,7 +556,7 @@ def _element_wise(
 
 
 def _postprocess_forward_derivatives(
-    infos: tuple[DifferentiabilityInfo, ...],
+    infos: tuple[DifferentiabilityInfo, ...], helpers: Mapping[str, str]
 ) -> tuple[DifferentiabilityInfo, ...]:
     """Every differentiable entry's forward derivatives, in the wrapper's names
     (torchgen's postprocess_forward_derivatives): `auto_linear` calls the op on
@@ -576,12 +578,12 @@ def _postprocess_forward_derivatives(
             fds = (dataclasses.replace(fds[0], output="result"),)
         rendered = []
         for f in fds:
-            formula = f.formula
+            formula, modules = f.formula, helpers
             if f.kind == AUTO_LINEAR:
-                formula = _call_text(op, info, tangents=True)
+                formula, modules = _call_text(op, info, tangents=True), {}
             elif f.kind == "derived":
-                formula = _derived_text(op, info)
-            text = render_forward_formula(formula, info.func, info.inplace)
+                formula, modules = _derived_text(op, info), {}
+            text = render_forward_formula(formula, info.func, info.inplace, modules)
             rendered.append(dataclasses.replace(f, formula=formula, rendered=text))
         done.append(dataclasses.replace(info, forward_derivatives=tuple(rendered)))
     return tuple(done)
@@ -596,6 +598,8 @@ def _call_text(op: str, info: DifferentiabilityInfo, tangents: bool) -> str:
         value = a.name
         if a.is_tensor or a.is_tensor_list:
             value = f"{a.name}_t" if tangents and a.name in differentiable else f"{a.name}_p"
+        elif a.type.elem_optional:
+            value = f"index_tensors({a.name})"
         parts.append(f"{a.python_name}={value}")
     return f"{op}({', '.join(parts)})"
 
@@ -605,6 +609,8 @@ def _derived_text(op: str, info: DifferentiabilityInfo) -> str:
     args = []
     for a in info.func.arguments:
         value = f"{a.name}_p" if a.is_tensor or a.is_tensor_list else a.name
+        if a.type.elem_optional:
+            value = f"index_tensors({a.name})"
         args.append(f"{a.python_name!r}: {value}")
     tangents = [f"{a.python_name!r}: {a.name}_t" for a in info.differentiable_inputs]
     return f"derived_jvp({op}, {{{', '.join(args)}}}, {{{', '.join(tangents)}}})"

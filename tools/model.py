@@ -563,6 +563,8 @@ class DifferentiabilityInfo:
             return f"set_fw_grad_inplace(self, {fds[0].target})"
         if self.output_kind == "single":
             return f"set_fw_grad(result, {fds[0].target})"
+        if self.output_kind == "list":
+            return f"set_fw_grads(outputs, {fds[0].target})"
         if len(fds) == 1 and not fds[0].output:
             return "set_fw_grads(outputs, outputs_t)"
         from yamlgrad.tools.expressions import output_names

@@ -128,7 +128,7 @@ class UnpackedDualTensor(NamedTuple):
 
 def _check_floating(what: str, tensor: Tensor) -> None:
     if tensor._data.dtype.kind not in "fc":
-        raise ValueError(not_floating(what, f"yamlgrad.{tensor.dtype}"))
+        raise ValueError(not_floating(what, str(tensor.dtype)))
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:

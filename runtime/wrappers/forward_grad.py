@@ -1,8 +1,8 @@
 """The forward-mode AD steps of the generated wrappers (PyTorch's isFwGradDefined,
 toNonOptFwGrad and _set_fw_grad paths of VariableType).
 
-A wrapper asks `any_has_forward_grad(...)` once; outside a dual level that is one
-attribute read. When an input carries a tangent, the wrapper evaluates the op's
+A wrapper asks `forward_ad_state.active and any_has_forward_grad(...)`: outside a
+dual level that is one attribute read, and no call. When an input carries a tangent, the wrapper evaluates the op's
 forward formula inside `formula_mode()` (forward AD paused, so the formula's own
 ops see plain primals), reading each input's tangent with `tangent_of` (zeros when
 it has none, as PyTorch's `_efficientzerotensor`), and attaches the result with
@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime import dispatch
-from yamlgrad.runtime.autograd.forward_ad import STATE as _fw_state
+from yamlgrad.runtime.autograd.forward_ad import STATE as forward_ad_state
 from yamlgrad.runtime.autograd.forward_ad import attach_tangent, formula_mode
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 __all__ = [
+    "forward_ad_state",
     "any_has_forward_grad",
     "tangent_of",
     "tangents_of",
@@ -33,12 +34,13 @@ __all__ = [
     "set_fw_grads",
     "set_fw_grad_inplace",
     "derived_jvp",
+    "index_tensors",
 ]
 
 
 def any_has_forward_grad(*args: Any) -> bool:
     """Whether forward AD is on and an argument carries a tangent."""
-    if not _fw_state.active:
+    if not forward_ad_state.active:
         return False
     for a in args:
         if isinstance(a, Tensor) and a._fw_grad is not None:
@@ -62,6 +64,12 @@ def tangent_of(value: Any) -> Any:
 def tangents_of(values: list[Any]) -> list[Any]:
     """The tangents of a Tensor[] argument, one per tensor."""
     return [tangent_of(v) for v in values]
+
+
+def index_tensors(indices: list[Any]) -> list[Any]:
+    """A `Tensor?[]` argument, unpacked to ndarrays by the wrapper, as Tensors
+    again: what the op takes when a forward formula calls it."""
+    return [None if i is None else Tensor._make(i) for i in indices]
 
 
 def _fit(result: Tensor, tangent: Any) -> Tensor | None:
@@ -115,6 +123,7 @@ def set_fw_grad_inplace(self: Tensor, tangent: Any) -> None:
         or current._requires_grad
         or tangent._requires_grad
         or not current._data.flags.writeable
+        or current._data.shape != tangent._data.shape
     ):
         if tangent is not None:
             attach_tangent(self, tangent)

@@ -39,6 +39,8 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     dtype_of,
     float_arg,
     formula_mode,
+    forward_ad_state,
+    index_tensors,
     int_arg,
     int_list_arg,
     make_view,
@@ -112,7 +114,7 @@ def softsign(
         raise kernel_error("softsign", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(softsign, {"input": self}, {"input": self_t})
@@ -144,7 +146,7 @@ def swish(
         raise kernel_error("swish", kernel_failure, self=self_, beta=beta)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
@@ -180,7 +182,7 @@ def cubic(
         raise kernel_error("cubic", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self, other):
+    if forward_ad_state.active and any_has_forward_grad(self, other):
         with formula_mode():
             self_t = tangent_of(self)
             other_t = tangent_of(other)
@@ -217,7 +219,7 @@ def smooth_abs(
         raise kernel_error("smooth_abs", kernel_failure, self=self_, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if any_has_forward_grad(self):
+    if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
