@@ -132,7 +132,9 @@ def check_adjoint(info: DifferentiabilityInfo, module: Any, seed: int = 3) -> in
         leaves = {s: tensor(slot_array(kwargs, s), requires_grad=True) for s in slots}
         outputs = float_outputs(call(info, kwargs, leaves, module), info)
         grads = autograd.grad(
-            outputs, list(leaves.values()), [tensor(u) for u in cotangents],
+            outputs,
+            list(leaves.values()),
+            [tensor(u) for u in cotangents],
             allow_unused=True,
         )
         backward = sum(
@@ -141,7 +143,9 @@ def check_adjoint(info: DifferentiabilityInfo, module: Any, seed: int = 3) -> in
             if g is not None
         )
         _compare(
-            np.asarray([forward]), np.asarray([backward]), where,
+            np.asarray([forward]),
+            np.asarray([backward]),
+            where,
             "<u, J v> from the forward formula against <J^T u, v> from the backward",
             ADJOINT,
         )
@@ -155,7 +159,9 @@ def check_linearity(info: DifferentiabilityInfo, module: Any, seed: int = 4) -> 
     checked = 0
     differentiable = {n for d in info.derivatives for n in d.var_names}
     for where, kwargs, slots, rng in _samples(info, seed):
-        if any(not isinstance(kwargs.get(n), (np.ndarray, list)) for n in differentiable):
+        if any(
+            not isinstance(kwargs.get(n), (np.ndarray, list)) for n in differentiable
+        ):
             continue
         checked += 1
         f = _evaluate(info, kwargs, module)

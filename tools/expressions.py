@@ -580,11 +580,15 @@ def check_forward_formula(
             continue
         if name in outputs or name in args or name in helpers:
             continue
-        raise ExpressionError(f"forward formula uses the unknown name {name!r}: {text!r}")
+        raise ExpressionError(
+            f"forward formula uses the unknown name {name!r}: {text!r}"
+        )
     return _unparse(tree)
 
 
-def element_wise_forward(backward_formula: str, input_name: str, schema: FunctionSchema) -> str:
+def element_wise_forward(
+    backward_formula: str, input_name: str, schema: FunctionSchema
+) -> str:
     """`auto_element_wise`: the backward formula with `grad` as the input's tangent
     and every tensor input as its primal (torchgen's rewrite, for real numbers)."""
     tensors = {a.name for a in schema.arguments if a.is_tensor or a.is_tensor_list}
@@ -595,7 +599,11 @@ def element_wise_forward(backward_formula: str, input_name: str, schema: Functio
 
 
 def forward_formula_names(formula: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(formula, mode="eval")) if isinstance(n, ast.Name)}
+    return {
+        n.id
+        for n in ast.walk(ast.parse(formula, mode="eval"))
+        if isinstance(n, ast.Name)
+    }
 
 
 def render_forward_formula(
@@ -616,7 +624,9 @@ def render_forward_formula(
     if inplace:
         renames["self_p"] = "original_self"
     if len(schema.returns) > 1:
-        renames.update({name: f"outputs[{i}]" for name, i in output_names(schema).items()})
+        renames.update(
+            {name: f"outputs[{i}]" for name, i in output_names(schema).items()}
+        )
     tree = ast.parse(formula, mode="eval")
     for node in ast.walk(tree):
         if (

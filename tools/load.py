@@ -597,7 +597,11 @@ def _call_text(op: str, info: DifferentiabilityInfo, tangents: bool) -> str:
     for a in info.func.arguments:
         value = a.name
         if a.is_tensor or a.is_tensor_list:
-            value = f"{a.name}_t" if tangents and a.name in differentiable else f"{a.name}_p"
+            value = (
+                f"{a.name}_t"
+                if tangents and a.name in differentiable
+                else f"{a.name}_p"
+            )
         elif a.type.elem_optional:
             value = f"index_tensors({a.name})"
         parts.append(f"{a.python_name}={value}")

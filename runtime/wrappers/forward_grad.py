@@ -132,13 +132,17 @@ def set_fw_grad_inplace(self: Tensor, tangent: Any) -> None:
     current.version_counter.bump()
 
 
-def _leaf_for(value: Any) -> Any:
-    """A fresh leaf on a floating tensor's data that requires grad (a list for a
-    Tensor[]); anything else as it is."""
+def _input_for(value: Any, keep_graph: bool) -> Any:
+    """What the op runs on again for one argument (a list for a Tensor[]): a
+    floating tensor becomes a fresh leaf that requires grad, or, when the JVP
+    must stay differentiable (forward-over-reverse), an alias of the tensor
+    itself, so that the tangent depends on it. Anything else stays as it is."""
     if isinstance(value, list):
-        return [_leaf_for(v) for v in value]
+        return [_input_for(v, keep_graph) for v in value]
     if not isinstance(value, Tensor) or value._data.dtype.kind not in "fc":
         return value
+    if keep_graph and value._requires_grad:
+        return dispatch.ops.alias(value)  # its own tensor, even for f(x, x)
     leaf = Tensor._make(value._data)
     leaf._requires_grad = True
     return leaf
@@ -150,27 +154,49 @@ def _pairs(leaf: Any, tangent: Any) -> list[tuple[Tensor, Any]]:
     return [(leaf, tangent)] if isinstance(leaf, Tensor) and leaf._requires_grad else []
 
 
+def _requires_grad(values: Any) -> bool:
+    return any(
+        (
+            _requires_grad(v)
+            if isinstance(v, list)
+            else isinstance(v, Tensor) and v._requires_grad
+        )
+        for v in values
+    )
+
+
 def derived_jvp(
     op: Callable[..., Any], args: Mapping[str, Any], tangents: Mapping[str, Any]
 ) -> Any:
     """J v of `op` at `args` for the tangents v, from its backward formulas.
 
-    The op runs again on fresh leaves; with a cotangent u that requires grad,
-    g(u) = J^T u is built with create_graph=True, and J v is the gradient of
-    sum <g(u), v> with respect to u. Returns one tangent per output (a tuple for
+    The op runs again on fresh leaves (on aliases of the inputs when grad mode
+    is on and one requires grad, so that J v is recorded as a function of them:
+    forward-over-reverse); with a cotangent u that requires grad, g(u) = J^T u is
+    built with create_graph=True, and J v is the gradient of sum <g(u), v> with
+    respect to u. Returns one tangent per output (a tuple for
     a tuple return), None for an output that is not floating.
     """
     from yamlgrad.runtime import autograd
+    from yamlgrad.runtime.autograd.grad_mode import is_grad_enabled
 
+    keep_graph = is_grad_enabled() and _requires_grad(
+        [*args.values(), *tangents.values()]
+    )
     with enable_grad():
-        leaves = {name: _leaf_for(args[name]) for name in tangents}
+        leaves = {name: _input_for(args[name], keep_graph) for name in tangents}
         pairs = [p for name in leaves for p in _pairs(leaves[name], tangents[name])]
         out = op(**{**args, **leaves})
         outputs = list(out) if isinstance(out, (tuple, list)) else [out]
         live = [o for o in outputs if o._data.dtype.kind in "fc" and o.requires_grad]
-        cotangents = [_leaf_for(Tensor._make(np.zeros_like(o._data))) for o in live]
+        cotangents = [
+            _input_for(Tensor._make(np.zeros_like(o._data)), False) for o in live
+        ]
         grads = autograd.grad(
-            live, [leaf for leaf, _ in pairs], cotangents, create_graph=True,
+            live,
+            [leaf for leaf, _ in pairs],
+            cotangents,
+            create_graph=True,
             allow_unused=True,
         )
         total = None
@@ -180,7 +206,9 @@ def derived_jvp(
                 total = term if total is None else total + term
         jvps: Any = [None] * len(live)
         if total is not None and total.requires_grad:
-            jvps = autograd.grad(total, cotangents, allow_unused=True)
+            jvps = autograd.grad(
+                total, cotangents, allow_unused=True, create_graph=keep_graph
+            )
     by_output = {id(o): j for o, j in zip(live, jvps)}
     results = []
     for o in outputs:

@@ -116,9 +116,7 @@ def test_inplace_ops_update_the_tangent_and_the_base_through_views() -> None:
             row = base[1]
             row.exp_()
             base.add_(lib.tensor(V) * 2)
-            return [
-                _array(fwad.unpack_dual(t).tangent) for t in (base, view, row)
-            ]
+            return [_array(fwad.unpack_dual(t).tangent) for t in (base, view, row)]
 
     _same(*_both(program))
 
@@ -247,3 +245,35 @@ def test_no_tangent_work_outside_a_dual_level() -> None:
     assert y._fw_grad is None
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2 * X))
+
+
+def test_forward_over_reverse_through_derived_forward_derivatives() -> None:
+    """softmax, log_softmax and var have no forward formula in the YAML: their
+    JVP is derived from the backward formulas, and stays differentiable."""
+
+    def program(lib: ModuleType, fwad: Any) -> Any:
+        with fwad.dual_level():
+            p = lib.tensor(X, requires_grad=True)
+            x = fwad.make_dual(p, lib.tensor(V))
+            y = lib.log_softmax(lib.softmax(x, dim=1) * x, dim=0)
+            loss = (y * y).sum() + y.var()
+            (g,) = lib.autograd.grad(loss, p, create_graph=True)
+            return [_array(g), _array(fwad.unpack_dual(g).tangent)]
+
+    _same(*_both(program))
+
+
+def test_reverse_over_forward_differentiates_tangents() -> None:
+    """A tangent is recorded as a function of the primal when that requires grad,
+    through written formulas (sin, mul) and derived ones (prod, var) alike."""
+
+    def program(lib: ModuleType, fwad: Any) -> Any:
+        with fwad.dual_level():
+            p = lib.tensor(X, requires_grad=True)
+            x = fwad.make_dual(p, lib.tensor(V))
+            y = (x.sin() * x).prod(dim=1) * x.var(dim=1)
+            tangent = fwad.unpack_dual(y).tangent
+            (g,) = lib.autograd.grad(tangent.sum(), p)
+            return [_array(tangent), _array(g)]
+
+    _same(*_both(program))

@@ -54,7 +54,10 @@ def test_auto_element_wise_rewrites_the_backward_formula(tmp_path: Path) -> None
 
 def test_auto_linear_calls_the_op_on_the_tangents(tmp_path: Path) -> None:
     (info,) = _load(tmp_path, _mul("  result: auto_linear\n"))
-    assert info.forward_derivatives[0].rendered == "mul_Tensor(input=self_t, other=other_t)"
+    assert (
+        info.forward_derivatives[0].rendered
+        == "mul_Tensor(input=self_t, other=other_t)"
+    )
 
 
 def test_an_entry_without_forward_formula_gets_a_derived_one(tmp_path: Path) -> None:
@@ -95,8 +98,6 @@ def test_bad_forward_formula_is_reported_at_its_line(
 
 def test_every_differentiable_entry_of_the_real_yaml_has_a_forward_derivative() -> None:
     infos = load_derivatives(REPO_ROOT / "derivatives.yaml")
-    kinds = {
-        f.kind for i in infos if i.op is not None for f in i.forward_derivatives
-    }
+    kinds = {f.kind for i in infos if i.op is not None for f in i.forward_derivatives}
     assert all(i.forward_derivatives for i in infos if i.op is not None)
     assert kinds == {"formula", "auto_element_wise", "auto_linear", "derived"}

@@ -38,9 +38,7 @@ from yamlgrad.runtime.testing_forward import (
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 AUTO_LINEAR = tuple(i for i in DIFFERENTIABLE if "auto_linear" in i.forward_kind)
-ELEMENT_WISE = tuple(
-    i for i in DIFFERENTIABLE if "auto_element_wise" in i.forward_kind
-)
+ELEMENT_WISE = tuple(i for i in DIFFERENTIABLE if "auto_element_wise" in i.forward_kind)
 
 
 def test_every_differentiable_entry_has_a_forward_derivative() -> None:
