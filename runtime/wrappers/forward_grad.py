@@ -110,26 +110,56 @@ def set_fw_grads(outputs: list[Tensor], tangents: Any) -> None:
 
 
 def set_fw_grad_inplace(self: Tensor, tangent: Any) -> None:
-    """An in-place op's new tangent for `self`. When `self` already has one, it is
-    written into it, so a view's tangent (a view of its base's tangent) updates
-    the base's too, as PyTorch updates tangents in place."""
+    """An in-place op's new tangent for `self`. It is written into the tangent
+    `self` has, so a view's tangent (a view of its base's tangent) updates the
+    base's too, as PyTorch updates tangents in place; a view without one first
+    gets its part of its base's tangent (zeros for a base without one)."""
     if self._data.dtype.kind not in "fc":
         return
     tangent = _fit(self, tangent)
+    if tangent is None:
+        return
     current = self._fw_grad
+    if current is None and self._base is not None:
+        current = _tangent_view_of_base(self)
     if (
-        tangent is None
-        or current is None
+        current is None
         or current._requires_grad
         or tangent._requires_grad
         or not current._data.flags.writeable
         or current._data.shape != tangent._data.shape
     ):
-        if tangent is not None:
-            attach_tangent(self, tangent)
+        attach_tangent(self, tangent)
         return
     np.copyto(current._data, tangent._data)
     current.version_counter.bump()
+
+
+def _tangent_view_of_base(view: Tensor) -> Tensor | None:
+    """The part of the base's tangent under `view`, attached to both (None when
+    the base's layout does not allow it: the view keeps a tangent of its own)."""
+    base = view._base
+    base_tangent = base._fw_grad
+    if base_tangent is None:
+        base_tangent = Tensor._make(np.zeros_like(base._data))
+        if not base_tangent._data.flags.c_contiguous:
+            return None
+        attach_tangent(base, base_tangent)
+    buffer, data = base_tangent._data, view._data
+    if (
+        base_tangent._requires_grad
+        or not buffer.flags.c_contiguous
+        or buffer.strides != base._data.strides
+        or buffer.dtype != data.dtype
+    ):
+        return None
+    offset = (
+        data.__array_interface__["data"][0] - base._data.__array_interface__["data"][0]
+    )
+    part = np.ndarray(data.shape, data.dtype, buffer, offset, data.strides)
+    result = Tensor._make(part)
+    attach_tangent(view, result)
+    return result
 
 
 def _input_for(value: Any, keep_graph: bool) -> Any:

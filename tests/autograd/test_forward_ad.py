@@ -277,3 +277,16 @@ def test_reverse_over_forward_differentiates_tangents() -> None:
             return [_array(tangent), _array(g)]
 
     _same(*_both(program))
+
+
+def test_inplace_op_on_a_view_gives_its_base_a_tangent() -> None:
+    def program(lib: ModuleType, fwad: Any) -> Any:
+        with fwad.dual_level():
+            base = lib.tensor(X)
+            column = base[:, 1]
+            column.mul_(fwad.make_dual(lib.tensor(X[:, 0]), lib.tensor(V[:, 0])))
+            row = base.t()[2]
+            row.add_(fwad.make_dual(lib.tensor(X[:, 3]), lib.tensor(V[:, 3])))
+            return [_array(fwad.unpack_dual(t).tangent) for t in (base, column, row)]
+
+    _same(*_both(program))
