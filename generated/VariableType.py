@@ -40,14 +40,19 @@ from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
+    any_has_forward_grad,
     args_sizes_of,
     bool_arg,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
+    derived_jvp,
     dtype_of,
     float_arg,
+    formula_mode,
+    forward_ad_state,
+    index_tensors,
     int_arg,
     int_list_arg,
     make_view,
@@ -69,11 +74,16 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     return_type,
     scalar_arg,
     scalar_type_arg,
+    set_fw_grad,
+    set_fw_grad_inplace,
+    set_fw_grads,
     set_history,
     set_history_inplace_view,
     set_history_outputs,
     sizes_of,
     str_arg,
+    tangent_of,
+    tangents_of,
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
@@ -495,6 +505,12 @@ def add_Tensor(
         raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = add_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -522,6 +538,11 @@ def add_Scalar(
         raise kernel_error("add", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -555,6 +576,12 @@ def sub_Tensor(
         raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = sub_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -582,6 +609,11 @@ def sub_Scalar(
         raise kernel_error("sub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -617,6 +649,12 @@ def rsub_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = rsub_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -649,6 +687,11 @@ def rsub_Scalar(
         raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -elementwise.maybe_multiply(self_t, alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -678,6 +721,12 @@ def mul_Tensor(
         raise kernel_error("mul", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = other_t * self + self_t * other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -704,6 +753,11 @@ def mul_Scalar(
         raise kernel_error("mul", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -733,6 +787,12 @@ def div_Tensor(
         raise kernel_error("div", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t - other_t * result) / other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -759,6 +819,11 @@ def div_Scalar(
         raise kernel_error("div", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -794,6 +859,16 @@ def div_Tensor_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor_mode,
+                {"input": self, "other": other, "rounding_mode": rounding_mode},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -826,6 +901,15 @@ def div_Scalar_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                self_t / other
+                if rounding_mode is None
+                else elementwise.zeros_like(self_t)
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -879,6 +963,12 @@ def where_self(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = where_self(condition=condition, input=self_t, other=other_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -908,6 +998,16 @@ def maximum(
         raise kernel_error("maximum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                self == other,
+                (self_t + other_t) / 2,
+                elementwise.where(self > other, self_t, other_t),
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -937,6 +1037,16 @@ def fmax(
         raise kernel_error("fmax", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                elementwise.logical_or(self >= other, elementwise.isnan(other)),
+                self_t,
+                other_t,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -966,6 +1076,16 @@ def minimum(
         raise kernel_error("minimum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                self == other,
+                (self_t + other_t) / 2,
+                elementwise.where(self < other, self_t, other_t),
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -995,6 +1115,16 @@ def fmin(
         raise kernel_error("fmin", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                elementwise.logical_or(self <= other, elementwise.isnan(other)),
+                self_t,
+                other_t,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1024,6 +1154,12 @@ def atan2(
         raise kernel_error("atan2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t * other - other_t * self) / (self * self + other * other)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1053,6 +1189,13 @@ def hypot(
         raise kernel_error("hypot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t * self + other_t * other) / result
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1081,6 +1224,17 @@ def copysign_Tensor(
         raise kernel_error("copysign", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                copysign_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1108,6 +1262,12 @@ def copysign_Scalar(
         raise kernel_error("copysign", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.copysign_tensor_self_backward(self_t, self, result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1134,6 +1294,11 @@ def remainder_Scalar(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1163,6 +1328,12 @@ def remainder_Tensor(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_floor(self, other)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1188,6 +1359,11 @@ def fmod_Scalar(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1217,6 +1393,12 @@ def fmod_Tensor(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_trunc(self, other)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1246,6 +1428,16 @@ def xlogy_Tensor(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                xlogy_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1273,6 +1465,11 @@ def xlogy_Scalar_Self(
         raise kernel_error("xlogy", kernel_failure, self=self, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(other):
+        with formula_mode():
+            other_t = tangent_of(other)
+            result_t = other_t * self / other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1300,6 +1497,15 @@ def xlogy_Scalar_Other(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                elementwise.xlogy(self_t, other)
+                if other > 0
+                else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1327,6 +1533,12 @@ def lerp_Scalar(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, end):
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            result_t = lerp_Scalar(input=self_t, end=end_t, weight=weight)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1359,6 +1571,13 @@ def lerp_Tensor(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, end, weight):
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            weight_t = tangent_of(weight)
+            result_t = self_t + weight * (end_t - self_t) + weight_t * (end - self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1401,6 +1620,13 @@ def addcmul(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, tensor1, tensor2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1443,6 +1669,15 @@ def addcdiv(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, tensor1, tensor2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (
+                (tensor1_t * tensor2 - tensor1 * tensor2_t) / (tensor2 * tensor2)
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1488,6 +1723,17 @@ def clamp_Tensor(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, min, max):
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            max_t = tangent_of(max)
+            result_t = derived_jvp(
+                clamp_Tensor,
+                {"input": self, "min": min, "max": max},
+                {"input": self_t, "min": min_t, "max": max_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1518,6 +1764,11 @@ def clamp_default(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.clamp_backward(self_t, self, min, max)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1545,6 +1796,11 @@ def clamp_min_default(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(self >= min, self_t, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1574,6 +1830,12 @@ def clamp_min_Tensor(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, min):
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            result_t = elementwise.where(self >= min, self_t, min_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1601,6 +1863,11 @@ def clamp_max_default(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(self <= max, self_t, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1630,6 +1897,12 @@ def clamp_max_Tensor(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, max):
+        with formula_mode():
+            self_t = tangent_of(self)
+            max_t = tangent_of(max)
+            result_t = elementwise.where(self <= max, self_t, max_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1670,6 +1943,11 @@ def nan_to_num(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.isfinite(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2211,6 +2489,11 @@ def pow_Tensor_Scalar(
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.pow_backward(self_t, self, exponent)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2240,6 +2523,15 @@ def pow_Tensor_Tensor(
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, exponent):
+        with formula_mode():
+            self_t = tangent_of(self)
+            exponent_t = tangent_of(exponent)
+            result_t = elementwise.pow_backward_self(
+                self_t, self, exponent
+            ) + elementwise.pow_backward_exponent(exponent_t, self, exponent, result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2268,6 +2560,14 @@ def pow_Scalar(
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(exponent):
+        with formula_mode():
+            exponent_t = tangent_of(exponent)
+            result_t = elementwise.pow_backward_exponent(
+                exponent_t, self, exponent, result
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2291,6 +2591,11 @@ def neg(
         raise kernel_error("neg", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = neg(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2314,6 +2619,12 @@ def reciprocal(
         raise kernel_error("reciprocal", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -self_t * (result * result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2338,6 +2649,12 @@ def exp(
         raise kernel_error("exp", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2363,6 +2680,11 @@ def log(
         raise kernel_error("log", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / self
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2387,6 +2709,11 @@ def sin(
         raise kernel_error("sin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cos(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2411,6 +2738,11 @@ def cos(
         raise kernel_error("cos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.sin(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2434,6 +2766,12 @@ def tanh(
         raise kernel_error("tanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result * result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2458,6 +2796,12 @@ def sigmoid(
         raise kernel_error("sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result) * result
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2481,6 +2825,12 @@ def relu(
         raise kernel_error("relu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.threshold_backward(self_t, result, 0)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2505,6 +2855,12 @@ def sqrt(
         raise kernel_error("sqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (2 * result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2529,6 +2885,11 @@ def abs(
         raise kernel_error("abs", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sign(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2551,6 +2912,11 @@ def sign(
         raise kernel_error("sign", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2574,6 +2940,12 @@ def exp2(
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result * 0.6931471805599453
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2598,6 +2970,12 @@ def expm1(
         raise kernel_error("expm1", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (result + 1)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2623,6 +3001,11 @@ def log2(
         raise kernel_error("log2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self * 0.6931471805599453)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2647,6 +3030,11 @@ def log10(
         raise kernel_error("log10", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self * 2.3025850929940455)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2671,6 +3059,11 @@ def log1p(
         raise kernel_error("log1p", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2694,6 +3087,12 @@ def rsqrt(
         raise kernel_error("rsqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -0.5 * self_t * result**3
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2733,6 +3132,12 @@ def tan(
         raise kernel_error("tan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 + result**2)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2758,6 +3163,11 @@ def asin(
         raise kernel_error("asin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(-self * self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2782,6 +3192,11 @@ def acos(
         raise kernel_error("acos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.rsqrt(-self * self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2806,6 +3221,11 @@ def atan(
         raise kernel_error("atan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self * self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2830,6 +3250,11 @@ def sinh(
         raise kernel_error("sinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cosh(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2854,6 +3279,11 @@ def cosh(
         raise kernel_error("cosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sinh(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2878,6 +3308,11 @@ def asinh(
         raise kernel_error("asinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(self**2 + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2902,6 +3337,11 @@ def acosh(
         raise kernel_error("acosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(self * self - 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2926,6 +3366,11 @@ def atanh(
         raise kernel_error("atanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * 1 / (1 - self**2)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2953,6 +3398,11 @@ def logit(
         raise kernel_error("logit", kernel_failure, self=self_, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.logit_backward(self_t, self, eps)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2977,6 +3427,11 @@ def erf(
         raise kernel_error("erf", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = 1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3001,6 +3456,11 @@ def erfc(
         raise kernel_error("erfc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3023,6 +3483,11 @@ def floor(
         raise kernel_error("floor", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3045,6 +3510,11 @@ def ceil(
         raise kernel_error("ceil", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3067,6 +3537,11 @@ def round_default(
         raise kernel_error("round", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3092,6 +3567,11 @@ def round_decimals(
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3114,6 +3594,11 @@ def trunc(
         raise kernel_error("trunc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3136,6 +3621,11 @@ def frac(
         raise kernel_error("frac", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3162,6 +3652,11 @@ def sum_default(
         raise kernel_error("sum", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = sum_default(input=self_t, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3205,6 +3700,13 @@ def sum_dim_IntList(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = sum_dim_IntList(
+                input=self_t, dim=dim, keepdim=keepdim, dtype=dtype
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3231,6 +3733,11 @@ def mean_default(
         raise kernel_error("mean", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = mean_default(input=self_t, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3274,6 +3781,11 @@ def mean_dim(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = mean_dim(input=self_t, dim=dim, keepdim=keepdim, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3305,6 +3817,16 @@ def max_dim(
         raise kernel_error("max", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("max", ("values", "indices"))(*outputs)
 
@@ -3329,6 +3851,12 @@ def max_default(
         raise kernel_error("max", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(max_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3361,6 +3889,16 @@ def min_dim(
         raise kernel_error("min", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                min_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("min", ("values", "indices"))(*outputs)
 
@@ -3385,6 +3923,12 @@ def min_default(
         raise kernel_error("min", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(min_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3412,6 +3956,14 @@ def prod_default(
         raise kernel_error("prod", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                prod_default, {"input": self, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3456,6 +4008,16 @@ def prod_dim_int(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                prod_dim_int,
+                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3499,6 +4061,20 @@ def var_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                var_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3541,6 +4117,21 @@ def std_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                std_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3591,6 +4182,22 @@ def linalg_vector_norm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                linalg_vector_norm,
+                {
+                    "input": self,
+                    "ord": ord,
+                    "dim": dim,
+                    "keepdim": keepdim,
+                    "dtype": dtype,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3657,6 +4264,14 @@ def amax(
         raise kernel_error("amax", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                amax, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3689,6 +4304,14 @@ def amin(
         raise kernel_error("amin", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                amin, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3721,6 +4344,16 @@ def logsumexp(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                logsumexp,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3751,6 +4384,11 @@ def cumsum(
         raise kernel_error("cumsum", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = cumsum(input=self_t, dim=dim, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3781,6 +4419,14 @@ def cumprod(
         raise kernel_error("cumprod", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cumprod, {"input": self, "dim": dim, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3817,6 +4463,16 @@ def _softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _softmax,
+                {"input": self, "dim": dim, "half_to_float": half_to_float},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3857,6 +4513,16 @@ def _log_softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _log_softmax,
+                {"input": self, "dim": dim, "half_to_float": half_to_float},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4108,6 +4774,12 @@ def mm(
         raise kernel_error("mm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat2_t = tangent_of(mat2)
+            result_t = self_t @ mat2 + self @ mat2_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4158,6 +4830,12 @@ def dot(
         raise kernel_error("dot", kernel_failure, self=self_, tensor=tensor_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, tensor):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor_t = tangent_of(tensor)
+            result_t = self_t @ tensor + self @ tensor_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4186,6 +4864,12 @@ def mv(
         raise kernel_error("mv", kernel_failure, self=self_, vec=vec_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, vec):
+        with formula_mode():
+            self_t = tangent_of(self)
+            vec_t = tangent_of(vec)
+            result_t = self_t @ vec + self @ vec_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4214,6 +4898,12 @@ def bmm(
         raise kernel_error("bmm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat2_t = tangent_of(mat2)
+            result_t = linalg.bmm(self_t, mat2) + linalg.bmm(self, mat2_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4281,6 +4971,15 @@ def addmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, mat1, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat1_t = tangent_of(mat1)
+            mat2_t = tangent_of(mat2)
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(mat1_t @ mat2 + mat1 @ mat2_t, alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4328,6 +5027,17 @@ def baddbmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, batch1, batch2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            batch1_t = tangent_of(batch1)
+            batch2_t = tangent_of(batch2)
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(
+                linalg.bmm(batch1_t, batch2) + linalg.bmm(batch1, batch2_t), alpha
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4351,6 +5061,11 @@ def trace(
         raise kernel_error("trace", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = trace(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4379,6 +5094,18 @@ def linalg_inv_ex(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            inverse_t = -(outputs[0] @ (A_t @ outputs[0]))
+        set_fw_grads(
+            outputs,
+            (
+                inverse_t,
+                None,
+            ),
+        )
+    if grad_fn is not None:
         grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
@@ -4416,6 +5143,12 @@ def linalg_det(
         raise kernel_error("linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4457,6 +5190,11 @@ def t(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = t(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4488,6 +5226,11 @@ def transpose_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = transpose_int(input=self_t, dim0=dim0, dim1=dim1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4514,6 +5257,11 @@ def permute_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = permute_default(input=self_t, dims=dims)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4540,6 +5288,11 @@ def view_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = view_default(input=self_t, size=size)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4589,6 +5342,11 @@ def expand_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = expand_default(input=self_t, size=size, implicit=implicit)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4614,6 +5372,11 @@ def cat(
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = cat(tensors=tensors_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4639,6 +5402,11 @@ def stack(
         raise kernel_error("stack", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = stack(tensors=tensors_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4669,6 +5437,11 @@ def select_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = select_int(input=self_t, dim=dim, index=index)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4707,6 +5480,13 @@ def select_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = select_backward(
+                grad_output=grad_output_t, input_sizes=input_sizes, dim=dim, index=index
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4751,6 +5531,13 @@ def slice_Tensor(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = slice_Tensor(
+                input=self_t, dim=dim, start=start, end=end, step=step
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4799,6 +5586,18 @@ def slice_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = slice_backward(
+                grad_output=grad_output_t,
+                input_sizes=input_sizes,
+                dim=dim,
+                start=start,
+                end=end,
+                step=step,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4833,6 +5632,11 @@ def split_Tensor(
     make_views(outputs, self, "Split")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -4910,6 +5714,11 @@ def split_with_sizes(
     make_views(outputs, self, "SplitWithSizes")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_with_sizes(input=self_t, split_sizes=split_sizes, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -4936,6 +5745,11 @@ def unbind_int(
     make_views(outputs, self, "Unbind")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unbind_int(input=self_t, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -4962,6 +5776,11 @@ def _to_copy(
         raise kernel_error("_to_copy", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _to_copy(input=self_t, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4987,6 +5806,11 @@ def flip_default(
         raise kernel_error("flip", kernel_failure, self=self_, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = flip_default(input=self_t, dims=dims)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5012,6 +5836,11 @@ def tril(
         raise kernel_error("tril", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = tril(input=self_t, diagonal=diagonal)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5037,6 +5866,11 @@ def triu(
         raise kernel_error("triu", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = triu(input=self_t, diagonal=diagonal)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5072,6 +5906,11 @@ def diagonal(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = diagonal(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5112,6 +5951,11 @@ def diag_embed(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = diag_embed(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5154,6 +5998,17 @@ def diagonal_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = diagonal_backward(
+                grad_output=grad_output_t,
+                input_sizes=input_sizes,
+                offset=offset,
+                dim1=dim1,
+                dim2=dim2,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5334,6 +6189,11 @@ def squeeze_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_default(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5360,6 +6220,11 @@ def squeeze_dim(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dim(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5386,6 +6251,11 @@ def squeeze_dims(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dims(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5404,6 +6274,7 @@ def squeeze__default(
         grad_fn = SqueezeBackward3()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, None))
     except ValueError as kernel_failure:
@@ -5411,6 +6282,11 @@ def squeeze__default(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_default(input=self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5431,6 +6307,7 @@ def squeeze__dim(
         grad_fn = SqueezeBackward4()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -5438,6 +6315,11 @@ def squeeze__dim(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dim(input=self_t, dim=dim)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5458,6 +6340,7 @@ def squeeze__dims(
         grad_fn = SqueezeBackward5()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -5465,6 +6348,11 @@ def squeeze__dims(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dims(input=self_t, dim=dim)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5491,6 +6379,11 @@ def unsqueeze(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsqueeze(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5517,6 +6410,11 @@ def index_Tensor(
         raise kernel_error("index", kernel_failure, self=self_, indices=indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = index_Tensor(input=self_t, indices=index_tensors(indices))
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5548,6 +6446,11 @@ def index_select(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = index_select(input=self_t, dim=dim, index=index)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5587,6 +6490,13 @@ def gather(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gather(
+                input=self_t, dim=dim, index=index, sparse_grad=sparse_grad
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5622,6 +6532,12 @@ def scatter_src(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_src(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5656,6 +6572,11 @@ def scatter_value(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.scatter_fill(self_t, dim, index, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5691,6 +6612,12 @@ def scatter_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_add(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5736,6 +6663,14 @@ def index_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = index_add(
+                input=self_t, dim=dim, index=index, source=source_t, alpha=alpha
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5765,6 +6700,11 @@ def masked_fill_Scalar(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.masked_fill(self_t, mask, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5797,6 +6737,14 @@ def masked_fill_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = indexing.masked_fill(self_t, mask, 0) + elementwise.where(
+                mask, value_t, 0
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5823,6 +6771,11 @@ def masked_select(
         raise kernel_error("masked_select", kernel_failure, self=self_, mask=mask_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = masked_select(input=self_t, mask=mask)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5928,6 +6881,11 @@ def roll(
         raise kernel_error("roll", kernel_failure, self=self_, shifts=shifts, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = roll(input=self_t, shifts=shifts, dims=dims)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5954,6 +6912,11 @@ def repeat_default(
         raise kernel_error("repeat", kernel_failure, self=self_, repeats=repeats)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = repeat_default(input=self_t, repeats=repeats)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6094,6 +7057,11 @@ def clone(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = clone(input=self_t, memory_format=memory_format)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6140,6 +7108,15 @@ def constant_pad_nd(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                constant_pad_nd,
+                {"input": self, "pad": pad, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6207,6 +7184,11 @@ def _unsafe_view(
         raise kernel_error("_unsafe_view", kernel_failure, self=self_, size=size)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _unsafe_view(input=self_t, size=size)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6237,6 +7219,11 @@ def _reshape_alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _reshape_alias(input=self_t, size=size, stride=stride)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6260,6 +7247,11 @@ def alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = alias(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6284,6 +7276,7 @@ def add__Tensor(
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(
             self,
@@ -6300,6 +7293,12 @@ def add__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = add_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6324,6 +7323,7 @@ def sub__Tensor(
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(
             self,
@@ -6340,6 +7340,12 @@ def sub__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = sub_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6364,6 +7370,9 @@ def mul__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -6371,6 +7380,12 @@ def mul__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = other_t * original_self + self_t * other
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6395,6 +7410,7 @@ def div__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(self, np.true_divide(self_, other_))
     except ValueError as kernel_failure:
@@ -6402,6 +7418,12 @@ def div__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t - other_t * result) / other
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6424,6 +7446,9 @@ def pow__Scalar(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.power(self_, exponent))
     except ValueError as kernel_failure:
@@ -6431,6 +7456,11 @@ def pow__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.pow_backward(self_t, original_self, exponent)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6455,6 +7485,11 @@ def pow__Tensor(
             grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, exponent
+    )
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.power(self_, exponent_))
     except ValueError as kernel_failure:
@@ -6462,6 +7497,17 @@ def pow__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            exponent_t = tangent_of(exponent)
+            result_t = elementwise.pow_backward_self(
+                self_t, original_self, exponent
+            ) + elementwise.pow_backward_exponent(
+                exponent_t, original_self, exponent, result
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6480,6 +7526,7 @@ def neg_(
         check_inplace(self)
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.negative(self_))
     except ValueError as kernel_failure:
@@ -6487,6 +7534,11 @@ def neg_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = neg(input=self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6505,6 +7557,7 @@ def reciprocal_(
         check_inplace(self)
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.reciprocal(self_))
     except ValueError as kernel_failure:
@@ -6512,6 +7565,12 @@ def reciprocal_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -self_t * (result * result)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6531,6 +7590,7 @@ def exp_(
         check_inplace(self)
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.exp(self_))
     except ValueError as kernel_failure:
@@ -6538,6 +7598,12 @@ def exp_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6558,6 +7624,9 @@ def log_(
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log(self_))
     except ValueError as kernel_failure:
@@ -6565,6 +7634,11 @@ def log_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / original_self
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6584,6 +7658,9 @@ def sin_(
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sin(self_))
     except ValueError as kernel_failure:
@@ -6591,6 +7668,11 @@ def sin_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cos(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6610,6 +7692,9 @@ def cos_(
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.cos(self_))
     except ValueError as kernel_failure:
@@ -6617,6 +7702,11 @@ def cos_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.sin(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6635,6 +7725,7 @@ def tanh_(
         check_inplace(self)
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.tanh(self_))
     except ValueError as kernel_failure:
@@ -6642,6 +7733,12 @@ def tanh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result * result)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6661,6 +7758,7 @@ def sigmoid_(
         check_inplace(self)
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -6668,6 +7766,12 @@ def sigmoid_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result) * result
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6686,6 +7790,7 @@ def relu_(
         check_inplace(self)
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.relu(self_))
     except ValueError as kernel_failure:
@@ -6693,6 +7798,12 @@ def relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.threshold_backward(self_t, result, 0)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6712,6 +7823,7 @@ def sqrt_(
         check_inplace(self)
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.sqrt(self_))
     except ValueError as kernel_failure:
@@ -6719,6 +7831,12 @@ def sqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (2 * result)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6738,6 +7856,9 @@ def abs_(
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.abs(self_))
     except ValueError as kernel_failure:
@@ -6745,6 +7866,11 @@ def abs_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sign(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6770,6 +7896,9 @@ def clamp_(
         grad_fn._saved_max = max
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min, max))
     except ValueError as kernel_failure:
@@ -6777,6 +7906,11 @@ def clamp_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.clamp_backward(self_t, original_self, min, max)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6799,6 +7933,9 @@ def clamp_min__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min, None))
     except ValueError as kernel_failure:
@@ -6806,6 +7943,11 @@ def clamp_min__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(original_self >= min, self_t, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6828,6 +7970,9 @@ def clamp_max__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max))
     except ValueError as kernel_failure:
@@ -6835,6 +7980,11 @@ def clamp_max__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(original_self <= max, self_t, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6859,6 +8009,11 @@ def fill_Scalar(
         raise kernel_error("fill", kernel_failure, self=self_, value=value)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6884,6 +8039,12 @@ def fill_Tensor(
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = elementwise.zeros_like(self_t) + value_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6903,6 +8064,7 @@ def fill__Scalar(
         check_inplace(self)
         grad_fn = FillBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.full_like(self_, value))
     except ValueError as kernel_failure:
@@ -6910,6 +8072,11 @@ def fill__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6930,6 +8097,7 @@ def fill__Tensor(
         grad_fn = FillBackward3()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
         write_inplace(self, np.full_like(self_, value_))
     except ValueError as kernel_failure:
@@ -6937,6 +8105,12 @@ def fill__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = elementwise.zeros_like(self_t) + value_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6954,6 +8128,7 @@ def zero_(
         check_inplace(self)
         grad_fn = ZeroBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.zeros_like(self_))
     except ValueError as kernel_failure:
@@ -6961,6 +8136,11 @@ def zero_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6983,6 +8163,7 @@ def masked_fill__Scalar(
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
@@ -6992,6 +8173,11 @@ def masked_fill__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.masked_fill(self_t, mask, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7015,6 +8201,7 @@ def masked_fill__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value_)))
     except ValueError as kernel_failure:
@@ -7024,6 +8211,14 @@ def masked_fill__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = indexing.masked_fill(self_t, mask, 0) + elementwise.where(
+                mask, value_t, 0
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7054,6 +8249,7 @@ def index_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
     try:
         write_inplace(
             self, shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
@@ -7071,6 +8267,14 @@ def index_add_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = index_add(
+                input=self_t, dim=dim, index=index, source=source_t, alpha=alpha
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7097,6 +8301,7 @@ def scatter__src(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, src_)))
     except ValueError as kernel_failure:
@@ -7106,6 +8311,12 @@ def scatter__src(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_src(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7131,6 +8342,7 @@ def scatter__value(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, value)))
     except ValueError as kernel_failure:
@@ -7140,6 +8352,11 @@ def scatter__value(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.scatter_fill(self_t, dim, index, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7166,6 +8383,7 @@ def scatter_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
     try:
         write_inplace(
             self, shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
@@ -7177,6 +8395,12 @@ def scatter_add_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_add(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7205,6 +8429,9 @@ def div__Tensor_mode(
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.divide(self_, other_, rounding_mode))
     except ValueError as kernel_failure:
@@ -7218,6 +8445,20 @@ def div__Tensor_mode(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor_mode,
+                {
+                    "input": original_self,
+                    "other": other,
+                    "rounding_mode": rounding_mode,
+                },
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7248,6 +8489,9 @@ def addcmul_(
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, tensor1, tensor2
+    )
     try:
         write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
@@ -7262,6 +8506,13 @@ def addcmul_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7292,6 +8543,9 @@ def addcdiv_(
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, tensor1, tensor2
+    )
     try:
         write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
@@ -7306,6 +8560,15 @@ def addcdiv_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (
+                (tensor1_t * tensor2 - tensor1 * tensor2_t) / (tensor2 * tensor2)
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7328,6 +8591,7 @@ def lerp__Scalar(
         grad_fn = LerpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, end)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight))
     except ValueError as kernel_failure:
@@ -7335,6 +8599,12 @@ def lerp__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            result_t = lerp_Scalar(input=self_t, end=end_t, weight=weight)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7362,6 +8632,11 @@ def lerp__Tensor(
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, end, weight
+    )
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight_))
     except ValueError as kernel_failure:
@@ -7371,6 +8646,15 @@ def lerp__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            weight_t = tangent_of(weight)
+            result_t = (
+                self_t + weight * (end_t - self_t) + weight_t * (end - original_self)
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7395,6 +8679,9 @@ def hypot_(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.hypot(self_, other_))
     except ValueError as kernel_failure:
@@ -7402,6 +8689,13 @@ def hypot_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t * original_self + other_t * other) / result
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7425,6 +8719,9 @@ def copysign__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.copysign(self_, other_))
     except ValueError as kernel_failure:
@@ -7432,6 +8729,17 @@ def copysign__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                copysign_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7454,6 +8762,9 @@ def copysign__Scalar(
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.copysign(self_, other))
     except ValueError as kernel_failure:
@@ -7461,6 +8772,14 @@ def copysign__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.copysign_tensor_self_backward(
+                self_t, original_self, result
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7482,6 +8801,7 @@ def remainder__Scalar(
         check_inplace(self)
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.remainder(self_, other))
     except ValueError as kernel_failure:
@@ -7489,6 +8809,11 @@ def remainder__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7513,6 +8838,9 @@ def remainder__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.remainder(self_, other_))
     except ValueError as kernel_failure:
@@ -7520,6 +8848,12 @@ def remainder__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_floor(original_self, other)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7540,6 +8874,7 @@ def fmod__Scalar(
         check_inplace(self)
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.fmod(self_, other))
     except ValueError as kernel_failure:
@@ -7547,6 +8882,11 @@ def fmod__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7571,6 +8911,9 @@ def fmod__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.fmod(self_, other_))
     except ValueError as kernel_failure:
@@ -7578,6 +8921,12 @@ def fmod__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_trunc(original_self, other)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7602,6 +8951,9 @@ def xlogy__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.xlogy(self_, other_))
     except ValueError as kernel_failure:
@@ -7609,6 +8961,16 @@ def xlogy__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                xlogy_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7631,6 +8993,9 @@ def xlogy__Scalar_Other(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
@@ -7638,6 +9003,17 @@ def xlogy__Scalar_Other(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                elementwise.xlogy(self_t, other)
+                if other > 0
+                else elementwise.where(
+                    original_self == 0, 0, elementwise.xlogy(self_t, other)
+                )
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7662,6 +9038,9 @@ def clamp_min__Tensor(
             grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, min)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min_, None))
     except ValueError as kernel_failure:
@@ -7669,6 +9048,12 @@ def clamp_min__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            result_t = elementwise.where(original_self >= min, self_t, min_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7693,6 +9078,9 @@ def clamp_max__Tensor(
             grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, max)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max_))
     except ValueError as kernel_failure:
@@ -7700,6 +9088,12 @@ def clamp_max__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            max_t = tangent_of(max)
+            result_t = elementwise.where(original_self <= max, self_t, max_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7724,6 +9118,9 @@ def nan_to_num_(
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(
             self,
@@ -7743,6 +9140,11 @@ def nan_to_num_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.isfinite(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7765,6 +9167,9 @@ def logit_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.logit(self_, eps))
     except ValueError as kernel_failure:
@@ -7772,6 +9177,11 @@ def logit_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.logit_backward(self_t, original_self, eps)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7792,6 +9202,7 @@ def round__decimals(
         check_inplace(self)
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.round(self_, decimals))
     except ValueError as kernel_failure:
@@ -7799,6 +9210,11 @@ def round__decimals(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7818,6 +9234,9 @@ def asin_(
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arcsin(self_))
     except ValueError as kernel_failure:
@@ -7825,6 +9244,11 @@ def asin_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(-original_self * original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7844,6 +9268,9 @@ def acos_(
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arccos(self_))
     except ValueError as kernel_failure:
@@ -7851,6 +9278,11 @@ def acos_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.rsqrt(-original_self * original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7870,6 +9302,9 @@ def atan_(
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arctan(self_))
     except ValueError as kernel_failure:
@@ -7877,6 +9312,11 @@ def atan_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self * original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7896,6 +9336,9 @@ def sinh_(
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sinh(self_))
     except ValueError as kernel_failure:
@@ -7903,6 +9346,11 @@ def sinh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cosh(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7922,6 +9370,9 @@ def cosh_(
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.cosh(self_))
     except ValueError as kernel_failure:
@@ -7929,6 +9380,11 @@ def cosh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sinh(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7947,6 +9403,7 @@ def tan_(
         check_inplace(self)
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.tan(self_))
     except ValueError as kernel_failure:
@@ -7954,6 +9411,12 @@ def tan_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 + result**2)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7974,6 +9437,9 @@ def log2_(
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log2(self_))
     except ValueError as kernel_failure:
@@ -7981,6 +9447,11 @@ def log2_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self * 0.6931471805599453)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8000,6 +9471,9 @@ def log10_(
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log10(self_))
     except ValueError as kernel_failure:
@@ -8007,6 +9481,11 @@ def log10_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self * 2.3025850929940455)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8026,6 +9505,9 @@ def log1p_(
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log1p(self_))
     except ValueError as kernel_failure:
@@ -8033,6 +9515,11 @@ def log1p_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8051,6 +9538,7 @@ def expm1_(
         check_inplace(self)
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.expm1(self_))
     except ValueError as kernel_failure:
@@ -8058,6 +9546,12 @@ def expm1_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (result + 1)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -8077,6 +9571,7 @@ def exp2_(
         check_inplace(self)
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.exp2(self_))
     except ValueError as kernel_failure:
@@ -8084,6 +9579,12 @@ def exp2_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result * 0.6931471805599453
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -8103,6 +9604,7 @@ def rsqrt_(
         check_inplace(self)
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.reciprocal(np.sqrt(self_)))
     except ValueError as kernel_failure:
@@ -8110,6 +9612,12 @@ def rsqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -0.5 * self_t * result**3
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -8128,6 +9636,7 @@ def floor_(
         check_inplace(self)
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.floor(self_))
     except ValueError as kernel_failure:
@@ -8135,6 +9644,11 @@ def floor_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8152,6 +9666,7 @@ def ceil_(
         check_inplace(self)
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.ceil(self_))
     except ValueError as kernel_failure:
@@ -8159,6 +9674,11 @@ def ceil_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8176,6 +9696,7 @@ def round__default(
         check_inplace(self)
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.round(self_))
     except ValueError as kernel_failure:
@@ -8183,6 +9704,11 @@ def round__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8200,6 +9726,7 @@ def trunc_(
         check_inplace(self)
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.trunc(self_))
     except ValueError as kernel_failure:
@@ -8207,6 +9734,11 @@ def trunc_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8224,6 +9756,7 @@ def frac_(
         check_inplace(self)
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, self_ - np.trunc(self_))
     except ValueError as kernel_failure:
@@ -8231,6 +9764,11 @@ def frac_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8248,6 +9786,7 @@ def sign_(
         check_inplace(self)
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.sign(self_))
     except ValueError as kernel_failure:
@@ -8255,6 +9794,11 @@ def sign_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8274,6 +9818,9 @@ def erf_(
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.erf(self_))
     except ValueError as kernel_failure:
@@ -8281,6 +9828,13 @@ def erf_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8300,6 +9854,9 @@ def erfc_(
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.erfc(self_))
     except ValueError as kernel_failure:
@@ -8307,6 +9864,13 @@ def erfc_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                -1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8426,6 +9990,27 @@ def convolution(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                convolution,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "transposed": transposed,
+                    "output_padding": output_padding,
+                    "groups": groups,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8475,6 +10060,23 @@ def max_pool2d_with_indices(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_pool2d_with_indices,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "ceil_mode": ceil_mode,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
     return tuple(outputs)
 
@@ -8563,6 +10165,19 @@ def avg_pool2d(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = avg_pool2d(
+                input=self_t,
+                kernel_size=kernel_size,
+                stride=stride,
+                padding=padding,
+                ceil_mode=ceil_mode,
+                count_include_pad=count_include_pad,
+                divisor_override=divisor_override,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8592,6 +10207,13 @@ def _adaptive_avg_pool2d_default(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _adaptive_avg_pool2d_default(
+                input=self_t, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8652,6 +10274,23 @@ def native_layer_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_layer_norm,
+                {
+                    "input": input,
+                    "normalized_shape": normalized_shape,
+                    "weight": weight,
+                    "bias": bias,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -8744,6 +10383,26 @@ def native_batch_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_batch_norm,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "running_mean": running_mean,
+                    "running_var": running_var,
+                    "training": training,
+                    "momentum": momentum,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -8812,6 +10471,26 @@ def native_group_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_group_norm,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "N": N,
+                    "C": C,
+                    "HxW": HxW,
+                    "group": group,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -8855,6 +10534,17 @@ def embedding(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(weight):
+        with formula_mode():
+            weight_t = tangent_of(weight)
+            result_t = embedding(
+                weight=weight_t,
+                indices=indices,
+                padding_idx=padding_idx,
+                scale_grad_by_freq=scale_grad_by_freq,
+                sparse=sparse,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8882,6 +10572,11 @@ def gelu(
         raise kernel_error("gelu", kernel_failure, self=self_, approximate=approximate)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.gelu_backward(self_t, self, approximate)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8905,6 +10600,11 @@ def silu(
         raise kernel_error("silu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.silu_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8928,6 +10628,11 @@ def mish(
         raise kernel_error("mish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.mish_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8959,6 +10664,11 @@ def softplus(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.softplus_backward(self_t, self, beta, threshold)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8998,6 +10708,11 @@ def elu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward(self_t, self, alpha, scale, input_scale)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9039,6 +10754,11 @@ def celu(
         raise kernel_error("celu", kernel_failure, self=self_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward(self_t, self, alpha, 1.0, 1.0 / alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9067,6 +10787,11 @@ def leaky_relu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.leaky_relu_backward(self_t, self, negative_slope)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9098,6 +10823,11 @@ def hardtanh(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardtanh_backward(self_t, self, min_val, max_val)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9121,6 +10851,11 @@ def hardswish(
         raise kernel_error("hardswish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardswish_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9144,6 +10879,11 @@ def hardsigmoid(
         raise kernel_error("hardsigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardsigmoid_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9167,6 +10907,11 @@ def log_sigmoid(
         raise kernel_error("log_sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.log_sigmoid_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9187,6 +10932,7 @@ def leaky_relu_(
         grad_fn = LeakyReluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.leaky_relu_kernel(self_, negative_slope))
     except ValueError as kernel_failure:
@@ -9196,6 +10942,12 @@ def leaky_relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.leaky_relu_backward(self_t, result, negative_slope)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -9223,6 +10975,7 @@ def elu_(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.elu_kernel(self_, alpha, scale, input_scale))
     except ValueError as kernel_failure:
@@ -9237,6 +10990,14 @@ def elu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward_result(
+                self_t, result, alpha, scale, input_scale
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -9258,6 +11019,7 @@ def celu_(
         grad_fn = CeluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.celu_kernel(self_, alpha))
     except ValueError as kernel_failure:
@@ -9265,6 +11027,14 @@ def celu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward_result(
+                self_t, result, alpha, 1.0, 1.0 / alpha
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -9290,6 +11060,9 @@ def hardtanh_(
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardtanh_kernel(self_, min_val, max_val))
     except ValueError as kernel_failure:
@@ -9299,6 +11072,13 @@ def hardtanh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardtanh_backward(
+                self_t, original_self, min_val, max_val
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9317,6 +11097,9 @@ def silu_(
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, self_ * activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -9324,6 +11107,11 @@ def silu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.silu_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9342,6 +11130,9 @@ def mish_(
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.mish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9349,6 +11140,11 @@ def mish_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.mish_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9367,6 +11163,9 @@ def hardswish_(
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardswish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9374,6 +11173,11 @@ def hardswish_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardswish_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9392,6 +11196,9 @@ def hardsigmoid_(
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardsigmoid_kernel(self_))
     except ValueError as kernel_failure:
@@ -9399,6 +11206,11 @@ def hardsigmoid_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardsigmoid_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9432,6 +11244,16 @@ def mse_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                mse_loss,
+                {"input": self, "target": target, "reduction": reduction},
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9475,6 +11297,16 @@ def smooth_l1_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                smooth_l1_loss,
+                {"input": self, "target": target, "reduction": reduction, "beta": beta},
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9518,6 +11350,21 @@ def huber_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                huber_loss,
+                {
+                    "input": self,
+                    "target": target,
+                    "reduction": reduction,
+                    "delta": delta,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9563,6 +11410,21 @@ def binary_cross_entropy(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                binary_cross_entropy,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9620,6 +11482,22 @@ def binary_cross_entropy_with_logits(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                binary_cross_entropy_with_logits,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "pos_weight": pos_weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9669,6 +11547,21 @@ def nll_loss_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nll_loss_forward,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                    "ignore_index": ignore_index,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("nll_loss_forward", ("output", "total_weight"))(*outputs)
 
 
@@ -9720,6 +11613,21 @@ def nll_loss2d_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nll_loss2d_forward,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                    "ignore_index": ignore_index,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("nll_loss2d_forward", ("output", "total_weight"))(*outputs)
 
 

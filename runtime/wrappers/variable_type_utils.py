@@ -43,10 +43,32 @@ from yamlgrad.runtime.autograd.node import (
     output_metadata,
 )
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.wrappers.forward_grad import (
+    any_has_forward_grad,
+    derived_jvp,
+    forward_ad_state,
+    formula_mode,
+    index_tensors,
+    set_fw_grad,
+    set_fw_grad_inplace,
+    set_fw_grads,
+    tangent_of,
+    tangents_of,
+)
 
 # What the generated wrappers call: VariableType.py imports exactly these names, and
 # the generator refuses an op or argument that would hide one.
 __all__ = [
+    "forward_ad_state",
+    "any_has_forward_grad",
+    "tangent_of",
+    "tangents_of",
+    "formula_mode",
+    "set_fw_grad",
+    "set_fw_grads",
+    "set_fw_grad_inplace",
+    "derived_jvp",
+    "index_tensors",
     "tensor_arg",
     "tensor_list_arg",
     "tensor_optional_list_arg",
