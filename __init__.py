@@ -58,5 +58,6 @@ else:
         ("utils.data", utils.data),  # noqa: F405
         ("viz", viz),  # noqa: F405
         ("testing", testing),  # noqa: F405
+        ("func", func),  # noqa: F405
     ):
         sys.modules[f"{__name__}.{_public}"] = _module

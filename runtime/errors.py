@@ -249,3 +249,100 @@ def silence_numpy_warnings(package: str) -> None:
     wins. It costs nothing per op, unlike a numpy errstate around each kernel."""
     pattern = re.escape(package) + r"(\.|$)"
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=pattern)
+
+
+# -- vmap and the function transforms (torch.func, torch.autograd.functional) ------
+
+ERR_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+ERR_VMAP_ITEM = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+    "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+    "other operations. If error is occurring somewhere inside PyTorch internals, "
+    "please file a bug report."
+)
+ERR_VMAP_CONTROL_FLOW = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+    "control flow. We don't support that yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues ."
+)
+ERR_VMAP_FALLBACK = (
+    "There is a performance drop because we have not yet implemented the batching "
+    "rule for {op}. Please file us an issue on GitHub so that we can prioritize its "
+    "implementation."
+)
+ERR_VMAP_SIZES = (
+    "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+    "sizes {sizes} for the mapped dimension"
+)
+ERR_VMAP_NO_INPUTS = (
+    "vmap({fn})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
+    "are trying to vmap over a function with no inputs. The latter is unsupported."
+)
+ERR_VMAP_IN_DIMS_TYPE = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or "
+    "a (potentially nested) tuple matching the structure of inputs, got: {kind}."
+)
+ERR_VMAP_IN_DIMS_STRUCTURE = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+    "the structure of `inputs`. in_dims has structure {dims_spec} but inputs has "
+    "structure {inputs_spec}."
+)
+ERR_VMAP_IN_DIM_RANGE = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for some "
+    "input, but that input is a Tensor of dimensionality {ndim} so expected in_dim "
+    "to satisfy -{ndim} <= in_dim < {ndim}."
+)
+ERR_VMAP_IN_DIM_NON_TENSOR = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for an input "
+    "but the input is of type {kind}. We cannot vmap over non-Tensor arguments, "
+    "please use None as the respective in_dim"
+)
+ERR_VMAP_OUT_DIMS_STRUCTURE = (
+    "vmap({fn}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+    "with the structure of `outputs`. out_dims has structure {dims_spec} but "
+    "outputs has structure {outputs_spec}."
+)
+ERR_VMAP_OUTPUT_TYPE = (
+    "vmap({fn}, ...): `{fn}` must only return Tensors, got type {kind}. Did you "
+    "mean to set out_dims= to None for output?"
+)
+ERR_VMAP_RANDOMNESS = (
+    "Only allowed values for randomness are 'error', 'different', or 'same'. "
+    "Got {randomness}"
+)
+ERR_VMAP_RANDOM = (
+    "vmap: called random operation while in randomness error mode. Please either "
+    "use the 'same' or 'different' randomness flags on vmap or perform the "
+    "randomness operation out of vmap"
+)
+ERR_VMAP_INPLACE = (
+    "vmap: {op}(self, *extra_args) is not possible because there exists a Tensor "
+    "`other` in extra_args that has more elements than `self`. This happened due "
+    "to `other` being vmapped over but `self` not being vmapped over in a vmap. "
+    "Please try to use out-of-place operators instead of {op}. If said operator is "
+    "being called inside the PyTorch framework, please file a bug report instead."
+)
+ERR_CHUNK_SIZE = "{api}: `chunk_size` should be greater than 0."
+ERR_ARGNUMS_TYPE = "argnums must be int or Tuple[int, ...], got: {kind}"
+ERR_ARGNUMS_EMPTY = "argnums must be non-empty"
+ERR_ARGNUMS_UNIQUE = "argnums elements must be unique, got {argnums}"
+ERR_ARGNUM_RANGE = "Got argnum={argnum}, but only {count} positional inputs"
+ERR_TRANSFORM_INPUT = "Thing passed to transform API must be Tensor, got {kind}"
+ERR_GRAD_SCALAR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+    "tensor with {ndim} dims. Maybe you wanted to use the vjp or jacrev APIs "
+    "instead?"
+)
+ERR_GRAD_TENSOR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {kind}"
+)
+ERR_HAS_AUX_TUPLE = (
+    "{api}(f)(*args): output of function f should be a tuple: (output, aux) if "
+    "has_aux is True"
+)
+ERR_AUX_TENSORS = "Expected tensors, got unsupported type {kind}"
+ERR_VJP_OUTPUTS = (
+    "vjp(f, *primals): expected f(*primals) to return only tensors, got "
+    "unsupported type {kind}"
+)
+ERR_REPARAMETRIZE = "Error(s) in reparametrizing for {module}:\n\t{details}"
