@@ -316,11 +316,7 @@ ERR_VMAP_RANDOM = (
     "randomness operation out of vmap"
 )
 ERR_VMAP_INPLACE = (
-    "vmap: {op}(self, *extra_args) is not possible because there exists a Tensor "
-    "`other` in extra_args that has more elements than `self`. This happened due "
-    "to `other` being vmapped over but `self` not being vmapped over in a vmap. "
-    "Please try to use out-of-place operators instead of {op}. If said operator is "
-    "being called inside the PyTorch framework, please file a bug report instead."
+    "output with shape {shape} doesn't match the broadcast shape {broadcast}"
 )
 ERR_CHUNK_SIZE = "{api}: `chunk_size` should be greater than 0."
 ERR_ARGNUMS_TYPE = "argnums must be int or Tuple[int, ...], got: {kind}"

@@ -16,6 +16,8 @@ func.grad composes with vmap (eager_transforms.py).
 
 from __future__ import annotations
 
+import math
+from types import SimpleNamespace
 from typing import Any
 
 from yamlgrad.runtime import dtypes
@@ -25,6 +27,34 @@ from yamlgrad.runtime.errors import (
     ERR_VMAP_CONTROL_FLOW,
     ERR_NO_STORAGE,
 )
+
+
+class LogicalData:
+    """What a composite may read of a sample's ndarray (shape, dtype, layout)
+    without the ndarray, which does not exist: the sample counts as contiguous,
+    so reshape and contiguous take their view path, which the rules batch.
+    Anything else refuses, as a tensor without storage does."""
+
+    __slots__ = ("shape", "dtype")
+    flags = SimpleNamespace(c_contiguous=True, f_contiguous=False)
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(ERR_NO_STORAGE)
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(ERR_NO_STORAGE)
 
 
 class BatchedTensor(Tensor):
@@ -37,12 +67,9 @@ class BatchedTensor(Tensor):
         self._bdim = bdim
         self._batch_level = level
 
-    # The ndarray of one sample does not exist: code that reads it directly (and
-    # so bypasses the batching rules) is refused, as PyTorch refuses a data
-    # pointer of a tensor without storage.
     @property
-    def _data(self) -> Any:
-        raise RuntimeError(ERR_NO_STORAGE)
+    def _data(self) -> LogicalData:
+        return LogicalData(tuple(self.shape), self._value._data.dtype)
 
     @property
     def shape(self) -> Size:

@@ -30,6 +30,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import ERR_VMAP_FALLBACK, ERR_VMAP_INPLACE
@@ -130,9 +132,20 @@ def elementwise(call: Call) -> Any:
         return call.run(**changed)
     self_name = call.names[0]
     if self_name not in changed:
-        raise RuntimeError(ERR_VMAP_INPLACE.format(op=call.entry.split(".")[0]))
+        _refuse_unbatched_self(call, tensors)
     call.op(**{**call.args, **changed})
     return call.args[self_name]
+
+
+def _refuse_unbatched_self(call: Call, tensors: list[Tensor]) -> None:
+    """An in-place op cannot write a batch of results into one sample's tensor."""
+    self_ = call.args[call.names[0]]
+    broadcast = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    raise RuntimeError(
+        ERR_VMAP_INPLACE.format(
+            shape=list(self_.shape), broadcast=[call.size, *broadcast]
+        )
+    )
 
 
 def _shift(dim: Any, ndim: int) -> Any:
@@ -188,8 +201,8 @@ def reshape_like(call: Call) -> Any:
     """view, reshape: the new size with the batch size in front."""
     size = call.args[call.names[1]]
     size = (size,) if isinstance(size, int) else tuple(size)
-    return call.run(**{call.names[0]: call.front(call.args[call.names[0]]),
-                       call.names[1]: (call.size, *size)})
+    moved = call.front(call.args[call.names[0]])
+    return call.wrap(ops.reshape(moved, (call.size, *size)))
 
 
 def expand_like(call: Call) -> Any:
@@ -266,11 +279,22 @@ def transpose_2d(call: Call) -> Any:
     return ops.transpose(self_, 0, 1) if self_.ndim == 2 else ops.alias(self_)
 
 
-def no_inplace_view(call: Call) -> Any:
-    raise RuntimeError(
-        f"vmap: {call.entry.split('.')[0]}(self) changes the shape of a batched "
-        "tensor in place, which vmap does not support; use the out-of-place op"
-    )
+def squeeze_inplace(call: Call) -> Any:
+    """squeeze_: the value squeezed in place at the sample's size-1 dims (all of
+    them, or those of `dim`), the batch dim kept and its position updated."""
+    self_ = call.args["input"]
+    if not is_batched_at(self_, call.level):
+        return fallback(call)
+    dims = call.args.get("dim", tuple(range(self_.ndim)))
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    ndim = max(self_.ndim, 1)
+    squeezed = sorted({d % ndim for d in dims if self_.ndim and self_.shape[d] == 1})
+    for d in reversed(squeezed):
+        physical = d if d < self_._bdim else d + 1
+        ops.squeeze_(self_._value, physical)
+        if physical < self_._bdim:
+            self_._bdim -= 1
+    return self_
 
 
 # Decompositions: rules written as the op's logical meaning in other ops, each of
@@ -360,7 +384,7 @@ RULES: dict[str, Rule] = {
     "baddbmm": _addmm,
     "linear": _linear,
     "trace": _trace,
-    **{entry: no_inplace_view for entry in ("squeeze_", "squeeze_.dim", "squeeze_.dims")},
+    **{entry: squeeze_inplace for entry in ("squeeze_", "squeeze_.dim", "squeeze_.dims")},
 }
 
 
@@ -388,7 +412,8 @@ def fallback(call: Call) -> Any:
     if _fallback_warning[0]:
         warnings.warn(ERR_VMAP_FALLBACK.format(op=f"aten::{call.entry}"), stacklevel=4)
     if call.inplace and not is_batched_at(call.args[call.names[0]], call.level):
-        raise RuntimeError(ERR_VMAP_INPLACE.format(op=call.entry.split(".")[0]))
+        tensors = [a for a in call.args.values() if isinstance(a, Tensor)]
+        _refuse_unbatched_self(call, tensors)
     results = []
     for index in range(call.size):
         sample = {name: _select(v, call, index) for name, v in call.args.items()}
