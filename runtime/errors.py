@@ -323,6 +323,7 @@ ERR_ARGNUMS_TYPE = "argnums must be int or Tuple[int, ...], got: {kind}"
 ERR_ARGNUMS_EMPTY = "argnums must be non-empty"
 ERR_ARGNUMS_UNIQUE = "argnums elements must be unique, got {argnums}"
 ERR_ARGNUM_RANGE = "Got argnum={argnum}, but only {count} positional inputs"
+ERR_TRANSFORM_FLOAT = "only Tensors of floating point dtype can require gradients"
 ERR_TRANSFORM_INPUT = "Thing passed to transform API must be Tensor, got {kind}"
 ERR_GRAD_SCALAR = (
     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "

@@ -41,6 +41,7 @@ from yamlgrad.runtime.errors import (
     ERR_GRAD_SCALAR,
     ERR_GRAD_TENSOR,
     ERR_HAS_AUX_TUPLE,
+    ERR_TRANSFORM_FLOAT,
     ERR_TRANSFORM_INPUT,
     ERR_VJP_OUTPUTS,
 )
@@ -68,6 +69,8 @@ class Leaf:
                 physical = ops.expand(ops.unsqueeze(physical, 0), (size, *physical.shape))
                 chain = [(lvl, b + 1 if lvl < level else b) for lvl, b in chain]
                 chain = sorted([*chain, (level, 0)])
+        if not physical.is_floating_point():
+            raise RuntimeError(ERR_TRANSFORM_FLOAT)
         if physical.requires_grad:
             physical = ops.alias(physical)
         else:
@@ -133,8 +136,12 @@ def backward(
     extra = [(lvl, t) for lvl, t in extra if lvl not in out_levels]
     if extra:
         return _backward_per_sample(outputs, cotangents, leaves, create_graph, extra)
-    physical_outputs = [unwrap_physical(o)[0] for o in outputs]
-    physical_cotangents = [_align(c, o) for c, o in zip(cotangents, outputs)]
+    pairs = [(unwrap_physical(o)[0], c, o) for c, o in zip(cotangents, outputs)]
+    pairs = [(p, c, o) for p, c, o in pairs if p.requires_grad]
+    if not pairs:  # the outputs do not depend on the inputs
+        return [leaf.gradient(None) for leaf in leaves]
+    physical_outputs = [p for p, _, _ in pairs]
+    physical_cotangents = [_align(c, o) for _, c, o in pairs]
     for c in physical_cotangents:
         if isinstance(c, BatchedTensor):
             raise RuntimeError(
