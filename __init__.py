@@ -59,5 +59,6 @@ else:
         ("viz", viz),  # noqa: F405
         ("testing", testing),  # noqa: F405
         ("func", func),  # noqa: F405
+        ("autograd.functional", autograd.functional),
     ):
         sys.modules[f"{__name__}.{_public}"] = _module

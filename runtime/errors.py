@@ -343,3 +343,101 @@ ERR_VJP_OUTPUTS = (
     "unsupported type {kind}"
 )
 ERR_REPARAMETRIZE = "Error(s) in reparametrizing for {module}:\n\t{details}"
+
+# torch.autograd.functional
+ERR_FUNCTIONAL_TYPE_AT = (
+    "The {arg} given to {fn} must be either a Tensor or a tuple of Tensors but the "
+    "value at index {index} has type {kind}."
+)
+ERR_FUNCTIONAL_TYPE = (
+    "The {arg} given to {fn} must be either a Tensor or a tuple of Tensors but the "
+    "given {arg} has type {kind}."
+)
+ERR_V_LENGTH = "v is a tuple of invalid length: should be {expected} but got {got}."
+ERR_V_SINGLE = "The given v should contain a single Tensor."
+ERR_V_SIZE = "{prefix}v has invalid size: should be {expected} but got {got}."
+ERR_V_NONE_OUTPUT = (
+    "The vector v can only be None if the user-provided function returns a single "
+    "Tensor with a single element."
+)
+ERR_V_NONE_INPUT = (
+    "The vector v can only be None if the input to the user-provided function is a "
+    "single Tensor with a single element."
+)
+ERR_STRICT_OUTPUT = (
+    "Output {i} of the user-provided function does not require gradients. The "
+    "outputs must be computed in a differentiable manner from the input when "
+    "running in strict mode."
+)
+ERR_STRICT_GRAD_INPUTS = (
+    "The gradient with respect to input {i} is independent of the inputs of the "
+    "user-provided function. This is not allowed in strict mode."
+)
+ERR_STRICT_JACOBIAN = (
+    "While computing the hessian, found that the jacobian of the user-provided "
+    "function with respect to input {i} is independent of the input. This is not "
+    "allowed in strict mode. You should ensure that your function is twice "
+    "differentiable and that the jacobian depends on the inputs (this would be "
+    "violated by a linear function for example)."
+)
+ERR_STRICT_HESSIAN = (
+    "The hessian of the user-provided function with respect to input {i} is "
+    "independent of the input. This is not allowed in strict mode. You should "
+    "ensure that your function is thrice differentiable and that the hessian "
+    "depends on the inputs."
+)
+ERR_STRICT_INDEPENDENT = (
+    "The output of the user-provided function is independent of input {i}. This is "
+    "not allowed in strict mode."
+)
+ERR_STRICT_INDEPENDENT_TRICK = (
+    "The gradient with respect to the input is independent of entry {i} in the "
+    "grad_outputs when using the double backward trick to compute forward mode "
+    "gradients. This is not allowed in strict mode."
+)
+ERR_STRICT_JACOBIAN_INDEPENDENT = (
+    "The jacobian of the user-provided function is independent of input {i}. This "
+    "is not allowed in strict mode."
+)
+ERR_STRICT_HESSIAN_INDEPENDENT = (
+    "The hessian of the user-provided function is independent of entry {i} in the "
+    "grad_jacobian. This is not allowed in strict mode as it prevents from using "
+    "the double backward trick to replace forward mode AD."
+)
+ERR_STRICT_CREATE_GRAPH = (
+    "The {what} of the user-provided function is independent of input {i}. This is "
+    "not allowed in strict mode when create_graph=True."
+)
+ERR_STRICT_JACOBIAN_OUTPUT = (
+    "Output {i} of the user-provided function is independent of input {j}. This is "
+    "not allowed in strict mode."
+)
+ERR_SINGLE_TENSOR = "The function given to {fn} should return a single Tensor"
+ERR_SINGLE_ELEMENT = (
+    "The Tensor returned by the function given to {fn} should contain a single "
+    "element"
+)
+ERR_STRATEGY = (
+    'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+    'function has more outputs than inputs, "forward-mode" tends to be more '
+    'performant. Otherwise, prefer to use "reverse-mode".'
+)
+ERR_HESSIAN_STRATEGY = 'Expected strategy to be either "forward-mode" or "reverse-mode".'
+ERR_FORWARD_CREATE_GRAPH = (
+    "torch.autograd.functional.jacobian: `create_graph=True` and "
+    '`strategy="forward-mode"` are not supported together (yet). Please either set '
+    '`create_graph=False` or `strategy="reverse-mode"`.'
+)
+ERR_FORWARD_STRICT = (
+    "torch.autograd.functional.jacobian: `strict=True` and "
+    '`strategy="forward-mode"` are not supported together (yet). Please either set '
+    '`strict=False` or `strategy="reverse-mode"`.'
+)
+ERR_FORWARD_VECTORIZE = (
+    "Computing Jacobian using forward-AD or forward-over-reverse Hessian "
+    "isonly implemented for `vectorize=True`."
+)
+ERR_VECTORIZE_STRICT = (
+    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+    "not supported together. Please either set `strict=False` or `vectorize=False`."
+)

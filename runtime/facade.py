@@ -22,6 +22,11 @@ from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime import dispatch, nn, optim, utils, testing, viz, dtypes, factories
 from yamlgrad.runtime import func
+from yamlgrad.runtime.func import autograd_functional
+
+# torch.autograd.functional lives above the autograd core (it needs vmap), so the
+# facade attaches it: `yg.autograd.functional`.
+autograd.functional = autograd_functional
 from yamlgrad.runtime.wrappers import inplace_ops, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,

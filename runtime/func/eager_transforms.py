@@ -79,6 +79,15 @@ class Leaf:
         self.chain = chain
         self.logical = rewrap(physical, chain)
 
+    @classmethod
+    def existing(cls, tensor: Tensor) -> Leaf:
+        """A tensor that already is a leaf of this computation (the inputs
+        autograd.functional has prepared), with no wrappers."""
+        leaf = cls.__new__(cls)
+        leaf.physical = leaf.logical = tensor
+        leaf.chain = []
+        return leaf
+
     def gradient(self, physical_grad: Tensor | None) -> Tensor:
         if physical_grad is None:
             physical_grad = factories.zeros_like(self.physical)
