@@ -422,7 +422,9 @@ ERR_STRATEGY = (
     'function has more outputs than inputs, "forward-mode" tends to be more '
     'performant. Otherwise, prefer to use "reverse-mode".'
 )
-ERR_HESSIAN_STRATEGY = 'Expected strategy to be either "forward-mode" or "reverse-mode".'
+ERR_HESSIAN_STRATEGY = (
+    'Expected strategy to be either "forward-mode" or "reverse-mode".'
+)
 ERR_FORWARD_CREATE_GRAPH = (
     "torch.autograd.functional.jacobian: `create_graph=True` and "
     '`strategy="forward-mode"` are not supported together (yet). Please either set '

@@ -21,7 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from yamlgrad.runtime import autograd, factories
-from yamlgrad.runtime.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from yamlgrad.runtime.autograd.grad_mode import (
+    enable_grad,
+    is_grad_enabled,
+    set_grad_enabled,
+)
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import (
@@ -81,8 +85,11 @@ def _untuple(result: Any, keep: bool | tuple[bool, bool]) -> Any:
 
 def _fresh(inputs: Tensors, create_graph: bool, need_graph: bool) -> Tensors:
     return tuple(
-        ops.alias(t) if create_graph and t.requires_grad
-        else t.detach().requires_grad_(need_graph)
+        (
+            ops.alias(t)
+            if create_graph and t.requires_grad
+            else t.detach().requires_grad_(need_graph)
+        )
         for t in inputs
     )
 
@@ -124,10 +131,14 @@ def _check_requires_grad(values: Any, kind: str, strict: bool) -> None:
             raise RuntimeError(_STRICT_TEXTS[kind].format(i=i))
 
 
-def _grad(outputs: Any, inputs: Tensors, seeds: Any = None, create_graph: bool = False) -> tuple:
+def _grad(
+    outputs: Any, inputs: Tensors, seeds: Any = None, create_graph: bool = False
+) -> tuple:
     """autograd.grad over the outputs that require grad, None where unused."""
     seeds = (None,) * len(outputs) if seeds is None else seeds
-    pairs = [(o, s) for o, s in zip(outputs, seeds) if o is not None and o.requires_grad]
+    pairs = [
+        (o, s) for o, s in zip(outputs, seeds) if o is not None and o.requires_grad
+    ]
     if not pairs:
         return (None,) * len(inputs)
     return autograd.grad(
@@ -148,7 +159,9 @@ _ZERO_TEXTS = {
 }
 
 
-def _zeros_for_none(grads: tuple, refs: Tensors, strict: bool, create_graph: bool, stage: str) -> Tensors:
+def _zeros_for_none(
+    grads: tuple, refs: Tensors, strict: bool, create_graph: bool, stage: str
+) -> Tensors:
     out = []
     for i, g in enumerate(grads):
         if g is None:
@@ -162,7 +175,9 @@ def _zeros_for_none(grads: tuple, refs: Tensors, strict: bool, create_graph: boo
     return tuple(out)
 
 
-def _seed(v: Any, refs: Tensors, refs_tuple: bool, fn: str, create_graph: bool, none_text: str) -> Any:
+def _seed(
+    v: Any, refs: Tensors, refs_tuple: bool, fn: str, create_graph: bool, none_text: str
+) -> Any:
     if v is None:
         if len(refs) != 1 or refs[0].numel() != 1:
             raise RuntimeError(none_text)
@@ -173,13 +188,23 @@ def _seed(v: Any, refs: Tensors, refs_tuple: bool, fn: str, create_graph: bool, 
     return v
 
 
-def _run(func: Callable[..., Any], inputs: Tensors, fn: str, strict: bool) -> tuple[bool, Tensors]:
-    is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn)
+def _run(
+    func: Callable[..., Any], inputs: Tensors, fn: str, strict: bool
+) -> tuple[bool, Tensors]:
+    is_tuple, outputs = _as_tuple(
+        func(*inputs), "outputs of the user-provided function", fn
+    )
     _check_requires_grad(outputs, "outputs", strict)
     return is_tuple, outputs
 
 
-def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def vjp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple:
     """The function's output and the vector-Jacobian product `v^T J`.
 
     >>> out, g = yg.autograd.functional.vjp(lambda x: x ** 2, yg.ones(2), yg.ones(2))
@@ -200,7 +225,13 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     )
 
 
-def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def jvp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple:
     """The function's output and the Jacobian-vector product `J v`, by the
     double-backward trick.
 
@@ -219,14 +250,18 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
     with set_grad_enabled(create_graph or is_grad_enabled()):
         tangents = _grad(grad_inputs, seeds, v, create_graph)
-        tangents = _zeros_for_none(tangents, outputs, strict, create_graph, "back_trick")
+        tangents = _zeros_for_none(
+            tangents, outputs, strict, create_graph, "back_trick"
+        )
     return (
         _untuple(_released(outputs, create_graph), outputs_tuple),
         _untuple(_released(tangents, create_graph), outputs_tuple),
     )
 
 
-def _jacobian_by_rows(outputs: Tensors, inputs: Tensors, create_graph: bool, strict: bool) -> tuple:
+def _jacobian_by_rows(
+    outputs: Tensors, inputs: Tensors, create_graph: bool, strict: bool
+) -> tuple:
     """One backward per output element: rows of each output's Jacobian."""
     jacobian = []
     for i, out in enumerate(outputs):
@@ -240,7 +275,9 @@ def _jacobian_by_rows(outputs: Tensors, inputs: Tensors, create_graph: bool, str
                         raise RuntimeError(ERR_STRICT_JACOBIAN_OUTPUT.format(i=i, j=k))
                     g = factories.zeros_like(inp)
                 elif strict and create_graph and not g.requires_grad:
-                    raise RuntimeError(ERR_STRICT_CREATE_GRAPH.format(what="jacobian", i=i))
+                    raise RuntimeError(
+                        ERR_STRICT_CREATE_GRAPH.format(what="jacobian", i=i)
+                    )
                 rows[k].append(g)
         jacobian.append(
             tuple(
@@ -251,24 +288,33 @@ def _jacobian_by_rows(outputs: Tensors, inputs: Tensors, create_graph: bool, str
     return tuple(jacobian)
 
 
-def _jacobian_vectorized(outputs: Tensors, inputs: Tensors, create_graph: bool) -> tuple:
+def _jacobian_vectorized(
+    outputs: Tensors, inputs: Tensors, create_graph: bool
+) -> tuple:
     """Every row at once: the vector-Jacobian product vmapped over the basis."""
     leaves = [eager_transforms.Leaf.existing(t) for t in inputs]
     jacobian = []
     for i, out in enumerate(outputs):
-        eye = ops.reshape(factories.eye(out.numel(), dtype=out.dtype), (out.numel(), *out.shape))
+        eye = ops.reshape(
+            factories.eye(out.numel(), dtype=out.dtype), (out.numel(), *out.shape)
+        )
 
         def rows(seed: Tensor, out: Tensor = out) -> tuple:
             return tuple(eager_transforms.backward([out], [seed], leaves, create_graph))
 
         stacked = _vmap(rows)(eye)
         jacobian.append(
-            tuple(ops.reshape(s, (*out.shape, *inp.shape)) for s, inp in zip(stacked, inputs))
+            tuple(
+                ops.reshape(s, (*out.shape, *inp.shape))
+                for s, inp in zip(stacked, inputs)
+            )
         )
     return tuple(jacobian)
 
 
-def _jacobian_forward(func: Callable[..., Any], inputs: Tensors, inputs_tuple: bool) -> Any:
+def _jacobian_forward(
+    func: Callable[..., Any], inputs: Tensors, inputs_tuple: bool
+) -> Any:
     """Column by column: a JVP per input element, vmapped over the basis."""
     with enable_grad():
         fresh = _fresh(inputs, False, True)
@@ -284,7 +330,9 @@ def _jacobian_forward(func: Callable[..., Any], inputs: Tensors, inputs_tuple: b
         def column(tangent: Tensor, grad_input: Any = grad_input) -> tuple:
             if grad_input is None:
                 return tuple(factories.zeros_like(o) for o in outputs)
-            return tuple(eager_transforms.backward([grad_input], [tangent], leaves, False))
+            return tuple(
+                eager_transforms.backward([grad_input], [tangent], leaves, False)
+            )
 
         stacked = _vmap(column)(eye)  # (n, *output.shape) per output
         columns.append(
@@ -336,7 +384,9 @@ def jacobian(
     return _untuple(_released(result, create_graph), (outputs_tuple, inputs_tuple))
 
 
-def _single_output(func: Callable[..., Any], fn: str, strict: bool) -> Callable[..., Any]:
+def _single_output(
+    func: Callable[..., Any], fn: str, strict: bool
+) -> Callable[..., Any]:
     """`func`, checked to return one Tensor of one element (squeezed to 0-d)."""
 
     def checked(*inputs: Tensor) -> Tensor:
@@ -388,7 +438,9 @@ def hessian(
     return _untuple(result, (inputs_tuple, inputs_tuple))
 
 
-def _scalar_output(func: Callable[..., Any], inputs: Tensors, fn: str, strict: bool) -> tuple[bool, Tensors]:
+def _scalar_output(
+    func: Callable[..., Any], inputs: Tensors, fn: str, strict: bool
+) -> tuple[bool, Tensors]:
     outputs_tuple, outputs = _run(func, inputs, fn, strict)
     if outputs_tuple:
         raise RuntimeError(ERR_SINGLE_TENSOR.format(fn=fn))
@@ -397,7 +449,13 @@ def _scalar_output(func: Callable[..., Any], inputs: Tensors, fn: str, strict: b
     return outputs_tuple, outputs
 
 
-def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def vhp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple:
     """The output of a scalar function and the vector-Hessian product `v^T H`.
 
     >>> yg.autograd.functional.vhp(lambda x: (x ** 3).sum(), yg.ones(2), yg.ones(2))[1]
@@ -419,7 +477,13 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     )
 
 
-def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def hvp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple:
     """The output of a scalar function and the Hessian-vector product `H v`, by
     the double-backward trick (equal to vhp, the Hessian being symmetric).
 
@@ -438,7 +502,9 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         _check_requires_grad(jac, "hessian", strict)
     with set_grad_enabled(create_graph or is_grad_enabled()):
         result = _grad(double_back, seeds, v, create_graph)
-        result = _zeros_for_none(result, inputs, strict, create_graph, "double_back_trick")
+        result = _zeros_for_none(
+            result, inputs, strict, create_graph, "double_back_trick"
+        )
     return (
         _untuple(_released(outputs, create_graph), outputs_tuple),
         _untuple(_released(result, create_graph), inputs_tuple),

@@ -66,7 +66,9 @@ class Leaf:
         physical, chain = unwrap_physical(value)
         for level, size, _ in vmap_module.LEVELS:
             if all(level != lvl for lvl, _ in chain):
-                physical = ops.expand(ops.unsqueeze(physical, 0), (size, *physical.shape))
+                physical = ops.expand(
+                    ops.unsqueeze(physical, 0), (size, *physical.shape)
+                )
                 chain = [(lvl, b + 1 if lvl < level else b) for lvl, b in chain]
                 chain = sorted([*chain, (level, 0)])
         if not physical.is_floating_point():
@@ -133,7 +135,11 @@ def _align(cotangent: Any, output: Any) -> Tensor:
 
 
 def _levels(t: Any) -> set[int]:
-    return {level for level, _ in unwrap_physical(t)[1]} if isinstance(t, Tensor) else set()
+    return (
+        {level for level, _ in unwrap_physical(t)[1]}
+        if isinstance(t, Tensor)
+        else set()
+    )
 
 
 def backward(
@@ -293,7 +299,9 @@ def _logical_ones(output: Tensor, physical_ones: Tensor) -> Tensor:
     return rewrap(physical_ones, unwrap_physical(output)[1])
 
 
-def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Callable[..., Any]:
+def grad(
+    func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """`torch.func.grad`: the function computing the gradient of `func`.
 
     >>> yg.func.grad(lambda x: x.sin().sum())(yg.zeros(2))
@@ -328,7 +336,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
             raise RuntimeError(ERR_VJP_OUTPUTS.format(kind=type(o)))
     keep = _reaches_outside([unwrap_physical(o)[0] for o in outputs], leaves)
 
-    def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
+    def vjp_fn(
+        cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None
+    ) -> tuple:
         flat_cotangents, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError(
@@ -337,7 +347,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
                 f"primal output: {out_spec}"
             )
         with enable_grad():
-            grads = backward(outputs, flat_cotangents, leaves, keep or bool(create_graph))
+            grads = backward(
+                outputs, flat_cotangents, leaves, keep or bool(create_graph)
+            )
         return tree_unflatten(grads, spec)
 
     result = (_release(output, keep), vjp_fn)
@@ -387,7 +399,10 @@ def jacrev(
         for index, o in enumerate(outputs):
 
             def one_output(ct: Tensor, index: int = index) -> Any:
-                cts = [ct if i == index else factories.zeros_like(x) for i, x in enumerate(outputs)]
+                cts = [
+                    ct if i == index else factories.zeros_like(x)
+                    for i, x in enumerate(outputs)
+                ]
                 return vjp_fn(tree_unflatten(cts, out_spec))
 
             jac = _basis_jacobian(one_output, o, chunk_size)

@@ -66,12 +66,16 @@ def _check_strict(module: Module, given: dict[str, Tensor]) -> None:
     unexpected = [k for k in given if k not in expected]
     missing = [k for k in expected if k not in given]
     if unexpected:
-        details.append("Unexpected key(s): " + ", ".join(repr(k) for k in unexpected) + ".")
+        details.append(
+            "Unexpected key(s): " + ", ".join(repr(k) for k in unexpected) + "."
+        )
     if missing:
         details.append("Missing key(s): " + ", ".join(repr(k) for k in missing) + ".")
     if details:
         raise RuntimeError(
-            ERR_REPARAMETRIZE.format(module=type(module).__name__, details="\n\t".join(details))
+            ERR_REPARAMETRIZE.format(
+                module=type(module).__name__, details="\n\t".join(details)
+            )
         )
 
 

@@ -126,7 +126,9 @@ def _batch_inputs(name: str, args: tuple, in_dims: Any) -> tuple[Any, int]:
     return (pairs, spec), sizes[0]
 
 
-def _unbatch_outputs(name: str, outputs: Any, out_dims: Any, level: int, size: int) -> Any:
+def _unbatch_outputs(
+    name: str, outputs: Any, out_dims: Any, level: int, size: int
+) -> Any:
     leaves, spec = tree_flatten(outputs)
     dims = broadcast_prefix(out_dims, spec)
     if dims is None:

@@ -637,4 +637,3 @@ def call_batched(entry: str, rule: str, op: Callable[..., Any], *args: Any) -> A
     """Run `op` (the wrapper of `entry`) on batched arguments through its rule:
     `rule` is the one the schema implies ("elementwise", "dim") or ""."""
     return vmap_hook.handler(entry, rule, op, *args)
-

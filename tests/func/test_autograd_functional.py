@@ -39,21 +39,41 @@ def cubic(l: ModuleType) -> Callable[..., Any]:
 
 
 CASES: dict[str, Callable[[ModuleType, Any, Any, Any], Any]] = {
-    "vjp": lambda l, x, y, m: l.autograd.functional.vjp(lambda a: m @ a.tanh(), x, m[:, 0]),
-    "vjp_tuple": lambda l, x, y, m: l.autograd.functional.vjp(two_outputs(l), (x, y), (y, l.ones(1))),
-    "vjp_scalar_no_v": lambda l, x, y, m: l.autograd.functional.vjp(lambda a: a.sum().exp(), x),
+    "vjp": lambda l, x, y, m: l.autograd.functional.vjp(
+        lambda a: m @ a.tanh(), x, m[:, 0]
+    ),
+    "vjp_tuple": lambda l, x, y, m: l.autograd.functional.vjp(
+        two_outputs(l), (x, y), (y, l.ones(1))
+    ),
+    "vjp_scalar_no_v": lambda l, x, y, m: l.autograd.functional.vjp(
+        lambda a: a.sum().exp(), x
+    ),
     "jvp": lambda l, x, y, m: l.autograd.functional.jvp(lambda a: m @ a.tanh(), x, y),
-    "jvp_tuple": lambda l, x, y, m: l.autograd.functional.jvp(two_outputs(l), (x, y), (y, x)),
-    "jacobian": lambda l, x, y, m: l.autograd.functional.jacobian(lambda a: m @ a.tanh(), x),
-    "jacobian_tuple": lambda l, x, y, m: l.autograd.functional.jacobian(two_outputs(l), (x, y)),
-    "jacobian_vectorize": lambda l, x, y, m: l.autograd.functional.jacobian(two_outputs(l), (x, y), vectorize=True),
+    "jvp_tuple": lambda l, x, y, m: l.autograd.functional.jvp(
+        two_outputs(l), (x, y), (y, x)
+    ),
+    "jacobian": lambda l, x, y, m: l.autograd.functional.jacobian(
+        lambda a: m @ a.tanh(), x
+    ),
+    "jacobian_tuple": lambda l, x, y, m: l.autograd.functional.jacobian(
+        two_outputs(l), (x, y)
+    ),
+    "jacobian_vectorize": lambda l, x, y, m: l.autograd.functional.jacobian(
+        two_outputs(l), (x, y), vectorize=True
+    ),
     "jacobian_forward": lambda l, x, y, m: l.autograd.functional.jacobian(
         two_outputs(l), (x, y), vectorize=True, strategy="forward-mode"
     ),
-    "jacobian_unused": lambda l, x, y, m: l.autograd.functional.jacobian(lambda a, b: a * 2, (x, y)),
+    "jacobian_unused": lambda l, x, y, m: l.autograd.functional.jacobian(
+        lambda a, b: a * 2, (x, y)
+    ),
     "hessian": lambda l, x, y, m: l.autograd.functional.hessian(cubic(l), x),
-    "hessian_tuple": lambda l, x, y, m: l.autograd.functional.hessian(scalar(l), (x, y)),
-    "hessian_vectorize": lambda l, x, y, m: l.autograd.functional.hessian(scalar(l), (x, y), vectorize=True),
+    "hessian_tuple": lambda l, x, y, m: l.autograd.functional.hessian(
+        scalar(l), (x, y)
+    ),
+    "hessian_vectorize": lambda l, x, y, m: l.autograd.functional.hessian(
+        scalar(l), (x, y), vectorize=True
+    ),
     "hessian_forward": lambda l, x, y, m: l.autograd.functional.hessian(
         cubic(l), x, vectorize=True, outer_jacobian_strategy="forward-mode"
     ),
@@ -73,7 +93,9 @@ def test_functional_matches_torch(name: str) -> None:
     assert len(ours) == len(theirs)
     for o, t in zip(ours, theirs):
         assert tuple(o.shape) == tuple(t.shape)
-        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize("fn", ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"])
@@ -95,32 +117,58 @@ def test_create_graph_gives_differentiable_results(fn: str) -> None:
 
 ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "inputs_type": lambda l, x: l.autograd.functional.vjp(lambda a: a, 3.0),
-    "inputs_type_tuple": lambda l, x: l.autograd.functional.jacobian(lambda a, b: a, (x, 3.0)),
+    "inputs_type_tuple": lambda l, x: l.autograd.functional.jacobian(
+        lambda a, b: a, (x, 3.0)
+    ),
     "output_type": lambda l, x: l.autograd.functional.jacobian(lambda a: 3.0, x),
     "v_none": lambda l, x: l.autograd.functional.vjp(lambda a: a * 2, x),
     "v_none_jvp": lambda l, x: l.autograd.functional.jvp(lambda a: a * 2, x),
     "v_length": lambda l, x: l.autograd.functional.jvp(lambda a, b: a, (x, x), (x,)),
     "v_single": lambda l, x: l.autograd.functional.vjp(lambda a: a, x, (x, x)),
     "v_size": lambda l, x: l.autograd.functional.vjp(lambda a: a, x, x[:2]),
-    "v_size_tuple": lambda l, x: l.autograd.functional.hvp(lambda a, b: (a * b).sum(), (x, x), (x, x[:2])),
-    "strict_output": lambda l, x: l.autograd.functional.vjp(lambda a: x.detach(), x, x, strict=True),
-    "strict_unused": lambda l, x: l.autograd.functional.jacobian(lambda a, b: a * 2, (x, x), strict=True),
-    "strict_linear_hessian": lambda l, x: l.autograd.functional.hessian(lambda a: a.sum(), x, strict=True),
-    "strict_jvp_detached": lambda l, x: l.autograd.functional.jvp(lambda a: a.detach() * 2, x, x, strict=True),
-    "hessian_not_scalar": lambda l, x: l.autograd.functional.hessian(lambda a: a * 2, x),
-    "hessian_tuple_output": lambda l, x: l.autograd.functional.hessian(lambda a: (a.sum(),), x),
+    "v_size_tuple": lambda l, x: l.autograd.functional.hvp(
+        lambda a, b: (a * b).sum(), (x, x), (x, x[:2])
+    ),
+    "strict_output": lambda l, x: l.autograd.functional.vjp(
+        lambda a: x.detach(), x, x, strict=True
+    ),
+    "strict_unused": lambda l, x: l.autograd.functional.jacobian(
+        lambda a, b: a * 2, (x, x), strict=True
+    ),
+    "strict_linear_hessian": lambda l, x: l.autograd.functional.hessian(
+        lambda a: a.sum(), x, strict=True
+    ),
+    "strict_jvp_detached": lambda l, x: l.autograd.functional.jvp(
+        lambda a: a.detach() * 2, x, x, strict=True
+    ),
+    "hessian_not_scalar": lambda l, x: l.autograd.functional.hessian(
+        lambda a: a * 2, x
+    ),
+    "hessian_tuple_output": lambda l, x: l.autograd.functional.hessian(
+        lambda a: (a.sum(),), x
+    ),
     "hvp_not_scalar": lambda l, x: l.autograd.functional.hvp(lambda a: a * 2, x, x),
-    "vhp_tuple_output": lambda l, x: l.autograd.functional.vhp(lambda a: (a.sum(),), x, x),
-    "strategy": lambda l, x: l.autograd.functional.jacobian(lambda a: a, x, strategy="sideways"),
-    "hessian_strategy": lambda l, x: l.autograd.functional.hessian(lambda a: a.sum(), x, outer_jacobian_strategy="x"),
-    "forward_not_vectorized": lambda l, x: l.autograd.functional.jacobian(lambda a: a, x, strategy="forward-mode"),
+    "vhp_tuple_output": lambda l, x: l.autograd.functional.vhp(
+        lambda a: (a.sum(),), x, x
+    ),
+    "strategy": lambda l, x: l.autograd.functional.jacobian(
+        lambda a: a, x, strategy="sideways"
+    ),
+    "hessian_strategy": lambda l, x: l.autograd.functional.hessian(
+        lambda a: a.sum(), x, outer_jacobian_strategy="x"
+    ),
+    "forward_not_vectorized": lambda l, x: l.autograd.functional.jacobian(
+        lambda a: a, x, strategy="forward-mode"
+    ),
     "forward_create_graph": lambda l, x: l.autograd.functional.jacobian(
         lambda a: a, x, create_graph=True, strategy="forward-mode", vectorize=True
     ),
     "forward_strict": lambda l, x: l.autograd.functional.jacobian(
         lambda a: a, x, strict=True, strategy="forward-mode", vectorize=True
     ),
-    "vectorize_strict": lambda l, x: l.autograd.functional.jacobian(lambda a: a * a, x, strict=True, vectorize=True),
+    "vectorize_strict": lambda l, x: l.autograd.functional.jacobian(
+        lambda a: a * a, x, strict=True, vectorize=True
+    ),
 }
 
 

@@ -38,29 +38,74 @@ def f(l: ModuleType, x: Any, y: Any) -> Any:
 
 CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
     "grad": (lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b))(x, y), (X, Y)),
-    "grad_argnums": (lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b), argnums=(0, 1))(x, y), (X, Y)),
-    "grad_negative_argnum": (lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b), argnums=-1)(x, y), (X, Y)),
-    "grad_and_value_aux": (
-        lambda l, x, y: l.func.grad_and_value(lambda a, b: (f(l, a, b), {"s": a * 2}), has_aux=True)(x, y),
+    "grad_argnums": (
+        lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b), argnums=(0, 1))(x, y),
         (X, Y),
     ),
-    "grad_of_grad": (lambda l, x, y: l.func.grad(lambda a: l.func.grad(lambda c, b: f(l, c, b))(a, y).sum())(x), (X, Y)),
-    "grad_pytree": (lambda l, x, y: l.func.grad(lambda d: (d["a"] * d["b"][0]).sum())({"a": x, "b": (y,)}), (X, Y)),
+    "grad_negative_argnum": (
+        lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b), argnums=-1)(x, y),
+        (X, Y),
+    ),
+    "grad_and_value_aux": (
+        lambda l, x, y: l.func.grad_and_value(
+            lambda a, b: (f(l, a, b), {"s": a * 2}), has_aux=True
+        )(x, y),
+        (X, Y),
+    ),
+    "grad_of_grad": (
+        lambda l, x, y: l.func.grad(
+            lambda a: l.func.grad(lambda c, b: f(l, c, b))(a, y).sum()
+        )(x),
+        (X, Y),
+    ),
+    "grad_pytree": (
+        lambda l, x, y: l.func.grad(lambda d: (d["a"] * d["b"][0]).sum())(
+            {"a": x, "b": (y,)}
+        ),
+        (X, Y),
+    ),
     "grad_constant": (lambda l, x, y: l.func.grad(lambda a: (y * y).sum())(x), (X, Y)),
-    "vjp": (lambda l, x, m: l.func.vjp(lambda a: m @ l.tanh(a), x)[1](l.ones(3)), (X, M)),
+    "vjp": (
+        lambda l, x, m: l.func.vjp(lambda a: m @ l.tanh(a), x)[1](l.ones(3)),
+        (X, M),
+    ),
     "vjp_output": (lambda l, x, m: l.func.vjp(lambda a: m @ l.tanh(a), x)[0], (X, M)),
     "vjp_two_outputs": (
-        lambda l, x, y: l.func.vjp(lambda a, b: (a * b, a.exp()), x, y)[1]((l.ones(4), y)),
+        lambda l, x, y: l.func.vjp(lambda a, b: (a * b, a.exp()), x, y)[1](
+            (l.ones(4), y)
+        ),
         (X, Y),
     ),
     "jacrev": (lambda l, x, m: l.func.jacrev(lambda a: m @ l.tanh(a))(x), (X, M)),
-    "jacrev_argnums": (lambda l, x, m: l.func.jacrev(lambda a, b: b @ l.tanh(a), argnums=(0, 1))(x, m), (X, M)),
-    "jacrev_matrix": (lambda l, x, m: l.func.jacrev(lambda b: l.softmax(b, 1))(m), (X, M)),
+    "jacrev_argnums": (
+        lambda l, x, m: l.func.jacrev(lambda a, b: b @ l.tanh(a), argnums=(0, 1))(x, m),
+        (X, M),
+    ),
+    "jacrev_matrix": (
+        lambda l, x, m: l.func.jacrev(lambda b: l.softmax(b, 1))(m),
+        (X, M),
+    ),
     "hessian": (lambda l, x, y: l.func.hessian(lambda a: f(l, a, y))(x), (X, Y)),
-    "vmap_grad": (lambda l, x, m: l.func.vmap(l.func.grad(lambda w, r: (w * r).sum().sin()), in_dims=(None, 0))(x, m), (X, M)),
-    "vmap_jacrev": (lambda l, x, m: l.func.vmap(l.func.jacrev(lambda r: r.exp() * r.sum()))(m), (X, M)),
-    "jacrev_vmap": (lambda l, x, m: l.func.jacrev(l.func.vmap(lambda r: (r * x).sum()))(m), (X, M)),
-    "grad_vmap": (lambda l, x, m: l.func.grad(lambda w: l.func.vmap(lambda r: (r * w).sum().cos())(m).sum())(x), (X, M)),
+    "vmap_grad": (
+        lambda l, x, m: l.func.vmap(
+            l.func.grad(lambda w, r: (w * r).sum().sin()), in_dims=(None, 0)
+        )(x, m),
+        (X, M),
+    ),
+    "vmap_jacrev": (
+        lambda l, x, m: l.func.vmap(l.func.jacrev(lambda r: r.exp() * r.sum()))(m),
+        (X, M),
+    ),
+    "jacrev_vmap": (
+        lambda l, x, m: l.func.jacrev(l.func.vmap(lambda r: (r * x).sum()))(m),
+        (X, M),
+    ),
+    "grad_vmap": (
+        lambda l, x, m: l.func.grad(
+            lambda w: l.func.vmap(lambda r: (r * w).sum().cos())(m).sum()
+        )(x),
+        (X, M),
+    ),
 }
 
 
@@ -72,7 +117,9 @@ def test_transform_matches_torch(name: str) -> None:
     for o, t in zip(ours, theirs):
         assert tuple(o.shape) == tuple(t.shape)
         assert o.requires_grad == t.requires_grad
-        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12
+        )
 
 
 def test_outer_autograd_reaches_through_grad() -> None:
@@ -94,7 +141,9 @@ def mlp(lib: ModuleType) -> Any:
             shape = tuple(getattr(model[layer], name).shape)
             value = RNG_MODEL.get((layer, name))
             if value is None:
-                value = RNG_MODEL[(layer, name)] = np.random.default_rng(layer).standard_normal(shape)
+                value = RNG_MODEL[(layer, name)] = np.random.default_rng(
+                    layer
+                ).standard_normal(shape)
             with lib.no_grad():
                 getattr(model[layer], name).copy_(lib.tensor(value))
     return model.double() if lib is torch else model.double()
@@ -140,7 +189,9 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "argnums_type": lambda l, x: l.func.grad(lambda a: a.sum(), argnums=1.0)(x),
     "argnums_empty": lambda l, x: l.func.grad(lambda a: a.sum(), argnums=())(x),
     "aux_not_tuple": lambda l, x: l.func.grad(lambda a: a.sum(), has_aux=True)(x),
-    "aux_not_tensor": lambda l, x: l.func.grad(lambda a: (a.sum(), 1.0), has_aux=True)(x),
+    "aux_not_tensor": lambda l, x: l.func.grad(lambda a: (a.sum(), 1.0), has_aux=True)(
+        x
+    ),
     "output_not_tensor": lambda l, x: l.func.grad(lambda a: 3.0)(x),
     "integer_input": lambda l, x: l.func.grad(lambda a: a.sum())(l.tensor([1, 2])),
     "number_input": lambda l, x: l.func.grad(lambda a: a.sum())(3.0),
@@ -149,7 +200,10 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "jacrev_argnum": lambda l, x: l.func.jacrev(lambda a: a * 2, argnums=3)(x),
     "jacrev_chunk": lambda l, x: l.func.jacrev(lambda a: a * 2, chunk_size=0)(x),
     "strict_missing": lambda l, x: l.func.functional_call(
-        l.nn.Linear(2, 2), {"weight": l.ones(2, 2), "foo": l.ones(1)}, (l.ones(2),), strict=True
+        l.nn.Linear(2, 2),
+        {"weight": l.ones(2, 2), "foo": l.ones(1)},
+        (l.ones(2),),
+        strict=True,
     ),
 }
 
@@ -158,7 +212,9 @@ def outcome(lib: ModuleType, name: str) -> tuple[str, str]:
     try:
         ERRORS[name](lib, lib.tensor(X))
     except (RuntimeError, ValueError, TypeError) as error:
-        return type(error).__name__, torch_text(error).replace("torch.", "").replace("yamlgrad.", "")
+        return type(error).__name__, torch_text(error).replace("torch.", "").replace(
+            "yamlgrad.", ""
+        )
     raise AssertionError(f"{lib.__name__}: {name} did not raise")
 
 

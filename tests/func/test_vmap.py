@@ -35,15 +35,29 @@ def values(result: Any) -> list[np.ndarray]:
 
 CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
     # element-wise (rules from type_promotion), broadcasting across ranks
-    "mul_exp": (lambda l, a, b: l.func.vmap(lambda x, y: x * y + l.exp(x))(a, b), (A, B)),
-    "add_unbatched": (lambda l, a, w: l.func.vmap(lambda x, y: x + y, in_dims=(0, None))(a, w), (A, W)),
-    "where_pow": (lambda l, a, b: l.func.vmap(lambda x, y: l.where(x > 0, x**2, y))(a, b), (A, B)),
+    "mul_exp": (
+        lambda l, a, b: l.func.vmap(lambda x, y: x * y + l.exp(x))(a, b),
+        (A, B),
+    ),
+    "add_unbatched": (
+        lambda l, a, w: l.func.vmap(lambda x, y: x + y, in_dims=(0, None))(a, w),
+        (A, W),
+    ),
+    "where_pow": (
+        lambda l, a, b: l.func.vmap(lambda x, y: l.where(x > 0, x**2, y))(a, b),
+        (A, B),
+    ),
     "in_dim_1": (lambda l, a, b: l.func.vmap(l.sub, in_dims=(1, 0))(a, b.T), (A, B)),
     "out_dim_1": (lambda l, m: l.func.vmap(lambda x: x.sin(), out_dims=1)(m), (M,)),
     "relu_abs": (lambda l, a: l.func.vmap(lambda x: l.relu(x) - x.abs())(a), (A,)),
     # reductions (rules from the `dim` argument)
     "sum_all": (lambda l, m: l.func.vmap(lambda x: x.sum())(m), (M,)),
-    "sum_dim": (lambda l, m: l.func.vmap(lambda x: x.sum(-1)[:, None] + x.mean(0, keepdim=True))(m), (M,)),
+    "sum_dim": (
+        lambda l, m: l.func.vmap(
+            lambda x: x.sum(-1)[:, None] + x.mean(0, keepdim=True)
+        )(m),
+        (M,),
+    ),
     "max_dim": (lambda l, m: l.func.vmap(lambda x: x.max(1))(m), (M,)),
     "softmax": (lambda l, m: l.func.vmap(lambda x: l.softmax(x, 0).cumsum(1))(m), (M,)),
     "logsumexp": (lambda l, m: l.func.vmap(lambda x: l.logsumexp(x, (0, 1)))(m), (M,)),
@@ -53,23 +67,59 @@ CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
     "mm": (lambda l, m, w: l.func.vmap(lambda x: x @ w)(m), (M, W)),
     "vec_mat": (lambda l, a, m: l.func.vmap(l.matmul)(a, m), (A, M)),
     "bmm": (lambda l, m: l.func.vmap(lambda x: l.bmm(x[None], x.T[None]))(m), (M,)),
-    "linear": (lambda l, a, w: l.func.vmap(lambda x: l.nn.functional.linear(x, w, w[:, 0]))(a), (A, W)),
-    "addmm": (lambda l, m, w: l.func.vmap(lambda x: l.addmm(x, x, w.T @ w, beta=0.5, alpha=2))(m[:, :, :3]), (M, W)),
+    "linear": (
+        lambda l, a, w: l.func.vmap(lambda x: l.nn.functional.linear(x, w, w[:, 0]))(a),
+        (A, W),
+    ),
+    "addmm": (
+        lambda l, m, w: l.func.vmap(
+            lambda x: l.addmm(x, x, w.T @ w, beta=0.5, alpha=2)
+        )(m[:, :, :3]),
+        (M, W),
+    ),
     # shapes
     "reshape": (lambda l, m: l.func.vmap(lambda x: x.reshape(-1, 5).view(15))(m), (M,)),
-    "permute": (lambda l, m: l.func.vmap(lambda x: x.permute(1, 0).transpose(0, 1).t())(m), (M,)),
-    "unsqueeze": (lambda l, a: l.func.vmap(lambda x: x.unsqueeze(-1).expand(3, 2).flatten())(a), (A,)),
-    "cat_stack": (lambda l, a, b: l.func.vmap(lambda x, y: l.stack([l.cat([x, y]), l.cat([y, x])], -1))(a, b), (A, B)),
-    "cat_unbatched": (lambda l, a, v: l.func.vmap(lambda x: l.cat([x, v]), in_dims=0)(a), (A, V)),
+    "permute": (
+        lambda l, m: l.func.vmap(lambda x: x.permute(1, 0).transpose(0, 1).t())(m),
+        (M,),
+    ),
+    "unsqueeze": (
+        lambda l, a: l.func.vmap(lambda x: x.unsqueeze(-1).expand(3, 2).flatten())(a),
+        (A,),
+    ),
+    "cat_stack": (
+        lambda l, a, b: l.func.vmap(
+            lambda x, y: l.stack([l.cat([x, y]), l.cat([y, x])], -1)
+        )(a, b),
+        (A, B),
+    ),
+    "cat_unbatched": (
+        lambda l, a, v: l.func.vmap(lambda x: l.cat([x, v]), in_dims=0)(a),
+        (A, V),
+    ),
     "index": (lambda l, m: l.func.vmap(lambda x: x[1] + x[:, 2:4].sum(-1)[0])(m), (M,)),
     # no rule: the loop-and-stack fallback
     "fallback_roll": (lambda l, m: l.func.vmap(lambda x: l.roll(x, 1, 0))(m), (M,)),
-    "fallback_mse": (lambda l, a, b: l.func.vmap(l.nn.functional.mse_loss)(a, b), (A, B)),
+    "fallback_mse": (
+        lambda l, a, b: l.func.vmap(l.nn.functional.mse_loss)(a, b),
+        (A, B),
+    ),
     # nesting and pytrees
     "nested": (lambda l, m: l.func.vmap(l.func.vmap(lambda x: x.sum() * x))(m), (M,)),
-    "nested_in_dims": (lambda l, m, a: l.func.vmap(l.func.vmap(l.mul, in_dims=(0, None)), in_dims=(2, None))(m, a[0]), (M, A)),
-    "dict_input": (lambda l, a, b: l.func.vmap(lambda d: d["x"] * d["y"])({"x": a, "y": b}), (A, B)),
-    "tuple_out": (lambda l, a: l.func.vmap(lambda x: (x.sum(), x * 2), out_dims=(0, 1))(a), (A,)),
+    "nested_in_dims": (
+        lambda l, m, a: l.func.vmap(
+            l.func.vmap(l.mul, in_dims=(0, None)), in_dims=(2, None)
+        )(m, a[0]),
+        (M, A),
+    ),
+    "dict_input": (
+        lambda l, a, b: l.func.vmap(lambda d: d["x"] * d["y"])({"x": a, "y": b}),
+        (A, B),
+    ),
+    "tuple_out": (
+        lambda l, a: l.func.vmap(lambda x: (x.sum(), x * 2), out_dims=(0, 1))(a),
+        (A,),
+    ),
     "unbatched_output": (lambda l, a, v: l.func.vmap(lambda x: v * 2)(a), (A, V)),
 }
 
