@@ -443,3 +443,25 @@ ERR_VECTORIZE_STRICT = (
     "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
     "not supported together. Please either set `strict=False` or `vectorize=False`."
 )
+ERR_JVP_TUPLE = (
+    "jvp(f, primals, tangents): Expected {what} to be a tuple. E.g. it should be "
+    "valid to call f(*primals)."
+)
+ERR_JVP_STRUCTURE = (
+    "jvp(f, primals, tangents): Expected primals and tangents to have the same "
+    "python structure. For example, if primals is a tuple of 3 tensors, tangents "
+    "also must be. Got primals with structure {primals} and tangents with "
+    "structure {tangents}"
+)
+ERR_JVP_PRIMAL_TYPE = (
+    "jvp(f, primals, tangents): Expected primals to only contain Tensors, got {kind}"
+)
+ERR_JVP_OUTPUTS = (
+    "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
+    "unsupported type {kind}"
+)
+ERR_TANGENT_SIZE = (
+    "Trying to set a forward gradient that has a different size than that of the "
+    "original Tensor, this is not supported. Tensor is of size {primal} while the "
+    "given forward gradient is of size {tangent}."
+)

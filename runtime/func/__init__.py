@@ -9,8 +9,8 @@ vmap (vmap.py) batches through rules generated from derivatives.yaml and written
 for the rest (batching_rules.py), on BatchedTensors (batched_tensor.py); grad,
 vjp, jacrev and hessian (eager_transforms.py) run the engine on the physical
 tensors underneath, so the transforms compose. functional_call swaps a module's
-parameters for given tensors. The forward-mode transforms (jvp, jacfwd) are not
-here: they need forward-mode automatic differentiation.
+parameters for given tensors. jvp and jacfwd (jvp_transforms.py) get their
+Jacobian-vector products from two reverse passes, the double-backward trick.
 """
 
 from __future__ import annotations
@@ -23,13 +23,16 @@ from yamlgrad.runtime.func.eager_transforms import (
     vjp,
 )
 from yamlgrad.runtime.func.functional_call import functional_call
+from yamlgrad.runtime.func.jvp_transforms import jacfwd, jvp
 from yamlgrad.runtime.func.vmap import vmap
 
 __all__ = [
     "grad",
     "grad_and_value",
     "vjp",
+    "jvp",
     "jacrev",
+    "jacfwd",
     "hessian",
     "vmap",
     "functional_call",

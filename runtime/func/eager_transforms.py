@@ -417,5 +417,9 @@ def jacrev(
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
     """`torch.func.hessian`: the Jacobian of the Jacobian. PyTorch takes the outer
     one by forward mode (jacfwd); here both are reverse mode, with the same values.
+
+    >>> yg.func.hessian(lambda x: (x ** 3).sum())(yg.ones(2))
+    tensor([[6., 0.],
+            [0., 6.]])
     """
     return jacrev(jacrev(func, argnums), argnums)

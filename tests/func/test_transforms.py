@@ -86,6 +86,33 @@ CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
         (X, M),
     ),
     "hessian": (lambda l, x, y: l.func.hessian(lambda a: f(l, a, y))(x), (X, Y)),
+    "jvp": (
+        lambda l, x, m: l.func.jvp(lambda a: m @ l.tanh(a), (x,), (x.cos(),)),
+        (X, M),
+    ),
+    "jvp_pytree": (
+        lambda l, x, m: l.func.jvp(
+            lambda d: (d["a"] * d["b"], d["a"].sum()),
+            ({"a": x, "b": x},),
+            ({"a": x, "b": x * 0 + 1},),
+        ),
+        (X, M),
+    ),
+    "jvp_aux": (
+        lambda l, x, m: l.func.jvp(
+            lambda a: (a.sin(), a * 2), (x,), (x,), has_aux=True
+        ),
+        (X, M),
+    ),
+    "jacfwd": (lambda l, x, m: l.func.jacfwd(lambda a: m @ l.tanh(a))(x), (X, M)),
+    "jacfwd_argnums": (
+        lambda l, x, m: l.func.jacfwd(lambda a, b: b @ l.tanh(a), argnums=(0, 1))(x, m),
+        (X, M),
+    ),
+    "jacfwd_of_jacrev": (
+        lambda l, x, y: l.func.jacfwd(l.func.jacrev(lambda a: f(l, a, y)))(x),
+        (X, Y),
+    ),
     "vmap_grad": (
         lambda l, x, m: l.func.vmap(
             l.func.grad(lambda w, r: (w * r).sum().sin()), in_dims=(None, 0)
@@ -199,6 +226,13 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "vjp_not_tensor": lambda l, x: l.func.vjp(lambda a: 3.0, x),
     "jacrev_argnum": lambda l, x: l.func.jacrev(lambda a: a * 2, argnums=3)(x),
     "jacrev_chunk": lambda l, x: l.func.jacrev(lambda a: a * 2, chunk_size=0)(x),
+    "jvp_not_tuple": lambda l, x: l.func.jvp(l.sin, x, x),
+    "jvp_structure": lambda l, x: l.func.jvp(l.sin, (x,), (x, x)),
+    "jvp_size": lambda l, x: l.func.jvp(l.sin, (x,), (x[:2],)),
+    "jvp_not_tensor": lambda l, x: l.func.jvp(lambda a: 3.0, (x,), (x,)),
+    "jvp_primal_type": lambda l, x: l.func.jvp(l.sin, (3.0,), (x,)),
+    "jacfwd_randomness": lambda l, x: l.func.jacfwd(l.sin, randomness="foo")(x),
+    "jacfwd_argnum": lambda l, x: l.func.jacfwd(l.sin, argnums=2)(x),
     "strict_missing": lambda l, x: l.func.functional_call(
         l.nn.Linear(2, 2),
         {"weight": l.ones(2, 2), "foo": l.ones(1)},
