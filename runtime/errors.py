@@ -318,6 +318,11 @@ ERR_VMAP_RANDOM = (
 ERR_VMAP_INPLACE = (
     "output with shape {shape} doesn't match the broadcast shape {broadcast}"
 )
+ERR_VMAP_DIFFERENT_RANDOMNESS = (
+    "vmap: randomness='different' is not supported: a random operation inside "
+    "vmap draws one value for all samples here. Use randomness='same', or draw the "
+    "random values outside vmap and pass them in"
+)
 ERR_CHUNK_SIZE = "{api}: `chunk_size` should be greater than 0."
 ERR_ARGNUMS_TYPE = "argnums must be int or Tuple[int, ...], got: {kind}"
 ERR_ARGNUMS_EMPTY = "argnums must be non-empty"

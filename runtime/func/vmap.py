@@ -14,6 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import (
@@ -67,11 +68,13 @@ def vmap(
             a if d is None else BatchedTensor(a, d, level) for a, d in flat_args[0]
         ]
         LEVELS.append((level, size, randomness))
+        factories.vmap_randomness.append(randomness)
         vmap_hook.levels += 1
         try:
             outputs = func(*tree_unflatten(batched, flat_args[1]), **kwargs)
         finally:
             vmap_hook.levels -= 1
+            factories.vmap_randomness.pop()
             LEVELS.pop()
         return _unbatch_outputs(name, outputs, out_dims, level, size)
 

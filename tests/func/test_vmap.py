@@ -150,6 +150,10 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "out_dims_structure": lambda l, a: l.func.vmap(lambda x: x, out_dims=(0, 1))(a),
     "out_dim_range": lambda l, a: l.func.vmap(lambda x: x, out_dims=2)(a),
     "randomness": lambda l, a: l.func.vmap(lambda x: x, randomness="foo")(a),
+    "random_in_error_mode": lambda l, a: l.func.vmap(lambda x: l.randn_like(x) * x)(a),
+    "dropout_in_error_mode": lambda l, a: l.func.vmap(
+        lambda x: l.nn.functional.dropout(x)
+    )(a),
     "inplace_unbatched_self": lambda l, a: l.func.vmap(lambda x: l.zeros(3).add_(x))(a),
 }
 
@@ -203,3 +207,12 @@ def test_plain_ops_see_no_batched_tensor_after_vmap() -> None:
     with pytest.raises(ValueError):
         yg.func.vmap(lambda t: 3.0)(yg.tensor(A))
     assert vmap_hook.levels == 0
+
+
+def test_same_randomness_draws_once_for_all_samples() -> None:
+    x = yg.zeros(4, 3)
+    out = yg.func.vmap(lambda t: yg.randn_like(t) + t, randomness="same")(x)
+    np.testing.assert_array_equal(out.numpy()[0], out.numpy()[3])
+    with pytest.raises(RuntimeError, match="randomness='different' is not supported"):
+        yg.func.vmap(lambda t: yg.rand(3) * t, randomness="different")(x)
+    yg.randn(2)  # the mode ends with the vmap
