@@ -233,10 +233,8 @@ def repeat_like(call: Call) -> Any:
 
 def cat_like(call: Call) -> Any:
     """cat, stack: every tensor given the batch dim, then `dim` shifted."""
-    tensors = call.args["tensors"]
-    ndim = max(t.ndim for t in tensors)
     dim = call.args["dim"]
-    moved = [call.materialize(t) for t in tensors]
+    moved = [call.materialize(t) for t in call.args["tensors"]]
     return call.run(tensors=moved, dim=dim + 1 if dim >= 0 else dim)
 
 

@@ -182,9 +182,8 @@ def _backward_per_sample(
     extra: list[tuple[int, BatchedTensor]],
 ) -> list[Tensor]:
     """One backward per sample of the highest level only the cotangents have."""
-    level = max(lvl for lvl, _ in extra)
-    size = next(t for lvl, t in extra if lvl == level)._value.shape
-    size = size[next(t for lvl, t in extra if lvl == level)._bdim]
+    level, batched = max(extra, key=lambda pair: pair[0])
+    size = batched._value.shape[batched._bdim]
     per_sample = []
     for index in range(size):
         picked = [

@@ -62,16 +62,14 @@ def vmap(
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         name = getattr(func, "__name__", repr(func))
-        flat_args, size = _batch_inputs(name, args, in_dims)
+        pairs, spec, size = _batch_inputs(name, args, in_dims)
         level = len(LEVELS) + 1
-        batched = [
-            a if d is None else BatchedTensor(a, d, level) for a, d in flat_args[0]
-        ]
+        batched = [a if d is None else BatchedTensor(a, d, level) for a, d in pairs]
         LEVELS.append((level, size, randomness))
         factories.vmap_randomness.append(randomness)
         vmap_hook.levels += 1
         try:
-            outputs = func(*tree_unflatten(batched, flat_args[1]), **kwargs)
+            outputs = func(*tree_unflatten(batched, spec), **kwargs)
         finally:
             vmap_hook.levels -= 1
             factories.vmap_randomness.pop()
@@ -81,8 +79,9 @@ def vmap(
     return wrapped
 
 
-def _batch_inputs(name: str, args: tuple, in_dims: Any) -> tuple[Any, int]:
-    """Each input leaf with its normalized in_dim, and the batch size."""
+def _batch_inputs(name: str, args: tuple, in_dims: Any) -> tuple[list, Any, int]:
+    """Each input leaf with its normalized in_dim, the inputs' spec, and the
+    batch size."""
     if not isinstance(in_dims, (int, tuple)):
         raise ValueError(
             ERR_VMAP_IN_DIMS_TYPE.format(fn=name, in_dims=in_dims, kind=type(in_dims))
@@ -90,7 +89,7 @@ def _batch_inputs(name: str, args: tuple, in_dims: Any) -> tuple[Any, int]:
     if not args:
         raise ValueError(ERR_VMAP_NO_INPUTS.format(fn=name))
     leaves, spec = tree_flatten(args)
-    dims = broadcast_prefix(in_dims if isinstance(in_dims, tuple) else in_dims, spec)
+    dims = broadcast_prefix(in_dims, spec)
     if dims is None:
         _, dims_spec = tree_flatten(in_dims)
         raise ValueError(
@@ -126,7 +125,7 @@ def _batch_inputs(name: str, args: tuple, in_dims: Any) -> tuple[Any, int]:
         )
     if len(set(sizes)) > 1:
         raise ValueError(ERR_VMAP_SIZES.format(sizes=sizes))
-    return (pairs, spec), sizes[0]
+    return pairs, spec, sizes[0]
 
 
 def _unbatch_outputs(
