@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime import factories
+from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import ERR_VMAP_FALLBACK, ERR_VMAP_INPLACE
@@ -129,12 +131,36 @@ def elementwise(call: Call) -> Any:
                 moved = ops.unsqueeze(moved, 1)
             changed[name] = moved
     if not call.inplace:
-        return call.run(**changed)
+        result = call.op(**{**call.args, **changed})
+        dtype = _sample_dtype(call, tensors)
+        if dtype is not None and result.dtype != dtype:
+            result = ops._to_copy(result, dtype=dtype)
+        return call.wrap(result)
     self_name = call.names[0]
     if self_name not in changed:
         _refuse_unbatched_self(call, tensors)
     call.op(**{**call.args, **changed})
     return call.args[self_name]
+
+
+def _sample_dtype(call: Call, tensors: list[Tensor]) -> Any:
+    """The result dtype of one sample, when batching may have changed it: type
+    promotion ranks a 0-d tensor below one with dims, and a 0-d sample is not 0-d
+    once batched. None when no batched operand is 0-d next to one with dims."""
+    if not any(t.ndim == 0 and is_batched_at(t, call.level) for t in tensors):
+        return None
+    if not any(t.ndim for t in tensors):
+        return None
+    with no_grad():
+        stand_ins = {
+            name: (
+                factories.zeros((1,) * value.ndim, dtype=value.dtype)
+                if isinstance(value, Tensor)
+                else value
+            )
+            for name, value in call.args.items()
+        }
+        return call.op(**stand_ins).dtype
 
 
 def _refuse_unbatched_self(call: Call, tensors: list[Tensor]) -> None:
