@@ -59,5 +59,7 @@ else:
         ("utils.data", utils.data),  # noqa: F405
         ("viz", viz),  # noqa: F405
         ("testing", testing),  # noqa: F405
+        ("func", func),  # noqa: F405
+        ("autograd.functional", autograd.functional),
     ):
         sys.modules[f"{__name__}.{_public}"] = _module

@@ -43,6 +43,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     any_has_forward_grad,
     args_sizes_of,
     bool_arg,
+    call_batched,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
@@ -55,6 +56,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     index_tensors,
     int_arg,
     int_list_arg,
+    is_batched,
     make_view,
     make_views,
     memory_format_arg,
@@ -87,6 +89,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
+    vmap_hook,
     write_inplace,
 )
 
@@ -486,6 +489,8 @@ def add_Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("add.Tensor", "elementwise", add_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "add", "input", 1)
     other_ = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
@@ -524,6 +529,8 @@ def add_Scalar(
     forward: np.add(self, other * alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("add.Scalar", "elementwise", add_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "add", "input", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
@@ -557,6 +564,8 @@ def sub_Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("sub.Tensor", "elementwise", sub_Tensor, self, other, alpha)
     self_ = tensor_arg(self, "sub", "input", 1)
     other_ = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
@@ -595,6 +604,8 @@ def sub_Scalar(
     forward: np.subtract(self, other * alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sub.Scalar", "elementwise", sub_Scalar, self, other, alpha)
     self_ = tensor_arg(self, "sub", "input", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
@@ -628,6 +639,10 @@ def rsub_Tensor(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "rsub.Tensor", "elementwise", rsub_Tensor, self, other, alpha
+        )
     self_ = tensor_arg(self, "rsub", "input", 1)
     other_ = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
@@ -668,6 +683,10 @@ def rsub_Scalar(
     forward: np.subtract(other, self) if alpha == 1 else np.subtract(other, np.multiply(self, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "rsub.Scalar", "elementwise", rsub_Scalar, self, other, alpha
+        )
     self_ = tensor_arg(self, "rsub", "input", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
@@ -704,6 +723,8 @@ def mul_Tensor(
     forward: np.multiply(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("mul.Tensor", "elementwise", mul_Tensor, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other_ = tensor_arg(other, "mul", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -739,6 +760,8 @@ def mul_Scalar(
     forward: np.multiply(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mul.Scalar", "elementwise", mul_Scalar, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other = scalar_arg(other, "mul", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -770,6 +793,8 @@ def div_Tensor(
     forward: np.true_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("div.Tensor", "elementwise", div_Tensor, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -805,6 +830,8 @@ def div_Scalar(
     forward: np.true_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("div.Scalar", "elementwise", div_Scalar, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
@@ -838,6 +865,15 @@ def div_Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "div.Tensor_mode",
+            "elementwise",
+            div_Tensor_mode,
+            self,
+            other,
+            rounding_mode,
+        )
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
@@ -883,6 +919,15 @@ def div_Scalar_mode(
     forward: divide(self, other, rounding_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "div.Scalar_mode",
+            "elementwise",
+            div_Scalar_mode,
+            self,
+            other,
+            rounding_mode,
+        )
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
@@ -945,6 +990,10 @@ def where_self(
     forward: np.where(condition, self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(condition, self, other):
+        return call_batched(
+            "where.self", "elementwise", where_self, condition, self, other
+        )
     condition_ = tensor_arg(condition, "where", "condition", 1)
     self_ = tensor_arg(self, "where", "input", 2)
     other_ = tensor_arg(other, "where", "other", 3)
@@ -981,6 +1030,8 @@ def maximum(
     forward: np.maximum(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("maximum", "elementwise", maximum, self, other)
     self_ = tensor_arg(self, "maximum", "input", 1)
     other_ = tensor_arg(other, "maximum", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1020,6 +1071,8 @@ def fmax(
     forward: np.fmax(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("fmax", "elementwise", fmax, self, other)
     self_ = tensor_arg(self, "fmax", "input", 1)
     other_ = tensor_arg(other, "fmax", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1059,6 +1112,8 @@ def minimum(
     forward: np.minimum(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("minimum", "elementwise", minimum, self, other)
     self_ = tensor_arg(self, "minimum", "input", 1)
     other_ = tensor_arg(other, "minimum", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1098,6 +1153,8 @@ def fmin(
     forward: np.fmin(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("fmin", "elementwise", fmin, self, other)
     self_ = tensor_arg(self, "fmin", "input", 1)
     other_ = tensor_arg(other, "fmin", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1137,6 +1194,8 @@ def atan2(
     forward: np.arctan2(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("atan2", "elementwise", atan2, self, other)
     self_ = tensor_arg(self, "atan2", "input", 1)
     other_ = tensor_arg(other, "atan2", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -1172,6 +1231,8 @@ def hypot(
     forward: np.hypot(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("hypot", "elementwise", hypot, self, other)
     self_ = tensor_arg(self, "hypot", "input", 1)
     other_ = tensor_arg(other, "hypot", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -1209,6 +1270,10 @@ def copysign_Tensor(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "copysign.Tensor", "elementwise", copysign_Tensor, self, other
+        )
     self_ = tensor_arg(self, "copysign", "input", 1)
     other_ = tensor_arg(other, "copysign", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -1248,6 +1313,10 @@ def copysign_Scalar(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "copysign.Scalar", "elementwise", copysign_Scalar, self, other
+        )
     self_ = tensor_arg(self, "copysign", "input", 1)
     other = scalar_arg(other, "copysign", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
@@ -1281,6 +1350,10 @@ def remainder_Scalar(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "remainder.Scalar", "elementwise", remainder_Scalar, self, other
+        )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -1311,6 +1384,10 @@ def remainder_Tensor(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "remainder.Tensor", "elementwise", remainder_Tensor, self, other
+        )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other_ = tensor_arg(other, "remainder", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1346,6 +1423,8 @@ def fmod_Scalar(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -1376,6 +1455,8 @@ def fmod_Tensor(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other_ = tensor_arg(other, "fmod", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1411,6 +1492,8 @@ def xlogy_Tensor(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -1450,6 +1533,10 @@ def xlogy_Scalar_Self(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(other):
+        return call_batched(
+            "xlogy.Scalar_Self", "elementwise", xlogy_Scalar_Self, self, other
+        )
     self = scalar_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
     self, other_ = promote_operands(self, other_, int_to_float=True)
@@ -1482,6 +1569,10 @@ def xlogy_Scalar_Other(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "xlogy.Scalar_Other", "elementwise", xlogy_Scalar_Other, self, other
+        )
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
@@ -1519,6 +1610,8 @@ def lerp_Scalar(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, end):
+        return call_batched("lerp.Scalar", "", lerp_Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
@@ -1552,6 +1645,8 @@ def lerp_Tensor(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, end, weight):
+        return call_batched("lerp.Tensor", "", lerp_Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
@@ -1593,6 +1688,10 @@ def addcmul(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
+        return call_batched(
+            "addcmul", "elementwise", addcmul, self, tensor1, tensor2, value
+        )
     self_ = tensor_arg(self, "addcmul", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
@@ -1642,6 +1741,10 @@ def addcdiv(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
+        return call_batched(
+            "addcdiv", "elementwise", addcdiv, self, tensor1, tensor2, value
+        )
     self_ = tensor_arg(self, "addcdiv", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
@@ -1691,6 +1794,8 @@ def clamp_Tensor(
     forward: clamp(self, min, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, min, max):
+        return call_batched("clamp.Tensor", "elementwise", clamp_Tensor, self, min, max)
     self_ = tensor_arg(self, "clamp", "input", 1)
     min_ = optional_tensor_arg(min, "clamp", "min", 2)
     max_ = optional_tensor_arg(max, "clamp", "max", 3)
@@ -1747,6 +1852,8 @@ def clamp_default(
     forward: clamp(self, min, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("clamp", "elementwise", clamp_default, self, min, max)
     self_ = tensor_arg(self, "clamp", "input", 1)
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
@@ -1781,6 +1888,8 @@ def clamp_min_default(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("clamp_min", "elementwise", clamp_min_default, self, min)
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min = scalar_arg(min, "clamp_min", "min", 2)
     self_, min = promote_operands(self_, min)
@@ -1813,6 +1922,10 @@ def clamp_min_Tensor(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, min):
+        return call_batched(
+            "clamp_min.Tensor", "elementwise", clamp_min_Tensor, self, min
+        )
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min_ = tensor_arg(min, "clamp_min", "min", 2)
     self_, min_ = promote_operands(self_, min_)
@@ -1848,6 +1961,8 @@ def clamp_max_default(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("clamp_max", "elementwise", clamp_max_default, self, max)
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max = scalar_arg(max, "clamp_max", "max", 2)
     self_, max = promote_operands(self_, max)
@@ -1880,6 +1995,10 @@ def clamp_max_Tensor(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, max):
+        return call_batched(
+            "clamp_max.Tensor", "elementwise", clamp_max_Tensor, self, max
+        )
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max_ = tensor_arg(max, "clamp_max", "max", 2)
     self_, max_ = promote_operands(self_, max_)
@@ -1917,6 +2036,8 @@ def nan_to_num(
     forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("nan_to_num", "", nan_to_num, self, nan, posinf, neginf)
     self_ = tensor_arg(self, "nan_to_num", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
@@ -1960,6 +2081,8 @@ def eq_Tensor(
     forward: np.equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("eq.Tensor", "elementwise", eq_Tensor, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other_ = tensor_arg(other, "eq", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1979,6 +2102,8 @@ def ne_Tensor(
     forward: np.not_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("ne.Tensor", "elementwise", ne_Tensor, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other_ = tensor_arg(other, "ne", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -1998,6 +2123,8 @@ def lt_Tensor(
     forward: np.less(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("lt.Tensor", "elementwise", lt_Tensor, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other_ = tensor_arg(other, "lt", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2017,6 +2144,8 @@ def le_Tensor(
     forward: np.less_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("le.Tensor", "elementwise", le_Tensor, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other_ = tensor_arg(other, "le", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2036,6 +2165,8 @@ def gt_Tensor(
     forward: np.greater(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("gt.Tensor", "elementwise", gt_Tensor, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other_ = tensor_arg(other, "gt", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2055,6 +2186,8 @@ def ge_Tensor(
     forward: np.greater_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("ge.Tensor", "elementwise", ge_Tensor, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other_ = tensor_arg(other, "ge", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2074,6 +2207,8 @@ def eq_Scalar(
     forward: np.equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("eq.Scalar", "elementwise", eq_Scalar, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other = scalar_arg(other, "eq", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2093,6 +2228,8 @@ def ne_Scalar(
     forward: np.not_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("ne.Scalar", "elementwise", ne_Scalar, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other = scalar_arg(other, "ne", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2112,6 +2249,8 @@ def lt_Scalar(
     forward: np.less(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("lt.Scalar", "elementwise", lt_Scalar, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other = scalar_arg(other, "lt", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2131,6 +2270,8 @@ def le_Scalar(
     forward: np.less_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("le.Scalar", "elementwise", le_Scalar, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other = scalar_arg(other, "le", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2150,6 +2291,8 @@ def gt_Scalar(
     forward: np.greater(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("gt.Scalar", "elementwise", gt_Scalar, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other = scalar_arg(other, "gt", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2169,6 +2312,8 @@ def ge_Scalar(
     forward: np.greater_equal(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("ge.Scalar", "elementwise", ge_Scalar, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other = scalar_arg(other, "ge", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2187,6 +2332,8 @@ def isnan(
     forward: np.isnan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("isnan", "", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
     try:
         result = Tensor._make(np.isnan(self_))
@@ -2203,6 +2350,8 @@ def isinf(
     forward: np.isinf(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("isinf", "", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
     try:
         result = Tensor._make(np.isinf(self_))
@@ -2219,6 +2368,8 @@ def isfinite(
     forward: np.isfinite(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("isfinite", "", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
     try:
         result = Tensor._make(np.isfinite(self_))
@@ -2235,6 +2386,8 @@ def logical_not(
     forward: np.logical_not(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("logical_not", "", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
     try:
         result = Tensor._make(np.logical_not(self_))
@@ -2252,6 +2405,8 @@ def logical_xor(
     forward: np.logical_xor(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("logical_xor", "", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
     try:
@@ -2270,6 +2425,8 @@ def logical_and(
     forward: np.logical_and(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("logical_and", "", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
     try:
@@ -2288,6 +2445,8 @@ def logical_or(
     forward: np.logical_or(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("logical_or", "", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
     try:
@@ -2305,6 +2464,8 @@ def bitwise_not(
     forward: np.invert(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("bitwise_not", "", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
     try:
         result = Tensor._make(np.invert(self_))
@@ -2322,6 +2483,10 @@ def bitwise_and_Tensor(
     forward: np.bitwise_and(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "bitwise_and.Tensor", "elementwise", bitwise_and_Tensor, self, other
+        )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other_ = tensor_arg(other, "bitwise_and", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2341,6 +2506,10 @@ def bitwise_and_Scalar(
     forward: np.bitwise_and(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "bitwise_and.Scalar", "elementwise", bitwise_and_Scalar, self, other
+        )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other = scalar_arg(other, "bitwise_and", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2360,6 +2529,10 @@ def bitwise_or_Tensor(
     forward: np.bitwise_or(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "bitwise_or.Tensor", "elementwise", bitwise_or_Tensor, self, other
+        )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other_ = tensor_arg(other, "bitwise_or", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2379,6 +2552,10 @@ def bitwise_or_Scalar(
     forward: np.bitwise_or(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "bitwise_or.Scalar", "elementwise", bitwise_or_Scalar, self, other
+        )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other = scalar_arg(other, "bitwise_or", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2398,6 +2575,10 @@ def bitwise_xor_Tensor(
     forward: np.bitwise_xor(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "bitwise_xor.Tensor", "elementwise", bitwise_xor_Tensor, self, other
+        )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other_ = tensor_arg(other, "bitwise_xor", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2417,6 +2598,10 @@ def bitwise_xor_Scalar(
     forward: np.bitwise_xor(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "bitwise_xor.Scalar", "elementwise", bitwise_xor_Scalar, self, other
+        )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other = scalar_arg(other, "bitwise_xor", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2436,6 +2621,10 @@ def floor_divide_default(
     forward: np.floor_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "floor_divide", "elementwise", floor_divide_default, self, other
+        )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other_ = tensor_arg(other, "floor_divide", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -2455,6 +2644,10 @@ def floor_divide_Scalar(
     forward: np.floor_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "floor_divide.Scalar", "elementwise", floor_divide_Scalar, self, other
+        )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other = scalar_arg(other, "floor_divide", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -2474,6 +2667,10 @@ def pow_Tensor_Scalar(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "pow.Tensor_Scalar", "elementwise", pow_Tensor_Scalar, self, exponent
+        )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
     self_, exponent = promote_operands(self_, exponent)
@@ -2506,6 +2703,10 @@ def pow_Tensor_Tensor(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, exponent):
+        return call_batched(
+            "pow.Tensor_Tensor", "elementwise", pow_Tensor_Tensor, self, exponent
+        )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
     self_, exponent_ = promote_operands(self_, exponent_)
@@ -2545,6 +2746,8 @@ def pow_Scalar(
     forward: c_order(np.power(self, exponent))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(exponent):
+        return call_batched("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
     self = scalar_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
     self, exponent_ = promote_operands(self, exponent_)
@@ -2580,6 +2783,8 @@ def neg(
     forward: np.negative(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("neg", "", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2607,6 +2812,8 @@ def reciprocal(
     forward: np.reciprocal(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("reciprocal", "elementwise", reciprocal, self)
     self_ = tensor_arg(self, "reciprocal", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2637,6 +2844,8 @@ def exp(
     forward: np.exp(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("exp", "elementwise", exp, self)
     self_ = tensor_arg(self, "exp", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2667,6 +2876,8 @@ def log(
     forward: np.log(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log", "elementwise", log, self)
     self_ = tensor_arg(self, "log", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2696,6 +2907,8 @@ def sin(
     forward: np.sin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sin", "elementwise", sin, self)
     self_ = tensor_arg(self, "sin", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2725,6 +2938,8 @@ def cos(
     forward: np.cos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cos", "elementwise", cos, self)
     self_ = tensor_arg(self, "cos", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2754,6 +2969,8 @@ def tanh(
     forward: np.tanh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("tanh", "elementwise", tanh, self)
     self_ = tensor_arg(self, "tanh", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2784,6 +3001,8 @@ def sigmoid(
     forward: sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sigmoid", "elementwise", sigmoid, self)
     self_ = tensor_arg(self, "sigmoid", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2814,6 +3033,8 @@ def relu(
     forward: relu(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("relu", "", relu, self)
     self_ = tensor_arg(self, "relu", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2843,6 +3064,8 @@ def sqrt(
     forward: np.sqrt(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sqrt", "elementwise", sqrt, self)
     self_ = tensor_arg(self, "sqrt", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2873,6 +3096,8 @@ def abs(
     forward: np.abs(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("abs", "", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2901,6 +3126,8 @@ def sign(
     forward: np.sign(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sign", "", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2928,6 +3155,8 @@ def exp2(
     forward: np.exp2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2958,6 +3187,8 @@ def expm1(
     forward: np.expm1(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("expm1", "elementwise", expm1, self)
     self_ = tensor_arg(self, "expm1", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -2988,6 +3219,8 @@ def log2(
     forward: np.log2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log2", "elementwise", log2, self)
     self_ = tensor_arg(self, "log2", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3017,6 +3250,8 @@ def log10(
     forward: np.log10(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log10", "elementwise", log10, self)
     self_ = tensor_arg(self, "log10", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3046,6 +3281,8 @@ def log1p(
     forward: np.log1p(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log1p", "elementwise", log1p, self)
     self_ = tensor_arg(self, "log1p", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3075,6 +3312,8 @@ def rsqrt(
     forward: np.reciprocal(np.sqrt(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("rsqrt", "elementwise", rsqrt, self)
     self_ = tensor_arg(self, "rsqrt", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3120,6 +3359,8 @@ def tan(
     forward: np.tan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("tan", "elementwise", tan, self)
     self_ = tensor_arg(self, "tan", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3150,6 +3391,8 @@ def asin(
     forward: np.arcsin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3179,6 +3422,8 @@ def acos(
     forward: np.arccos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3208,6 +3453,8 @@ def atan(
     forward: np.arctan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("atan", "elementwise", atan, self)
     self_ = tensor_arg(self, "atan", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3237,6 +3484,8 @@ def sinh(
     forward: np.sinh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sinh", "elementwise", sinh, self)
     self_ = tensor_arg(self, "sinh", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3266,6 +3515,8 @@ def cosh(
     forward: np.cosh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cosh", "elementwise", cosh, self)
     self_ = tensor_arg(self, "cosh", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3295,6 +3546,8 @@ def asinh(
     forward: np.arcsinh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3324,6 +3577,8 @@ def acosh(
     forward: np.arccosh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3353,6 +3608,8 @@ def atanh(
     forward: np.arctanh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("atanh", "elementwise", atanh, self)
     self_ = tensor_arg(self, "atanh", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3383,6 +3640,8 @@ def logit(
     forward: logit(self, eps)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("logit", "elementwise", logit, self, eps)
     self_ = tensor_arg(self, "logit", "input", 1)
     eps = optional_float_arg(eps, "logit", "eps", 2)
     (self_,) = promote_operands(self_, int_to_float=True)
@@ -3414,6 +3673,8 @@ def erf(
     forward: erf(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("erf", "elementwise", erf, self)
     self_ = tensor_arg(self, "erf", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3443,6 +3704,8 @@ def erfc(
     forward: erfc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("erfc", "elementwise", erfc, self)
     self_ = tensor_arg(self, "erfc", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -3472,6 +3735,8 @@ def floor(
     forward: np.floor(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("floor", "", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3499,6 +3764,8 @@ def ceil(
     forward: np.ceil(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("ceil", "", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3526,6 +3793,8 @@ def round_default(
     forward: np.round(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("round", "", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3555,6 +3824,8 @@ def round_decimals(
     forward: np.round(self, decimals)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("round.decimals", "", round_decimals, self, decimals)
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
     grad_fn = None
@@ -3583,6 +3854,8 @@ def trunc(
     forward: np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("trunc", "", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3610,6 +3883,8 @@ def frac(
     forward: self - np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("frac", "", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3639,6 +3914,8 @@ def sum_default(
     forward: sum_reduce(self, dtype=dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sum", "", sum_default, self, dtype)
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     grad_fn = None
@@ -3672,6 +3949,10 @@ def sum_dim_IntList(
     forward: c_order(sum_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "sum.dim_IntList", "dim", sum_dim_IntList, self, dim, keepdim, dtype
+        )
     self_ = tensor_arg(self, "sum", "input", 1)
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
@@ -3720,6 +4001,8 @@ def mean_default(
     forward: mean_reduce(self, dtype=dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mean", "", mean_default, self, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     grad_fn = None
@@ -3753,6 +4036,8 @@ def mean_dim(
     forward: c_order(mean_reduce(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mean.dim", "dim", mean_dim, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
@@ -3799,6 +4084,8 @@ def max_dim(
     forward: max_dim(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("max.dim", "dim", max_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
@@ -3839,6 +4126,8 @@ def max_default(
     forward: max_all(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("max", "", max_default, self)
     self_ = tensor_arg(self, "max", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3871,6 +4160,8 @@ def min_dim(
     forward: min_dim(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("min.dim", "dim", min_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
@@ -3911,6 +4202,8 @@ def min_default(
     forward: min_all(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("min", "", min_default, self)
     self_ = tensor_arg(self, "min", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3943,6 +4236,8 @@ def prod_default(
     forward: np.prod(self, dtype=dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("prod", "", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     grad_fn = None
@@ -3980,6 +4275,10 @@ def prod_dim_int(
     forward: c_order(np.prod(self, axis=reduce_dims((dim,), self.ndim), keepdims=keepdim, dtype=dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "prod.dim_int", "dim", prod_dim_int, self, dim, keepdim, dtype
+        )
     self_ = tensor_arg(self, "prod", "input", 1)
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
@@ -4034,6 +4333,10 @@ def var_correction(
     forward: c_order(var(self, dim, correction, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "var.correction", "dim", var_correction, self, dim, correction, keepdim
+        )
     self_ = tensor_arg(self, "var", "input", 1)
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
@@ -4090,6 +4393,10 @@ def std_correction(
     forward: c_order(std(self, dim, correction, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "std.correction", "dim", std_correction, self, dim, correction, keepdim
+        )
     self_ = tensor_arg(self, "std", "input", 1)
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
@@ -4149,6 +4456,17 @@ def linalg_vector_norm(
     forward: c_order(vector_norm(vector_norm_input(self, dtype), ord, dim, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "linalg_vector_norm",
+            "dim",
+            linalg_vector_norm,
+            self,
+            ord,
+            dim,
+            keepdim,
+            dtype,
+        )
     self_ = tensor_arg(self, "linalg_vector_norm", "input", 1)
     ord = scalar_arg(ord, "linalg_vector_norm", "ord", 2)
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3, size=1)
@@ -4246,6 +4564,8 @@ def amax(
     forward: c_order(amax_kernel(self, dim, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("amax", "dim", amax, self, dim, keepdim)
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
@@ -4286,6 +4606,8 @@ def amin(
     forward: c_order(amin_kernel(self, dim, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("amin", "dim", amin, self, dim, keepdim)
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
@@ -4326,6 +4648,8 @@ def logsumexp(
     forward: logsumexp(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("logsumexp", "dim", logsumexp, self, dim, keepdim)
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
@@ -4369,6 +4693,8 @@ def cumsum(
     forward: c_order(cumsum(self, dim, dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cumsum", "dim", cumsum, self, dim, dtype)
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
@@ -4403,6 +4729,8 @@ def cumprod(
     forward: c_order(cumprod(self, dim, dtype))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cumprod", "dim", cumprod, self, dim, dtype)
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
@@ -4441,6 +4769,8 @@ def _softmax(
     forward: c_order(softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("_softmax", "dim", _softmax, self, dim, half_to_float)
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
@@ -4487,6 +4817,10 @@ def _log_softmax(
     forward: c_order(log_softmax(cpu_softmax_input(self, dim, half_to_float), dim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "_log_softmax", "dim", _log_softmax, self, dim, half_to_float
+        )
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
@@ -4587,6 +4921,8 @@ def argmax(
     forward: argmax(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("argmax", "dim", argmax, self, dim, keepdim)
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
@@ -4609,6 +4945,8 @@ def argmin(
     forward: argmin(self, dim, keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("argmin", "dim", argmin, self, dim, keepdim)
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
@@ -4629,6 +4967,8 @@ def all_default(
     forward: np.all(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("all", "", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
     try:
         result = Tensor._make(np.all(self_))
@@ -4647,6 +4987,8 @@ def all_dim(
     forward: c_order(np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("all.dim", "dim", all_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -4673,6 +5015,8 @@ def all_dims(
     forward: np.all(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("all.dims", "dim", all_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -4693,6 +5037,8 @@ def any_default(
     forward: np.any(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("any", "", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
     try:
         result = Tensor._make(np.any(self_))
@@ -4711,6 +5057,8 @@ def any_dim(
     forward: c_order(np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("any.dim", "dim", any_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -4737,6 +5085,8 @@ def any_dims(
     forward: np.any(self, axis=wrap_dims(dim, self.ndim), keepdims=keepdim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("any.dims", "dim", any_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -4758,6 +5108,8 @@ def mm(
     forward: mm_kernel(self, mat2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mat2):
+        return call_batched("mm", "", mm, self, mat2)
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
     grad_fn = None
@@ -4814,6 +5166,8 @@ def dot(
     forward: dot_kernel(self, tensor)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, tensor):
+        return call_batched("dot", "", dot, self, tensor)
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
     grad_fn = None
@@ -4848,6 +5202,8 @@ def mv(
     forward: mv_kernel(self, vec)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, vec):
+        return call_batched("mv", "", mv, self, vec)
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
     grad_fn = None
@@ -4882,6 +5238,8 @@ def bmm(
     forward: bmm_kernel(self, mat2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mat2):
+        return call_batched("bmm", "", bmm, self, mat2)
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
     grad_fn = None
@@ -4942,6 +5300,8 @@ def addmm(
     forward: addmm_kernel(self, mat1, mat2, beta, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mat1, mat2):
+        return call_batched("addmm", "", addmm, self, mat1, mat2, beta, alpha)
     self_ = tensor_arg(self, "addmm", "input", 1)
     mat1_ = tensor_arg(mat1, "addmm", "mat1", 2)
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
@@ -4996,6 +5356,8 @@ def baddbmm(
     forward: baddbmm_kernel(self, batch1, batch2, beta, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, batch1, batch2):
+        return call_batched("baddbmm", "", baddbmm, self, batch1, batch2, beta, alpha)
     self_ = tensor_arg(self, "baddbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "baddbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
@@ -5049,6 +5411,8 @@ def trace(
     forward: trace(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("trace", "", trace, self)
     self_ = tensor_arg(self, "trace", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -5078,6 +5442,8 @@ def linalg_inv_ex(
 
     forward: linalg_inv_ex(A, check_errors)
     """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched("linalg_inv_ex", "", linalg_inv_ex, A, check_errors)
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
     grad_fn = None
@@ -5131,6 +5497,8 @@ def linalg_det(
 
     forward: np.linalg.det(A)
     """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched("linalg_det", "", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
     grad_fn = None
     if compute_requires_grad(A):
@@ -5178,6 +5546,8 @@ def t(
     forward: transpose_2d(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("t", "", t, self)
     self_ = tensor_arg(self, "t", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -5208,6 +5578,8 @@ def transpose_int(
     forward: transpose_kernel(self, dim0, dim1)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("transpose.int", "", transpose_int, self, dim0, dim1)
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
@@ -5243,6 +5615,8 @@ def permute_default(
     forward: np.transpose(self, dims)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("permute", "", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
     grad_fn = None
@@ -5274,6 +5648,8 @@ def view_default(
     forward: view_kernel(self, size)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("view", "", view_default, self, size)
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
     grad_fn = None
@@ -5323,6 +5699,8 @@ def expand_default(
     forward: np.broadcast_to(self, expand_shape(self.shape, size))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("expand", "", expand_default, self, size, implicit)
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
@@ -5358,6 +5736,8 @@ def cat(
 
     forward: c_order(np.concatenate(tensors, axis=dim))
     """
+    if vmap_hook.levels and is_batched(tensors):
+        return call_batched("cat", "", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
     grad_fn = None
@@ -5388,6 +5768,8 @@ def stack(
 
     forward: c_order(np.stack(tensors, axis=dim))
     """
+    if vmap_hook.levels and is_batched(tensors):
+        return call_batched("stack", "", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
     grad_fn = None
@@ -5420,6 +5802,8 @@ def select_int(
     forward: select_kernel(self, dim, index)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("select.int", "dim", select_int, self, dim, index)
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
@@ -5455,6 +5839,16 @@ def select_backward(
 
     forward: select_backward_kernel(grad_output, input_sizes, dim, index)
     """
+    if vmap_hook.levels and is_batched(grad_output):
+        return call_batched(
+            "select_backward",
+            "dim",
+            select_backward,
+            grad_output,
+            input_sizes,
+            dim,
+            index,
+        )
     grad_output_ = tensor_arg(grad_output, "select_backward", "grad_output", 1)
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
     dim = int_arg(dim, "select_backward", "dim", 3)
@@ -5502,6 +5896,10 @@ def slice_Tensor(
     forward: slice_kernel(self, dim, start, end, step)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "slice.Tensor", "dim", slice_Tensor, self, dim, start, end, step
+        )
     self_ = tensor_arg(self, "slice", "input", 1)
     dim = int_arg(dim, "slice", "dim", 2)
     start = optional_int_arg(start, "slice", "start", 3)
@@ -5553,6 +5951,18 @@ def slice_backward(
 
     forward: slice_backward_kernel(grad_output, input_sizes, dim, start, end, step)
     """
+    if vmap_hook.levels and is_batched(grad_output):
+        return call_batched(
+            "slice_backward",
+            "dim",
+            slice_backward,
+            grad_output,
+            input_sizes,
+            dim,
+            start,
+            end,
+            step,
+        )
     grad_output_ = tensor_arg(grad_output, "slice_backward", "grad_output", 1)
     input_sizes = int_list_arg(input_sizes, "slice_backward", "input_sizes", 2)
     dim = int_arg(dim, "slice_backward", "dim", 3)
@@ -5611,6 +6021,8 @@ def split_Tensor(
     forward: split_kernel(self, split_size, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("split.Tensor", "dim", split_Tensor, self, split_size, dim)
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
@@ -5688,6 +6100,10 @@ def split_with_sizes(
     forward: split_with_sizes_kernel(self, split_sizes, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "split_with_sizes", "dim", split_with_sizes, self, split_sizes, dim
+        )
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
     dim = int_arg(dim, "split_with_sizes", "dim", 3)
@@ -5731,6 +6147,8 @@ def unbind_int(
     forward: unbind_kernel(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("unbind.int", "dim", unbind_int, self, dim)
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
     grad_fn = None
@@ -5763,6 +6181,8 @@ def _to_copy(
     forward: cast(self, dtype)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("_to_copy", "", _to_copy, self, dtype)
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     grad_fn = None
@@ -5793,6 +6213,8 @@ def flip_default(
     forward: flip_kernel(self, dims)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("flip", "", flip_default, self, dims)
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
     grad_fn = None
@@ -5823,6 +6245,8 @@ def tril(
     forward: c_order(triangle(self, diagonal, False))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("tril", "", tril, self, diagonal)
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     grad_fn = None
@@ -5853,6 +6277,8 @@ def triu(
     forward: c_order(triangle(self, diagonal, True))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("triu", "", triu, self, diagonal)
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     grad_fn = None
@@ -5885,6 +6311,8 @@ def diagonal(
     forward: diagonal_view(self, offset, dim1, dim2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("diagonal", "", diagonal, self, offset, dim1, dim2)
     self_ = tensor_arg(self, "diagonal", "input", 1)
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
@@ -5925,6 +6353,8 @@ def diag_embed(
     forward: c_order(diag_embed(self, offset, dim1, dim2))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("diag_embed", "", diag_embed, self, offset, dim1, dim2)
     self_ = tensor_arg(self, "diag_embed", "input", 1)
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
@@ -5970,6 +6400,17 @@ def diagonal_backward(
 
     forward: diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
     """
+    if vmap_hook.levels and is_batched(grad_output):
+        return call_batched(
+            "diagonal_backward",
+            "",
+            diagonal_backward,
+            grad_output,
+            input_sizes,
+            offset,
+            dim1,
+            dim2,
+        )
     grad_output_ = tensor_arg(grad_output, "diagonal_backward", "grad_output", 1)
     input_sizes = int_list_arg(input_sizes, "diagonal_backward", "input_sizes", 2)
     offset = int_arg(offset, "diagonal_backward", "offset", 3)
@@ -6176,6 +6617,8 @@ def squeeze_default(
     forward: squeeze_dims(self, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("squeeze", "", squeeze_default, self)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6206,6 +6649,8 @@ def squeeze_dim(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("squeeze.dim", "dim", squeeze_dim, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -6237,6 +6682,8 @@ def squeeze_dims(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("squeeze.dims", "dim", squeeze_dims, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     grad_fn = None
@@ -6267,6 +6714,8 @@ def squeeze__default(
     forward: squeeze_dims(self, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("squeeze_", "", squeeze__default, self)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6299,6 +6748,8 @@ def squeeze__dim(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("squeeze_.dim", "dim", squeeze__dim, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -6332,6 +6783,8 @@ def squeeze__dims(
     forward: squeeze_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("squeeze_.dims", "dim", squeeze__dims, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
     grad_fn = None
@@ -6365,6 +6818,8 @@ def unsqueeze(
     forward: np.expand_dims(self, dim)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("unsqueeze", "dim", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
     grad_fn = None
@@ -6396,6 +6851,8 @@ def index_Tensor(
     forward: index_tensor(self, indices)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("index.Tensor", "", index_Tensor, self, indices)
     self_ = tensor_arg(self, "index", "input", 1)
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
     grad_fn = None
@@ -6428,6 +6885,8 @@ def index_select(
     forward: index_select(self, dim, index)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index):
+        return call_batched("index_select", "", index_select, self, dim, index)
     self_ = tensor_arg(self, "index_select", "input", 1)
     dim = int_arg(dim, "index_select", "dim", 2)
     index_ = tensor_arg(index, "index_select", "index", 3)
@@ -6466,6 +6925,8 @@ def gather(
     forward: c_order(gather(self, dim, index))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index):
+        return call_batched("gather", "", gather, self, dim, index, sparse_grad)
     self_ = tensor_arg(self, "gather", "input", 1)
     dim = int_arg(dim, "gather", "dim", 2)
     index_ = tensor_arg(index, "gather", "index", 3)
@@ -6511,6 +6972,8 @@ def scatter_src(
     forward: c_order(scatter(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, src):
+        return call_batched("scatter.src", "", scatter_src, self, dim, index, src)
     self_ = tensor_arg(self, "scatter", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
@@ -6552,6 +7015,8 @@ def scatter_value(
     forward: c_order(scatter(self, dim, index, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index):
+        return call_batched("scatter.value", "", scatter_value, self, dim, index, value)
     self_ = tensor_arg(self, "scatter", "input", 1)
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
@@ -6591,6 +7056,8 @@ def scatter_add(
     forward: c_order(scatter_add(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, src):
+        return call_batched("scatter_add", "", scatter_add, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_add", "input", 1)
     dim = int_arg(dim, "scatter_add", "dim", 2)
     index_ = tensor_arg(index, "scatter_add", "index", 3)
@@ -6634,6 +7101,8 @@ def index_add(
     forward: c_order(index_add(self, dim, index, source, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched("index_add", "", index_add, self, dim, index, source, alpha)
     self_ = tensor_arg(self, "index_add", "input", 1)
     dim = int_arg(dim, "index_add", "dim", 2)
     index_ = tensor_arg(index, "index_add", "index", 3)
@@ -6684,6 +7153,10 @@ def masked_fill_Scalar(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mask):
+        return call_batched(
+            "masked_fill.Scalar", "", masked_fill_Scalar, self, mask, value
+        )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value = scalar_arg(value, "masked_fill", "value", 3)
@@ -6718,6 +7191,10 @@ def masked_fill_Tensor(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mask, value):
+        return call_batched(
+            "masked_fill.Tensor", "", masked_fill_Tensor, self, mask, value
+        )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value_ = tensor_arg(value, "masked_fill", "value", 3)
@@ -6757,6 +7234,8 @@ def masked_select(
     forward: masked_select(self, mask)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mask):
+        return call_batched("masked_select", "", masked_select, self, mask)
     self_ = tensor_arg(self, "masked_select", "input", 1)
     mask_ = tensor_arg(mask, "masked_select", "mask", 2)
     grad_fn = None
@@ -6866,6 +7345,8 @@ def roll(
     forward: c_order(roll(self, shifts, dims))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("roll", "", roll, self, shifts, dims)
     self_ = tensor_arg(self, "roll", "input", 1)
     shifts = int_list_arg(shifts, "roll", "shifts", 2, size=1)
     dims = int_list_arg(dims, "roll", "dims", 3, size=1)
@@ -6898,6 +7379,8 @@ def repeat_default(
     forward: repeat(self, repeats)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("repeat", "", repeat_default, self, repeats)
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     grad_fn = None
@@ -6929,6 +7412,14 @@ def repeat_interleave_Tensor(
 
     forward: np.repeat(np.arange(repeats.shape[0]), repeats)
     """
+    if vmap_hook.levels and is_batched(repeats):
+        return call_batched(
+            "repeat_interleave.Tensor",
+            "",
+            repeat_interleave_Tensor,
+            repeats,
+            output_size,
+        )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
     try:
@@ -7041,6 +7532,8 @@ def clone(
     forward: clone_kernel(self, memory_format)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("clone", "", clone, self, memory_format)
     self_ = tensor_arg(self, "clone", "input", 1)
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
@@ -7092,6 +7585,8 @@ def constant_pad_nd(
     forward: c_order(constant_pad_nd(self, pad, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("constant_pad_nd", "", constant_pad_nd, self, pad, value)
     self_ = tensor_arg(self, "constant_pad_nd", "input", 1)
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
@@ -7171,6 +7666,8 @@ def _unsafe_view(
     forward: view_kernel(self, size)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("_unsafe_view", "", _unsafe_view, self, size)
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
     grad_fn = None
@@ -7202,6 +7699,8 @@ def _reshape_alias(
     forward: reshape_alias_kernel(self, size, stride)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("_reshape_alias", "", _reshape_alias, self, size, stride)
     self_ = tensor_arg(self, "_reshape_alias", "input", 1)
     size = int_list_arg(size, "_reshape_alias", "size", 2)
     stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
@@ -7235,6 +7734,8 @@ def alias(
     forward: alias_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("alias", "", alias, self)
     self_ = tensor_arg(self, "alias", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7266,6 +7767,10 @@ def add__Tensor(
     forward: np.add(self, other) if alpha == 1 else np.add(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "add_.Tensor", "elementwise", add__Tensor, self, other, alpha
+        )
     self_ = tensor_arg(self, "add_", "input", 1)
     other_ = tensor_arg(other, "add_", "other", 2)
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
@@ -7313,6 +7818,10 @@ def sub__Tensor(
     forward: np.subtract(self, other) if alpha == 1 else np.subtract(self, np.multiply(other, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "sub_.Tensor", "elementwise", sub__Tensor, self, other, alpha
+        )
     self_ = tensor_arg(self, "sub_", "input", 1)
     other_ = tensor_arg(other, "sub_", "other", 2)
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
@@ -7358,6 +7867,8 @@ def mul__Tensor(
     forward: np.multiply(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("mul_.Tensor", "elementwise", mul__Tensor, self, other)
     self_ = tensor_arg(self, "mul_", "input", 1)
     other_ = tensor_arg(other, "mul_", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -7398,6 +7909,8 @@ def div__Tensor(
     forward: np.true_divide(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("div_.Tensor", "elementwise", div__Tensor, self, other)
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -7436,6 +7949,8 @@ def pow__Scalar(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
     self_, exponent = promote_operands(self_, exponent)
@@ -7473,6 +7988,8 @@ def pow__Tensor(
     forward: np.power(self, exponent)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, exponent):
+        return call_batched("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
     self_, exponent_ = promote_operands(self_, exponent_)
@@ -7520,6 +8037,8 @@ def neg_(
     forward: np.negative(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("neg_", "", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7550,6 +8069,8 @@ def reciprocal_(
     forward: np.reciprocal(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("reciprocal_", "elementwise", reciprocal_, self)
     self_ = tensor_arg(self, "reciprocal_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7583,6 +8104,8 @@ def exp_(
     forward: np.exp(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("exp_", "elementwise", exp_, self)
     self_ = tensor_arg(self, "exp_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7616,6 +8139,8 @@ def log_(
     forward: np.log(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log_", "elementwise", log_, self)
     self_ = tensor_arg(self, "log_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7650,6 +8175,8 @@ def sin_(
     forward: np.sin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sin_", "elementwise", sin_, self)
     self_ = tensor_arg(self, "sin_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7684,6 +8211,8 @@ def cos_(
     forward: np.cos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cos_", "elementwise", cos_, self)
     self_ = tensor_arg(self, "cos_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7718,6 +8247,8 @@ def tanh_(
     forward: np.tanh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("tanh_", "elementwise", tanh_, self)
     self_ = tensor_arg(self, "tanh_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7751,6 +8282,8 @@ def sigmoid_(
     forward: sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sigmoid_", "elementwise", sigmoid_, self)
     self_ = tensor_arg(self, "sigmoid_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7784,6 +8317,8 @@ def relu_(
     forward: relu(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("relu_", "", relu_, self)
     self_ = tensor_arg(self, "relu_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7816,6 +8351,8 @@ def sqrt_(
     forward: np.sqrt(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sqrt_", "elementwise", sqrt_, self)
     self_ = tensor_arg(self, "sqrt_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -7849,6 +8386,8 @@ def abs_(
     forward: np.abs(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("abs_", "", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7884,6 +8423,8 @@ def clamp_(
     forward: clamp(self, min, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("clamp_", "elementwise", clamp_, self, min, max)
     self_ = tensor_arg(self, "clamp_", "input", 1)
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
@@ -7923,6 +8464,8 @@ def clamp_min__default(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("clamp_min_", "elementwise", clamp_min__default, self, min)
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min = scalar_arg(min, "clamp_min_", "min", 2)
     self_, min = promote_operands(self_, min)
@@ -7960,6 +8503,8 @@ def clamp_max__default(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("clamp_max_", "elementwise", clamp_max__default, self, max)
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max = scalar_arg(max, "clamp_max_", "max", 2)
     self_, max = promote_operands(self_, max)
@@ -7997,6 +8542,8 @@ def fill_Scalar(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("fill.Scalar", "", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
     grad_fn = None
@@ -8026,6 +8573,8 @@ def fill_Tensor(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, value):
+        return call_batched("fill.Tensor", "", fill_Tensor, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value_ = tensor_arg(value, "fill", "value", 2)
     grad_fn = None
@@ -8057,6 +8606,8 @@ def fill__Scalar(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("fill_.Scalar", "", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
     grad_fn = None
@@ -8089,6 +8640,8 @@ def fill__Tensor(
     forward: np.full_like(self, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, value):
+        return call_batched("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
     grad_fn = None
@@ -8122,6 +8675,8 @@ def zero_(
     forward: np.zeros_like(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("zero_", "", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8154,6 +8709,10 @@ def masked_fill__Scalar(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mask):
+        return call_batched(
+            "masked_fill_.Scalar", "", masked_fill__Scalar, self, mask, value
+        )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value = scalar_arg(value, "masked_fill_", "value", 3)
@@ -8191,6 +8750,10 @@ def masked_fill__Tensor(
     forward: c_order(masked_fill(self, mask, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mask, value):
+        return call_batched(
+            "masked_fill_.Tensor", "", masked_fill__Tensor, self, mask, value
+        )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value_ = tensor_arg(value, "masked_fill_", "value", 3)
@@ -8235,6 +8798,10 @@ def index_add_(
     forward: c_order(index_add(self, dim, index, source, alpha))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched(
+            "index_add_", "", index_add_, self, dim, index, source, alpha
+        )
     self_ = tensor_arg(self, "index_add_", "input", 1)
     dim = int_arg(dim, "index_add_", "dim", 2)
     index_ = tensor_arg(index, "index_add_", "index", 3)
@@ -8289,6 +8856,8 @@ def scatter__src(
     forward: c_order(scatter(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, src):
+        return call_batched("scatter_.src", "", scatter__src, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
@@ -8331,6 +8900,10 @@ def scatter__value(
     forward: c_order(scatter(self, dim, index, value))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index):
+        return call_batched(
+            "scatter_.value", "", scatter__value, self, dim, index, value
+        )
     self_ = tensor_arg(self, "scatter_", "input", 1)
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
@@ -8371,6 +8944,8 @@ def scatter_add_(
     forward: c_order(scatter_add(self, dim, index, src))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, src):
+        return call_batched("scatter_add_", "", scatter_add_, self, dim, index, src)
     self_ = tensor_arg(self, "scatter_add_", "input", 1)
     dim = int_arg(dim, "scatter_add_", "dim", 2)
     index_ = tensor_arg(index, "scatter_add_", "index", 3)
@@ -8415,6 +8990,15 @@ def div__Tensor_mode(
     forward: divide(self, other, rounding_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "div_.Tensor_mode",
+            "elementwise",
+            div__Tensor_mode,
+            self,
+            other,
+            rounding_mode,
+        )
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
@@ -8474,6 +9058,10 @@ def addcmul_(
     forward: np.add(self, value * tensor1 * tensor2)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
+        return call_batched(
+            "addcmul_", "elementwise", addcmul_, self, tensor1, tensor2, value
+        )
     self_ = tensor_arg(self, "addcmul_", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
@@ -8528,6 +9116,10 @@ def addcdiv_(
     forward: np.add(self, value * np.true_divide(tensor1, tensor2))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, tensor1, tensor2):
+        return call_batched(
+            "addcdiv_", "elementwise", addcdiv_, self, tensor1, tensor2, value
+        )
     self_ = tensor_arg(self, "addcdiv_", "input", 1)
     tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
@@ -8582,6 +9174,8 @@ def lerp__Scalar(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, end):
+        return call_batched("lerp_.Scalar", "", lerp__Scalar, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
@@ -8618,6 +9212,8 @@ def lerp__Tensor(
     forward: lerp(self, end, weight)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, end, weight):
+        return call_batched("lerp_.Tensor", "", lerp__Tensor, self, end, weight)
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
@@ -8667,6 +9263,8 @@ def hypot_(
     forward: np.hypot(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("hypot_", "elementwise", hypot_, self, other)
     self_ = tensor_arg(self, "hypot_", "input", 1)
     other_ = tensor_arg(other, "hypot_", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -8709,6 +9307,10 @@ def copysign__Tensor(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "copysign_.Tensor", "elementwise", copysign__Tensor, self, other
+        )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other_ = tensor_arg(other, "copysign_", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -8753,6 +9355,10 @@ def copysign__Scalar(
     forward: np.copysign(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "copysign_.Scalar", "elementwise", copysign__Scalar, self, other
+        )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other = scalar_arg(other, "copysign_", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
@@ -8793,6 +9399,10 @@ def remainder__Scalar(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "remainder_.Scalar", "elementwise", remainder__Scalar, self, other
+        )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -8826,6 +9436,10 @@ def remainder__Tensor(
     forward: np.remainder(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "remainder_.Tensor", "elementwise", remainder__Tensor, self, other
+        )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other_ = tensor_arg(other, "remainder_", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -8866,6 +9480,8 @@ def fmod__Scalar(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
     self_, other = promote_operands(self_, other)
@@ -8899,6 +9515,8 @@ def fmod__Tensor(
     forward: np.fmod(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other_ = tensor_arg(other, "fmod_", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -8939,6 +9557,8 @@ def xlogy__Tensor(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other_ = tensor_arg(other, "xlogy_", "other", 2)
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
@@ -8983,6 +9603,10 @@ def xlogy__Scalar_Other(
     forward: xlogy(self, other)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "xlogy_.Scalar_Other", "elementwise", xlogy__Scalar_Other, self, other
+        )
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
     self_, other = promote_operands(self_, other, int_to_float=True)
@@ -9026,6 +9650,10 @@ def clamp_min__Tensor(
     forward: clamp(self, min, None)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, min):
+        return call_batched(
+            "clamp_min_.Tensor", "elementwise", clamp_min__Tensor, self, min
+        )
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min_ = tensor_arg(min, "clamp_min_", "min", 2)
     self_, min_ = promote_operands(self_, min_)
@@ -9066,6 +9694,10 @@ def clamp_max__Tensor(
     forward: clamp(self, None, max)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, max):
+        return call_batched(
+            "clamp_max_.Tensor", "elementwise", clamp_max__Tensor, self, max
+        )
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max_ = tensor_arg(max, "clamp_max_", "max", 2)
     self_, max_ = promote_operands(self_, max_)
@@ -9108,6 +9740,8 @@ def nan_to_num_(
     forward: np.nan_to_num(self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("nan_to_num_", "", nan_to_num_, self, nan, posinf, neginf)
     self_ = tensor_arg(self, "nan_to_num_", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
@@ -9157,6 +9791,8 @@ def logit_(
     forward: logit(self, eps)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("logit_", "elementwise", logit_, self, eps)
     self_ = tensor_arg(self, "logit_", "input", 1)
     eps = optional_float_arg(eps, "logit_", "eps", 2)
     (self_,) = promote_operands(self_, int_to_float=True)
@@ -9195,6 +9831,8 @@ def round__decimals(
     forward: np.round(self, decimals)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("round_.decimals", "", round__decimals, self, decimals)
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
     grad_fn = None
@@ -9226,6 +9864,8 @@ def asin_(
     forward: np.arcsin(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9260,6 +9900,8 @@ def acos_(
     forward: np.arccos(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9294,6 +9936,8 @@ def atan_(
     forward: np.arctan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("atan_", "elementwise", atan_, self)
     self_ = tensor_arg(self, "atan_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9328,6 +9972,8 @@ def sinh_(
     forward: np.sinh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sinh_", "elementwise", sinh_, self)
     self_ = tensor_arg(self, "sinh_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9362,6 +10008,8 @@ def cosh_(
     forward: np.cosh(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cosh_", "elementwise", cosh_, self)
     self_ = tensor_arg(self, "cosh_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9396,6 +10044,8 @@ def tan_(
     forward: np.tan(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("tan_", "elementwise", tan_, self)
     self_ = tensor_arg(self, "tan_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9429,6 +10079,8 @@ def log2_(
     forward: np.log2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log2_", "elementwise", log2_, self)
     self_ = tensor_arg(self, "log2_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9463,6 +10115,8 @@ def log10_(
     forward: np.log10(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log10_", "elementwise", log10_, self)
     self_ = tensor_arg(self, "log10_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9497,6 +10151,8 @@ def log1p_(
     forward: np.log1p(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log1p_", "elementwise", log1p_, self)
     self_ = tensor_arg(self, "log1p_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9531,6 +10187,8 @@ def expm1_(
     forward: np.expm1(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("expm1_", "elementwise", expm1_, self)
     self_ = tensor_arg(self, "expm1_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9564,6 +10222,8 @@ def exp2_(
     forward: np.exp2(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9597,6 +10257,8 @@ def rsqrt_(
     forward: np.reciprocal(np.sqrt(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("rsqrt_", "elementwise", rsqrt_, self)
     self_ = tensor_arg(self, "rsqrt_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9630,6 +10292,8 @@ def floor_(
     forward: np.floor(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("floor_", "", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9660,6 +10324,8 @@ def ceil_(
     forward: np.ceil(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("ceil_", "", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9690,6 +10356,8 @@ def round__default(
     forward: np.round(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("round_", "", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9720,6 +10388,8 @@ def trunc_(
     forward: np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("trunc_", "", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9750,6 +10420,8 @@ def frac_(
     forward: self - np.trunc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("frac_", "", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9780,6 +10452,8 @@ def sign_(
     forward: np.sign(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sign_", "", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9810,6 +10484,8 @@ def erf_(
     forward: erf(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("erf_", "elementwise", erf_, self)
     self_ = tensor_arg(self, "erf_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9846,6 +10522,8 @@ def erfc_(
     forward: erfc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("erfc_", "elementwise", erfc_, self)
     self_ = tensor_arg(self, "erfc_", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -9935,6 +10613,21 @@ def convolution(
 
     forward: convolution_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     """
+    if vmap_hook.levels and is_batched(input, weight, bias):
+        return call_batched(
+            "convolution",
+            "",
+            convolution,
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
     input_ = tensor_arg(input, "convolution", "input", 1)
     weight_ = tensor_arg(weight, "convolution", "weight", 2)
     bias_ = optional_tensor_arg(bias, "convolution", "bias", 3)
@@ -10027,6 +10720,18 @@ def max_pool2d_with_indices(
     forward: max_pool2d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "max_pool2d_with_indices",
+            "",
+            max_pool2d_with_indices,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+        )
     self_ = tensor_arg(self, "max_pool2d_with_indices", "input", 1)
     kernel_size = int_list_arg(
         kernel_size, "max_pool2d_with_indices", "kernel_size", 2, size=2
@@ -10117,6 +10822,19 @@ def avg_pool2d(
     forward: avg_pool2d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "avg_pool2d",
+            "",
+            avg_pool2d,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
     self_ = tensor_arg(self, "avg_pool2d", "input", 1)
     kernel_size = int_list_arg(kernel_size, "avg_pool2d", "kernel_size", 2, size=2)
     stride = int_list_arg(stride, "avg_pool2d", "stride", 3, size=2)
@@ -10190,6 +10908,10 @@ def _adaptive_avg_pool2d_default(
     forward: adaptive_avg_pool2d_kernel(self, output_size)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "_adaptive_avg_pool2d", "", _adaptive_avg_pool2d_default, self, output_size
+        )
     self_ = tensor_arg(self, "_adaptive_avg_pool2d", "input", 1)
     output_size = int_list_arg(
         output_size, "_adaptive_avg_pool2d", "output_size", 2, size=2
@@ -10228,6 +10950,17 @@ def native_layer_norm(
 
     forward: c_order(native_layer_norm_kernel(input, normalized_shape, weight, bias, eps))
     """
+    if vmap_hook.levels and is_batched(input, weight, bias):
+        return call_batched(
+            "native_layer_norm",
+            "",
+            native_layer_norm,
+            input,
+            normalized_shape,
+            weight,
+            bias,
+            eps,
+        )
     input_ = tensor_arg(input, "native_layer_norm", "input", 1)
     normalized_shape = int_list_arg(
         normalized_shape, "native_layer_norm", "normalized_shape", 2
@@ -10308,6 +11041,20 @@ def native_batch_norm(
 
     forward: c_order(native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps))
     """
+    if vmap_hook.levels and is_batched(input, weight, bias, running_mean, running_var):
+        return call_batched(
+            "native_batch_norm",
+            "",
+            native_batch_norm,
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            training,
+            momentum,
+            eps,
+        )
     input_ = tensor_arg(input, "native_batch_norm", "input", 1)
     weight_ = optional_tensor_arg(weight, "native_batch_norm", "weight", 2)
     bias_ = optional_tensor_arg(bias, "native_batch_norm", "bias", 3)
@@ -10420,6 +11167,20 @@ def native_group_norm(
 
     forward: native_group_norm_kernel(input, weight, bias, N, C, HxW, group, eps)
     """
+    if vmap_hook.levels and is_batched(input, weight, bias):
+        return call_batched(
+            "native_group_norm",
+            "",
+            native_group_norm,
+            input,
+            weight,
+            bias,
+            N,
+            C,
+            HxW,
+            group,
+            eps,
+        )
     input_ = tensor_arg(input, "native_group_norm", "input", 1)
     weight_ = optional_tensor_arg(weight, "native_group_norm", "weight", 2)
     bias_ = optional_tensor_arg(bias, "native_group_norm", "bias", 3)
@@ -10505,6 +11266,17 @@ def embedding(
 
     forward: embedding_kernel(weight, indices)
     """
+    if vmap_hook.levels and is_batched(weight, indices):
+        return call_batched(
+            "embedding",
+            "",
+            embedding,
+            weight,
+            indices,
+            padding_idx,
+            scale_grad_by_freq,
+            sparse,
+        )
     weight_ = tensor_arg(weight, "embedding", "weight", 1)
     indices_ = tensor_arg(indices, "embedding", "indices", 2)
     padding_idx = int_arg(padding_idx, "embedding", "padding_idx", 3)
@@ -10558,6 +11330,8 @@ def gelu(
     forward: gelu_kernel(self, approximate)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("gelu", "", gelu, self, approximate)
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     grad_fn = None
@@ -10588,6 +11362,8 @@ def silu(
     forward: self * sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("silu", "", silu, self)
     self_ = tensor_arg(self, "silu", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10616,6 +11392,8 @@ def mish(
     forward: mish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mish", "", mish, self)
     self_ = tensor_arg(self, "mish", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10646,6 +11424,8 @@ def softplus(
     forward: softplus_kernel(self, beta, threshold)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("softplus", "", softplus, self, beta, threshold)
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
@@ -10683,6 +11463,8 @@ def elu(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("elu", "", elu, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu", "input", 1)
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
@@ -10740,6 +11522,8 @@ def celu(
     forward: celu_kernel(self, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("celu", "", celu, self, alpha)
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
     grad_fn = None
@@ -10771,6 +11555,8 @@ def leaky_relu(
     forward: leaky_relu_kernel(self, negative_slope)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("leaky_relu", "", leaky_relu, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
     grad_fn = None
@@ -10805,6 +11591,8 @@ def hardtanh(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("hardtanh", "", hardtanh, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
@@ -10839,6 +11627,8 @@ def hardswish(
     forward: hardswish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("hardswish", "", hardswish, self)
     self_ = tensor_arg(self, "hardswish", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10867,6 +11657,8 @@ def hardsigmoid(
     forward: hardsigmoid_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("hardsigmoid", "", hardsigmoid, self)
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10895,6 +11687,8 @@ def log_sigmoid(
     forward: c_order(log_sigmoid_kernel(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("log_sigmoid", "", log_sigmoid, self)
     self_ = tensor_arg(self, "log_sigmoid", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10924,6 +11718,8 @@ def leaky_relu_(
     forward: leaky_relu_kernel(self, negative_slope)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("leaky_relu_", "", leaky_relu_, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
     grad_fn = None
@@ -10963,6 +11759,8 @@ def elu_(
     forward: elu_kernel(self, alpha, scale, input_scale)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("elu_", "", elu_, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu_", "input", 1)
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
@@ -11011,6 +11809,8 @@ def celu_(
     forward: celu_kernel(self, alpha)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("celu_", "", celu_, self, alpha)
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
     grad_fn = None
@@ -11049,6 +11849,8 @@ def hardtanh_(
     forward: hardtanh_kernel(self, min_val, max_val)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("hardtanh_", "", hardtanh_, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
@@ -11090,6 +11892,8 @@ def silu_(
     forward: self * sigmoid(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("silu_", "", silu_, self)
     self_ = tensor_arg(self, "silu_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11123,6 +11927,8 @@ def mish_(
     forward: mish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mish_", "", mish_, self)
     self_ = tensor_arg(self, "mish_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11156,6 +11962,8 @@ def hardswish_(
     forward: hardswish_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("hardswish_", "", hardswish_, self)
     self_ = tensor_arg(self, "hardswish_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11189,6 +11997,8 @@ def hardsigmoid_(
     forward: hardsigmoid_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("hardsigmoid_", "", hardsigmoid_, self)
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
     grad_fn = None
     if compute_requires_grad(self):
@@ -11224,6 +12034,8 @@ def mse_loss(
     forward: mse_loss_kernel(self, target, reduction)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target):
+        return call_batched("mse_loss", "", mse_loss, self, target, reduction)
     self_ = tensor_arg(self, "mse_loss", "input", 1)
     target_ = tensor_arg(target, "mse_loss", "target", 2)
     reduction = int_arg(reduction, "mse_loss", "reduction", 3)
@@ -11268,6 +12080,10 @@ def smooth_l1_loss(
     forward: smooth_l1_loss_kernel(self, target, reduction, beta)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target):
+        return call_batched(
+            "smooth_l1_loss", "", smooth_l1_loss, self, target, reduction, beta
+        )
     self_ = tensor_arg(self, "smooth_l1_loss", "input", 1)
     target_ = tensor_arg(target, "smooth_l1_loss", "target", 2)
     reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
@@ -11321,6 +12137,10 @@ def huber_loss(
     forward: huber_loss_kernel(self, target, reduction, delta)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target):
+        return call_batched(
+            "huber_loss", "", huber_loss, self, target, reduction, delta
+        )
     self_ = tensor_arg(self, "huber_loss", "input", 1)
     target_ = tensor_arg(target, "huber_loss", "target", 2)
     reduction = int_arg(reduction, "huber_loss", "reduction", 3)
@@ -11379,6 +12199,16 @@ def binary_cross_entropy(
     forward: binary_cross_entropy_kernel(self, target, weight, reduction)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target, weight):
+        return call_batched(
+            "binary_cross_entropy",
+            "",
+            binary_cross_entropy,
+            self,
+            target,
+            weight,
+            reduction,
+        )
     self_ = tensor_arg(self, "binary_cross_entropy", "input", 1)
     target_ = tensor_arg(target, "binary_cross_entropy", "target", 2)
     weight_ = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
@@ -11440,6 +12270,17 @@ def binary_cross_entropy_with_logits(
     forward: binary_cross_entropy_with_logits_kernel(self, target, weight, pos_weight, reduction)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target, weight, pos_weight):
+        return call_batched(
+            "binary_cross_entropy_with_logits",
+            "",
+            binary_cross_entropy_with_logits,
+            self,
+            target,
+            weight,
+            pos_weight,
+            reduction,
+        )
     self_ = tensor_arg(self, "binary_cross_entropy_with_logits", "input", 1)
     target_ = tensor_arg(target, "binary_cross_entropy_with_logits", "target", 2)
     weight_ = optional_tensor_arg(
@@ -11513,6 +12354,17 @@ def nll_loss_forward(
     forward: nll_loss_kernel(self, target, weight, reduction, ignore_index)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target, weight):
+        return call_batched(
+            "nll_loss_forward",
+            "",
+            nll_loss_forward,
+            self,
+            target,
+            weight,
+            reduction,
+            ignore_index,
+        )
     self_ = tensor_arg(self, "nll_loss_forward", "input", 1)
     target_ = tensor_arg(target, "nll_loss_forward", "target", 2)
     weight_ = optional_tensor_arg(weight, "nll_loss_forward", "weight", 3)
@@ -11577,6 +12429,17 @@ def nll_loss2d_forward(
     forward: c_order(nll_loss2d_kernel(self, target, weight, reduction, ignore_index))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target, weight):
+        return call_batched(
+            "nll_loss2d_forward",
+            "",
+            nll_loss2d_forward,
+            self,
+            target,
+            weight,
+            reduction,
+            ignore_index,
+        )
     self_ = tensor_arg(self, "nll_loss2d_forward", "input", 1)
     target_ = tensor_arg(target, "nll_loss2d_forward", "target", 2)
     weight_ = optional_tensor_arg(weight, "nll_loss2d_forward", "weight", 3)

@@ -289,3 +289,223 @@ def no_forward_formula(op: str) -> str:
         "that we can prioritize its implementation or submit a PR adding the "
         "implementation to derivatives.yaml"
     )
+
+# -- vmap and the function transforms (torch.func, torch.autograd.functional) ------
+
+ERR_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+ERR_VMAP_ITEM = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+    "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+    "other operations. If error is occurring somewhere inside PyTorch internals, "
+    "please file a bug report."
+)
+ERR_VMAP_CONTROL_FLOW = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+    "control flow. We don't support that yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues ."
+)
+ERR_VMAP_FALLBACK = (
+    "There is a performance drop because we have not yet implemented the batching "
+    "rule for {op}. Please file us an issue on GitHub so that we can prioritize its "
+    "implementation."
+)
+ERR_VMAP_SIZES = (
+    "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+    "sizes {sizes} for the mapped dimension"
+)
+ERR_VMAP_NO_INPUTS = (
+    "vmap({fn})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
+    "are trying to vmap over a function with no inputs. The latter is unsupported."
+)
+ERR_VMAP_IN_DIMS_TYPE = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or "
+    "a (potentially nested) tuple matching the structure of inputs, got: {kind}."
+)
+ERR_VMAP_IN_DIMS_STRUCTURE = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+    "the structure of `inputs`. in_dims has structure {dims_spec} but inputs has "
+    "structure {inputs_spec}."
+)
+ERR_VMAP_IN_DIM_RANGE = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for some "
+    "input, but that input is a Tensor of dimensionality {ndim} so expected in_dim "
+    "to satisfy -{ndim} <= in_dim < {ndim}."
+)
+ERR_VMAP_IN_DIM_NON_TENSOR = (
+    "vmap({fn}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for an input "
+    "but the input is of type {kind}. We cannot vmap over non-Tensor arguments, "
+    "please use None as the respective in_dim"
+)
+ERR_VMAP_OUT_DIMS_STRUCTURE = (
+    "vmap({fn}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+    "with the structure of `outputs`. out_dims has structure {dims_spec} but "
+    "outputs has structure {outputs_spec}."
+)
+ERR_VMAP_OUTPUT_TYPE = (
+    "vmap({fn}, ...): `{fn}` must only return Tensors, got type {kind}. Did you "
+    "mean to set out_dims= to None for output?"
+)
+ERR_VMAP_RANDOMNESS = (
+    "Only allowed values for randomness are 'error', 'different', or 'same'. "
+    "Got {randomness}"
+)
+ERR_VMAP_RANDOM = (
+    "vmap: called random operation while in randomness error mode. Please either "
+    "use the 'same' or 'different' randomness flags on vmap or perform the "
+    "randomness operation out of vmap"
+)
+ERR_VMAP_INPLACE = (
+    "output with shape {shape} doesn't match the broadcast shape {broadcast}"
+)
+ERR_VMAP_DIFFERENT_RANDOMNESS = (
+    "vmap: randomness='different' is not supported: a random operation inside "
+    "vmap draws one value for all samples here. Use randomness='same', or draw the "
+    "random values outside vmap and pass them in"
+)
+ERR_CHUNK_SIZE = "{api}: `chunk_size` should be greater than 0."
+ERR_ARGNUMS_TYPE = "argnums must be int or Tuple[int, ...], got: {kind}"
+ERR_ARGNUMS_EMPTY = "argnums must be non-empty"
+ERR_ARGNUMS_UNIQUE = "argnums elements must be unique, got {argnums}"
+ERR_ARGNUM_RANGE = "Got argnum={argnum}, but only {count} positional inputs"
+ERR_TRANSFORM_FLOAT = "only Tensors of floating point dtype can require gradients"
+ERR_TRANSFORM_INPUT = "Thing passed to transform API must be Tensor, got {kind}"
+ERR_GRAD_SCALAR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+    "tensor with {ndim} dims. Maybe you wanted to use the vjp or jacrev APIs "
+    "instead?"
+)
+ERR_GRAD_TENSOR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {kind}"
+)
+ERR_HAS_AUX_TUPLE = (
+    "{api}(f)(*args): output of function f should be a tuple: (output, aux) if "
+    "has_aux is True"
+)
+ERR_AUX_TENSORS = "Expected tensors, got unsupported type {kind}"
+ERR_VJP_OUTPUTS = (
+    "vjp(f, *primals): expected f(*primals) to return only tensors, got "
+    "unsupported type {kind}"
+)
+ERR_REPARAMETRIZE = "Error(s) in reparametrizing for {module}:\n\t{details}"
+
+# torch.autograd.functional
+ERR_FUNCTIONAL_TYPE_AT = (
+    "The {arg} given to {fn} must be either a Tensor or a tuple of Tensors but the "
+    "value at index {index} has type {kind}."
+)
+ERR_FUNCTIONAL_TYPE = (
+    "The {arg} given to {fn} must be either a Tensor or a tuple of Tensors but the "
+    "given {arg} has type {kind}."
+)
+ERR_V_LENGTH = "v is a tuple of invalid length: should be {expected} but got {got}."
+ERR_V_SINGLE = "The given v should contain a single Tensor."
+ERR_V_SIZE = "{prefix}v has invalid size: should be {expected} but got {got}."
+ERR_V_NONE_OUTPUT = (
+    "The vector v can only be None if the user-provided function returns a single "
+    "Tensor with a single element."
+)
+ERR_V_NONE_INPUT = (
+    "The vector v can only be None if the input to the user-provided function is a "
+    "single Tensor with a single element."
+)
+ERR_STRICT_OUTPUT = (
+    "Output {i} of the user-provided function does not require gradients. The "
+    "outputs must be computed in a differentiable manner from the input when "
+    "running in strict mode."
+)
+ERR_STRICT_GRAD_INPUTS = (
+    "The gradient with respect to input {i} is independent of the inputs of the "
+    "user-provided function. This is not allowed in strict mode."
+)
+ERR_STRICT_JACOBIAN = (
+    "While computing the hessian, found that the jacobian of the user-provided "
+    "function with respect to input {i} is independent of the input. This is not "
+    "allowed in strict mode. You should ensure that your function is twice "
+    "differentiable and that the jacobian depends on the inputs (this would be "
+    "violated by a linear function for example)."
+)
+ERR_STRICT_HESSIAN = (
+    "The hessian of the user-provided function with respect to input {i} is "
+    "independent of the input. This is not allowed in strict mode. You should "
+    "ensure that your function is thrice differentiable and that the hessian "
+    "depends on the inputs."
+)
+ERR_STRICT_INDEPENDENT = (
+    "The output of the user-provided function is independent of input {i}. This is "
+    "not allowed in strict mode."
+)
+ERR_STRICT_INDEPENDENT_TRICK = (
+    "The gradient with respect to the input is independent of entry {i} in the "
+    "grad_outputs when using the double backward trick to compute forward mode "
+    "gradients. This is not allowed in strict mode."
+)
+ERR_STRICT_JACOBIAN_INDEPENDENT = (
+    "The jacobian of the user-provided function is independent of input {i}. This "
+    "is not allowed in strict mode."
+)
+ERR_STRICT_HESSIAN_INDEPENDENT = (
+    "The hessian of the user-provided function is independent of entry {i} in the "
+    "grad_jacobian. This is not allowed in strict mode as it prevents from using "
+    "the double backward trick to replace forward mode AD."
+)
+ERR_STRICT_CREATE_GRAPH = (
+    "The {what} of the user-provided function is independent of input {i}. This is "
+    "not allowed in strict mode when create_graph=True."
+)
+ERR_STRICT_JACOBIAN_OUTPUT = (
+    "Output {i} of the user-provided function is independent of input {j}. This is "
+    "not allowed in strict mode."
+)
+ERR_SINGLE_TENSOR = "The function given to {fn} should return a single Tensor"
+ERR_SINGLE_ELEMENT = (
+    "The Tensor returned by the function given to {fn} should contain a single "
+    "element"
+)
+ERR_STRATEGY = (
+    'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+    'function has more outputs than inputs, "forward-mode" tends to be more '
+    'performant. Otherwise, prefer to use "reverse-mode".'
+)
+ERR_HESSIAN_STRATEGY = (
+    'Expected strategy to be either "forward-mode" or "reverse-mode".'
+)
+ERR_FORWARD_CREATE_GRAPH = (
+    "torch.autograd.functional.jacobian: `create_graph=True` and "
+    '`strategy="forward-mode"` are not supported together (yet). Please either set '
+    '`create_graph=False` or `strategy="reverse-mode"`.'
+)
+ERR_FORWARD_STRICT = (
+    "torch.autograd.functional.jacobian: `strict=True` and "
+    '`strategy="forward-mode"` are not supported together (yet). Please either set '
+    '`strict=False` or `strategy="reverse-mode"`.'
+)
+ERR_FORWARD_VECTORIZE = (
+    "Computing Jacobian using forward-AD or forward-over-reverse Hessian "
+    "isonly implemented for `vectorize=True`."
+)
+ERR_VECTORIZE_STRICT = (
+    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+    "not supported together. Please either set `strict=False` or `vectorize=False`."
+)
+ERR_JVP_TUPLE = (
+    "jvp(f, primals, tangents): Expected {what} to be a tuple. E.g. it should be "
+    "valid to call f(*primals)."
+)
+ERR_JVP_STRUCTURE = (
+    "jvp(f, primals, tangents): Expected primals and tangents to have the same "
+    "python structure. For example, if primals is a tuple of 3 tensors, tangents "
+    "also must be. Got primals with structure {primals} and tangents with "
+    "structure {tangents}"
+)
+ERR_JVP_PRIMAL_TYPE = (
+    "jvp(f, primals, tangents): Expected primals to only contain Tensors, got {kind}"
+)
+ERR_JVP_OUTPUTS = (
+    "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
+    "unsupported type {kind}"
+)
+ERR_TANGENT_SIZE = (
+    "Trying to set a forward gradient that has a different size than that of the "
+    "original Tensor, this is not supported. Tensor is of size {primal} while the "
+    "given forward gradient is of size {tangent}."
+)

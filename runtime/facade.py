@@ -21,6 +21,12 @@ from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime import dispatch, nn, optim, utils, testing, viz, dtypes, factories
+from yamlgrad.runtime import func
+from yamlgrad.runtime.func import autograd_functional
+
+# torch.autograd.functional lives above the autograd core (it needs vmap), so the
+# facade attaches it: `yg.autograd.functional`.
+autograd.functional = autograd_functional
 from yamlgrad.runtime.wrappers import inplace_ops, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
@@ -59,6 +65,7 @@ __all__ = [
     "Tensor",
     "Size",
     "autograd",
+    "func",
     "linalg",
     "nn",
     "optim",
@@ -95,7 +102,7 @@ __all__ = [
 
 def _to(self: Tensor, dtype: dtypes.dtype) -> Tensor:
     """`x.to(dtype)`: x itself when the dtype already matches, else a recorded copy."""
-    if self._data.dtype == dtypes.to_numpy(dtype):
+    if self.dtype.np == dtypes.to_numpy(dtype):
         return self
     return VariableType._to_copy(self, dtype=dtype)
 
@@ -182,7 +189,7 @@ def _invert(self: Tensor) -> Tensor:
 
 def _transposed(self: Tensor) -> Tensor:
     """`x.T`: the dims reversed (PermuteBackward0, as in PyTorch)."""
-    return VariableType.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+    return VariableType.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 
 _OPERATORS = {

@@ -23,6 +23,7 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.errors import ERR_VMAP_DIFFERENT_RANDOMNESS, ERR_VMAP_RANDOM
 
 __all__ = [
     "tensor",
@@ -116,7 +117,18 @@ def seed() -> int:
     return default_generator.seed()
 
 
+# The `randomness` of each open vmap, innermost last (runtime/func/vmap.py keeps
+# it): every random draw passes through _rng, which applies the innermost one.
+vmap_randomness: list[str] = []
+
+
 def _rng(generator: Generator | None) -> np.random.Generator:
+    if vmap_randomness and vmap_randomness[-1] != "same":
+        raise RuntimeError(
+            ERR_VMAP_RANDOM
+            if vmap_randomness[-1] == "error"
+            else ERR_VMAP_DIFFERENT_RANDOMNESS
+        )
     return (generator if generator is not None else default_generator)._rng
 
 

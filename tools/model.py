@@ -612,6 +612,36 @@ class DifferentiabilityInfo:
         return ", ".join(names) + ("," if len(names) == 1 else "")
 
     @property
+    def batch_rule(self) -> str:
+        """How vmap batches this entry when its schema says so (runtime/func).
+
+        "elementwise": a type-promoting entry, whose operands broadcast (move
+        each batch dim to the front and pad to the widest operand). "dim": one
+        Tensor argument and an integer `dim`, which the rule shifts past the
+        batch dim. "": runtime/func's rule of that name, or its loop-and-stack
+        fallback.
+        """
+        if self.type_promotion != "none":
+            return "elementwise"
+        tensors = [a for a in self.func.arguments if a.is_tensor or a.is_tensor_list]
+        dims = [a for a in self.func.arguments if a.name == "dim"]
+        if (
+            len(tensors) == 1
+            and not tensors[0].is_tensor_list
+            and dims
+            and dims[0].type.base in ("int", "SymInt")
+        ):
+            return "dim"
+        return ""
+
+    @property
+    def batched_inputs(self) -> str:
+        """The Tensor and Tensor[] arguments, as `is_batched` takes them."""
+        return ", ".join(
+            a.name for a in self.func.arguments if a.is_tensor or a.is_tensor_list
+        )
+
+    @property
     def has_list_input(self) -> bool:
         return any(d.is_list for d in self.derivatives)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections import namedtuple
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -107,6 +107,9 @@ __all__ = [
     "original_value",
     "write_inplace",
     "rebase_history",
+    "vmap_hook",
+    "is_batched",
+    "call_batched",
 ]
 
 class _Absent:
@@ -629,3 +632,45 @@ def rebase_history(self: Tensor, grad_fn: Node) -> None:
     self.grad_fn = grad_fn
     self._requires_grad = True
     regenerate_views(self)
+
+
+# -- vmap ------------------------------------------------------------------------
+#
+# Note [The batched check]: every generated wrapper first asks `is_batched` of its
+# Tensor arguments, as PyTorch's dispatcher consults the FuncTorchBatched key
+# before Autograd. While no vmap is running the answer costs one attribute read;
+# inside one, a wrapper given a BatchedTensor hands its arguments to the batching
+# rules of runtime/func through `call_batched` (registered there, since this layer
+# sits below it) and returns what they return.
+
+
+class VmapHook:
+    """What runtime/func sets: how many vmap levels are open, and the handler."""
+
+    __slots__ = ("levels", "handler")
+
+    def __init__(self) -> None:
+        self.levels = 0
+        self.handler: Callable[..., Any] | None = None
+
+
+vmap_hook = VmapHook()
+
+
+def _has_batch_level(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(getattr(v, "_batch_level", 0) for v in value)
+    return bool(getattr(value, "_batch_level", 0))
+
+
+def is_batched(*tensors: Any) -> bool:
+    """Whether a vmap is open and one of the arguments is batched by it."""
+    if not vmap_hook.levels:
+        return False
+    return any(_has_batch_level(t) for t in tensors)
+
+
+def call_batched(entry: str, rule: str, op: Callable[..., Any], *args: Any) -> Any:
+    """Run `op` (the wrapper of `entry`) on batched arguments through its rule:
+    `rule` is the one the schema implies ("elementwise", "dim") or ""."""
+    return vmap_hook.handler(entry, rule, op, *args)

@@ -29,6 +29,17 @@ ALLOWED = {
         "yamlgrad.runtime.autograd",
         "yamlgrad.runtime.wrappers",
     ),
+    # The function transforms (vmap, grad, autograd.functional) sit beside the
+    # user libraries: they run the ops through dispatch.ops, register their
+    # batching handler with the wrappers, make tensors with the factories and
+    # swap the parameters of nn Modules; generated/ is none of their business.
+    "func": (
+        "yamlgrad.runtime.dispatch",
+        "yamlgrad.runtime.autograd",
+        "yamlgrad.runtime.wrappers",
+        "yamlgrad.runtime.factories",
+        "yamlgrad.runtime.nn",
+    ),
 }
 MAX_FILE_LINES = 900
 MAX_FUNCTION_LINES = 80

@@ -31,6 +31,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     any_has_forward_grad,
     args_sizes_of,
     bool_arg,
+    call_batched,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
@@ -43,6 +44,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     index_tensors,
     int_arg,
     int_list_arg,
+    is_batched,
     make_view,
     make_views,
     memory_format_arg,
@@ -75,6 +77,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
+    vmap_hook,
     write_inplace,
 )
 
@@ -101,6 +104,8 @@ def softsign(
     forward: self / (1 + np.abs(self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("softsign", "elementwise", softsign, self)
     self_ = tensor_arg(self, "softsign", "input", 1)
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
@@ -131,6 +136,8 @@ def swish(
     forward: self / (1 + np.exp(-beta * self))
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("swish", "elementwise", swish, self, beta)
     self_ = tensor_arg(self, "swish", "input", 1)
     beta = float_arg(beta, "swish", "beta", 2)
     (self_,) = promote_operands(self_, int_to_float=True)
@@ -165,6 +172,8 @@ def cubic(
     forward: self * self * self + other * self
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("cubic", "elementwise", cubic, self, other)
     self_ = tensor_arg(self, "cubic", "input", 1)
     other_ = tensor_arg(other, "cubic", "other", 2)
     self_, other_ = promote_operands(self_, other_)
@@ -204,6 +213,8 @@ def smooth_abs(
     forward: np.sqrt(self * self + eps)
     """
     self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("smooth_abs", "elementwise", smooth_abs, self, eps)
     self_ = tensor_arg(self, "smooth_abs", "input", 1)
     eps = float_arg(eps, "smooth_abs", "eps", 2)
     (self_,) = promote_operands(self_, int_to_float=True)

@@ -1,0 +1,257 @@
+"""grad, grad_and_value, vjp, jacrev, hessian and functional_call against torch.func."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+from support import torch_text
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(1)
+X = RNG.standard_normal(4)
+Y = RNG.standard_normal(4)
+M = RNG.standard_normal((3, 4))
+
+
+def leaves(result: Any) -> list[Any]:
+    if isinstance(result, (tuple, list)):
+        return [leaf for r in result for leaf in leaves(r)]
+    if isinstance(result, dict):
+        return [leaf for k in sorted(result) for leaf in leaves(result[k])]
+    return [result]
+
+
+def run(lib: ModuleType, case: Callable[..., Any], arrays: tuple) -> list[Any]:
+    return leaves(case(lib, *(lib.tensor(a) for a in arrays)))
+
+
+def f(l: ModuleType, x: Any, y: Any) -> Any:
+    return (l.sin(x) * y).sum() + (x**3).sum()
+
+
+CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
+    "grad": (lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b))(x, y), (X, Y)),
+    "grad_argnums": (
+        lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b), argnums=(0, 1))(x, y),
+        (X, Y),
+    ),
+    "grad_negative_argnum": (
+        lambda l, x, y: l.func.grad(lambda a, b: f(l, a, b), argnums=-1)(x, y),
+        (X, Y),
+    ),
+    "grad_and_value_aux": (
+        lambda l, x, y: l.func.grad_and_value(
+            lambda a, b: (f(l, a, b), {"s": a * 2}), has_aux=True
+        )(x, y),
+        (X, Y),
+    ),
+    "grad_of_grad": (
+        lambda l, x, y: l.func.grad(
+            lambda a: l.func.grad(lambda c, b: f(l, c, b))(a, y).sum()
+        )(x),
+        (X, Y),
+    ),
+    "grad_pytree": (
+        lambda l, x, y: l.func.grad(lambda d: (d["a"] * d["b"][0]).sum())(
+            {"a": x, "b": (y,)}
+        ),
+        (X, Y),
+    ),
+    "grad_constant": (lambda l, x, y: l.func.grad(lambda a: (y * y).sum())(x), (X, Y)),
+    "vjp": (
+        lambda l, x, m: l.func.vjp(lambda a: m @ l.tanh(a), x)[1](l.ones(3)),
+        (X, M),
+    ),
+    "vjp_output": (lambda l, x, m: l.func.vjp(lambda a: m @ l.tanh(a), x)[0], (X, M)),
+    "vjp_two_outputs": (
+        lambda l, x, y: l.func.vjp(lambda a, b: (a * b, a.exp()), x, y)[1](
+            (l.ones(4), y)
+        ),
+        (X, Y),
+    ),
+    "jacrev": (lambda l, x, m: l.func.jacrev(lambda a: m @ l.tanh(a))(x), (X, M)),
+    "jacrev_argnums": (
+        lambda l, x, m: l.func.jacrev(lambda a, b: b @ l.tanh(a), argnums=(0, 1))(x, m),
+        (X, M),
+    ),
+    "jacrev_matrix": (
+        lambda l, x, m: l.func.jacrev(lambda b: l.softmax(b, 1))(m),
+        (X, M),
+    ),
+    "hessian": (lambda l, x, y: l.func.hessian(lambda a: f(l, a, y))(x), (X, Y)),
+    "jvp": (
+        lambda l, x, m: l.func.jvp(lambda a: m @ l.tanh(a), (x,), (x.cos(),)),
+        (X, M),
+    ),
+    "jvp_pytree": (
+        lambda l, x, m: l.func.jvp(
+            lambda d: (d["a"] * d["b"], d["a"].sum()),
+            ({"a": x, "b": x},),
+            ({"a": x, "b": x * 0 + 1},),
+        ),
+        (X, M),
+    ),
+    "jvp_aux": (
+        lambda l, x, m: l.func.jvp(
+            lambda a: (a.sin(), a * 2), (x,), (x,), has_aux=True
+        ),
+        (X, M),
+    ),
+    "jacfwd": (lambda l, x, m: l.func.jacfwd(lambda a: m @ l.tanh(a))(x), (X, M)),
+    "jacfwd_argnums": (
+        lambda l, x, m: l.func.jacfwd(lambda a, b: b @ l.tanh(a), argnums=(0, 1))(x, m),
+        (X, M),
+    ),
+    "jacfwd_of_jacrev": (
+        lambda l, x, y: l.func.jacfwd(l.func.jacrev(lambda a: f(l, a, y)))(x),
+        (X, Y),
+    ),
+    "vmap_grad": (
+        lambda l, x, m: l.func.vmap(
+            l.func.grad(lambda w, r: (w * r).sum().sin()), in_dims=(None, 0)
+        )(x, m),
+        (X, M),
+    ),
+    "vmap_jacrev": (
+        lambda l, x, m: l.func.vmap(l.func.jacrev(lambda r: r.exp() * r.sum()))(m),
+        (X, M),
+    ),
+    "jacrev_vmap": (
+        lambda l, x, m: l.func.jacrev(l.func.vmap(lambda r: (r * x).sum()))(m),
+        (X, M),
+    ),
+    "grad_vmap": (
+        lambda l, x, m: l.func.grad(
+            lambda w: l.func.vmap(lambda r: (r * w).sum().cos())(m).sum()
+        )(x),
+        (X, M),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_transform_matches_torch(name: str) -> None:
+    case, arrays = CASES[name]
+    ours, theirs = run(yg, case, arrays), run(torch, case, arrays)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        assert tuple(o.shape) == tuple(t.shape)
+        assert o.requires_grad == t.requires_grad
+        np.testing.assert_allclose(
+            o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12
+        )
+
+
+def test_outer_autograd_reaches_through_grad() -> None:
+    """A gradient of a closed-over tensor that requires grad is differentiable."""
+    results = []
+    for lib in (yg, torch):
+        w = lib.tensor(X, requires_grad=True)
+        g = lib.func.grad(lambda a: (w * a.sin()).sum())(lib.tensor(Y))
+        (g * g).sum().backward()
+        results.append(w.grad.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-10)
+
+
+def mlp(lib: ModuleType) -> Any:
+    lib.manual_seed(0) if lib is torch else None
+    model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3))
+    for layer in (0, 2):
+        for name in ("weight", "bias"):
+            shape = tuple(getattr(model[layer], name).shape)
+            value = RNG_MODEL.get((layer, name))
+            if value is None:
+                value = RNG_MODEL[(layer, name)] = np.random.default_rng(
+                    layer
+                ).standard_normal(shape)
+            with lib.no_grad():
+                getattr(model[layer], name).copy_(lib.tensor(value))
+    return model.double() if lib is torch else model.double()
+
+
+RNG_MODEL: dict = {}
+
+
+def test_per_sample_gradients_of_a_model_match_torch() -> None:
+    data = RNG.standard_normal((6, 4))
+    targets = np.array([0, 2, 1, 1, 0, 2])
+    results = []
+    for lib in (yg, torch):
+        model = mlp(lib)
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(p: dict, x: Any, t: Any) -> Any:
+            out = lib.func.functional_call(model, p, (x.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, t.unsqueeze(0))
+
+        grads = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(
+            params, lib.tensor(data), lib.tensor(targets)
+        )
+        results.append({k: v.numpy() for k, v in grads.items()})
+    assert results[0].keys() == results[1].keys()
+    for k in results[0]:
+        assert results[0][k].shape == (6, *results[1][k].shape[1:])
+        np.testing.assert_allclose(results[0][k], results[1][k], rtol=1e-9, atol=1e-12)
+
+
+def test_functional_call_restores_the_parameters() -> None:
+    model = yg.nn.Linear(3, 2)
+    weight = model.weight
+    out = yg.func.functional_call(model, {"weight": yg.zeros(2, 3)}, yg.ones(3))
+    np.testing.assert_allclose(out.detach().numpy(), model.bias.detach().numpy())
+    assert model.weight is weight
+
+
+ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
+    "not_scalar": lambda l, x: l.func.grad(lambda a: a)(x),
+    "argnum_range": lambda l, x: l.func.grad(lambda a: a.sum(), argnums=1)(x),
+    "argnums_unique": lambda l, x: l.func.grad(lambda a: a.sum(), argnums=(0, 0))(x),
+    "argnums_type": lambda l, x: l.func.grad(lambda a: a.sum(), argnums=1.0)(x),
+    "argnums_empty": lambda l, x: l.func.grad(lambda a: a.sum(), argnums=())(x),
+    "aux_not_tuple": lambda l, x: l.func.grad(lambda a: a.sum(), has_aux=True)(x),
+    "aux_not_tensor": lambda l, x: l.func.grad(lambda a: (a.sum(), 1.0), has_aux=True)(
+        x
+    ),
+    "output_not_tensor": lambda l, x: l.func.grad(lambda a: 3.0)(x),
+    "integer_input": lambda l, x: l.func.grad(lambda a: a.sum())(l.tensor([1, 2])),
+    "number_input": lambda l, x: l.func.grad(lambda a: a.sum())(3.0),
+    "vjp_shape": lambda l, x: l.func.vjp(lambda a: a * 2, x)[1](l.ones(2)),
+    "vjp_not_tensor": lambda l, x: l.func.vjp(lambda a: 3.0, x),
+    "jacrev_argnum": lambda l, x: l.func.jacrev(lambda a: a * 2, argnums=3)(x),
+    "jacrev_chunk": lambda l, x: l.func.jacrev(lambda a: a * 2, chunk_size=0)(x),
+    "jvp_not_tuple": lambda l, x: l.func.jvp(l.sin, x, x),
+    "jvp_structure": lambda l, x: l.func.jvp(l.sin, (x,), (x, x)),
+    "jvp_size": lambda l, x: l.func.jvp(l.sin, (x,), (x[:2],)),
+    "jvp_not_tensor": lambda l, x: l.func.jvp(lambda a: 3.0, (x,), (x,)),
+    "jvp_primal_type": lambda l, x: l.func.jvp(l.sin, (3.0,), (x,)),
+    "jacfwd_randomness": lambda l, x: l.func.jacfwd(l.sin, randomness="foo")(x),
+    "jacfwd_argnum": lambda l, x: l.func.jacfwd(l.sin, argnums=2)(x),
+    "strict_missing": lambda l, x: l.func.functional_call(
+        l.nn.Linear(2, 2),
+        {"weight": l.ones(2, 2), "foo": l.ones(1)},
+        (l.ones(2),),
+        strict=True,
+    ),
+}
+
+
+def outcome(lib: ModuleType, name: str) -> tuple[str, str]:
+    try:
+        ERRORS[name](lib, lib.tensor(X))
+    except (RuntimeError, ValueError, TypeError) as error:
+        return type(error).__name__, torch_text(error).replace("torch.", "").replace(
+            "yamlgrad.", ""
+        )
+    raise AssertionError(f"{lib.__name__}: {name} did not raise")
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_transform_errors_match_torch(name: str) -> None:
+    assert outcome(yg, name) == outcome(torch, name)
