@@ -77,6 +77,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
+    tracing,
     write_inplace,
 )
 
@@ -479,6 +480,8 @@ def add_Tensor(
     self_ = tensor_arg(self, "add", "input", 1)
     other_ = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("add_Tensor", add_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -511,6 +514,8 @@ def add_Scalar(
     self_ = tensor_arg(self, "add", "input", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("add_Scalar", add_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -539,6 +544,8 @@ def sub_Tensor(
     self_ = tensor_arg(self, "sub", "input", 1)
     other_ = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sub_Tensor", sub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -571,6 +578,8 @@ def sub_Scalar(
     self_ = tensor_arg(self, "sub", "input", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sub_Scalar", sub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -599,6 +608,8 @@ def rsub_Tensor(
     self_ = tensor_arg(self, "rsub", "input", 1)
     other_ = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsub_Tensor", rsub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -633,6 +644,8 @@ def rsub_Scalar(
     self_ = tensor_arg(self, "rsub", "input", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsub_Scalar", rsub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -663,6 +676,8 @@ def mul_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mul", "input", 1)
     other_ = tensor_arg(other, "mul", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mul_Tensor", mul_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -692,6 +707,8 @@ def mul_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mul", "input", 1)
     other = scalar_arg(other, "mul", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mul_Scalar", mul_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -718,6 +735,8 @@ def div_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("div_Tensor", div_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -747,6 +766,8 @@ def div_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("div_Scalar", div_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -776,6 +797,10 @@ def div_Tensor_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "div_Tensor_mode", div_Tensor_mode, (self, other, rounding_mode)
+        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -811,6 +836,10 @@ def div_Scalar_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "div_Scalar_mode", div_Scalar_mode, (self, other, rounding_mode)
+        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -864,6 +893,8 @@ def where_self(
     condition_ = tensor_arg(condition, "where", "condition", 1)
     self_ = tensor_arg(self, "where", "input", 2)
     other_ = tensor_arg(other, "where", "other", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("where_self", where_self, (condition, self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -893,6 +924,8 @@ def maximum(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "maximum", "input", 1)
     other_ = tensor_arg(other, "maximum", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("maximum", maximum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -922,6 +955,8 @@ def fmax(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fmax", "input", 1)
     other_ = tensor_arg(other, "fmax", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmax", fmax, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -951,6 +986,8 @@ def minimum(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "minimum", "input", 1)
     other_ = tensor_arg(other, "minimum", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("minimum", minimum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -980,6 +1017,8 @@ def fmin(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fmin", "input", 1)
     other_ = tensor_arg(other, "fmin", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmin", fmin, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1009,6 +1048,8 @@ def atan2(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "atan2", "input", 1)
     other_ = tensor_arg(other, "atan2", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atan2", atan2, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1038,6 +1079,8 @@ def hypot(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "hypot", "input", 1)
     other_ = tensor_arg(other, "hypot", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hypot", hypot, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1068,6 +1111,8 @@ def copysign_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "copysign", "input", 1)
     other_ = tensor_arg(other, "copysign", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign_Tensor", copysign_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1096,6 +1141,8 @@ def copysign_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "copysign", "input", 1)
     other = scalar_arg(other, "copysign", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign_Scalar", copysign_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1123,6 +1170,8 @@ def remainder_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("remainder_Scalar", remainder_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1148,6 +1197,8 @@ def remainder_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "remainder", "input", 1)
     other_ = tensor_arg(other, "remainder", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("remainder_Tensor", remainder_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1177,6 +1228,8 @@ def fmod_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fmod", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod_Scalar", fmod_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1202,6 +1255,8 @@ def fmod_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fmod", "input", 1)
     other_ = tensor_arg(other, "fmod", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod_Tensor", fmod_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1231,6 +1286,8 @@ def xlogy_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("xlogy_Tensor", xlogy_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1260,6 +1317,10 @@ def xlogy_Scalar_Self(
     self = input  # PyTorch's Python name for the schema's `self`
     self = scalar_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "xlogy_Scalar_Self", xlogy_Scalar_Self, (self, other)
+        )
     self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1287,6 +1348,10 @@ def xlogy_Scalar_Other(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "xlogy_Scalar_Other", xlogy_Scalar_Other, (self, other)
+        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1316,6 +1381,8 @@ def lerp_Scalar(
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp_Scalar", lerp_Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         grad_fn = LerpBackward0()
@@ -1343,6 +1410,8 @@ def lerp_Tensor(
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp_Tensor", lerp_Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -1378,6 +1447,8 @@ def addcmul(
     tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
     value = scalar_arg(value, "addcmul", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addcmul", addcmul, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1420,6 +1491,8 @@ def addcdiv(
     tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     value = scalar_arg(value, "addcdiv", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addcdiv", addcdiv, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1459,6 +1532,8 @@ def clamp_Tensor(
     self_ = tensor_arg(self, "clamp", "input", 1)
     min_ = optional_tensor_arg(min, "clamp", "min", 2)
     max_ = optional_tensor_arg(max, "clamp", "max", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_Tensor", clamp_Tensor, (self, min, max))
     self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
     if compute_requires_grad(self, min, max):
@@ -1504,6 +1579,8 @@ def clamp_default(
     self_ = tensor_arg(self, "clamp", "input", 1)
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_default", clamp_default, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1532,6 +1609,8 @@ def clamp_min_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min = scalar_arg(min, "clamp_min", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_min_default", clamp_min_default, (self, min))
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1559,6 +1638,8 @@ def clamp_min_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min_ = tensor_arg(min, "clamp_min", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_min_Tensor", clamp_min_Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -1588,6 +1669,8 @@ def clamp_max_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max = scalar_arg(max, "clamp_max", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_max_default", clamp_max_default, (self, max))
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1615,6 +1698,8 @@ def clamp_max_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max_ = tensor_arg(max, "clamp_max", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_max_Tensor", clamp_max_Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -1648,6 +1733,10 @@ def nan_to_num(
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nan_to_num", nan_to_num, (self, nan, posinf, neginf)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanToNumBackward0()
@@ -1684,6 +1773,8 @@ def eq_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "eq", "input", 1)
     other_ = tensor_arg(other, "eq", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("eq_Tensor", eq_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.equal(self_, other_))
@@ -1703,6 +1794,8 @@ def ne_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "ne", "input", 1)
     other_ = tensor_arg(other, "ne", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ne_Tensor", ne_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.not_equal(self_, other_))
@@ -1722,6 +1815,8 @@ def lt_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "lt", "input", 1)
     other_ = tensor_arg(other, "lt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lt_Tensor", lt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less(self_, other_))
@@ -1741,6 +1836,8 @@ def le_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "le", "input", 1)
     other_ = tensor_arg(other, "le", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("le_Tensor", le_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less_equal(self_, other_))
@@ -1760,6 +1857,8 @@ def gt_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "gt", "input", 1)
     other_ = tensor_arg(other, "gt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gt_Tensor", gt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater(self_, other_))
@@ -1779,6 +1878,8 @@ def ge_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "ge", "input", 1)
     other_ = tensor_arg(other, "ge", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ge_Tensor", ge_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater_equal(self_, other_))
@@ -1798,6 +1899,8 @@ def eq_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "eq", "input", 1)
     other = scalar_arg(other, "eq", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("eq_Scalar", eq_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.equal(self_, other))
@@ -1817,6 +1920,8 @@ def ne_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "ne", "input", 1)
     other = scalar_arg(other, "ne", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ne_Scalar", ne_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.not_equal(self_, other))
@@ -1836,6 +1941,8 @@ def lt_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "lt", "input", 1)
     other = scalar_arg(other, "lt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lt_Scalar", lt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less(self_, other))
@@ -1855,6 +1962,8 @@ def le_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "le", "input", 1)
     other = scalar_arg(other, "le", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("le_Scalar", le_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less_equal(self_, other))
@@ -1874,6 +1983,8 @@ def gt_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "gt", "input", 1)
     other = scalar_arg(other, "gt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gt_Scalar", gt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater(self_, other))
@@ -1893,6 +2004,8 @@ def ge_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "ge", "input", 1)
     other = scalar_arg(other, "ge", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ge_Scalar", ge_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater_equal(self_, other))
@@ -1910,6 +2023,8 @@ def isnan(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "isnan", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("isnan", isnan, (self,))
     try:
         result = Tensor._make(np.isnan(self_))
     except ValueError as kernel_failure:
@@ -1926,6 +2041,8 @@ def isinf(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "isinf", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("isinf", isinf, (self,))
     try:
         result = Tensor._make(np.isinf(self_))
     except ValueError as kernel_failure:
@@ -1942,6 +2059,8 @@ def isfinite(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "isfinite", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("isfinite", isfinite, (self,))
     try:
         result = Tensor._make(np.isfinite(self_))
     except ValueError as kernel_failure:
@@ -1958,6 +2077,8 @@ def logical_not(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "logical_not", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_not", logical_not, (self,))
     try:
         result = Tensor._make(np.logical_not(self_))
     except ValueError as kernel_failure:
@@ -1976,6 +2097,8 @@ def logical_xor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_xor", logical_xor, (self, other))
     try:
         result = Tensor._make(np.logical_xor(self_, other_))
     except ValueError as kernel_failure:
@@ -1994,6 +2117,8 @@ def logical_and(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_and", logical_and, (self, other))
     try:
         result = Tensor._make(np.logical_and(self_, other_))
     except ValueError as kernel_failure:
@@ -2012,6 +2137,8 @@ def logical_or(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_or", logical_or, (self, other))
     try:
         result = Tensor._make(np.logical_or(self_, other_))
     except ValueError as kernel_failure:
@@ -2028,6 +2155,8 @@ def bitwise_not(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("bitwise_not", bitwise_not, (self,))
     try:
         result = Tensor._make(np.invert(self_))
     except ValueError as kernel_failure:
@@ -2046,6 +2175,10 @@ def bitwise_and_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other_ = tensor_arg(other, "bitwise_and", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_and_Tensor", bitwise_and_Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_and(self_, other_))
@@ -2065,6 +2198,10 @@ def bitwise_and_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other = scalar_arg(other, "bitwise_and", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_and_Scalar", bitwise_and_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_and(self_, other))
@@ -2084,6 +2221,10 @@ def bitwise_or_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other_ = tensor_arg(other, "bitwise_or", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_or_Tensor", bitwise_or_Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_or(self_, other_))
@@ -2103,6 +2244,10 @@ def bitwise_or_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other = scalar_arg(other, "bitwise_or", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_or_Scalar", bitwise_or_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_or(self_, other))
@@ -2122,6 +2267,10 @@ def bitwise_xor_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other_ = tensor_arg(other, "bitwise_xor", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_xor_Tensor", bitwise_xor_Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other_))
@@ -2141,6 +2290,10 @@ def bitwise_xor_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other = scalar_arg(other, "bitwise_xor", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_xor_Scalar", bitwise_xor_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other))
@@ -2160,6 +2313,10 @@ def floor_divide_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other_ = tensor_arg(other, "floor_divide", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "floor_divide_default", floor_divide_default, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.floor_divide(self_, other_))
@@ -2179,6 +2336,10 @@ def floor_divide_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other = scalar_arg(other, "floor_divide", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "floor_divide_Scalar", floor_divide_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.floor_divide(self_, other))
@@ -2198,6 +2359,10 @@ def pow_Tensor_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "pow_Tensor_Scalar", pow_Tensor_Scalar, (self, exponent)
+        )
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2225,6 +2390,10 @@ def pow_Tensor_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "pow_Tensor_Tensor", pow_Tensor_Tensor, (self, exponent)
+        )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -2255,6 +2424,8 @@ def pow_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self = scalar_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("pow_Scalar", pow_Scalar, (self, exponent))
     self, exponent_ = promote_operands(self, exponent_)
     grad_fn = None
     if compute_requires_grad(exponent):
@@ -2281,6 +2452,8 @@ def neg(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "neg", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("neg", neg, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
@@ -2303,6 +2476,8 @@ def reciprocal(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "reciprocal", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("reciprocal", reciprocal, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2327,6 +2502,8 @@ def exp(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "exp", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp", exp, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2351,6 +2528,8 @@ def log(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log", log, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2375,6 +2554,8 @@ def sin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sin", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sin", sin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2399,6 +2580,8 @@ def cos(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "cos", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cos", cos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2423,6 +2606,8 @@ def tanh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "tanh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tanh", tanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2447,6 +2632,8 @@ def sigmoid(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sigmoid", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sigmoid", sigmoid, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2471,6 +2658,8 @@ def relu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "relu", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("relu", relu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReluBackward0()
@@ -2494,6 +2683,8 @@ def sqrt(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sqrt", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sqrt", sqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2518,6 +2709,8 @@ def abs(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "abs", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("abs", abs, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
@@ -2541,6 +2734,8 @@ def sign(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sign", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sign", sign, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
@@ -2563,6 +2758,8 @@ def exp2(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "exp2", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp2", exp2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2587,6 +2784,8 @@ def expm1(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "expm1", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("expm1", expm1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2611,6 +2810,8 @@ def log2(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log2", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log2", log2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2635,6 +2836,8 @@ def log10(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log10", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log10", log10, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2659,6 +2862,8 @@ def log1p(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log1p", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log1p", log1p, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2683,6 +2888,8 @@ def rsqrt(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "rsqrt", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsqrt", rsqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2722,6 +2929,8 @@ def tan(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "tan", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tan", tan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2746,6 +2955,8 @@ def asin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "asin", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("asin", asin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2770,6 +2981,8 @@ def acos(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "acos", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("acos", acos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2794,6 +3007,8 @@ def atan(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "atan", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atan", atan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2818,6 +3033,8 @@ def sinh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sinh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sinh", sinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2842,6 +3059,8 @@ def cosh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "cosh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cosh", cosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2866,6 +3085,8 @@ def asinh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "asinh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("asinh", asinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2890,6 +3111,8 @@ def acosh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "acosh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("acosh", acosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2914,6 +3137,8 @@ def atanh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "atanh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atanh", atanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2940,6 +3165,8 @@ def logit(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "logit", "input", 1)
     eps = optional_float_arg(eps, "logit", "eps", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logit", logit, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2965,6 +3192,8 @@ def erf(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "erf", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erf", erf, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2989,6 +3218,8 @@ def erfc(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "erfc", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erfc", erfc, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3013,6 +3244,8 @@ def floor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "floor", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("floor", floor, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
@@ -3035,6 +3268,8 @@ def ceil(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "ceil", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ceil", ceil, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
@@ -3057,6 +3292,8 @@ def round_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "round", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round_default", round_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
@@ -3082,6 +3319,8 @@ def round_decimals(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round_decimals", round_decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
@@ -3104,6 +3343,8 @@ def trunc(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "trunc", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("trunc", trunc, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
@@ -3126,6 +3367,8 @@ def frac(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "frac", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("frac", frac, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
@@ -3151,6 +3394,8 @@ def sum_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sum_default", sum_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward0()
@@ -3181,6 +3426,10 @@ def sum_dim_IntList(
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "sum_dim_IntList", sum_dim_IntList, (self, dim, keepdim, dtype)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward1()
@@ -3220,6 +3469,8 @@ def mean_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mean_default", mean_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward0()
@@ -3250,6 +3501,8 @@ def mean_dim(
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mean_dim", mean_dim, (self, dim, keepdim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward1()
@@ -3290,6 +3543,8 @@ def max_dim(
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("max_dim", max_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward0()
@@ -3318,6 +3573,8 @@ def max_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "max", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("max_default", max_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward1()
@@ -3346,6 +3603,8 @@ def min_dim(
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("min_dim", min_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward0()
@@ -3374,6 +3633,8 @@ def min_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "min", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("min_default", min_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward1()
@@ -3401,6 +3662,8 @@ def prod_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("prod_default", prod_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward0()
@@ -3432,6 +3695,10 @@ def prod_dim_int(
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "prod_dim_int", prod_dim_int, (self, dim, keepdim, dtype)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward1()
@@ -3476,6 +3743,10 @@ def var_correction(
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "var_correction", var_correction, (self, dim, correction, keepdim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = VarBackward0()
@@ -3518,6 +3789,10 @@ def std_correction(
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "std_correction", std_correction, (self, dim, correction, keepdim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = StdBackward0()
@@ -3563,6 +3838,10 @@ def linalg_vector_norm(
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3, size=1)
     keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_vector_norm", linalg_vector_norm, (self, ord, dim, keepdim, dtype)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LinalgVectorNormBackward0()
@@ -3642,6 +3921,8 @@ def amax(
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("amax", amax, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AmaxBackward0()
@@ -3674,6 +3955,8 @@ def amin(
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("amin", amin, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AminBackward0()
@@ -3706,6 +3989,8 @@ def logsumexp(
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logsumexp", logsumexp, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogsumexpBackward0()
@@ -3739,6 +4024,8 @@ def cumsum(
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cumsum", cumsum, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumsumBackward0()
@@ -3768,6 +4055,8 @@ def cumprod(
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cumprod", cumprod, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumprodBackward0()
@@ -3798,6 +4087,8 @@ def _softmax(
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("_softmax", _softmax, (self, dim, half_to_float))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftmaxBackward0()
@@ -3834,6 +4125,10 @@ def _log_softmax(
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "_log_softmax", _log_softmax, (self, dim, half_to_float)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSoftmaxBackward0()
@@ -3924,6 +4219,8 @@ def argmax(
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("argmax", argmax, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmax(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -3946,6 +4243,8 @@ def argmin(
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("argmin", argmin, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmin(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -3964,6 +4263,8 @@ def all_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "all", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("all_default", all_default, (self,))
     try:
         result = Tensor._make(np.all(self_))
     except ValueError as kernel_failure:
@@ -3984,6 +4285,8 @@ def all_dim(
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("all_dim", all_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -4010,6 +4313,8 @@ def all_dims(
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("all_dims", all_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -4028,6 +4333,8 @@ def any_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "any", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("any_default", any_default, (self,))
     try:
         result = Tensor._make(np.any(self_))
     except ValueError as kernel_failure:
@@ -4048,6 +4355,8 @@ def any_dim(
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("any_dim", any_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -4074,6 +4383,8 @@ def any_dims(
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("any_dims", any_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -4094,6 +4405,8 @@ def mm(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mm", mm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = MmBackward0()
@@ -4144,6 +4457,8 @@ def dot(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("dot", dot, (self, tensor))
     grad_fn = None
     if compute_requires_grad(self, tensor):
         grad_fn = DotBackward0()
@@ -4172,6 +4487,8 @@ def mv(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mv", mv, (self, vec))
     grad_fn = None
     if compute_requires_grad(self, vec):
         grad_fn = MvBackward0()
@@ -4200,6 +4517,8 @@ def bmm(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("bmm", bmm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = BmmBackward0()
@@ -4257,6 +4576,8 @@ def addmm(
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
     beta = scalar_arg(beta, "addmm", "beta", 4)
     alpha = scalar_arg(alpha, "addmm", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addmm", addmm, (self, mat1, mat2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0()
@@ -4302,6 +4623,10 @@ def baddbmm(
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
     beta = scalar_arg(beta, "baddbmm", "beta", 4)
     alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "baddbmm", baddbmm, (self, batch1, batch2, beta, alpha)
+        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0()
@@ -4340,6 +4665,8 @@ def trace(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "trace", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("trace", trace, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TraceBackward0()
@@ -4365,6 +4692,8 @@ def linalg_inv_ex(
     """
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_inv_ex", linalg_inv_ex, (A, check_errors))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgInvExBackward0()
@@ -4405,6 +4734,8 @@ def linalg_det(
     forward: np.linalg.det(A)
     """
     A_ = tensor_arg(A, "linalg_det", "A", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_det", linalg_det, (A,))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
@@ -4446,6 +4777,8 @@ def t(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "t", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("t", t, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TBackward0()
@@ -4473,6 +4806,8 @@ def transpose_int(
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("transpose_int", transpose_int, (self, dim0, dim1))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TransposeBackward0()
@@ -4502,6 +4837,8 @@ def permute_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("permute_default", permute_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PermuteBackward0()
@@ -4528,6 +4865,8 @@ def view_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("view_default", view_default, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ViewBackward0()
@@ -4573,6 +4912,10 @@ def expand_default(
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "expand_default", expand_default, (self, size, implicit)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpandBackward0()
@@ -4602,6 +4945,8 @@ def cat(
     """
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cat", cat, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -4627,6 +4972,8 @@ def stack(
     """
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("stack", stack, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = StackBackward0()
@@ -4655,6 +5002,8 @@ def select_int(
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("select_int", select_int, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SelectBackward0()
@@ -4686,6 +5035,10 @@ def select_backward(
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
     dim = int_arg(dim, "select_backward", "dim", 3)
     index = int_arg(index, "select_backward", "index", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "select_backward", select_backward, (grad_output, input_sizes, dim, index)
+        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SelectBackwardBackward0()
@@ -4727,6 +5080,10 @@ def slice_Tensor(
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
     step = int_arg(step, "slice", "step", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slice_Tensor", slice_Tensor, (self, dim, start, end, step)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SliceBackward0()
@@ -4772,6 +5129,12 @@ def slice_backward(
     start = int_arg(start, "slice_backward", "start", 4)
     end = int_arg(end, "slice_backward", "end", 5)
     step = int_arg(step, "slice_backward", "step", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slice_backward",
+            slice_backward,
+            (grad_output, input_sizes, dim, start, end, step),
+        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SliceBackwardBackward0()
@@ -4815,6 +5178,10 @@ def split_Tensor(
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "split_Tensor", split_Tensor, (self, split_size, dim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitBackward0()
@@ -4887,6 +5254,10 @@ def split_with_sizes(
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
     dim = int_arg(dim, "split_with_sizes", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "split_with_sizes", split_with_sizes, (self, split_sizes, dim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitWithSizesBackward0()
@@ -4924,6 +5295,8 @@ def unbind_int(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("unbind_int", unbind_int, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnbindBackward0()
@@ -4951,6 +5324,8 @@ def _to_copy(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("_to_copy", _to_copy, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
@@ -4976,6 +5351,8 @@ def flip_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("flip_default", flip_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FlipBackward0()
@@ -5001,6 +5378,8 @@ def tril(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tril", tril, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TrilBackward0()
@@ -5026,6 +5405,8 @@ def triu(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("triu", triu, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TriuBackward0()
@@ -5055,6 +5436,8 @@ def diagonal(
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
     dim2 = int_arg(dim2, "diagonal", "dim2", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("diagonal", diagonal, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagonalBackward0()
@@ -5090,6 +5473,8 @@ def diag_embed(
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
     dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("diag_embed", diag_embed, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagEmbedBackward0()
@@ -5131,6 +5516,12 @@ def diagonal_backward(
     offset = int_arg(offset, "diagonal_backward", "offset", 3)
     dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
     dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "diagonal_backward",
+            diagonal_backward,
+            (grad_output, input_sizes, offset, dim1, dim2),
+        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = DiagonalBackwardBackward0()
@@ -5322,6 +5713,8 @@ def squeeze_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "squeeze", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze_default", squeeze_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward0()
@@ -5348,6 +5741,8 @@ def squeeze_dim(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze_dim", squeeze_dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward1()
@@ -5374,6 +5769,8 @@ def squeeze_dims(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze_dims", squeeze_dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward2()
@@ -5398,6 +5795,8 @@ def squeeze__default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "squeeze_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze__default", squeeze__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -5425,6 +5824,8 @@ def squeeze__dim(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze__dim", squeeze__dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -5452,6 +5853,8 @@ def squeeze__dims(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze__dims", squeeze__dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -5479,6 +5882,8 @@ def unsqueeze(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("unsqueeze", unsqueeze, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsqueezeBackward0()
@@ -5505,6 +5910,8 @@ def index_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "index", "input", 1)
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("index_Tensor", index_Tensor, (self, indices))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexBackward0()
@@ -5533,6 +5940,8 @@ def index_select(
     self_ = tensor_arg(self, "index_select", "input", 1)
     dim = int_arg(dim, "index_select", "dim", 2)
     index_ = tensor_arg(index, "index_select", "index", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("index_select", index_select, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexSelectBackward0()
@@ -5567,6 +5976,8 @@ def gather(
     dim = int_arg(dim, "gather", "dim", 2)
     index_ = tensor_arg(index, "gather", "index", 3)
     sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gather", gather, (self, dim, index, sparse_grad))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GatherBackward0()
@@ -5605,6 +6016,8 @@ def scatter_src(
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     src_ = tensor_arg(src, "scatter", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("scatter_src", scatter_src, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterBackward0()
@@ -5640,6 +6053,10 @@ def scatter_value(
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     value = scalar_arg(value, "scatter", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter_value", scatter_value, (self, dim, index, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ScatterBackward1()
@@ -5674,6 +6091,8 @@ def scatter_add(
     dim = int_arg(dim, "scatter_add", "dim", 2)
     index_ = tensor_arg(index, "scatter_add", "index", 3)
     src_ = tensor_arg(src, "scatter_add", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("scatter_add", scatter_add, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterAddBackward0()
@@ -5712,6 +6131,10 @@ def index_add(
     index_ = tensor_arg(index, "index_add", "index", 3)
     source_ = tensor_arg(source, "index_add", "source", 4)
     alpha = scalar_arg(alpha, "index_add", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_add", index_add, (self, dim, index, source, alpha)
+        )
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = IndexAddBackward0()
@@ -5752,6 +6175,10 @@ def masked_fill_Scalar(
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value = scalar_arg(value, "masked_fill", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill_Scalar", masked_fill_Scalar, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedFillBackward0()
@@ -5781,6 +6208,10 @@ def masked_fill_Tensor(
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value_ = tensor_arg(value, "masked_fill", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill_Tensor", masked_fill_Tensor, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = MaskedFillBackward1()
@@ -5811,6 +6242,8 @@ def masked_select(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "masked_select", "input", 1)
     mask_ = tensor_arg(mask, "masked_select", "mask", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("masked_select", masked_select, (self, mask))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedSelectBackward0()
@@ -5916,6 +6349,8 @@ def roll(
     self_ = tensor_arg(self, "roll", "input", 1)
     shifts = int_list_arg(shifts, "roll", "shifts", 2, size=1)
     dims = int_list_arg(dims, "roll", "dims", 3, size=1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("roll", roll, (self, shifts, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RollBackward0()
@@ -5942,6 +6377,8 @@ def repeat_default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("repeat_default", repeat_default, (self, repeats))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RepeatBackward0()
@@ -5968,6 +6405,10 @@ def repeat_interleave_Tensor(
     """
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "repeat_interleave_Tensor", repeat_interleave_Tensor, (repeats, output_size)
+        )
     try:
         result = Tensor._make(np.repeat(np.arange(repeats_.shape[0]), repeats_))
     except ValueError as kernel_failure:
@@ -6082,6 +6523,8 @@ def clone(
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
     )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clone", clone, (self, memory_format))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CloneBackward0()
@@ -6127,6 +6570,10 @@ def constant_pad_nd(
     self_ = tensor_arg(self, "constant_pad_nd", "input", 1)
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "constant_pad_nd", constant_pad_nd, (self, pad, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ConstantPadNdBackward0()
@@ -6196,6 +6643,8 @@ def _unsafe_view(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("_unsafe_view", _unsafe_view, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsafeViewBackward0()
@@ -6223,6 +6672,10 @@ def _reshape_alias(
     self_ = tensor_arg(self, "_reshape_alias", "input", 1)
     size = int_list_arg(size, "_reshape_alias", "size", 2)
     stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "_reshape_alias", _reshape_alias, (self, size, stride)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReshapeAliasBackward0()
@@ -6249,6 +6702,8 @@ def alias(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "alias", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("alias", alias, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AliasBackward0()
@@ -6277,6 +6732,8 @@ def add__Tensor(
     self_ = tensor_arg(self, "add_", "input", 1)
     other_ = tensor_arg(other, "add_", "other", 2)
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("add__Tensor", add__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -6317,6 +6774,8 @@ def sub__Tensor(
     self_ = tensor_arg(self, "sub_", "input", 1)
     other_ = tensor_arg(other, "sub_", "other", 2)
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sub__Tensor", sub__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -6354,6 +6813,8 @@ def mul__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mul_", "input", 1)
     other_ = tensor_arg(other, "mul_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mul__Tensor", mul__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -6385,6 +6846,8 @@ def div__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("div__Tensor", div__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -6416,6 +6879,8 @@ def pow__Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("pow__Scalar", pow__Scalar, (self, exponent))
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6445,6 +6910,8 @@ def pow__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("pow__Tensor", pow__Tensor, (self, exponent))
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -6475,6 +6942,8 @@ def neg_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "neg_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("neg_", neg_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6499,6 +6968,8 @@ def reciprocal_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "reciprocal_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("reciprocal_", reciprocal_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6525,6 +6996,8 @@ def exp_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "exp_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp_", exp_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6551,6 +7024,8 @@ def log_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log_", log_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6577,6 +7052,8 @@ def sin_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sin_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sin_", sin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6603,6 +7080,8 @@ def cos_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "cos_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cos_", cos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6629,6 +7108,8 @@ def tanh_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "tanh_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tanh_", tanh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6655,6 +7136,8 @@ def sigmoid_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sigmoid_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sigmoid_", sigmoid_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6681,6 +7164,8 @@ def relu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "relu_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("relu_", relu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6706,6 +7191,8 @@ def sqrt_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sqrt_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sqrt_", sqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6732,6 +7219,8 @@ def abs_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "abs_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("abs_", abs_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6761,6 +7250,8 @@ def clamp_(
     self_ = tensor_arg(self, "clamp_", "input", 1)
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_", clamp_, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6791,6 +7282,10 @@ def clamp_min__default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min = scalar_arg(min, "clamp_min_", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "clamp_min__default", clamp_min__default, (self, min)
+        )
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6820,6 +7315,10 @@ def clamp_max__default(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max = scalar_arg(max, "clamp_max_", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "clamp_max__default", clamp_max__default, (self, max)
+        )
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -6849,6 +7348,8 @@ def fill_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill_Scalar", fill_Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FillBackward0()
@@ -6873,6 +7374,8 @@ def fill_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fill", "input", 1)
     value_ = tensor_arg(value, "fill", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill_Tensor", fill_Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
@@ -6898,6 +7401,8 @@ def fill__Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill__Scalar", fill__Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6924,6 +7429,8 @@ def fill__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill__Tensor", fill__Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -6949,6 +7456,8 @@ def zero_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "zero_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("zero_", zero_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6977,6 +7486,10 @@ def masked_fill__Scalar(
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value = scalar_arg(value, "masked_fill_", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill__Scalar", masked_fill__Scalar, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -7008,6 +7521,10 @@ def masked_fill__Tensor(
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value_ = tensor_arg(value, "masked_fill_", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill__Tensor", masked_fill__Tensor, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -7045,6 +7562,10 @@ def index_add_(
     index_ = tensor_arg(index, "index_add_", "index", 3)
     source_ = tensor_arg(source, "index_add_", "source", 4)
     alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_add_", index_add_, (self, dim, index, source, alpha)
+        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -7089,6 +7610,10 @@ def scatter__src(
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     src_ = tensor_arg(src, "scatter_", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter__src", scatter__src, (self, dim, index, src)
+        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -7124,6 +7649,10 @@ def scatter__value(
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     value = scalar_arg(value, "scatter_", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter__value", scatter__value, (self, dim, index, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -7158,6 +7687,10 @@ def scatter_add_(
     dim = int_arg(dim, "scatter_add_", "dim", 2)
     index_ = tensor_arg(index, "scatter_add_", "index", 3)
     src_ = tensor_arg(src, "scatter_add_", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter_add_", scatter_add_, (self, dim, index, src)
+        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -7194,6 +7727,10 @@ def div__Tensor_mode(
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "div__Tensor_mode", div__Tensor_mode, (self, other, rounding_mode)
+        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7237,6 +7774,10 @@ def addcmul_(
     tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     value = scalar_arg(value, "addcmul_", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "addcmul_", addcmul_, (self, tensor1, tensor2, value)
+        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -7281,6 +7822,10 @@ def addcdiv_(
     tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     value = scalar_arg(value, "addcdiv_", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "addcdiv_", addcdiv_, (self, tensor1, tensor2, value)
+        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -7322,6 +7867,8 @@ def lerp__Scalar(
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp__Scalar", lerp__Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         check_inplace(self)
@@ -7351,6 +7898,8 @@ def lerp__Tensor(
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp__Tensor", lerp__Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         check_inplace(self)
@@ -7385,6 +7934,8 @@ def hypot_(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "hypot_", "input", 1)
     other_ = tensor_arg(other, "hypot_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hypot_", hypot_, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7417,6 +7968,8 @@ def copysign__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other_ = tensor_arg(other, "copysign_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign__Tensor", copysign__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7447,6 +8000,8 @@ def copysign__Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other = scalar_arg(other, "copysign_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign__Scalar", copysign__Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7476,6 +8031,10 @@ def remainder__Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "remainder__Scalar", remainder__Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7503,6 +8062,10 @@ def remainder__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other_ = tensor_arg(other, "remainder_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "remainder__Tensor", remainder__Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7534,6 +8097,8 @@ def fmod__Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod__Scalar", fmod__Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7561,6 +8126,8 @@ def fmod__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other_ = tensor_arg(other, "fmod_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod__Tensor", fmod__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7592,6 +8159,8 @@ def xlogy__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other_ = tensor_arg(other, "xlogy_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("xlogy__Tensor", xlogy__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7623,6 +8192,10 @@ def xlogy__Scalar_Other(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "xlogy__Scalar_Other", xlogy__Scalar_Other, (self, other)
+        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7652,6 +8225,8 @@ def clamp_min__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min_ = tensor_arg(min, "clamp_min_", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_min__Tensor", clamp_min__Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -7683,6 +8258,8 @@ def clamp_max__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max_ = tensor_arg(max, "clamp_max_", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_max__Tensor", clamp_max__Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -7718,6 +8295,10 @@ def nan_to_num_(
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num_", "neginf", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nan_to_num_", nan_to_num_, (self, nan, posinf, neginf)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -7757,6 +8338,8 @@ def logit_(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "logit_", "input", 1)
     eps = optional_float_arg(eps, "logit_", "eps", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logit_", logit_, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7787,6 +8370,8 @@ def round__decimals(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round__decimals", round__decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -7811,6 +8396,8 @@ def asin_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "asin_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("asin_", asin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7837,6 +8424,8 @@ def acos_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "acos_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("acos_", acos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7863,6 +8452,8 @@ def atan_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "atan_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atan_", atan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7889,6 +8480,8 @@ def sinh_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sinh_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sinh_", sinh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7915,6 +8508,8 @@ def cosh_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "cosh_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cosh_", cosh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7941,6 +8536,8 @@ def tan_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "tan_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tan_", tan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7967,6 +8564,8 @@ def log2_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log2_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log2_", log2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7993,6 +8592,8 @@ def log10_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log10_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log10_", log10_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8019,6 +8620,8 @@ def log1p_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log1p_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log1p_", log1p_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8045,6 +8648,8 @@ def expm1_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "expm1_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("expm1_", expm1_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8071,6 +8676,8 @@ def exp2_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "exp2_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp2_", exp2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8097,6 +8704,8 @@ def rsqrt_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "rsqrt_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsqrt_", rsqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8123,6 +8732,8 @@ def floor_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "floor_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("floor_", floor_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8147,6 +8758,8 @@ def ceil_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "ceil_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ceil_", ceil_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8171,6 +8784,8 @@ def round__default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "round_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round__default", round__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8195,6 +8810,8 @@ def trunc_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "trunc_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("trunc_", trunc_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8219,6 +8836,8 @@ def frac_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "frac_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("frac_", frac_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8243,6 +8862,8 @@ def sign_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "sign_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sign_", sign_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8267,6 +8888,8 @@ def erf_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "erf_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erf_", erf_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8293,6 +8916,8 @@ def erfc_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "erfc_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erfc_", erfc_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8380,6 +9005,22 @@ def convolution(
     transposed = bool_arg(transposed, "convolution", "transposed", 7)
     output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
     groups = int_arg(groups, "convolution", "groups", 9)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "convolution",
+            convolution,
+            (
+                input,
+                weight,
+                bias,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            ),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = ConvolutionBackward0()
@@ -8450,6 +9091,12 @@ def max_pool2d_with_indices(
     padding = int_list_arg(padding, "max_pool2d_with_indices", "padding", 4, size=2)
     dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5, size=2)
     ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_pool2d_with_indices",
+            max_pool2d_with_indices,
+            (self, kernel_size, stride, padding, dilation, ceil_mode),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxPool2DWithIndicesBackward0()
@@ -8526,6 +9173,20 @@ def avg_pool2d(
     divisor_override = optional_int_arg(
         divisor_override, "avg_pool2d", "divisor_override", 7
     )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "avg_pool2d",
+            avg_pool2d,
+            (
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AvgPool2DBackward0()
@@ -8579,6 +9240,12 @@ def _adaptive_avg_pool2d_default(
     output_size = int_list_arg(
         output_size, "_adaptive_avg_pool2d", "output_size", 2, size=2
     )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "_adaptive_avg_pool2d_default",
+            _adaptive_avg_pool2d_default,
+            (self, output_size),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AdaptiveAvgPool2DBackward0()
@@ -8613,6 +9280,12 @@ def native_layer_norm(
     weight_ = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
     bias_ = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
     eps = float_arg(eps, "native_layer_norm", "eps", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "native_layer_norm",
+            native_layer_norm,
+            (input, normalized_shape, weight, bias, eps),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0()
@@ -8683,6 +9356,12 @@ def native_batch_norm(
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
     check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
     check_no_requires_grad(running_var, "running_var", "native_batch_norm")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "native_batch_norm",
+            native_batch_norm,
+            (input, weight, bias, running_mean, running_var, training, momentum, eps),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0()
@@ -8769,6 +9448,12 @@ def native_group_norm(
     HxW = int_arg(HxW, "native_group_norm", "HxW", 6)
     group = int_arg(group, "native_group_norm", "group", 7)
     eps = float_arg(eps, "native_group_norm", "eps", 8)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "native_group_norm",
+            native_group_norm,
+            (input, weight, bias, N, C, HxW, group, eps),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeGroupNormBackward0()
@@ -8833,6 +9518,12 @@ def embedding(
         scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
     )
     sparse = bool_arg(sparse, "embedding", "sparse", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "embedding",
+            embedding,
+            (weight, indices, padding_idx, scale_grad_by_freq, sparse),
+        )
     grad_fn = None
     if compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0()
@@ -8870,6 +9561,8 @@ def gelu(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gelu", gelu, (self, approximate))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GeluBackward0()
@@ -8894,6 +9587,8 @@ def silu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "silu", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("silu", silu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SiluBackward0()
@@ -8917,6 +9612,8 @@ def mish(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mish", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mish", mish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MishBackward0()
@@ -8944,6 +9641,8 @@ def softplus(
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("softplus", softplus, (self, beta, threshold))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftplusBackward0()
@@ -8977,6 +9676,8 @@ def elu(
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("elu", elu, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = EluBackward0()
@@ -9027,6 +9728,8 @@ def celu(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("celu", celu, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeluBackward0()
@@ -9053,6 +9756,8 @@ def leaky_relu(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("leaky_relu", leaky_relu, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LeakyReluBackward0()
@@ -9083,6 +9788,8 @@ def hardtanh(
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardtanh", hardtanh, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardtanhBackward0()
@@ -9110,6 +9817,8 @@ def hardswish(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "hardswish", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardswish", hardswish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardswishBackward0()
@@ -9133,6 +9842,8 @@ def hardsigmoid(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardsigmoid", hardsigmoid, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardsigmoidBackward0()
@@ -9156,6 +9867,8 @@ def log_sigmoid(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "log_sigmoid", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log_sigmoid", log_sigmoid, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSigmoidBackward0()
@@ -9181,6 +9894,8 @@ def leaky_relu_(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("leaky_relu_", leaky_relu_, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9215,6 +9930,8 @@ def elu_(
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("elu_", elu_, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9252,6 +9969,8 @@ def celu_(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("celu_", celu_, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9282,6 +10001,8 @@ def hardtanh_(
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardtanh_", hardtanh_, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9311,6 +10032,8 @@ def silu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "silu_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("silu_", silu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9336,6 +10059,8 @@ def mish_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "mish_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mish_", mish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9361,6 +10086,8 @@ def hardswish_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "hardswish_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardswish_", hardswish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9386,6 +10113,8 @@ def hardsigmoid_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardsigmoid_", hardsigmoid_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9415,6 +10144,8 @@ def mse_loss(
     self_ = tensor_arg(self, "mse_loss", "input", 1)
     target_ = tensor_arg(target, "mse_loss", "target", 2)
     reduction = int_arg(reduction, "mse_loss", "reduction", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mse_loss", mse_loss, (self, target, reduction))
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = MseLossBackward0()
@@ -9450,6 +10181,10 @@ def smooth_l1_loss(
     target_ = tensor_arg(target, "smooth_l1_loss", "target", 2)
     reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
     beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "smooth_l1_loss", smooth_l1_loss, (self, target, reduction, beta)
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = SmoothL1LossBackward0()
@@ -9493,6 +10228,10 @@ def huber_loss(
     target_ = tensor_arg(target, "huber_loss", "target", 2)
     reduction = int_arg(reduction, "huber_loss", "reduction", 3)
     delta = float_arg(delta, "huber_loss", "delta", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "huber_loss", huber_loss, (self, target, reduction, delta)
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = HuberLossBackward0()
@@ -9537,6 +10276,12 @@ def binary_cross_entropy(
     weight_ = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
     reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "binary_cross_entropy",
+            binary_cross_entropy,
+            (self, target, weight, reduction),
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyBackward0()
@@ -9589,6 +10334,12 @@ def binary_cross_entropy_with_logits(
     reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
     check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "binary_cross_entropy_with_logits",
+            binary_cross_entropy_with_logits,
+            (self, target, weight, pos_weight, reduction),
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0()
@@ -9641,6 +10392,12 @@ def nll_loss_forward(
     reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nll_loss_forward",
+            nll_loss_forward,
+            (self, target, weight, reduction, ignore_index),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLossBackward0()
@@ -9690,6 +10447,12 @@ def nll_loss2d_forward(
     reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nll_loss2d_forward",
+            nll_loss2d_forward,
+            (self, target, weight, reduction, ignore_index),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLoss2DBackward0()

@@ -48,6 +48,7 @@ from yamlgrad.runtime.autograd.grad_mode import (
     set_grad_enabled,
 )
 from yamlgrad.runtime.serialization import load, save
+from yamlgrad.runtime.compile import compile  # noqa: A004 - PyTorch's name
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 
 dispatch.bind_ops(VariableType)
@@ -68,6 +69,7 @@ __all__ = [
     "testing",
     "viz",
     "ops",
+    "compile",
     "dtype",
     "float16",
     "float32",

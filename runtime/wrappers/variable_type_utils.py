@@ -42,6 +42,7 @@ from yamlgrad.runtime.autograd.node import (
     output_metadata,
 )
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.wrappers.tracing import tracing
 
 # What the generated wrappers call: VariableType.py imports exactly these names, and
 # the generator refuses an op or argument that would hide one.
@@ -84,6 +85,7 @@ __all__ = [
     "original_value",
     "write_inplace",
     "rebase_history",
+    "tracing",
 ]
 
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)

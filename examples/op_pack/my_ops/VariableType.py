@@ -65,6 +65,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
+    tracing,
     write_inplace,
 )
 
@@ -92,6 +93,8 @@ def softsign(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "softsign", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("softsign", softsign, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -118,6 +121,8 @@ def swish(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "swish", "input", 1)
     beta = float_arg(beta, "swish", "beta", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("swish", swish, (self, beta))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -145,6 +150,8 @@ def cubic(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "cubic", "input", 1)
     other_ = tensor_arg(other, "cubic", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cubic", cubic, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -174,6 +181,8 @@ def smooth_abs(
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "smooth_abs", "input", 1)
     eps = float_arg(eps, "smooth_abs", "eps", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("smooth_abs", smooth_abs, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):

@@ -1,0 +1,302 @@
+"""`yamlgrad.compile`: one generated forward and backward per traced graph.
+
+    >>> @yg.compile
+    ... def step(x, w):
+    ...     return (x @ w).relu().sum()
+    >>> loss = step(x, w)        # traced, generated and run; later calls just run
+    >>> loss.backward()          # one CompiledFunctionBackward node
+    >>> print(step.code)         # the generated source
+
+The first call with a given signature (each tensor argument's shape, dtype and
+requires_grad; every other argument by value; grad mode) traces the function
+(runtime/compile/tracer.py), generates its code from the recorded entries' YAML
+(runtime/compile/compiler.py) and runs it (runtime/compile/compiled_function.py).
+A later call with the same signature checks the guards of the tensors the
+function read from outside (same object, shape, dtype, requires_grad) and runs
+the code. Another signature traces again, up to `cache_size_limit` graphs per
+function (PyTorch's `torch._dynamo.config.cache_size_limit`); past it, a warning
+says why the function would have recompiled, and it runs eagerly.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.autograd.grad_mode import no_grad
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.compile.compiled_function import (
+    CompiledFunctionBackward,
+    CompiledGraph,
+)
+from yamlgrad.runtime.compile.compiler import generate
+from yamlgrad.runtime.compile.tracer import TraceError, Tracer, user_line
+from yamlgrad.runtime.wrappers.tracing import tracing
+
+__all__ = [
+    "compile",
+    "CompiledFunction",
+    "CompiledFunctionBackward",
+    "TraceError",
+    "cache_size_limit",
+]
+
+# How many graphs one compiled function keeps (PyTorch's default is 8).
+cache_size_limit = 8
+
+_EAGER = "eager"  # a signature whose trace failed under fallback=True
+
+
+def _signature(args: tuple, kwargs: dict) -> tuple[tuple[Any, ...], list[Tensor]]:
+    """The cache key of a call, and its tensors in the order the graph takes them."""
+    parts: list[Any] = [_grad_mode.enabled]
+    tensors: list[Tensor] = []
+
+    def add(v: Any) -> None:
+        kind = type(v)
+        if kind is Tensor or isinstance(v, Tensor):
+            tensors.append(v)
+            parts.append((v._data.shape, v._data.dtype, v._requires_grad))
+        elif kind is list or kind is tuple:
+            parts.append((kind, len(v)))
+            for item in v:
+                add(item)
+        elif kind in (int, float, bool, str) or v is None:
+            parts.append((kind, v))
+        else:
+            parts.append((kind, id(v)))
+
+    for a in args:
+        add(a)
+    for name in sorted(kwargs):
+        parts.append(name)
+        add(kwargs[name])
+    return tuple(parts), tensors
+
+
+def _replace_tensors(value: Any, replace: Callable[[Tensor], Any]) -> Any:
+    """`value` with each tensor replaced, in _signature's order."""
+    if isinstance(value, Tensor):
+        return replace(value)
+    if type(value) in (list, tuple):
+        return type(value)(_replace_tensors(v, replace) for v in value)
+    return value
+
+
+def _build(spec: Any, outputs: list[Tensor]) -> Any:
+    kind, content = spec
+    if kind == "tensor":
+        return outputs[content]
+    if kind in ("tuple", "list"):
+        items = [_build(s, outputs) for s in content]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "dict":
+        return {k: _build(s, outputs) for k, s in content.items()}
+    return content
+
+
+class CompiledFunction:
+    """A function with its compiled graphs (see the module docstring)."""
+
+    def __init__(
+        self, fn: Callable[..., Any], fallback: bool, format_source: bool
+    ) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.fallback = fallback
+        self.format_source = format_source
+        self.graphs: dict[tuple[Any, ...], list[CompiledGraph] | str] = {}
+        self.recompile_reasons: list[str] = []
+        self.trace_seconds: list[float] = []
+        self._last: CompiledGraph | None = None
+        self._warned = False
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        """A compiled method: bound to its instance like the function it wraps."""
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key, tensors = _signature(args, kwargs)
+        graphs = self.graphs.get(key)
+        if graphs is not None:
+            if graphs is _EAGER:
+                return self.fn(*args, **kwargs)
+            for graph in graphs:  # type: ignore[union-attr]
+                externals = graph.externals_now(key[0])
+                if externals is not None:
+                    return _build(graph.out_spec, graph.run(tensors + externals))
+        return self._compile_and_run(key, tensors, args, kwargs)
+
+    @property
+    def code(self) -> str:
+        """The source of the graph compiled last."""
+        if self._last is None:
+            raise RuntimeError("yamlgrad.compile: the function has not been called yet")
+        return self._last.code.source
+
+    def explain(self) -> str:
+        """Every compiled graph: its guards, its calls, its source."""
+        parts = []
+        for key, graphs in self.graphs.items():
+            if graphs is _EAGER:
+                parts.append(f"signature {key!r}: runs eagerly (fallback)")
+                continue
+            for graph in graphs:  # type: ignore[union-attr]
+                parts.append(_explain_graph(graph))
+        if self.recompile_reasons:
+            parts.append("recompiled because:\n  " + "\n  ".join(self.recompile_reasons))
+        return "\n\n".join(parts)
+
+    def _compile_and_run(
+        self, key: tuple[Any, ...], tensors: list[Tensor], args: tuple, kwargs: dict
+    ) -> Any:
+        count = sum(len(g) for g in self.graphs.values() if g is not _EAGER)
+        reason = self._reason(key) if count else None
+        if count >= cache_size_limit:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"yamlgrad.compile: {self.__qualname__} hit cache_size_limit "
+                    f"({cache_size_limit}); it runs eagerly from now on. Last "
+                    f"reason to recompile: {reason}",
+                    stacklevel=3,
+                )
+            return self.fn(*args, **kwargs)
+        if reason is not None:
+            self.recompile_reasons.append(reason)
+        try:
+            graph = self._trace(key, args, kwargs)
+        except TraceError:
+            if not self.fallback:
+                raise
+            self.graphs[key] = _EAGER
+            return self.fn(*args, **kwargs)
+        existing = self.graphs.get(key)
+        self.graphs[key] = ([] if not isinstance(existing, list) else existing) + [graph]
+        self._last = graph
+        externals = graph.externals_now(key[0]) or []
+        return _build(graph.out_spec, graph.run(tensors + externals))
+
+    def _trace(self, key: tuple[Any, ...], args: tuple, kwargs: dict) -> CompiledGraph:
+        start = time.perf_counter()
+        tracer = Tracer(grad_enabled=key[0])
+        from yamlgrad.runtime.compile.codegen import base_namespace
+
+        tracer.reserved = frozenset(base_namespace()) | {"forward", "backward"}
+        names = iter(_parameter_names(self.fn, args, kwargs))
+        traced_args = _replace_tensors(args, lambda t: tracer.add_input(t, next(names)))
+        traced_kwargs = {
+            k: _replace_tensors(kwargs[k], lambda t: tracer.add_input(t, next(names)))
+            for k in sorted(kwargs)
+        }
+        tracing.start(tracer)
+        try:
+            with no_grad():
+                result = self.fn(*traced_args, **traced_kwargs)
+            out_spec = tracer.output_spec(result)
+        finally:
+            tracing.stop()
+        del result, traced_args, traced_kwargs
+        refs = tracer.finish()
+        graph = tracer.graph
+        origin = f"{self.__qualname__} ({user_line()})"
+        code = generate(graph, origin, self.format_source)
+        for v in graph.sources + [o for c in graph.calls for o in c.outputs if o]:
+            v.example = None
+        self.trace_seconds.append(time.perf_counter() - start)
+        return CompiledGraph(graph, code, refs, out_spec, key)
+
+    def _reason(self, key: tuple[Any, ...]) -> str:
+        for graphs in self.graphs.values():
+            if graphs is _EAGER:
+                continue
+            for graph in graphs:  # type: ignore[union-attr]
+                if graph.key == key:
+                    return graph.failed_guard(key[0])
+        old = next(
+            (g[0].key for g in self.graphs.values() if g is not _EAGER), None
+        )
+        return _key_difference(old, key) if old is not None else "first call"
+
+
+def _parameter_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]:
+    """A name for each tensor argument: its parameter's, `x_1` within a list."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names: list[str] = []
+
+    def collect(value: Any, name: str) -> None:
+        if isinstance(value, Tensor):
+            names.append(name)
+        elif type(value) in (list, tuple):
+            for i, v in enumerate(value):
+                collect(v, f"{name}_{i}")
+
+    for i, a in enumerate(args):
+        collect(a, params[i] if i < len(params) else f"arg{i}")
+    for k in sorted(kwargs):
+        collect(kwargs[k], k)
+    return names
+
+
+def _key_difference(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
+    if old[0] != new[0]:
+        return f"grad mode changed ({old[0]} -> {new[0]})"
+    if len(old) != len(new):
+        return "the number or structure of the arguments changed"
+    for i, (a, b) in enumerate(zip(old, new)):
+        if a != b:
+            return f"argument part {i} changed: {_part(a)} -> {_part(b)}"
+    return "an external tensor's guard failed"
+
+
+def _part(part: Any) -> str:
+    if isinstance(part, tuple) and len(part) == 3 and isinstance(part[0], tuple):
+        shape, dtype, requires_grad = part
+        grad = ", requires_grad" if requires_grad else ""
+        return f"tensor {list(shape)} {dtype}{grad}"
+    return repr(part)
+
+
+def _explain_graph(graph: CompiledGraph) -> str:
+    guards = [f"grad mode is {graph.key[0]}"]
+    guards += [f"arguments match {graph.key[1:]!r}"]
+    for ref, shape, dtype, requires_grad in graph.external_guards:
+        guards.append(
+            f"external {id(ref())} is alive with {list(shape)} {dtype}"
+            f"{', requires_grad' if requires_grad else ''}"
+        )
+    return (
+        "guards:\n  "
+        + "\n  ".join(guards)
+        + "\ngraph:\n  "
+        + graph.graph.describe().replace("\n", "\n  ")
+        + "\nsource:\n"
+        + graph.code.source
+    )
+
+
+def compile(
+    fn: Callable[..., Any] | None = None,
+    *,
+    fallback: bool = False,
+    format_source: bool = False,
+) -> Any:
+    """Compile `fn` into one generated forward and backward per signature.
+
+    `fallback=True`: a function that reads a traced value into Python (`.item()`,
+    `bool(t)`, ...) runs eagerly instead of raising. `format_source=True`: the
+    generated source is formatted with black. Usable as `@yg.compile` and
+    `@yg.compile(fallback=True)`.
+    """
+    if fn is None:
+        return lambda f: CompiledFunction(f, fallback, format_source)
+    return CompiledFunction(fn, fallback, format_source)
