@@ -174,6 +174,8 @@ def replay(graph: Graph, sources: list[Tensor]) -> list[Tensor]:
             return env[spec]
         if isinstance(spec, list):
             return [resolve(s) for s in spec]
+        if isinstance(spec.value, np.ndarray):  # a constant index of a Tensor?[]
+            return Tensor._make(spec.value)
         return spec.value
 
     for call in graph.calls:

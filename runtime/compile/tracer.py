@@ -144,6 +144,7 @@ class Tracer:
         self.grad_enabled = grad_enabled
         self.graph = Graph()
         self.by_id: dict[int, Value] = {}
+        self.by_data: dict[int, Value] = {}  # id of a bound tensor's ndarray
         self.keep: list[Any] = []  # every tensor seen, so no id is reused
         self.origin: dict[int, tuple[Value, Tensor]] = {}  # inputs and externals
         self.backups: dict[int, tuple[Tensor, np.ndarray, int]] = {}
@@ -188,6 +189,7 @@ class Tracer:
 
     def bind(self, tensor: Tensor, value: Value) -> None:
         self.by_id[id(tensor)] = value
+        self.by_data[id(tensor._data)] = value
         self.keep.append(tensor)
 
     def external(self, tensor: Tensor) -> Value:
@@ -209,9 +211,23 @@ class Tracer:
     def arg_spec(self, argument: Any, v: Any) -> Arg:
         if argument.is_tensor:
             return self.tensor_arg(v)
-        if argument.type.base == "Tensor":  # Tensor[] and Tensor?[]
+        if argument.is_tensor_list:
             return [self.tensor_arg(t) for t in v]
+        if argument.type.base == "Tensor":  # Tensor?[]: indices, as ndarrays
+            return [self.index_arg(a) for a in v]
         return Const(v)
+
+    def index_arg(self, array: np.ndarray | None) -> Arg:
+        """An index of a `Tensor?[]`, which the wrapper has unpacked: the graph
+        value whose data it is, or a constant."""
+        if array is None:
+            return Const(None)
+        value = self.by_data.get(id(array))
+        if value is None:
+            return Const(array)
+        if array.dtype == np.bool_:
+            self.unsupported("indexing with a boolean mask computed in the function")
+        return value
 
     # -- recording (called by the generated wrappers) ---------------------------------
 
@@ -221,9 +237,10 @@ class Tracer:
         specs = {a.name: self.arg_spec(a, v) for a, v in zip(arguments, args)}
         if info.inplace:
             self.check_inplace(info, args[0], specs["self"])
+        kwargs = {a.python_name: _rewrapped(a, v) for a, v in zip(arguments, args)}
         was = tracing.pause()
         try:
-            result = wrapper(**{a.python_name: v for a, v in zip(arguments, args)})
+            result = wrapper(**kwargs)
         finally:
             tracing.resume(was)
         node_info = entries()[1].get(entry, info)
@@ -338,12 +355,15 @@ class Tracer:
         for tensor, data, version in self.backups.values():
             np.copyto(tensor._data, data)
             tensor.version_counter.value = version
-        for key, (value, _) in self.origin.items():
-            final = self.by_id[key]
-            if final is not value:
-                self.graph.writebacks.append((value, final))
+        # (A comprehension: a loop variable would keep the last tensor alive.)
+        self.graph.writebacks = [
+            (pair[0], self.by_id[key])
+            for key, pair in self.origin.items()
+            if self.by_id[key] is not pair[0]
+        ]
         externals = [(v, weakref.ref(t), t._data) for v, t in self.external_tensors]
         self.by_id.clear()
+        self.by_data.clear()
         self.keep.clear()
         self.origin.clear()
         self.backups.clear()
@@ -368,6 +388,14 @@ def _requires_grad(spec: Arg | None) -> bool:
     if isinstance(spec, list):
         return any(_requires_grad(s) for s in spec)
     return False
+
+
+def _rewrapped(argument: Any, v: Any) -> Any:
+    """An argument as the wrapper takes it again: a Tensor?[]'s unpacked
+    ndarrays as tensors."""
+    if argument.type.base == "Tensor" and argument.type.elem_optional:
+        return [None if a is None else Tensor._make(a) for a in v]
+    return v
 
 
 def _raw(v: Any) -> Any:
