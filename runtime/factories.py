@@ -23,6 +23,7 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.wrappers.tracing import tracing
 
 __all__ = [
     "tensor",
@@ -117,6 +118,8 @@ def seed() -> int:
 
 
 def _rng(generator: Generator | None) -> np.random.Generator:
+    if tracing.active:  # a draw would be baked into a compiled graph
+        tracing.data_dependent("a random draw")
     return (generator if generator is not None else default_generator)._rng
 
 

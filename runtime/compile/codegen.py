@@ -190,13 +190,16 @@ def insert_deletes(stmts: list[Stmt], keep: set[str], params: list[str]) -> list
     """The statements with `del` after each name's last use (names in `keep`
     survive: they are returned). A parameter never used is deleted first."""
     last: dict[str, int] = {}
-    defined = set(params)
     for i, s in enumerate(stmts):
-        for name in s.uses:
+        for name in (*s.targets, *s.uses):  # `+=` updates: a use too
             last[name] = i
+    defined = set(params)
+    for s in stmts:
         defined.update(s.targets)
-        for t in s.targets:
-            last.setdefault(t, i)
+    dies: dict[int, list[str]] = {}
+    for name, i in last.items():
+        if name in defined and name not in keep:
+            dies.setdefault(i, []).append(name)
     out: list[Any] = []
     unused = [p for p in params if p not in last and p not in keep]
     if unused:
@@ -205,11 +208,8 @@ def insert_deletes(stmts: list[Stmt], keep: set[str], params: list[str]) -> list
         if s.comment:
             out.append(("comment", s.comment))
         out.append(s.text())
-        dead = sorted(
-            n for n, j in last.items() if j == i and n in defined and n not in keep
-        )
-        if dead:
-            out.append(f"del {', '.join(dead)}")
+        if i in dies:
+            out.append(f"del {', '.join(sorted(dies[i]))}")
     return out
 
 

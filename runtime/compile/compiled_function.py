@@ -90,11 +90,9 @@ class CompiledGraph:
         code = self.code
         results = code.forward(*[t._data for t in tensors])
         n = code.n_outputs
-        for index, (source, array) in zip(
-            range(n, n + code.n_writebacks), self.writebacks
-        ):
+        for index, (source, _) in enumerate(self.writebacks, n):
             target = tensors[source]
-            np.copyto(target._data, array)
+            np.copyto(target._data, results[index])
             target.version_counter.bump()
         outputs = [Tensor._make(a) for a in results[:n]]
         if code.backward is not None:
