@@ -21,6 +21,7 @@ says why the function would have recompiled, and it runs eagerly.
 from __future__ import annotations
 
 import functools
+import gc
 import time
 import warnings
 from collections.abc import Callable
@@ -182,6 +183,19 @@ class CompiledFunction:
         return _build(graph.out_spec, graph.run(tensors + externals))
 
     def _trace(self, key: tuple[Any, ...], args: tuple, kwargs: dict) -> CompiledGraph:
+        # Tracing makes many small objects that all live until it ends: the
+        # cyclic collector would scan them again and again, for nothing.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._trace_uncollected(key, args, kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _trace_uncollected(
+        self, key: tuple[Any, ...], args: tuple, kwargs: dict
+    ) -> CompiledGraph:
         start = time.perf_counter()
         tracer = Tracer(grad_enabled=key[0])
         from yamlgrad.runtime.compile.codegen import base_namespace

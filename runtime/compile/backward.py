@@ -12,6 +12,7 @@ validate_outputs would decide them on every call.
 from __future__ import annotations
 
 import ast
+import functools
 import warnings
 from typing import Any
 
@@ -23,7 +24,7 @@ from yamlgrad.runtime.compile.codegen import (
     Stmt,
     arg_expr,
     literal,
-    stmt,
+    stmt_of,
     substitute,
     value_expr,
 )
@@ -98,7 +99,7 @@ class BackwardBuilder:
             if v in self.grads:
                 name = self.fresh(f"grad_{v.name}")
                 self.params.append(name)
-                self.accumulate(v, name, fresh=False)
+                self.accumulate(v, _name(name), {name}, fresh=False)
             else:
                 self.params.append(name)
                 self.grads[v] = name
@@ -142,22 +143,24 @@ class BackwardBuilder:
             names["grad_input_mask"] = ast.Tuple(
                 [ast.Constant(n) for n in need], ast.Load()
             )
-            formula = substitute(d.formula, names)
+            tree, uses = substitute(d.formula, names)
+            result = self.probe(d.formula, names)
             if not d.is_multi and not d.is_list:
-                self.contribute(formula, specs[0], comment)
+                self.contribute(tree, uses, result, specs[0], comment)
                 comment = None
                 continue
             temp = self.fresh("grad_result")
-            self.stmts.append(stmt([temp], formula, comment=comment))
+            self.stmts.append(stmt_of([temp], tree, uses, comment=comment))
             comment = None
-            self.env[temp] = self.probe(formula)
             if d.is_list:
                 targets = list(enumerate(specs[0]))
             else:
                 targets = [(i, s) for i, s in enumerate(specs) if need[i]]
             for i, spec in targets:
                 if isinstance(spec, Value) and spec.requires_grad:
-                    self.contribute(f"{temp}[{i}]", spec, None)
+                    part = _FAILED if result is _FAILED else result[i]
+                    item = ast.Subscript(_name(temp), ast.Constant(i), ast.Load())
+                    self.contribute(item, {temp}, part, spec, None)
 
     def formula_names(self, call: Call) -> dict[str, ast.expr]:
         """What each local of the node's apply() is in this graph."""
@@ -207,74 +210,112 @@ class BackwardBuilder:
 
     # -- gradients -------------------------------------------------------------------
 
-    def probe(self, expr: str) -> Any:
-        """The expression's value on the traced arrays, or None if it fails."""
+    def probe(self, formula: str, names: dict[str, ast.expr]) -> Any:
+        """The formula's value on the traced arrays (its locals bound to the
+        values they stand for), or _FAILED."""
         try:
-            return eval(expr, self.env)  # noqa: S307 - checked formulas only
+            local = {name: self.node_value(node) for name, node in names.items()}
+            return eval(_code(formula), self.ns.values, local)  # noqa: S307
         except Exception:
             return _FAILED
 
-    def contribute(self, expr: str, value: Value, comment: str | None) -> None:
-        result = self.probe(expr)
+    def node_value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Name):
+            value = self.env.get(node.id, _FAILED)
+            return self.ns.values[node.id] if value is _FAILED else value
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [self.node_value(e) for e in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        code = compile(ast.fix_missing_locations(ast.Expression(node)), "<probe>", "eval")
+        return eval(code, self.ns.values, self.env)  # noqa: S307
+
+    def contribute(
+        self,
+        tree: ast.expr,
+        uses: set[str],
+        result: Any,
+        value: Value,
+        comment: str | None,
+    ) -> None:
         if result is None:
             return  # the formula gives no gradient: nothing to add
-        expr, fresh = self.conformed(expr, result, value)
-        self.accumulate(value, expr, fresh, comment)
+        tree, fresh = self.conformed(tree, result, value)
+        self.accumulate(value, tree, uses, fresh, comment)
 
-    def conformed(self, expr: str, result: Any, value: Value) -> tuple[str, bool]:
-        """`expr` reduced and cast to `value`'s shape and dtype, statically."""
+    def conformed(self, tree: ast.expr, result: Any, value: Value) -> tuple[Any, bool]:
+        """`tree` reduced and cast to `value`'s shape and dtype, statically."""
         shape, dtype = value.shape, value.dtype
-        dtype_name = ast.unparse(literal(dtype, self.ns))
+        dtype_node = literal(dtype, self.ns)
         if result is _FAILED:
             self.ns.values.setdefault("conform", conform)
-            return f"conform({expr}, {shape!r}, {dtype_name})", True
-        fresh = _is_fresh(expr)
+            args = [tree, literal(shape, self.ns), dtype_node]
+            return ast.Call(_name("conform"), args, []), True
+        fresh = isinstance(tree, ast.BinOp) or (
+            isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.USub)
+        )
         got_shape, got_dtype = np.shape(result), np.asarray(result).dtype
         if got_shape != shape:
             dims = _reduce_dims(got_shape, shape)
             if dims is None:
-                self.ns.values.setdefault("conform", conform)
-                return f"conform({expr}, {shape!r}, {dtype_name})", True
+                return self.conformed(tree, _FAILED, value)
             only_lead = len(dims) == len(got_shape) - len(shape)
-            keep = "" if only_lead else ", keepdims=True"
-            expr = f"np.add.reduce({expr}, axis={tuple(dims)!r}{keep})"
+            keywords = [ast.keyword("axis", literal(tuple(dims), self.ns))]
+            if not only_lead:
+                keywords.append(ast.keyword("keepdims", ast.Constant(True)))
+            tree = ast.Call(_attribute("np.add.reduce"), [tree], keywords)
             if not only_lead and len(got_shape) != len(shape):
-                expr += f".reshape({shape!r})"
+                reshape = ast.Attribute(tree, "reshape", ast.Load())
+                tree = ast.Call(reshape, [literal(shape, self.ns)], [])
             fresh = True
         if got_dtype != dtype:
-            expr = f"np.asarray({expr}, dtype={dtype_name})"
+            dtype_keyword = [ast.keyword("dtype", dtype_node)]
+            tree = ast.Call(_attribute("np.asarray"), [tree], dtype_keyword)
             fresh = True
-        return expr, fresh
+        return tree, fresh
 
     def accumulate(
-        self, value: Value, expr: str, fresh: bool, comment: str | None = None
+        self,
+        value: Value,
+        tree: ast.expr,
+        uses: set[str],
+        fresh: bool,
+        comment: str | None = None,
     ) -> None:
         name = self.grads.get(value)
         if name is None:
             name = self.grads[value] = f"grad_{value.name}"
-            self.stmts.append(stmt([name], expr, comment=comment))
+            self.stmts.append(stmt_of([name], tree, uses, comment=comment))
             if fresh:
                 self.owned.add(name)
         elif name in self.owned:
-            self.stmts.append(stmt([name], expr, op="+=", comment=comment))
+            self.stmts.append(stmt_of([name], tree, uses, op="+=", comment=comment))
         else:
-            total = ast.BinOp(
-                ast.Name(name, ast.Load()), ast.Add(), ast.parse(expr, mode="eval").body
-            )
-            self.stmts.append(stmt([name], ast.unparse(total), comment=comment))
+            total = ast.BinOp(_name(name), ast.Add(), tree)
+            self.stmts.append(stmt_of([name], total, uses | {name}, comment=comment))
             self.owned.add(name)
         self.env[name] = np.ones(value.shape, value.dtype)
 
 
+def _name(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
+
+
+def _attribute(dotted: str) -> ast.expr:
+    parts = dotted.split(".")
+    node: ast.expr = _name(parts[0])
+    for part in parts[1:]:
+        node = ast.Attribute(node, part, ast.Load())
+    return node
+
+
+@functools.lru_cache(maxsize=4096)
+def _code(formula: str) -> Any:
+    return compile(formula, "<formula>", "eval")
+
+
 _FAILED = object()
-
-
-def _is_fresh(expr: str) -> bool:
-    """An arithmetic result: a new array that nothing else refers to."""
-    node = ast.parse(expr, mode="eval").body
-    return isinstance(node, ast.BinOp) or (
-        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    )
 
 
 def _values(spec: Any) -> list[Value]:

@@ -24,8 +24,10 @@ The source is rendered from templates/compiled.py.j2 and compiled with `exec`.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,60 +122,108 @@ def _has_literal(value: Any) -> bool:
     return False
 
 
-class _Substitute(ast.NodeTransformer):
-    """Replace names by expressions, then fold what became constant."""
+class _NotConstant(Exception):
+    pass
 
-    def __init__(self, names: dict[str, ast.expr]) -> None:
-        self.names = names
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        new = self.names.get(node.id)
-        return node if new is None else _copy(new)
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
 
-    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
-        test = self.visit(node.test)
-        known, value = _constant_value(test)
-        if known:
-            return self.visit(node.body if value else node.orelse)
-        node.test = test
-        node.body = self.visit(node.body)
-        node.orelse = self.visit(node.orelse)
+
+def _constant(node: ast.expr) -> Any:
+    """The value of an expression made of literals only (an IfExp's test once its
+    names are literals: `1 == 1`, `None is None`); _NotConstant otherwise."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(_constant(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
+        value = _constant(node.operand)
+        return (not value) if isinstance(node.op, ast.Not) else -value
+    if isinstance(node, ast.BoolOp):
+        values = [bool(_constant(v)) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.Compare):
+        left = _constant(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _constant(right_node)
+            if type(op) not in _COMPARE or not _COMPARE[type(op)](left, right):
+                if type(op) not in _COMPARE:
+                    raise _NotConstant
+                return False
+            left = right
+        return True
+    raise _NotConstant
+
+
+@functools.lru_cache(maxsize=8192)
+def _parsed(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def _rebuild(node: ast.AST, names: dict[str, ast.expr], uses: set[str]) -> Any:
+    """A copy of `node` with names replaced and literal branches folded (the
+    cached tree of a formula is never changed); adds the names it reads to
+    `uses`."""
+    kind = type(node)
+    if kind is ast.Name:
+        new = names.get(node.id, node)  # type: ignore[attr-defined]
+        if type(new) is ast.Name:
+            uses.add(new.id)
+        else:
+            uses.update(n.id for n in ast.walk(new) if type(n) is ast.Name)
+        return new
+    if kind is ast.IfExp:
+        test = _rebuild(node.test, names, uses)  # type: ignore[attr-defined]
+        try:
+            taken = node.body if _constant(test) else node.orelse  # type: ignore
+        except _NotConstant:
+            body = _rebuild(node.body, names, uses)  # type: ignore[attr-defined]
+            orelse = _rebuild(node.orelse, names, uses)  # type: ignore[attr-defined]
+            return ast.IfExp(test, body, orelse)
+        return _rebuild(taken, names, uses)
+    if kind in _LEAVES:
         return node
+    new = kind.__new__(kind)  # a shallow copy (copy.copy is several times slower)
+    fields = new.__dict__
+    fields.update(node.__dict__)
+    for name in node._fields:
+        value = fields.get(name)
+        if isinstance(value, ast.AST):
+            fields[name] = _rebuild(value, names, uses)
+        elif type(value) is list:
+            fields[name] = [
+                _rebuild(v, names, uses) if isinstance(v, ast.AST) else v for v in value
+            ]
+    return new
 
 
-def _copy(node: ast.expr) -> ast.expr:
-    return ast.parse(ast.unparse(node), mode="eval").body
+_LEAVES = (ast.Constant, ast.Load)
 
 
-_FOLDABLE = (
-    ast.Constant,
-    ast.Compare,
-    ast.BoolOp,
-    ast.UnaryOp,
-    ast.Tuple,
-    ast.List,
-    ast.Load,
-    ast.cmpop,
-    ast.boolop,
-    ast.unaryop,
-)
+def substitute(text: str, names: dict[str, ast.expr]) -> tuple[ast.expr, set[str]]:
+    """A checked expression with its locals replaced by the graph's names, and
+    the names it then reads."""
+    uses: set[str] = set()
+    return _rebuild(_parsed(text), names, uses), uses
 
 
-def _constant_value(node: ast.expr) -> tuple[bool, Any]:
-    """(True, value) when `node` is made of literals only."""
-    if not all(isinstance(n, _FOLDABLE) for n in ast.walk(node)):
-        return False, None
-    try:
-        code = compile(ast.fix_missing_locations(ast.Expression(node)), "<fold>", "eval")
-        return True, eval(code, {"__builtins__": {}})
-    except Exception:
-        return False, None
-
-
-def substitute(text: str, names: dict[str, ast.expr]) -> str:
-    tree = ast.parse(text, mode="eval")
-    tree = _Substitute(names).visit(tree)
-    return ast.unparse(ast.fix_missing_locations(tree))
+def stmt_of(
+    targets: list[str],
+    tree: ast.expr,
+    uses: set[str],
+    op: str = "=",
+    comment: str | None = None,
+) -> Stmt:
+    return Stmt(targets, ast.unparse(tree), frozenset(uses), op, comment)
 
 
 def names_in(text: str) -> frozenset[str]:
@@ -211,6 +261,11 @@ def insert_deletes(stmts: list[Stmt], keep: set[str], params: list[str]) -> list
         if i in dies:
             out.append(f"del {', '.join(sorted(dies[i]))}")
     return out
+
+
+def _asarray(tree: ast.expr, keywords: list[ast.keyword]) -> ast.expr:
+    function = ast.Attribute(ast.Name("np", ast.Load()), "asarray", ast.Load())
+    return ast.Call(function, [tree], keywords)
 
 
 def value_expr(value: Value, namespace: Namespace) -> ast.expr:
@@ -251,17 +306,18 @@ def forward_stmt(call: Call, namespace: Namespace, zero_dim: set[str]) -> Stmt:
         targets = [o.name for o in call.outputs]
     if call.detach:
         source = call.args["self"]
-        return stmt(targets, ast.unparse(arg_expr(source, namespace)), comment=comment)
+        uses = {source.name} if isinstance(source, Value) else set()
+        return stmt_of(targets, arg_expr(source, namespace), uses, comment=comment)
     names = {}
     for a in call.info.func.arguments:
         local = a.local if (a.is_tensor or a.is_tensor_list) else a.name
         names[local] = arg_expr(call.args[a.name], namespace, call.casts.get(a.name))
-    expr = substitute(call.info.forward, names)
+    tree, uses = substitute(call.info.forward, names)
     if call.info.inplace:
-        dtype = ast.unparse(literal(call.outputs[0].dtype, namespace))
-        expr = f"np.asarray({expr}, dtype={dtype})"
+        dtype = literal(call.outputs[0].dtype, namespace)
+        tree = _asarray(tree, [ast.keyword("dtype", dtype)])
     elif call.info.output_kind == "single" and call.outputs[0].name in zero_dim:
-        expr = f"np.asarray({expr})"
-    line = stmt(targets, expr, comment=comment)
+        tree = _asarray(tree, [])
+    line = stmt_of(targets, tree, uses, comment=comment)
     line.unpack = call.info.output_kind != "single" and not call.info.inplace
     return line

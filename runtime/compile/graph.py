@@ -66,7 +66,7 @@ class Call:
 
     @property
     def title(self) -> str:
-        return "detach" if self.detach else str(self.info.func)
+        return "detach" if self.detach else _schema_text(self.info.func)
 
 
 @dataclass(eq=False)
@@ -107,6 +107,17 @@ class Graph:
         for target, value in self.writebacks:
             lines.append(f"writeback {target.name} <- {value.name}")
         return "\n".join(lines)
+
+
+_SCHEMA_TEXT: dict[int, str] = {}
+
+
+def _schema_text(schema: Any) -> str:
+    """str(schema), once per schema (the schemas live as long as the process)."""
+    text = _SCHEMA_TEXT.get(id(schema))
+    if text is None:
+        text = _SCHEMA_TEXT[id(schema)] = str(schema)
+    return text
 
 
 def _meta(v: Value) -> str:
