@@ -242,9 +242,15 @@ def _parameter_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[
     import inspect
 
     try:
-        params = list(inspect.signature(fn).parameters)
+        parameters = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        params = []
+        parameters = []
+    params = []
+    for p in parameters:
+        if p.kind is p.VAR_POSITIONAL:  # *p: p_0, p_1, ...
+            params += [f"{p.name}_{i}" for i in range(len(args) - len(params))]
+            break
+        params.append(p.name)
     names: list[str] = []
 
     def collect(value: Any, name: str) -> None:

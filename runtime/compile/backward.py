@@ -103,7 +103,7 @@ class BackwardBuilder:
             else:
                 self.params.append(name)
                 self.grads[v] = name
-            self.env[name] = np.ones(v.shape, v.dtype)
+            self.env[name] = _probe_grad(v)
 
     def live_calls(self) -> list[Call]:
         """The calls with a gradient to pass on, last first."""
@@ -295,7 +295,13 @@ class BackwardBuilder:
             total = ast.BinOp(_name(name), ast.Add(), tree)
             self.stmts.append(stmt_of([name], total, uses | {name}, comment=comment))
             self.owned.add(name)
-        self.env[name] = np.ones(value.shape, value.dtype)
+        self.env[name] = _probe_grad(value)
+
+
+def _probe_grad(value: Value) -> np.ndarray:
+    """A gradient to probe formulas with: ones of the value's shape and dtype, as
+    a broadcast view, so it costs no memory however large the value is."""
+    return np.broadcast_to(np.ones((), value.dtype), value.shape)
 
 
 def _name(name: str) -> ast.Name:
