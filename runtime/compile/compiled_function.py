@@ -101,13 +101,15 @@ class CompiledGraph:
             node.set_next_edges(collect_next_edges(*tensors))
             for i in code.grad_outputs:
                 set_history(outputs[i], node)
+            # An output backward reads, changed in place later, must be caught.
+            node._outputs = [SavedVariable(outputs[i], True) for i in code.saved_outputs]
         return outputs
 
 
 class CompiledFunctionBackward(Node):
     """The backward of a compiled graph: one node for all of it."""
 
-    __slots__ = ("_graph", "_saved", "_sources")
+    __slots__ = ("_graph", "_saved", "_sources", "_outputs")
 
     def __init__(
         self, graph: CompiledGraph, saved: tuple[Any, ...], sources: list[Tensor]
@@ -116,6 +118,7 @@ class CompiledFunctionBackward(Node):
         self._graph = graph
         self._saved: tuple[Any, ...] | None = saved
         self._sources = [SavedVariable(t, False) for t in sources]
+        self._outputs: list[SavedVariable] = []
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         if self._saved is None:
@@ -123,6 +126,8 @@ class CompiledFunctionBackward(Node):
         code = self._graph.code
         grads = self.materialize_grads(grads, raw)
         sources = [s.unpack(self, raw) for s in self._sources]  # version checks
+        for s in self._outputs:
+            s.unpack(self, True)
         if not raw:
             return self._replay(grads, sources)
         result = code.backward(*grads, *self._saved)
@@ -155,7 +160,7 @@ class CompiledFunctionBackward(Node):
 
     def release_variables(self) -> None:
         self._saved = None
-        for s in self._sources:
+        for s in (*self._sources, *self._outputs):
             s.reset_data()
 
 

@@ -43,6 +43,7 @@ class CompiledCode:
     n_writebacks: int
     grad_outputs: tuple[int, ...]  # the outputs backward takes a gradient for
     grad_sources: tuple[bool, ...]  # which sources backward returns a gradient for
+    saved_outputs: tuple[int, ...] = ()  # outputs backward reads: version-checked
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,6 +104,7 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
         n_writebacks=len(graph.writebacks),
         grad_outputs=tuple(i for i, v in enumerate(graph.outputs) if v.requires_grad),
         grad_sources=grad_sources,
+        saved_outputs=tuple(i for i, v in enumerate(graph.outputs) if v in saved),
     )
 
 

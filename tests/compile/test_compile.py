@@ -220,6 +220,13 @@ def test_an_input_changed_in_place_after_forward_is_caught() -> None:
         y.backward()
 
 
+def test_an_output_changed_in_place_after_forward_is_caught() -> None:
+    y = yg.compile(lambda x: x.exp())(_leaf(3))
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
 def test_in_place_on_an_intermediate_is_traced_functionally() -> None:
     def f(x: yg.Tensor) -> yg.Tensor:
         y = x * 2
