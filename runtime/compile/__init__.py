@@ -27,6 +27,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
 from yamlgrad.runtime.autograd.grad_mode import no_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
@@ -53,30 +55,42 @@ _EAGER = "eager"  # a signature whose trace failed under fallback=True
 
 
 def _signature(args: tuple, kwargs: dict) -> tuple[tuple[Any, ...], list[Tensor]]:
-    """The cache key of a call, and its tensors in the order the graph takes them."""
+    """The cache key of a call, and its tensors in the order the graph takes them.
+
+    Each tensor adds its shape, dtype and requires_grad to the key; this runs on
+    every call, so the common case (a Tensor argument) is spelled out inline."""
     parts: list[Any] = [_grad_mode.enabled]
     tensors: list[Tensor] = []
-
-    def add(v: Any) -> None:
-        kind = type(v)
-        if kind is Tensor or isinstance(v, Tensor):
+    append = parts.append
+    for v in args:
+        if type(v) is Tensor:
+            data = v._data
+            append(data.shape)
+            append(data.dtype)
+            append(v._requires_grad)
             tensors.append(v)
-            parts.append((v._data.shape, v._data.dtype, v._requires_grad))
-        elif kind is list or kind is tuple:
-            parts.append((kind, len(v)))
-            for item in v:
-                add(item)
-        elif kind in (int, float, bool, str) or v is None:
-            parts.append((kind, v))
         else:
-            parts.append((kind, id(v)))
-
-    for a in args:
-        add(a)
-    for name in sorted(kwargs):
-        parts.append(name)
-        add(kwargs[name])
+            _add_other(v, parts, tensors)
+    if kwargs:
+        for name in sorted(kwargs):
+            append(name)
+            _add_other(kwargs[name], parts, tensors)
     return tuple(parts), tensors
+
+
+def _add_other(v: Any, parts: list[Any], tensors: list[Tensor]) -> None:
+    kind = type(v)
+    if isinstance(v, Tensor):
+        tensors.append(v)
+        parts += (v._data.shape, v._data.dtype, v._requires_grad)
+    elif kind is list or kind is tuple:
+        parts.append((kind, len(v)))
+        for item in v:
+            _add_other(item, parts, tensors)
+    elif kind in (int, float, bool, str) or v is None:
+        parts.append((kind, v))
+    else:
+        parts.append((kind, id(v)))
 
 
 def _replace_tensors(value: Any, replace: Callable[[Tensor], Any]) -> Any:
@@ -274,16 +288,17 @@ def _key_difference(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
         return "the number or structure of the arguments changed"
     for i, (a, b) in enumerate(zip(old, new)):
         if a != b:
-            return f"argument part {i} changed: {_part(a)} -> {_part(b)}"
+            what = {tuple: "shape", bool: "requires_grad"}.get(type(a), "value")
+            if isinstance(a, np.dtype):
+                what = "dtype"
+            return f"an argument's {what} changed: {_part(a)} -> {_part(b)}"
     return "an external tensor's guard failed"
 
 
 def _part(part: Any) -> str:
-    if isinstance(part, tuple) and len(part) == 3 and isinstance(part[0], tuple):
-        shape, dtype, requires_grad = part
-        grad = ", requires_grad" if requires_grad else ""
-        return f"tensor {list(shape)} {dtype}{grad}"
-    return repr(part)
+    return str(list(part)) if type(part) is tuple and all(
+        type(p) is int for p in part
+    ) else repr(part)
 
 
 def _explain_graph(graph: CompiledGraph) -> str:
