@@ -135,6 +135,8 @@ class CompiledFunction:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tracing.active and tracing.is_recording():
+            return self.fn(*args, **kwargs)  # inside another trace: traced inline
         key, tensors = _signature(args, kwargs)
         graphs = self.graphs.get(key)
         if graphs is not None:

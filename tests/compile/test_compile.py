@@ -283,3 +283,21 @@ def test_the_cache_is_bounded_with_a_warning_naming_the_reason(monkeypatch) -> N
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         f(_leaf(4))  # warned once
+
+
+def test_a_compiled_function_called_while_tracing_is_traced_inline() -> None:
+    inner = yg.compile(lambda x: x.sin())
+    outer = yg.compile(lambda x: inner(x) * 2)
+    x = _leaf(3)
+    out = outer(x)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos(x.detach().numpy()))
+    assert "np.sin" in outer.code or "sin(" in outer.code
+
+
+def test_returning_an_input_and_taking_integer_tensors() -> None:
+    f = yg.compile(lambda x, index: (x, x[index]))
+    x = _leaf(4)
+    same, picked = f(x, yg.tensor([0, 2]))
+    (same.sum() + picked.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 1.0, 2.0, 1.0])
