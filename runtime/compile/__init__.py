@@ -217,6 +217,7 @@ class CompiledFunction:
         from yamlgrad.runtime.compile.codegen import base_namespace
 
         tracer.reserved = frozenset(base_namespace()) | {"forward", "backward"}
+        tracer.external_names = _external_names(self.fn)
         names = iter(_parameter_names(self.fn, args, kwargs))
         traced_args = _replace_tensors(args, lambda t: tracer.add_input(t, next(names)))
         traced_kwargs = {
@@ -283,6 +284,32 @@ def _parameter_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> list[
     return names
 
 
+def _external_names(fn: Callable[..., Any]) -> dict[int, str]:
+    """Names for the tensors `fn` can reach without receiving them: its closure's
+    and globals' tensors, and the parameters and buffers of the modules among
+    them (`model.weight` -> `model_weight`), by the tensor's id."""
+    import inspect
+
+    names: dict[int, str] = {}
+    found: dict[str, Any] = {}
+    target = getattr(fn, "__func__", fn)
+    if hasattr(fn, "__self__"):
+        found["self"] = fn.__self__
+    try:
+        variables = inspect.getclosurevars(target)
+        found.update(variables.globals)
+        found.update(variables.nonlocals)
+    except (TypeError, ValueError):
+        pass
+    for name, value in found.items():
+        if isinstance(value, Tensor):
+            names.setdefault(id(value), name)
+        elif hasattr(value, "named_parameters") and hasattr(value, "named_buffers"):
+            for path, t in (*value.named_parameters(), *value.named_buffers()):
+                names.setdefault(id(t), f"{name}_{path.replace('.', '_')}")
+    return names
+
+
 def _key_difference(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
     if old[0] != new[0]:
         return f"grad mode changed ({old[0]} -> {new[0]})"
@@ -306,9 +333,11 @@ def _part(part: Any) -> str:
 def _explain_graph(graph: CompiledGraph) -> str:
     guards = [f"grad mode is {graph.key[0]}"]
     guards += [f"arguments match {graph.key[1:]!r}"]
-    for ref, shape, dtype, requires_grad in graph.external_guards:
+    for (_, shape, dtype, requires_grad), v in zip(
+        graph.external_guards, graph.graph.externals
+    ):
         guards.append(
-            f"external {id(ref())} is alive with {list(shape)} {dtype}"
+            f"{v.name} is the tensor read when traced, {list(shape)} {dtype}"
             f"{', requires_grad' if requires_grad else ''}"
         )
     return (

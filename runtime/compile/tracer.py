@@ -152,6 +152,7 @@ class Tracer:
         self.names: dict[str, int] = {}
         self.used: set[str] = set()
         self.reserved: frozenset[str] = frozenset()
+        self.external_names: dict[int, str] = {}  # a name for a closure's tensor
 
     # -- names ----------------------------------------------------------------------
 
@@ -194,7 +195,8 @@ class Tracer:
 
     def external(self, tensor: Tensor) -> Value:
         requires_grad = self.grad_enabled and tensor._requires_grad
-        value = self.new_value("closure", EXTERNAL, tensor._data, requires_grad)
+        name = self.external_names.get(id(tensor), "closure")
+        value = self.new_value(name, EXTERNAL, tensor._data, requires_grad)
         self.bind(tensor, value)
         self.origin[id(tensor)] = (value, tensor)
         self.external_tensors.append((value, tensor))
