@@ -807,7 +807,9 @@ def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[
     compiled = workload.runners.get(COMPILED)
     if isinstance(compiled, Compiled):
         seconds = compiled.trace_seconds()
-        row = Row(workload.name, f"{COMPILED}: trace + codegen", f"{seconds * 1e3:.1f} ms")
+        row = Row(
+            workload.name, f"{COMPILED}: trace + codegen", f"{seconds * 1e3:.1f} ms"
+        )
         row.median, row.unit = seconds, "s"
         rows.append(row)
     return rows

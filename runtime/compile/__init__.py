@@ -165,7 +165,9 @@ class CompiledFunction:
             for graph in graphs:  # type: ignore[union-attr]
                 parts.append(_explain_graph(graph))
         if self.recompile_reasons:
-            parts.append("recompiled because:\n  " + "\n  ".join(self.recompile_reasons))
+            parts.append(
+                "recompiled because:\n  " + "\n  ".join(self.recompile_reasons)
+            )
         return "\n\n".join(parts)
 
     def _compile_and_run(
@@ -193,7 +195,9 @@ class CompiledFunction:
             self.graphs[key] = _EAGER
             return self.fn(*args, **kwargs)
         existing = self.graphs.get(key)
-        self.graphs[key] = ([] if not isinstance(existing, list) else existing) + [graph]
+        self.graphs[key] = ([] if not isinstance(existing, list) else existing) + [
+            graph
+        ]
         self._last = graph
         externals = graph.externals_now(key[0]) or []
         return _build(graph.out_spec, graph.run(tensors + externals))
@@ -248,9 +252,7 @@ class CompiledFunction:
             for graph in graphs:  # type: ignore[union-attr]
                 if graph.key == key:
                     return graph.failed_guard(key[0])
-        old = next(
-            (g[0].key for g in self.graphs.values() if g is not _EAGER), None
-        )
+        old = next((g[0].key for g in self.graphs.values() if g is not _EAGER), None)
         return _key_difference(old, key) if old is not None else "first call"
 
 
@@ -325,9 +327,11 @@ def _key_difference(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
 
 
 def _part(part: Any) -> str:
-    return str(list(part)) if type(part) is tuple and all(
-        type(p) is int for p in part
-    ) else repr(part)
+    return (
+        str(list(part))
+        if type(part) is tuple and all(type(p) is int for p in part)
+        else repr(part)
+    )
 
 
 def _explain_graph(graph: CompiledGraph) -> str:

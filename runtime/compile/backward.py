@@ -228,7 +228,9 @@ class BackwardBuilder:
         if isinstance(node, (ast.List, ast.Tuple)):
             items = [self.node_value(e) for e in node.elts]
             return items if isinstance(node, ast.List) else tuple(items)
-        code = compile(ast.fix_missing_locations(ast.Expression(node)), "<probe>", "eval")
+        code = compile(
+            ast.fix_missing_locations(ast.Expression(node)), "<probe>", "eval"
+        )
         return eval(code, self.ns.values, self.env)  # noqa: S307
 
     def contribute(

@@ -24,7 +24,6 @@ The source is rendered from templates/compiled.py.j2 and compiled with `exec`.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import math
 import operator
@@ -33,9 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.compile.graph import CONSTANT, Call, Const, Graph, Value
-
-_SUFFIXES = {"_sym_sizes": "shape", "_dim": "ndim", "_scalar_type": "dtype"}
+from yamlgrad.runtime.compile.graph import CONSTANT, Call, Const, Value
 
 
 @dataclass
@@ -103,7 +100,11 @@ def literal(value: Any, namespace: Namespace) -> ast.expr:
         return ast.Constant(value)
     if kind in (tuple, list) and all(_has_literal(v) for v in value):
         items = [literal(v, namespace) for v in value]
-        return ast.Tuple(items, ast.Load()) if kind is tuple else ast.List(items, ast.Load())
+        return (
+            ast.Tuple(items, ast.Load())
+            if kind is tuple
+            else ast.List(items, ast.Load())
+        )
     if isinstance(value, np.dtype):
         return ast.Name(namespace.bind(value, value.name), ast.Load())
     if isinstance(value, np.generic):
@@ -232,7 +233,9 @@ def names_in(text: str) -> frozenset[str]:
     )
 
 
-def stmt(targets: list[str], expr: str, op: str = "=", comment: str | None = None) -> Stmt:
+def stmt(
+    targets: list[str], expr: str, op: str = "=", comment: str | None = None
+) -> Stmt:
     return Stmt(targets, expr, names_in(expr), op, comment)
 
 

@@ -102,7 +102,9 @@ class CompiledGraph:
             for i in code.grad_outputs:
                 set_history(outputs[i], node)
             # An output backward reads, changed in place later, must be caught.
-            node._outputs = [SavedVariable(outputs[i], True) for i in code.saved_outputs]
+            node._outputs = [
+                SavedVariable(outputs[i], True) for i in code.saved_outputs
+            ]
         return outputs
 
 

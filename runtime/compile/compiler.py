@@ -141,7 +141,9 @@ def _forward(
     zero_dim = {
         o.name for call in kept for o in call.outputs if o is not None and not o.shape
     }
-    stmts = [s for call in reversed(kept) for s in forward_stmts(call, namespace, zero_dim)]
+    stmts = [
+        s for call in reversed(kept) for s in forward_stmts(call, namespace, zero_dim)
+    ]
     returns = [value_expr(v, namespace) for v in graph.outputs]
     returns += [value_expr(final, namespace) for _, final in graph.writebacks]
     returns += [value_expr(v, namespace) for v in saved]

@@ -248,8 +248,13 @@ class Tracer:
         node_info = entries()[1].get(entry, info)
         call = Call(info, node_info, wrapper, specs, [], self.casts(info, args), "")
         call.where = user_line()
-        needs = self.grad_enabled and node_info.op is not None and any(
-            _requires_grad(specs.get(a.name)) for a in node_info.differentiable_inputs
+        needs = (
+            self.grad_enabled
+            and node_info.op is not None
+            and any(
+                _requires_grad(specs.get(a.name))
+                for a in node_info.differentiable_inputs
+            )
         )
         base = info.func.name.rstrip("_")
         if info.inplace:
@@ -315,7 +320,9 @@ class Tracer:
         if spec.requires_grad:
             if original.grad_fn is None:
                 raise RuntimeError(ERR_LEAF_INPLACE)
-            self.unsupported(f"{info.func.name} in place on an input that requires grad")
+            self.unsupported(
+                f"{info.func.name} in place on an input that requires grad"
+            )
         if info.is_inplace_view:
             self.unsupported(f"{info.func.name} on an input")
         if spec.kind == EXTERNAL and id(target) not in self.backups:

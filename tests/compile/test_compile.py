@@ -64,8 +64,11 @@ def test_decorator_forms_and_the_generated_source() -> None:
 
 
 def test_float32_stays_float32() -> None:
-    x, w, b = (_leaf(4, 3, dtype=np.float32), _leaf(3, 2, dtype=np.float32, seed=1),
-               _leaf(2, dtype=np.float32, seed=2))
+    x, w, b = (
+        _leaf(4, 3, dtype=np.float32),
+        _leaf(3, 2, dtype=np.float32, seed=1),
+        _leaf(2, dtype=np.float32, seed=2),
+    )
     loss = yg.compile(mlp_loss)(x, w, b)
     loss.backward()
     assert loss.dtype == yg.float32
@@ -140,8 +143,13 @@ def test_a_tensor_made_inside_the_function_is_a_constant() -> None:
 
 
 @pytest.mark.parametrize(
-    "read", [lambda t: t.item(), lambda t: bool(t), lambda t: t.tolist(),
-             lambda t: t.detach().numpy()],
+    "read",
+    [
+        lambda t: t.item(),
+        lambda t: bool(t),
+        lambda t: t.tolist(),
+        lambda t: t.detach().numpy(),
+    ],
     ids=["item", "bool", "tolist", "numpy"],
 )
 def test_data_dependent_python_raises_naming_the_line(read: object) -> None:

@@ -1049,9 +1049,9 @@ def test_programs_from_the_op_table_compiled_agree_with_eager(program: Program) 
     # A step that raised while traced (Run catches it): the tracer refused it.
     refused = [e for e in traced[0].errors if e is not None]
     if refused or got_loss is None:
-        assert all(isinstance(e, yg.runtime.compile.TraceError) for e in refused), (
-            f"{refused}\n{text}"
-        )
+        assert all(
+            isinstance(e, yg.runtime.compile.TraceError) for e in refused
+        ), f"{refused}\n{text}"
         STATS["compiled: refused by the tracer"] += 1
         for e in refused:
             STATS[f"compiled: refused: {str(e).split(' (at ')[0]}"] += 1
@@ -1059,7 +1059,7 @@ def test_programs_from_the_op_table_compiled_agree_with_eager(program: Program) 
     STATS["compiled"] += 1
     run = Run(yg, program)
     run.leaves = leaves
-    (got, _) = _grads(run, got_loss, False)
+    got, _ = _grads(run, got_loss, False)
     dtype = _np_dtype(loss)
     value = loss.detach().numpy()
     np.testing.assert_allclose(
