@@ -50,7 +50,7 @@ import numpy as np  # noqa: E402
 # A workload-5 child imports only the framework it measures.
 ONLY = os.environ.get("YAMLGRAD_BENCH_ONLY", "")
 yg: Any = None
-if ONLY in ("", "yamlgrad"):
+if ONLY.split(" ")[0] in ("", "yamlgrad"):
     import yamlgrad as yg
 
 HERE = Path(__file__).resolve()
@@ -59,6 +59,24 @@ import python_tape  # noqa: E402
 
 # Workload 2's reference: the least Python any define-by-run autograd runs.
 TAPE = "python tape (reference)"
+# The same steps through yg.compile: traced once (in the warm-up), then one
+# generated forward and backward per call.
+COMPILED = "yamlgrad compiled"
+
+
+class Compiled:
+    """A runner of a compiled step; `functions` are its yg.compile'd functions,
+    whose tracing and code generation time is reported in a row of its own."""
+
+    def __init__(self, run: Callable[[], Any], *functions: Any) -> None:
+        self.run = run
+        self.functions = functions
+
+    def __call__(self) -> Any:
+        return self.run()
+
+    def trace_seconds(self) -> float:
+        return sum(sum(f.trace_seconds) for f in self.functions)
 
 
 def _optional(name: str) -> Any:
@@ -102,6 +120,7 @@ class Workload:
     repeats: float = 1.0  # a fraction of --repeats for the slow workloads
     tolerance: float = 1e-8
     ops: int | None = None  # ops in one step, where the workload counts them
+    compiled_target: Target | None = None  # what the compiled step aims for
 
 
 @dataclass
@@ -192,7 +211,18 @@ def chain(n_ops: int, size: int, number: int, target: Target) -> Workload:
         program(x).sum().backward()
         return x.grad.numpy()
 
-    runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
+    step = yg.compile(lambda x: program(x).sum())
+
+    def compiled() -> np.ndarray:
+        x = yg.tensor(x0, requires_grad=True)
+        step(x).backward()
+        return x.grad.numpy()
+
+    runners: dict[str, Runner] = {
+        "numpy": floor,
+        "yamlgrad": ours,
+        COMPILED: Compiled(compiled, step),
+    }
     if torch is not None:
 
         def with_torch() -> np.ndarray:
@@ -218,6 +248,7 @@ def chain(n_ops: int, size: int, number: int, target: Target) -> Workload:
         target,
         repeats=1.0 if n_ops < 10_000 else 0.34,
         ops=n_ops,
+        compiled_target=Target(0.35, "torch") if n_ops < 10_000 else None,
     )
 
 
@@ -320,6 +351,18 @@ def mlp_runners(data: MlpData) -> dict[str, Runner]:
         return tuple(t.grad.numpy() for t in p)
 
     runners["yamlgrad"] = ours
+    compiled_act = yg.tanh if activation == "tanh" else yg.relu
+    row_max = _keep(lambda t: t.amax(dim=1, keepdim=True), dim=1, keepdim=True)
+    loss = yg.compile(
+        lambda x, hot, *p: mlp_loss(yg, x, p, compiled_act, row_max, hot, batch)
+    )
+
+    def compiled() -> Gradients:
+        p = [yg.from_numpy(a).requires_grad_() for a in params]
+        loss(yg.from_numpy(x0), yg.from_numpy(onehot), *p).backward()
+        return tuple(t.grad.numpy() for t in p)
+
+    runners[COMPILED] = Compiled(compiled, loss)
 
     def with_tape() -> Gradients:
         p = [python_tape.Var(a, requires_grad=True) for a in params]
@@ -374,6 +417,7 @@ def mlp(
         {"numpy": mlp_floor(data), **mlp_runners(data)},
         Target(1.2, "numpy"),
         tolerance=1e-8 if dtype == np.float64 else 1e-4,
+        compiled_target=Target(1.05, "numpy"),
     )
 
 
@@ -430,6 +474,15 @@ def large_runner(framework: str, x0: np.ndarray) -> Runner:
             return x.grad.numpy()
 
         return ours
+    if framework == COMPILED:
+        program = yg.compile(lambda x: large_program(yg, x))
+
+        def compiled() -> np.ndarray:
+            x = yg.from_numpy(x0).requires_grad_()
+            program(x).backward()
+            return x.grad.numpy()
+
+        return Compiled(compiled, program)
     if framework == "torch":
 
         def with_torch() -> np.ndarray:
@@ -453,7 +506,7 @@ def large_runner(framework: str, x0: np.ndarray) -> Runner:
 
 
 def _installed() -> list[str]:
-    names = ["numpy", "yamlgrad"]
+    names = ["numpy", "yamlgrad", COMPILED]
     names += [n for n, m in (("torch", torch), ("autograd", anp), ("mygrad", mg)) if m]
     return names
 
@@ -463,7 +516,10 @@ def large_elementwise(size: int) -> Workload:
     x0 = _large_input(size)
     runners = {name: large_runner(name, x0) for name in _installed()}
     return Workload(
-        f"3. 10 element-wise ops on {size:,} float64", runners, Target(1.10, "numpy")
+        f"3. 10 element-wise ops on {size:,} float64",
+        runners,
+        Target(1.10, "numpy"),
+        compiled_target=Target(1.05, "numpy"),
     )
 
 
@@ -552,7 +608,23 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
         loss.backward()
         return tuple(p.grad.numpy() for p in flat)
 
-    runners: dict[str, Runner] = {"numpy": net.floor, "yamlgrad": ours}
+    def loss_of(*flat: Any) -> Any:
+        given = iter(flat)  # forward() asks for the parameters in this order
+        return net.forward(lambda v: next(given), yg.relu)[0]
+
+    step = yg.compile(loss_of)
+    values = [w for row in net.w1 for w in row] + net.b1 + net.w2 + [net.b2]
+
+    def compiled() -> Gradients:
+        flat = [yg.tensor([v], dtype=yg.float64, requires_grad=True) for v in values]
+        step(*flat).backward()
+        return tuple(p.grad.numpy() for p in flat)
+
+    runners: dict[str, Runner] = {
+        "numpy": net.floor,
+        "yamlgrad": ours,
+        COMPILED: Compiled(compiled, step),
+    }
     if torch is not None:
 
         def with_torch() -> Gradients:
@@ -576,6 +648,7 @@ def scalar_mlp(n_in: int, n_hidden: int) -> Workload:
         f"6. micrograd-style MLP {n_in}-{n_hidden}-1 on size-1 arrays",
         runners,
         Target(1.0, "torch"),
+        compiled_target=Target(0.2, "torch"),
     )
 
 
@@ -634,7 +707,11 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
         step(yg, yg.nn.functional, yg.from_numpy(x0), p, yg.from_numpy(labels))
         return tuple(t.grad.numpy() for t in p)
 
-    runners: dict[str, Runner] = {"numpy": floor, "yamlgrad": ours}
+    runners: dict[str, Runner] = {
+        "numpy": floor,
+        "yamlgrad": ours,
+        COMPILED: cnn_compiled(x0, labels, params),
+    }
     if torch is not None:
         import torch.nn.functional as torch_functional
 
@@ -649,7 +726,29 @@ def cnn(batch: int, side: int, channels: int) -> Workload:
         f"7. CNN step, batch {batch} x 1x{side}x{side}, {channels} channels",
         runners,
         Target(1.5, "torch"),
+        compiled_target=Target(0.8, "torch"),
     )
+
+
+def cnn_compiled(x0: np.ndarray, labels: np.ndarray, params: tuple) -> Compiled:
+    """Workload 7's step through yg.compile: the loss compiled, its backward run."""
+    batch = x0.shape[0]
+
+    def cnn_loss(x: Any, target: Any, *p: Any) -> Any:
+        functional = yg.nn.functional
+        h = functional.relu(functional.conv2d(x, p[0], p[1]))
+        h = functional.max_pool2d(h, 2)
+        logits = functional.linear(h.reshape(batch, -1), p[2], p[3])
+        return functional.cross_entropy(logits, target)
+
+    compiled_loss = yg.compile(cnn_loss)
+
+    def compiled() -> Gradients:
+        p = [yg.from_numpy(a).requires_grad_() for a in params]
+        compiled_loss(yg.from_numpy(x0), yg.from_numpy(labels), *p).backward()
+        return tuple(t.grad.numpy() for t in p)
+
+    return Compiled(compiled, compiled_loss)
 
 
 # --- measuring ----------------------------------------------------------------------
@@ -703,7 +802,25 @@ def measure(workload: Workload, repeats: int, calls: int | None = None) -> list[
     rows = _rows(workload.name, times, checks, workload.target, "time")
     for row in rows:
         row.ops = workload.ops
+        if row.framework == COMPILED and workload.compiled_target is not None:
+            row.target = _verdict(row, workload.compiled_target)
+    compiled = workload.runners.get(COMPILED)
+    if isinstance(compiled, Compiled):
+        seconds = compiled.trace_seconds()
+        row = Row(
+            workload.name, f"{COMPILED}: trace + codegen", f"{seconds * 1e3:.1f} ms"
+        )
+        row.median, row.unit = seconds, "s"
+        rows.append(row)
     return rows
+
+
+def _verdict(row: Row, target: Target) -> str:
+    reached = row.floor_ratio if target.against == "numpy" else row.torch_ratio
+    verdict = (
+        "-" if reached != reached else ("met" if reached <= target.limit else "missed")
+    )
+    return f"{target.text()}: {verdict}"
 
 
 def _rows(
@@ -731,13 +848,7 @@ def _rows(
         row = Row(name, framework, value, ratio("numpy"), ratio("torch"), check)
         row.median, row.unit = median, "s" if unit == "time" else "MB"
         if framework == "yamlgrad":
-            reached = row.floor_ratio if target.against == "numpy" else row.torch_ratio
-            verdict = (
-                "-"
-                if reached != reached
-                else ("met" if reached <= target.limit else "missed")
-            )
-            row.target = f"{target.text()}: {verdict}"
+            row.target = _verdict(row, target)
         rows.append(row)
     return rows
 
@@ -780,7 +891,17 @@ def _peak_rss_kib() -> int:
 
 def _rss_child(framework: str, size: int) -> None:
     x0 = _large_input(size)
-    grad = large_runner(framework, x0)()
+    run = large_runner(framework, x0)
+    if framework == COMPILED:
+        # The step a training loop repeats, not the trace that runs once: the
+        # first call traces, then the peak is reset (Linux's clear_refs) and
+        # the second call is measured.
+        run()
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+        except OSError:  # pragma: no cover - not Linux: the trace is included
+            pass
+    grad = run()
     peak = _peak_rss_kib()
     reference = large_floor(x0) if framework != "numpy" else grad
     print(peak, float(np.max(np.abs(grad - reference))))
@@ -877,11 +998,20 @@ HEADER = [
 ]
 
 
+def _load_compiler() -> None:
+    """Compile a one-op function once, so that no workload's trace + codegen row
+    includes what the first yg.compile of a process does once (loading
+    derivatives.yaml's model and the template)."""
+    if yg is not None:
+        yg.compile(lambda x: x * 2)(yg.ones(1, requires_grad=True))
+
+
 def measured(
     number: int, smoke: bool, repeats: int, calls: int | None
 ) -> Iterator[list[Row]]:
     """Workload `number`, built and measured: its rows, a batch at a time as
     each measurement ends (workload 2 has four)."""
+    _load_compiler()
     if number == 1:
         n_ops, size = (10, 4) if smoke else (200, 16)
         yield measure(chain(n_ops, size, 1, Target(1.0, "torch")), repeats, calls)

@@ -89,6 +89,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
+    tracing,
     vmap_hook,
     write_inplace,
 )
@@ -494,6 +495,8 @@ def add_Tensor(
     self_ = tensor_arg(self, "add", "input", 1)
     other_ = tensor_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("add_Tensor", add_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -534,6 +537,8 @@ def add_Scalar(
     self_ = tensor_arg(self, "add", "input", 1)
     other = scalar_arg(other, "add", "other", 2)
     alpha = scalar_arg(alpha, "add", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("add_Scalar", add_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -569,6 +574,8 @@ def sub_Tensor(
     self_ = tensor_arg(self, "sub", "input", 1)
     other_ = tensor_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sub_Tensor", sub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -609,6 +616,8 @@ def sub_Scalar(
     self_ = tensor_arg(self, "sub", "input", 1)
     other = scalar_arg(other, "sub", "other", 2)
     alpha = scalar_arg(alpha, "sub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sub_Scalar", sub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -646,6 +655,8 @@ def rsub_Tensor(
     self_ = tensor_arg(self, "rsub", "input", 1)
     other_ = tensor_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsub_Tensor", rsub_Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -690,6 +701,8 @@ def rsub_Scalar(
     self_ = tensor_arg(self, "rsub", "input", 1)
     other = scalar_arg(other, "rsub", "other", 2)
     alpha = scalar_arg(alpha, "rsub", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsub_Scalar", rsub_Scalar, (self, other, alpha))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -727,6 +740,8 @@ def mul_Tensor(
         return call_batched("mul.Tensor", "elementwise", mul_Tensor, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other_ = tensor_arg(other, "mul", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mul_Tensor", mul_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -764,6 +779,8 @@ def mul_Scalar(
         return call_batched("mul.Scalar", "elementwise", mul_Scalar, self, other)
     self_ = tensor_arg(self, "mul", "input", 1)
     other = scalar_arg(other, "mul", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mul_Scalar", mul_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -797,6 +814,8 @@ def div_Tensor(
         return call_batched("div.Tensor", "elementwise", div_Tensor, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("div_Tensor", div_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -834,6 +853,8 @@ def div_Scalar(
         return call_batched("div.Scalar", "elementwise", div_Scalar, self, other)
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("div_Scalar", div_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -877,6 +898,10 @@ def div_Tensor_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other_ = tensor_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "div_Tensor_mode", div_Tensor_mode, (self, other, rounding_mode)
+        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -931,6 +956,10 @@ def div_Scalar_mode(
     self_ = tensor_arg(self, "div", "input", 1)
     other = scalar_arg(other, "div", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div", "rounding_mode", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "div_Scalar_mode", div_Scalar_mode, (self, other, rounding_mode)
+        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -997,6 +1026,8 @@ def where_self(
     condition_ = tensor_arg(condition, "where", "condition", 1)
     self_ = tensor_arg(self, "where", "input", 2)
     other_ = tensor_arg(other, "where", "other", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("where_self", where_self, (condition, self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1034,6 +1065,8 @@ def maximum(
         return call_batched("maximum", "elementwise", maximum, self, other)
     self_ = tensor_arg(self, "maximum", "input", 1)
     other_ = tensor_arg(other, "maximum", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("maximum", maximum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1075,6 +1108,8 @@ def fmax(
         return call_batched("fmax", "elementwise", fmax, self, other)
     self_ = tensor_arg(self, "fmax", "input", 1)
     other_ = tensor_arg(other, "fmax", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmax", fmax, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1116,6 +1151,8 @@ def minimum(
         return call_batched("minimum", "elementwise", minimum, self, other)
     self_ = tensor_arg(self, "minimum", "input", 1)
     other_ = tensor_arg(other, "minimum", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("minimum", minimum, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1157,6 +1194,8 @@ def fmin(
         return call_batched("fmin", "elementwise", fmin, self, other)
     self_ = tensor_arg(self, "fmin", "input", 1)
     other_ = tensor_arg(other, "fmin", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmin", fmin, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1198,6 +1237,8 @@ def atan2(
         return call_batched("atan2", "elementwise", atan2, self, other)
     self_ = tensor_arg(self, "atan2", "input", 1)
     other_ = tensor_arg(other, "atan2", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atan2", atan2, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1235,6 +1276,8 @@ def hypot(
         return call_batched("hypot", "elementwise", hypot, self, other)
     self_ = tensor_arg(self, "hypot", "input", 1)
     other_ = tensor_arg(other, "hypot", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hypot", hypot, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1276,6 +1319,8 @@ def copysign_Tensor(
         )
     self_ = tensor_arg(self, "copysign", "input", 1)
     other_ = tensor_arg(other, "copysign", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign_Tensor", copysign_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1319,6 +1364,8 @@ def copysign_Scalar(
         )
     self_ = tensor_arg(self, "copysign", "input", 1)
     other = scalar_arg(other, "copysign", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign_Scalar", copysign_Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1356,6 +1403,8 @@ def remainder_Scalar(
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other = scalar_arg(other, "remainder", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("remainder_Scalar", remainder_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1390,6 +1439,8 @@ def remainder_Tensor(
         )
     self_ = tensor_arg(self, "remainder", "input", 1)
     other_ = tensor_arg(other, "remainder", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("remainder_Tensor", remainder_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1427,6 +1478,8 @@ def fmod_Scalar(
         return call_batched("fmod.Scalar", "elementwise", fmod_Scalar, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other = scalar_arg(other, "fmod", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod_Scalar", fmod_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1459,6 +1512,8 @@ def fmod_Tensor(
         return call_batched("fmod.Tensor", "elementwise", fmod_Tensor, self, other)
     self_ = tensor_arg(self, "fmod", "input", 1)
     other_ = tensor_arg(other, "fmod", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod_Tensor", fmod_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1496,6 +1551,8 @@ def xlogy_Tensor(
         return call_batched("xlogy.Tensor", "elementwise", xlogy_Tensor, self, other)
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("xlogy_Tensor", xlogy_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -1539,6 +1596,10 @@ def xlogy_Scalar_Self(
         )
     self = scalar_arg(self, "xlogy", "input", 1)
     other_ = tensor_arg(other, "xlogy", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "xlogy_Scalar_Self", xlogy_Scalar_Self, (self, other)
+        )
     self, other_ = promote_operands(self, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(other):
@@ -1575,6 +1636,10 @@ def xlogy_Scalar_Other(
         )
     self_ = tensor_arg(self, "xlogy", "input", 1)
     other = scalar_arg(other, "xlogy", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "xlogy_Scalar_Other", xlogy_Scalar_Other, (self, other)
+        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1615,6 +1680,8 @@ def lerp_Scalar(
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp_Scalar", lerp_Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         grad_fn = LerpBackward0()
@@ -1650,6 +1717,8 @@ def lerp_Tensor(
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp_Tensor", lerp_Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         grad_fn = LerpBackward1()
@@ -1696,6 +1765,8 @@ def addcmul(
     tensor1_ = tensor_arg(tensor1, "addcmul", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul", "tensor2", 3)
     value = scalar_arg(value, "addcmul", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addcmul", addcmul, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1749,6 +1820,8 @@ def addcdiv(
     tensor1_ = tensor_arg(tensor1, "addcdiv", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv", "tensor2", 3)
     value = scalar_arg(value, "addcdiv", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addcdiv", addcdiv, (self, tensor1, tensor2, value))
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -1799,6 +1872,8 @@ def clamp_Tensor(
     self_ = tensor_arg(self, "clamp", "input", 1)
     min_ = optional_tensor_arg(min, "clamp", "min", 2)
     max_ = optional_tensor_arg(max, "clamp", "max", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_Tensor", clamp_Tensor, (self, min, max))
     self_, min_, max_ = promote_operands(self_, min_, max_)
     grad_fn = None
     if compute_requires_grad(self, min, max):
@@ -1857,6 +1932,8 @@ def clamp_default(
     self_ = tensor_arg(self, "clamp", "input", 1)
     min = optional_scalar_arg(min, "clamp", "min", 2)
     max = optional_scalar_arg(max, "clamp", "max", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_default", clamp_default, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1892,6 +1969,8 @@ def clamp_min_default(
         return call_batched("clamp_min", "elementwise", clamp_min_default, self, min)
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min = scalar_arg(min, "clamp_min", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_min_default", clamp_min_default, (self, min))
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -1928,6 +2007,8 @@ def clamp_min_Tensor(
         )
     self_ = tensor_arg(self, "clamp_min", "input", 1)
     min_ = tensor_arg(min, "clamp_min", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_min_Tensor", clamp_min_Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -1965,6 +2046,8 @@ def clamp_max_default(
         return call_batched("clamp_max", "elementwise", clamp_max_default, self, max)
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max = scalar_arg(max, "clamp_max", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_max_default", clamp_max_default, (self, max))
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2001,6 +2084,8 @@ def clamp_max_Tensor(
         )
     self_ = tensor_arg(self, "clamp_max", "input", 1)
     max_ = tensor_arg(max, "clamp_max", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_max_Tensor", clamp_max_Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -2042,6 +2127,10 @@ def nan_to_num(
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num", "neginf", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nan_to_num", nan_to_num, (self, nan, posinf, neginf)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NanToNumBackward0()
@@ -2085,6 +2174,8 @@ def eq_Tensor(
         return call_batched("eq.Tensor", "elementwise", eq_Tensor, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other_ = tensor_arg(other, "eq", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("eq_Tensor", eq_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.equal(self_, other_))
@@ -2106,6 +2197,8 @@ def ne_Tensor(
         return call_batched("ne.Tensor", "elementwise", ne_Tensor, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other_ = tensor_arg(other, "ne", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ne_Tensor", ne_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.not_equal(self_, other_))
@@ -2127,6 +2220,8 @@ def lt_Tensor(
         return call_batched("lt.Tensor", "elementwise", lt_Tensor, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other_ = tensor_arg(other, "lt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lt_Tensor", lt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less(self_, other_))
@@ -2148,6 +2243,8 @@ def le_Tensor(
         return call_batched("le.Tensor", "elementwise", le_Tensor, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other_ = tensor_arg(other, "le", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("le_Tensor", le_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.less_equal(self_, other_))
@@ -2169,6 +2266,8 @@ def gt_Tensor(
         return call_batched("gt.Tensor", "elementwise", gt_Tensor, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other_ = tensor_arg(other, "gt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gt_Tensor", gt_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater(self_, other_))
@@ -2190,6 +2289,8 @@ def ge_Tensor(
         return call_batched("ge.Tensor", "elementwise", ge_Tensor, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other_ = tensor_arg(other, "ge", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ge_Tensor", ge_Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.greater_equal(self_, other_))
@@ -2211,6 +2312,8 @@ def eq_Scalar(
         return call_batched("eq.Scalar", "elementwise", eq_Scalar, self, other)
     self_ = tensor_arg(self, "eq", "input", 1)
     other = scalar_arg(other, "eq", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("eq_Scalar", eq_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.equal(self_, other))
@@ -2232,6 +2335,8 @@ def ne_Scalar(
         return call_batched("ne.Scalar", "elementwise", ne_Scalar, self, other)
     self_ = tensor_arg(self, "ne", "input", 1)
     other = scalar_arg(other, "ne", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ne_Scalar", ne_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.not_equal(self_, other))
@@ -2253,6 +2358,8 @@ def lt_Scalar(
         return call_batched("lt.Scalar", "elementwise", lt_Scalar, self, other)
     self_ = tensor_arg(self, "lt", "input", 1)
     other = scalar_arg(other, "lt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lt_Scalar", lt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less(self_, other))
@@ -2274,6 +2381,8 @@ def le_Scalar(
         return call_batched("le.Scalar", "elementwise", le_Scalar, self, other)
     self_ = tensor_arg(self, "le", "input", 1)
     other = scalar_arg(other, "le", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("le_Scalar", le_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.less_equal(self_, other))
@@ -2295,6 +2404,8 @@ def gt_Scalar(
         return call_batched("gt.Scalar", "elementwise", gt_Scalar, self, other)
     self_ = tensor_arg(self, "gt", "input", 1)
     other = scalar_arg(other, "gt", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gt_Scalar", gt_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater(self_, other))
@@ -2316,6 +2427,8 @@ def ge_Scalar(
         return call_batched("ge.Scalar", "elementwise", ge_Scalar, self, other)
     self_ = tensor_arg(self, "ge", "input", 1)
     other = scalar_arg(other, "ge", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ge_Scalar", ge_Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.greater_equal(self_, other))
@@ -2335,6 +2448,8 @@ def isnan(
     if vmap_hook.levels and is_batched(self):
         return call_batched("isnan", "", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("isnan", isnan, (self,))
     try:
         result = Tensor._make(np.isnan(self_))
     except ValueError as kernel_failure:
@@ -2353,6 +2468,8 @@ def isinf(
     if vmap_hook.levels and is_batched(self):
         return call_batched("isinf", "", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("isinf", isinf, (self,))
     try:
         result = Tensor._make(np.isinf(self_))
     except ValueError as kernel_failure:
@@ -2371,6 +2488,8 @@ def isfinite(
     if vmap_hook.levels and is_batched(self):
         return call_batched("isfinite", "", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("isfinite", isfinite, (self,))
     try:
         result = Tensor._make(np.isfinite(self_))
     except ValueError as kernel_failure:
@@ -2389,6 +2508,8 @@ def logical_not(
     if vmap_hook.levels and is_batched(self):
         return call_batched("logical_not", "", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_not", logical_not, (self,))
     try:
         result = Tensor._make(np.logical_not(self_))
     except ValueError as kernel_failure:
@@ -2409,6 +2530,8 @@ def logical_xor(
         return call_batched("logical_xor", "", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_xor", logical_xor, (self, other))
     try:
         result = Tensor._make(np.logical_xor(self_, other_))
     except ValueError as kernel_failure:
@@ -2429,6 +2552,8 @@ def logical_and(
         return call_batched("logical_and", "", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_and", logical_and, (self, other))
     try:
         result = Tensor._make(np.logical_and(self_, other_))
     except ValueError as kernel_failure:
@@ -2449,6 +2574,8 @@ def logical_or(
         return call_batched("logical_or", "", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logical_or", logical_or, (self, other))
     try:
         result = Tensor._make(np.logical_or(self_, other_))
     except ValueError as kernel_failure:
@@ -2467,6 +2594,8 @@ def bitwise_not(
     if vmap_hook.levels and is_batched(self):
         return call_batched("bitwise_not", "", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("bitwise_not", bitwise_not, (self,))
     try:
         result = Tensor._make(np.invert(self_))
     except ValueError as kernel_failure:
@@ -2489,6 +2618,10 @@ def bitwise_and_Tensor(
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other_ = tensor_arg(other, "bitwise_and", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_and_Tensor", bitwise_and_Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_and(self_, other_))
@@ -2512,6 +2645,10 @@ def bitwise_and_Scalar(
         )
     self_ = tensor_arg(self, "bitwise_and", "input", 1)
     other = scalar_arg(other, "bitwise_and", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_and_Scalar", bitwise_and_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_and(self_, other))
@@ -2535,6 +2672,10 @@ def bitwise_or_Tensor(
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other_ = tensor_arg(other, "bitwise_or", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_or_Tensor", bitwise_or_Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_or(self_, other_))
@@ -2558,6 +2699,10 @@ def bitwise_or_Scalar(
         )
     self_ = tensor_arg(self, "bitwise_or", "input", 1)
     other = scalar_arg(other, "bitwise_or", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_or_Scalar", bitwise_or_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_or(self_, other))
@@ -2581,6 +2726,10 @@ def bitwise_xor_Tensor(
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other_ = tensor_arg(other, "bitwise_xor", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_xor_Tensor", bitwise_xor_Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other_))
@@ -2604,6 +2753,10 @@ def bitwise_xor_Scalar(
         )
     self_ = tensor_arg(self, "bitwise_xor", "input", 1)
     other = scalar_arg(other, "bitwise_xor", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bitwise_xor_Scalar", bitwise_xor_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.bitwise_xor(self_, other))
@@ -2627,6 +2780,10 @@ def floor_divide_default(
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other_ = tensor_arg(other, "floor_divide", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "floor_divide_default", floor_divide_default, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     try:
         result = Tensor._make(np.floor_divide(self_, other_))
@@ -2650,6 +2807,10 @@ def floor_divide_Scalar(
         )
     self_ = tensor_arg(self, "floor_divide", "input", 1)
     other = scalar_arg(other, "floor_divide", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "floor_divide_Scalar", floor_divide_Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     try:
         result = Tensor._make(np.floor_divide(self_, other))
@@ -2673,6 +2834,10 @@ def pow_Tensor_Scalar(
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent = scalar_arg(exponent, "pow", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "pow_Tensor_Scalar", pow_Tensor_Scalar, (self, exponent)
+        )
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2709,6 +2874,10 @@ def pow_Tensor_Tensor(
         )
     self_ = tensor_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "pow_Tensor_Tensor", pow_Tensor_Tensor, (self, exponent)
+        )
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -2750,6 +2919,8 @@ def pow_Scalar(
         return call_batched("pow.Scalar", "elementwise", pow_Scalar, self, exponent)
     self = scalar_arg(self, "pow", "input", 1)
     exponent_ = tensor_arg(exponent, "pow", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("pow_Scalar", pow_Scalar, (self, exponent))
     self, exponent_ = promote_operands(self, exponent_)
     grad_fn = None
     if compute_requires_grad(exponent):
@@ -2786,6 +2957,8 @@ def neg(
     if vmap_hook.levels and is_batched(self):
         return call_batched("neg", "", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("neg", neg, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NegBackward0()
@@ -2815,6 +2988,8 @@ def reciprocal(
     if vmap_hook.levels and is_batched(self):
         return call_batched("reciprocal", "elementwise", reciprocal, self)
     self_ = tensor_arg(self, "reciprocal", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("reciprocal", reciprocal, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2847,6 +3022,8 @@ def exp(
     if vmap_hook.levels and is_batched(self):
         return call_batched("exp", "elementwise", exp, self)
     self_ = tensor_arg(self, "exp", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp", exp, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2879,6 +3056,8 @@ def log(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log", "elementwise", log, self)
     self_ = tensor_arg(self, "log", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log", log, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2910,6 +3089,8 @@ def sin(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sin", "elementwise", sin, self)
     self_ = tensor_arg(self, "sin", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sin", sin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2941,6 +3122,8 @@ def cos(
     if vmap_hook.levels and is_batched(self):
         return call_batched("cos", "elementwise", cos, self)
     self_ = tensor_arg(self, "cos", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cos", cos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -2972,6 +3155,8 @@ def tanh(
     if vmap_hook.levels and is_batched(self):
         return call_batched("tanh", "elementwise", tanh, self)
     self_ = tensor_arg(self, "tanh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tanh", tanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3004,6 +3189,8 @@ def sigmoid(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sigmoid", "elementwise", sigmoid, self)
     self_ = tensor_arg(self, "sigmoid", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sigmoid", sigmoid, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3036,6 +3223,8 @@ def relu(
     if vmap_hook.levels and is_batched(self):
         return call_batched("relu", "", relu, self)
     self_ = tensor_arg(self, "relu", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("relu", relu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReluBackward0()
@@ -3067,6 +3256,8 @@ def sqrt(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sqrt", "elementwise", sqrt, self)
     self_ = tensor_arg(self, "sqrt", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sqrt", sqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3099,6 +3290,8 @@ def abs(
     if vmap_hook.levels and is_batched(self):
         return call_batched("abs", "", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("abs", abs, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AbsBackward0()
@@ -3129,6 +3322,8 @@ def sign(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sign", "", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sign", sign, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SignBackward0()
@@ -3158,6 +3353,8 @@ def exp2(
     if vmap_hook.levels and is_batched(self):
         return call_batched("exp2", "elementwise", exp2, self)
     self_ = tensor_arg(self, "exp2", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp2", exp2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3190,6 +3387,8 @@ def expm1(
     if vmap_hook.levels and is_batched(self):
         return call_batched("expm1", "elementwise", expm1, self)
     self_ = tensor_arg(self, "expm1", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("expm1", expm1, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3222,6 +3421,8 @@ def log2(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log2", "elementwise", log2, self)
     self_ = tensor_arg(self, "log2", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log2", log2, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3253,6 +3454,8 @@ def log10(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log10", "elementwise", log10, self)
     self_ = tensor_arg(self, "log10", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log10", log10, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3284,6 +3487,8 @@ def log1p(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log1p", "elementwise", log1p, self)
     self_ = tensor_arg(self, "log1p", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log1p", log1p, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3315,6 +3520,8 @@ def rsqrt(
     if vmap_hook.levels and is_batched(self):
         return call_batched("rsqrt", "elementwise", rsqrt, self)
     self_ = tensor_arg(self, "rsqrt", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsqrt", rsqrt, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3362,6 +3569,8 @@ def tan(
     if vmap_hook.levels and is_batched(self):
         return call_batched("tan", "elementwise", tan, self)
     self_ = tensor_arg(self, "tan", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tan", tan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3394,6 +3603,8 @@ def asin(
     if vmap_hook.levels and is_batched(self):
         return call_batched("asin", "elementwise", asin, self)
     self_ = tensor_arg(self, "asin", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("asin", asin, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3425,6 +3636,8 @@ def acos(
     if vmap_hook.levels and is_batched(self):
         return call_batched("acos", "elementwise", acos, self)
     self_ = tensor_arg(self, "acos", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("acos", acos, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3456,6 +3669,8 @@ def atan(
     if vmap_hook.levels and is_batched(self):
         return call_batched("atan", "elementwise", atan, self)
     self_ = tensor_arg(self, "atan", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atan", atan, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3487,6 +3702,8 @@ def sinh(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sinh", "elementwise", sinh, self)
     self_ = tensor_arg(self, "sinh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sinh", sinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3518,6 +3735,8 @@ def cosh(
     if vmap_hook.levels and is_batched(self):
         return call_batched("cosh", "elementwise", cosh, self)
     self_ = tensor_arg(self, "cosh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cosh", cosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3549,6 +3768,8 @@ def asinh(
     if vmap_hook.levels and is_batched(self):
         return call_batched("asinh", "elementwise", asinh, self)
     self_ = tensor_arg(self, "asinh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("asinh", asinh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3580,6 +3801,8 @@ def acosh(
     if vmap_hook.levels and is_batched(self):
         return call_batched("acosh", "elementwise", acosh, self)
     self_ = tensor_arg(self, "acosh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("acosh", acosh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3611,6 +3834,8 @@ def atanh(
     if vmap_hook.levels and is_batched(self):
         return call_batched("atanh", "elementwise", atanh, self)
     self_ = tensor_arg(self, "atanh", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atanh", atanh, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3644,6 +3869,8 @@ def logit(
         return call_batched("logit", "elementwise", logit, self, eps)
     self_ = tensor_arg(self, "logit", "input", 1)
     eps = optional_float_arg(eps, "logit", "eps", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logit", logit, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3676,6 +3903,8 @@ def erf(
     if vmap_hook.levels and is_batched(self):
         return call_batched("erf", "elementwise", erf, self)
     self_ = tensor_arg(self, "erf", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erf", erf, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3707,6 +3936,8 @@ def erfc(
     if vmap_hook.levels and is_batched(self):
         return call_batched("erfc", "elementwise", erfc, self)
     self_ = tensor_arg(self, "erfc", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erfc", erfc, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -3738,6 +3969,8 @@ def floor(
     if vmap_hook.levels and is_batched(self):
         return call_batched("floor", "", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("floor", floor, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FloorBackward0()
@@ -3767,6 +4000,8 @@ def ceil(
     if vmap_hook.levels and is_batched(self):
         return call_batched("ceil", "", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ceil", ceil, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeilBackward0()
@@ -3796,6 +4031,8 @@ def round_default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("round", "", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round_default", round_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward0()
@@ -3828,6 +4065,8 @@ def round_decimals(
         return call_batched("round.decimals", "", round_decimals, self, decimals)
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round_decimals", round_decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RoundBackward1()
@@ -3857,6 +4096,8 @@ def trunc(
     if vmap_hook.levels and is_batched(self):
         return call_batched("trunc", "", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("trunc", trunc, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TruncBackward0()
@@ -3886,6 +4127,8 @@ def frac(
     if vmap_hook.levels and is_batched(self):
         return call_batched("frac", "", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("frac", frac, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FracBackward0()
@@ -3918,6 +4161,8 @@ def sum_default(
         return call_batched("sum", "", sum_default, self, dtype)
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sum_default", sum_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward0()
@@ -3957,6 +4202,10 @@ def sum_dim_IntList(
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "sum", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "sum_dim_IntList", sum_dim_IntList, (self, dim, keepdim, dtype)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SumBackward1()
@@ -4005,6 +4254,8 @@ def mean_default(
         return call_batched("mean", "", mean_default, self, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mean_default", mean_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward0()
@@ -4042,6 +4293,8 @@ def mean_dim(
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mean_dim", mean_dim, (self, dim, keepdim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MeanBackward1()
@@ -4089,6 +4342,8 @@ def max_dim(
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("max_dim", max_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward0()
@@ -4129,6 +4384,8 @@ def max_default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("max", "", max_default, self)
     self_ = tensor_arg(self, "max", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("max_default", max_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxBackward1()
@@ -4165,6 +4422,8 @@ def min_dim(
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("min_dim", min_dim, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward0()
@@ -4205,6 +4464,8 @@ def min_default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("min", "", min_default, self)
     self_ = tensor_arg(self, "min", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("min_default", min_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MinBackward1()
@@ -4240,6 +4501,8 @@ def prod_default(
         return call_batched("prod", "", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("prod_default", prod_default, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward0()
@@ -4283,6 +4546,10 @@ def prod_dim_int(
     dim = int_arg(dim, "prod", "dim", 2)
     keepdim = bool_arg(keepdim, "prod", "keepdim", 3)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "prod_dim_int", prod_dim_int, (self, dim, keepdim, dtype)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ProdBackward1()
@@ -4341,6 +4608,10 @@ def var_correction(
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "var", "correction", 3)
     keepdim = bool_arg(keepdim, "var", "keepdim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "var_correction", var_correction, (self, dim, correction, keepdim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = VarBackward0()
@@ -4401,6 +4672,10 @@ def std_correction(
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
     correction = optional_scalar_arg(correction, "std", "correction", 3)
     keepdim = bool_arg(keepdim, "std", "keepdim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "std_correction", std_correction, (self, dim, correction, keepdim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = StdBackward0()
@@ -4472,6 +4747,10 @@ def linalg_vector_norm(
     dim = optional_int_list_arg(dim, "linalg_vector_norm", "dim", 3, size=1)
     keepdim = bool_arg(keepdim, "linalg_vector_norm", "keepdim", 4)
     dtype = optional_scalar_type_arg(dtype, "linalg_vector_norm", "dtype", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_vector_norm", linalg_vector_norm, (self, ord, dim, keepdim, dtype)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LinalgVectorNormBackward0()
@@ -4569,6 +4848,8 @@ def amax(
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("amax", amax, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AmaxBackward0()
@@ -4611,6 +4892,8 @@ def amin(
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("amin", amin, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AminBackward0()
@@ -4653,6 +4936,8 @@ def logsumexp(
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logsumexp", logsumexp, (self, dim, keepdim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogsumexpBackward0()
@@ -4698,6 +4983,8 @@ def cumsum(
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cumsum", cumsum, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumsumBackward0()
@@ -4734,6 +5021,8 @@ def cumprod(
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cumprod", cumprod, (self, dim, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CumprodBackward0()
@@ -4774,6 +5063,8 @@ def _softmax(
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("_softmax", _softmax, (self, dim, half_to_float))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftmaxBackward0()
@@ -4824,6 +5115,10 @@ def _log_softmax(
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_log_softmax", "half_to_float", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "_log_softmax", _log_softmax, (self, dim, half_to_float)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSoftmaxBackward0()
@@ -4926,6 +5221,8 @@ def argmax(
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("argmax", argmax, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmax(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -4950,6 +5247,8 @@ def argmin(
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("argmin", argmin, (self, dim, keepdim))
     try:
         result = Tensor._make(reductions.argmin(self_, dim, keepdim))
     except ValueError as kernel_failure:
@@ -4970,6 +5269,8 @@ def all_default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("all", "", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("all_default", all_default, (self,))
     try:
         result = Tensor._make(np.all(self_))
     except ValueError as kernel_failure:
@@ -4992,6 +5293,8 @@ def all_dim(
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("all_dim", all_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -5020,6 +5323,8 @@ def all_dims(
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("all_dims", all_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.all(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -5040,6 +5345,8 @@ def any_default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("any", "", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("any_default", any_default, (self,))
     try:
         result = Tensor._make(np.any(self_))
     except ValueError as kernel_failure:
@@ -5062,6 +5369,8 @@ def any_dim(
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("any_dim", any_dim, (self, dim, keepdim))
     try:
         result = Tensor._make(
             shapes.c_order(
@@ -5090,6 +5399,8 @@ def any_dims(
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("any_dims", any_dims, (self, dim, keepdim))
     try:
         result = Tensor._make(
             np.any(self_, axis=reductions.wrap_dims(dim, self_.ndim), keepdims=keepdim)
@@ -5112,6 +5423,8 @@ def mm(
         return call_batched("mm", "", mm, self, mat2)
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mm", mm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = MmBackward0()
@@ -5170,6 +5483,8 @@ def dot(
         return call_batched("dot", "", dot, self, tensor)
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("dot", dot, (self, tensor))
     grad_fn = None
     if compute_requires_grad(self, tensor):
         grad_fn = DotBackward0()
@@ -5206,6 +5521,8 @@ def mv(
         return call_batched("mv", "", mv, self, vec)
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mv", mv, (self, vec))
     grad_fn = None
     if compute_requires_grad(self, vec):
         grad_fn = MvBackward0()
@@ -5242,6 +5559,8 @@ def bmm(
         return call_batched("bmm", "", bmm, self, mat2)
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("bmm", bmm, (self, mat2))
     grad_fn = None
     if compute_requires_grad(self, mat2):
         grad_fn = BmmBackward0()
@@ -5307,6 +5626,8 @@ def addmm(
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
     beta = scalar_arg(beta, "addmm", "beta", 4)
     alpha = scalar_arg(alpha, "addmm", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addmm", addmm, (self, mat1, mat2, beta, alpha))
     grad_fn = None
     if compute_requires_grad(self, mat1, mat2):
         grad_fn = AddmmBackward0()
@@ -5363,6 +5684,10 @@ def baddbmm(
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
     beta = scalar_arg(beta, "baddbmm", "beta", 4)
     alpha = scalar_arg(alpha, "baddbmm", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "baddbmm", baddbmm, (self, batch1, batch2, beta, alpha)
+        )
     grad_fn = None
     if compute_requires_grad(self, batch1, batch2):
         grad_fn = BaddbmmBackward0()
@@ -5414,6 +5739,8 @@ def trace(
     if vmap_hook.levels and is_batched(self):
         return call_batched("trace", "", trace, self)
     self_ = tensor_arg(self, "trace", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("trace", trace, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TraceBackward0()
@@ -5446,6 +5773,8 @@ def linalg_inv_ex(
         return call_batched("linalg_inv_ex", "", linalg_inv_ex, A, check_errors)
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_inv_ex", linalg_inv_ex, (A, check_errors))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgInvExBackward0()
@@ -5500,6 +5829,8 @@ def linalg_det(
     if vmap_hook.levels and is_batched(A):
         return call_batched("linalg_det", "", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_det", linalg_det, (A,))
     grad_fn = None
     if compute_requires_grad(A):
         grad_fn = LinalgDetBackward0()
@@ -5549,6 +5880,8 @@ def t(
     if vmap_hook.levels and is_batched(self):
         return call_batched("t", "", t, self)
     self_ = tensor_arg(self, "t", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("t", t, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TBackward0()
@@ -5583,6 +5916,8 @@ def transpose_int(
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("transpose_int", transpose_int, (self, dim0, dim1))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TransposeBackward0()
@@ -5619,6 +5954,8 @@ def permute_default(
         return call_batched("permute", "", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("permute_default", permute_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = PermuteBackward0()
@@ -5652,6 +5989,8 @@ def view_default(
         return call_batched("view", "", view_default, self, size)
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("view_default", view_default, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ViewBackward0()
@@ -5704,6 +6043,10 @@ def expand_default(
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "expand_default", expand_default, (self, size, implicit)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ExpandBackward0()
@@ -5740,6 +6083,8 @@ def cat(
         return call_batched("cat", "", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cat", cat, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = CatBackward0()
@@ -5772,6 +6117,8 @@ def stack(
         return call_batched("stack", "", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("stack", stack, (tensors, dim))
     grad_fn = None
     if compute_requires_grad(*tensors):
         grad_fn = StackBackward0()
@@ -5807,6 +6154,8 @@ def select_int(
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("select_int", select_int, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SelectBackward0()
@@ -5853,6 +6202,10 @@ def select_backward(
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
     dim = int_arg(dim, "select_backward", "dim", 3)
     index = int_arg(index, "select_backward", "index", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "select_backward", select_backward, (grad_output, input_sizes, dim, index)
+        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SelectBackwardBackward0()
@@ -5905,6 +6258,10 @@ def slice_Tensor(
     start = optional_int_arg(start, "slice", "start", 3)
     end = optional_int_arg(end, "slice", "end", 4)
     step = int_arg(step, "slice", "step", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slice_Tensor", slice_Tensor, (self, dim, start, end, step)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SliceBackward0()
@@ -5969,6 +6326,12 @@ def slice_backward(
     start = int_arg(start, "slice_backward", "start", 4)
     end = int_arg(end, "slice_backward", "end", 5)
     step = int_arg(step, "slice_backward", "step", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slice_backward",
+            slice_backward,
+            (grad_output, input_sizes, dim, start, end, step),
+        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = SliceBackwardBackward0()
@@ -6026,6 +6389,10 @@ def split_Tensor(
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "split_Tensor", split_Tensor, (self, split_size, dim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitBackward0()
@@ -6107,6 +6474,10 @@ def split_with_sizes(
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
     dim = int_arg(dim, "split_with_sizes", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "split_with_sizes", split_with_sizes, (self, split_sizes, dim)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SplitWithSizesBackward0()
@@ -6151,6 +6522,8 @@ def unbind_int(
         return call_batched("unbind.int", "dim", unbind_int, self, dim)
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("unbind_int", unbind_int, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnbindBackward0()
@@ -6185,6 +6558,8 @@ def _to_copy(
         return call_batched("_to_copy", "", _to_copy, self, dtype)
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("_to_copy", _to_copy, (self, dtype))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ToCopyBackward0()
@@ -6217,6 +6592,8 @@ def flip_default(
         return call_batched("flip", "", flip_default, self, dims)
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("flip_default", flip_default, (self, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FlipBackward0()
@@ -6249,6 +6626,8 @@ def tril(
         return call_batched("tril", "", tril, self, diagonal)
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tril", tril, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TrilBackward0()
@@ -6281,6 +6660,8 @@ def triu(
         return call_batched("triu", "", triu, self, diagonal)
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("triu", triu, (self, diagonal))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = TriuBackward0()
@@ -6317,6 +6698,8 @@ def diagonal(
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
     dim2 = int_arg(dim2, "diagonal", "dim2", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("diagonal", diagonal, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagonalBackward0()
@@ -6359,6 +6742,8 @@ def diag_embed(
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
     dim2 = int_arg(dim2, "diag_embed", "dim2", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("diag_embed", diag_embed, (self, offset, dim1, dim2))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = DiagEmbedBackward0()
@@ -6416,6 +6801,12 @@ def diagonal_backward(
     offset = int_arg(offset, "diagonal_backward", "offset", 3)
     dim1 = int_arg(dim1, "diagonal_backward", "dim1", 4)
     dim2 = int_arg(dim2, "diagonal_backward", "dim2", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "diagonal_backward",
+            diagonal_backward,
+            (grad_output, input_sizes, offset, dim1, dim2),
+        )
     grad_fn = None
     if compute_requires_grad(grad_output):
         grad_fn = DiagonalBackwardBackward0()
@@ -6620,6 +7011,8 @@ def squeeze_default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("squeeze", "", squeeze_default, self)
     self_ = tensor_arg(self, "squeeze", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze_default", squeeze_default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward0()
@@ -6653,6 +7046,8 @@ def squeeze_dim(
         return call_batched("squeeze.dim", "dim", squeeze_dim, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze_dim", squeeze_dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward1()
@@ -6686,6 +7081,8 @@ def squeeze_dims(
         return call_batched("squeeze.dims", "dim", squeeze_dims, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze_dims", squeeze_dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SqueezeBackward2()
@@ -6717,6 +7114,8 @@ def squeeze__default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("squeeze_", "", squeeze__default, self)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze__default", squeeze__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6752,6 +7151,8 @@ def squeeze__dim(
         return call_batched("squeeze_.dim", "dim", squeeze__dim, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze__dim", squeeze__dim, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6787,6 +7188,8 @@ def squeeze__dims(
         return call_batched("squeeze_.dims", "dim", squeeze__dims, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("squeeze__dims", squeeze__dims, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -6822,6 +7225,8 @@ def unsqueeze(
         return call_batched("unsqueeze", "dim", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("unsqueeze", unsqueeze, (self, dim))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsqueezeBackward0()
@@ -6855,6 +7260,8 @@ def index_Tensor(
         return call_batched("index.Tensor", "", index_Tensor, self, indices)
     self_ = tensor_arg(self, "index", "input", 1)
     indices = tensor_optional_list_arg(indices, "index", "indices", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("index_Tensor", index_Tensor, (self, indices))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexBackward0()
@@ -6890,6 +7297,8 @@ def index_select(
     self_ = tensor_arg(self, "index_select", "input", 1)
     dim = int_arg(dim, "index_select", "dim", 2)
     index_ = tensor_arg(index, "index_select", "index", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("index_select", index_select, (self, dim, index))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = IndexSelectBackward0()
@@ -6931,6 +7340,8 @@ def gather(
     dim = int_arg(dim, "gather", "dim", 2)
     index_ = tensor_arg(index, "gather", "index", 3)
     sparse_grad = bool_arg(sparse_grad, "gather", "sparse_grad", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gather", gather, (self, dim, index, sparse_grad))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GatherBackward0()
@@ -6978,6 +7389,8 @@ def scatter_src(
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     src_ = tensor_arg(src, "scatter", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("scatter_src", scatter_src, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterBackward0()
@@ -7021,6 +7434,10 @@ def scatter_value(
     dim = int_arg(dim, "scatter", "dim", 2)
     index_ = tensor_arg(index, "scatter", "index", 3)
     value = scalar_arg(value, "scatter", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter_value", scatter_value, (self, dim, index, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ScatterBackward1()
@@ -7062,6 +7479,8 @@ def scatter_add(
     dim = int_arg(dim, "scatter_add", "dim", 2)
     index_ = tensor_arg(index, "scatter_add", "index", 3)
     src_ = tensor_arg(src, "scatter_add", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("scatter_add", scatter_add, (self, dim, index, src))
     grad_fn = None
     if compute_requires_grad(self, src):
         grad_fn = ScatterAddBackward0()
@@ -7108,6 +7527,10 @@ def index_add(
     index_ = tensor_arg(index, "index_add", "index", 3)
     source_ = tensor_arg(source, "index_add", "source", 4)
     alpha = scalar_arg(alpha, "index_add", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_add", index_add, (self, dim, index, source, alpha)
+        )
     grad_fn = None
     if compute_requires_grad(self, source):
         grad_fn = IndexAddBackward0()
@@ -7160,6 +7583,10 @@ def masked_fill_Scalar(
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value = scalar_arg(value, "masked_fill", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill_Scalar", masked_fill_Scalar, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedFillBackward0()
@@ -7198,6 +7625,10 @@ def masked_fill_Tensor(
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
     value_ = tensor_arg(value, "masked_fill", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill_Tensor", masked_fill_Tensor, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = MaskedFillBackward1()
@@ -7238,6 +7669,8 @@ def masked_select(
         return call_batched("masked_select", "", masked_select, self, mask)
     self_ = tensor_arg(self, "masked_select", "input", 1)
     mask_ = tensor_arg(mask, "masked_select", "mask", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("masked_select", masked_select, (self, mask))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaskedSelectBackward0()
@@ -7350,6 +7783,8 @@ def roll(
     self_ = tensor_arg(self, "roll", "input", 1)
     shifts = int_list_arg(shifts, "roll", "shifts", 2, size=1)
     dims = int_list_arg(dims, "roll", "dims", 3, size=1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("roll", roll, (self, shifts, dims))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RollBackward0()
@@ -7383,6 +7818,8 @@ def repeat_default(
         return call_batched("repeat", "", repeat_default, self, repeats)
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("repeat_default", repeat_default, (self, repeats))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = RepeatBackward0()
@@ -7422,6 +7859,10 @@ def repeat_interleave_Tensor(
         )
     repeats_ = tensor_arg(repeats, "repeat_interleave", "repeats", 1)
     output_size = optional_int_arg(output_size, "repeat_interleave", "output_size", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "repeat_interleave_Tensor", repeat_interleave_Tensor, (repeats, output_size)
+        )
     try:
         result = Tensor._make(np.repeat(np.arange(repeats_.shape[0]), repeats_))
     except ValueError as kernel_failure:
@@ -7538,6 +7979,8 @@ def clone(
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
     )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clone", clone, (self, memory_format))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CloneBackward0()
@@ -7590,6 +8033,10 @@ def constant_pad_nd(
     self_ = tensor_arg(self, "constant_pad_nd", "input", 1)
     pad = int_list_arg(pad, "constant_pad_nd", "pad", 2)
     value = scalar_arg(value, "constant_pad_nd", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "constant_pad_nd", constant_pad_nd, (self, pad, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ConstantPadNdBackward0()
@@ -7670,6 +8117,8 @@ def _unsafe_view(
         return call_batched("_unsafe_view", "", _unsafe_view, self, size)
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("_unsafe_view", _unsafe_view, (self, size))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = UnsafeViewBackward0()
@@ -7704,6 +8153,10 @@ def _reshape_alias(
     self_ = tensor_arg(self, "_reshape_alias", "input", 1)
     size = int_list_arg(size, "_reshape_alias", "size", 2)
     stride = int_list_arg(stride, "_reshape_alias", "stride", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "_reshape_alias", _reshape_alias, (self, size, stride)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ReshapeAliasBackward0()
@@ -7737,6 +8190,8 @@ def alias(
     if vmap_hook.levels and is_batched(self):
         return call_batched("alias", "", alias, self)
     self_ = tensor_arg(self, "alias", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("alias", alias, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AliasBackward0()
@@ -7774,6 +8229,8 @@ def add__Tensor(
     self_ = tensor_arg(self, "add_", "input", 1)
     other_ = tensor_arg(other, "add_", "other", 2)
     alpha = scalar_arg(alpha, "add_", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("add__Tensor", add__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7825,6 +8282,8 @@ def sub__Tensor(
     self_ = tensor_arg(self, "sub_", "input", 1)
     other_ = tensor_arg(other, "sub_", "other", 2)
     alpha = scalar_arg(alpha, "sub_", "alpha", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sub__Tensor", sub__Tensor, (self, other, alpha))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7871,6 +8330,8 @@ def mul__Tensor(
         return call_batched("mul_.Tensor", "elementwise", mul__Tensor, self, other)
     self_ = tensor_arg(self, "mul_", "input", 1)
     other_ = tensor_arg(other, "mul_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mul__Tensor", mul__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7913,6 +8374,8 @@ def div__Tensor(
         return call_batched("div_.Tensor", "elementwise", div__Tensor, self, other)
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("div__Tensor", div__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -7953,6 +8416,8 @@ def pow__Scalar(
         return call_batched("pow_.Scalar", "elementwise", pow__Scalar, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent = scalar_arg(exponent, "pow_", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("pow__Scalar", pow__Scalar, (self, exponent))
     self_, exponent = promote_operands(self_, exponent)
     grad_fn = None
     if compute_requires_grad(self):
@@ -7992,6 +8457,8 @@ def pow__Tensor(
         return call_batched("pow_.Tensor", "elementwise", pow__Tensor, self, exponent)
     self_ = tensor_arg(self, "pow_", "input", 1)
     exponent_ = tensor_arg(exponent, "pow_", "exponent", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("pow__Tensor", pow__Tensor, (self, exponent))
     self_, exponent_ = promote_operands(self_, exponent_)
     grad_fn = None
     if compute_requires_grad(self, exponent):
@@ -8040,6 +8507,8 @@ def neg_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("neg_", "", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("neg_", neg_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8072,6 +8541,8 @@ def reciprocal_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("reciprocal_", "elementwise", reciprocal_, self)
     self_ = tensor_arg(self, "reciprocal_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("reciprocal_", reciprocal_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8107,6 +8578,8 @@ def exp_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("exp_", "elementwise", exp_, self)
     self_ = tensor_arg(self, "exp_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp_", exp_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8142,6 +8615,8 @@ def log_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log_", "elementwise", log_, self)
     self_ = tensor_arg(self, "log_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log_", log_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8178,6 +8653,8 @@ def sin_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sin_", "elementwise", sin_, self)
     self_ = tensor_arg(self, "sin_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sin_", sin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8214,6 +8691,8 @@ def cos_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("cos_", "elementwise", cos_, self)
     self_ = tensor_arg(self, "cos_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cos_", cos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8250,6 +8729,8 @@ def tanh_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("tanh_", "elementwise", tanh_, self)
     self_ = tensor_arg(self, "tanh_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tanh_", tanh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8285,6 +8766,8 @@ def sigmoid_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sigmoid_", "elementwise", sigmoid_, self)
     self_ = tensor_arg(self, "sigmoid_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sigmoid_", sigmoid_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8320,6 +8803,8 @@ def relu_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("relu_", "", relu_, self)
     self_ = tensor_arg(self, "relu_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("relu_", relu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8354,6 +8839,8 @@ def sqrt_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sqrt_", "elementwise", sqrt_, self)
     self_ = tensor_arg(self, "sqrt_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sqrt_", sqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8389,6 +8876,8 @@ def abs_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("abs_", "", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("abs_", abs_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8428,6 +8917,8 @@ def clamp_(
     self_ = tensor_arg(self, "clamp_", "input", 1)
     min = optional_scalar_arg(min, "clamp_", "min", 2)
     max = optional_scalar_arg(max, "clamp_", "max", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_", clamp_, (self, min, max))
     self_, min, max = promote_operands(self_, min, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8468,6 +8959,10 @@ def clamp_min__default(
         return call_batched("clamp_min_", "elementwise", clamp_min__default, self, min)
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min = scalar_arg(min, "clamp_min_", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "clamp_min__default", clamp_min__default, (self, min)
+        )
     self_, min = promote_operands(self_, min)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8507,6 +9002,10 @@ def clamp_max__default(
         return call_batched("clamp_max_", "elementwise", clamp_max__default, self, max)
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max = scalar_arg(max, "clamp_max_", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "clamp_max__default", clamp_max__default, (self, max)
+        )
     self_, max = promote_operands(self_, max)
     grad_fn = None
     if compute_requires_grad(self):
@@ -8546,6 +9045,8 @@ def fill_Scalar(
         return call_batched("fill.Scalar", "", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill_Scalar", fill_Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = FillBackward0()
@@ -8577,6 +9078,8 @@ def fill_Tensor(
         return call_batched("fill.Tensor", "", fill_Tensor, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value_ = tensor_arg(value, "fill", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill_Tensor", fill_Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         grad_fn = FillBackward1()
@@ -8610,6 +9113,8 @@ def fill__Scalar(
         return call_batched("fill_.Scalar", "", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill__Scalar", fill__Scalar, (self, value))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8644,6 +9149,8 @@ def fill__Tensor(
         return call_batched("fill_.Tensor", "", fill__Tensor, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value_ = tensor_arg(value, "fill_", "value", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fill__Tensor", fill__Tensor, (self, value))
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -8678,6 +9185,8 @@ def zero_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("zero_", "", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("zero_", zero_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8716,6 +9225,10 @@ def masked_fill__Scalar(
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value = scalar_arg(value, "masked_fill_", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill__Scalar", masked_fill__Scalar, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8757,6 +9270,10 @@ def masked_fill__Tensor(
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
     value_ = tensor_arg(value, "masked_fill_", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_fill__Tensor", masked_fill__Tensor, (self, mask, value)
+        )
     grad_fn = None
     if compute_requires_grad(self, value):
         check_inplace(self)
@@ -8807,6 +9324,10 @@ def index_add_(
     index_ = tensor_arg(index, "index_add_", "index", 3)
     source_ = tensor_arg(source, "index_add_", "source", 4)
     alpha = scalar_arg(alpha, "index_add_", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_add_", index_add_, (self, dim, index, source, alpha)
+        )
     grad_fn = None
     if compute_requires_grad(self, source):
         check_inplace(self)
@@ -8862,6 +9383,10 @@ def scatter__src(
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     src_ = tensor_arg(src, "scatter_", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter__src", scatter__src, (self, dim, index, src)
+        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -8908,6 +9433,10 @@ def scatter__value(
     dim = int_arg(dim, "scatter_", "dim", 2)
     index_ = tensor_arg(index, "scatter_", "index", 3)
     value = scalar_arg(value, "scatter_", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter__value", scatter__value, (self, dim, index, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -8950,6 +9479,10 @@ def scatter_add_(
     dim = int_arg(dim, "scatter_add_", "dim", 2)
     index_ = tensor_arg(index, "scatter_add_", "index", 3)
     src_ = tensor_arg(src, "scatter_add_", "src", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter_add_", scatter_add_, (self, dim, index, src)
+        )
     grad_fn = None
     if compute_requires_grad(self, src):
         check_inplace(self)
@@ -9002,6 +9535,10 @@ def div__Tensor_mode(
     self_ = tensor_arg(self, "div_", "input", 1)
     other_ = tensor_arg(other, "div_", "other", 2)
     rounding_mode = optional_str_arg(rounding_mode, "div_", "rounding_mode", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "div__Tensor_mode", div__Tensor_mode, (self, other, rounding_mode)
+        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -9066,6 +9603,10 @@ def addcmul_(
     tensor1_ = tensor_arg(tensor1, "addcmul_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcmul_", "tensor2", 3)
     value = scalar_arg(value, "addcmul_", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "addcmul_", addcmul_, (self, tensor1, tensor2, value)
+        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -9124,6 +9665,10 @@ def addcdiv_(
     tensor1_ = tensor_arg(tensor1, "addcdiv_", "tensor1", 2)
     tensor2_ = tensor_arg(tensor2, "addcdiv_", "tensor2", 3)
     value = scalar_arg(value, "addcdiv_", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "addcdiv_", addcdiv_, (self, tensor1, tensor2, value)
+        )
     self_, tensor1_, tensor2_ = promote_operands(self_, tensor1_, tensor2_)
     grad_fn = None
     if compute_requires_grad(self, tensor1, tensor2):
@@ -9179,6 +9724,8 @@ def lerp__Scalar(
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp__Scalar", lerp__Scalar, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end):
         check_inplace(self)
@@ -9217,6 +9764,8 @@ def lerp__Tensor(
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lerp__Tensor", lerp__Tensor, (self, end, weight))
     grad_fn = None
     if compute_requires_grad(self, end, weight):
         check_inplace(self)
@@ -9267,6 +9816,8 @@ def hypot_(
         return call_batched("hypot_", "elementwise", hypot_, self, other)
     self_ = tensor_arg(self, "hypot_", "input", 1)
     other_ = tensor_arg(other, "hypot_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hypot_", hypot_, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -9313,6 +9864,8 @@ def copysign__Tensor(
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other_ = tensor_arg(other, "copysign_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign__Tensor", copysign__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -9361,6 +9914,8 @@ def copysign__Scalar(
         )
     self_ = tensor_arg(self, "copysign_", "input", 1)
     other = scalar_arg(other, "copysign_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("copysign__Scalar", copysign__Scalar, (self, other))
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9405,6 +9960,10 @@ def remainder__Scalar(
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other = scalar_arg(other, "remainder_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "remainder__Scalar", remainder__Scalar, (self, other)
+        )
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9442,6 +10001,10 @@ def remainder__Tensor(
         )
     self_ = tensor_arg(self, "remainder_", "input", 1)
     other_ = tensor_arg(other, "remainder_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "remainder__Tensor", remainder__Tensor, (self, other)
+        )
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -9484,6 +10047,8 @@ def fmod__Scalar(
         return call_batched("fmod_.Scalar", "elementwise", fmod__Scalar, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other = scalar_arg(other, "fmod_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod__Scalar", fmod__Scalar, (self, other))
     self_, other = promote_operands(self_, other)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9519,6 +10084,8 @@ def fmod__Tensor(
         return call_batched("fmod_.Tensor", "elementwise", fmod__Tensor, self, other)
     self_ = tensor_arg(self, "fmod_", "input", 1)
     other_ = tensor_arg(other, "fmod_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("fmod__Tensor", fmod__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -9561,6 +10128,8 @@ def xlogy__Tensor(
         return call_batched("xlogy_.Tensor", "elementwise", xlogy__Tensor, self, other)
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other_ = tensor_arg(other, "xlogy_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("xlogy__Tensor", xlogy__Tensor, (self, other))
     self_, other_ = promote_operands(self_, other_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -9609,6 +10178,10 @@ def xlogy__Scalar_Other(
         )
     self_ = tensor_arg(self, "xlogy_", "input", 1)
     other = scalar_arg(other, "xlogy_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "xlogy__Scalar_Other", xlogy__Scalar_Other, (self, other)
+        )
     self_, other = promote_operands(self_, other, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9656,6 +10229,8 @@ def clamp_min__Tensor(
         )
     self_ = tensor_arg(self, "clamp_min_", "input", 1)
     min_ = tensor_arg(min, "clamp_min_", "min", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_min__Tensor", clamp_min__Tensor, (self, min))
     self_, min_ = promote_operands(self_, min_)
     grad_fn = None
     if compute_requires_grad(self, min):
@@ -9700,6 +10275,8 @@ def clamp_max__Tensor(
         )
     self_ = tensor_arg(self, "clamp_max_", "input", 1)
     max_ = tensor_arg(max, "clamp_max_", "max", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("clamp_max__Tensor", clamp_max__Tensor, (self, max))
     self_, max_ = promote_operands(self_, max_)
     grad_fn = None
     if compute_requires_grad(self, max):
@@ -9746,6 +10323,10 @@ def nan_to_num_(
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
     neginf = optional_float_arg(neginf, "nan_to_num_", "neginf", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nan_to_num_", nan_to_num_, (self, nan, posinf, neginf)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9795,6 +10376,8 @@ def logit_(
         return call_batched("logit_", "elementwise", logit_, self, eps)
     self_ = tensor_arg(self, "logit_", "input", 1)
     eps = optional_float_arg(eps, "logit_", "eps", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logit_", logit_, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9835,6 +10418,8 @@ def round__decimals(
         return call_batched("round_.decimals", "", round__decimals, self, decimals)
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round__decimals", round__decimals, (self, decimals))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -9867,6 +10452,8 @@ def asin_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("asin_", "elementwise", asin_, self)
     self_ = tensor_arg(self, "asin_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("asin_", asin_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9903,6 +10490,8 @@ def acos_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("acos_", "elementwise", acos_, self)
     self_ = tensor_arg(self, "acos_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("acos_", acos_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9939,6 +10528,8 @@ def atan_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("atan_", "elementwise", atan_, self)
     self_ = tensor_arg(self, "atan_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("atan_", atan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -9975,6 +10566,8 @@ def sinh_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sinh_", "elementwise", sinh_, self)
     self_ = tensor_arg(self, "sinh_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sinh_", sinh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10011,6 +10604,8 @@ def cosh_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("cosh_", "elementwise", cosh_, self)
     self_ = tensor_arg(self, "cosh_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cosh_", cosh_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10047,6 +10642,8 @@ def tan_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("tan_", "elementwise", tan_, self)
     self_ = tensor_arg(self, "tan_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("tan_", tan_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10082,6 +10679,8 @@ def log2_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log2_", "elementwise", log2_, self)
     self_ = tensor_arg(self, "log2_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log2_", log2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10118,6 +10717,8 @@ def log10_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log10_", "elementwise", log10_, self)
     self_ = tensor_arg(self, "log10_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log10_", log10_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10154,6 +10755,8 @@ def log1p_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log1p_", "elementwise", log1p_, self)
     self_ = tensor_arg(self, "log1p_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log1p_", log1p_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10190,6 +10793,8 @@ def expm1_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("expm1_", "elementwise", expm1_, self)
     self_ = tensor_arg(self, "expm1_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("expm1_", expm1_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10225,6 +10830,8 @@ def exp2_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("exp2_", "elementwise", exp2_, self)
     self_ = tensor_arg(self, "exp2_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("exp2_", exp2_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10260,6 +10867,8 @@ def rsqrt_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("rsqrt_", "elementwise", rsqrt_, self)
     self_ = tensor_arg(self, "rsqrt_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rsqrt_", rsqrt_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10295,6 +10904,8 @@ def floor_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("floor_", "", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("floor_", floor_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -10327,6 +10938,8 @@ def ceil_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("ceil_", "", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ceil_", ceil_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -10359,6 +10972,8 @@ def round__default(
     if vmap_hook.levels and is_batched(self):
         return call_batched("round_", "", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("round__default", round__default, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -10391,6 +11006,8 @@ def trunc_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("trunc_", "", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("trunc_", trunc_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -10423,6 +11040,8 @@ def frac_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("frac_", "", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("frac_", frac_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -10455,6 +11074,8 @@ def sign_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("sign_", "", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sign_", sign_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -10487,6 +11108,8 @@ def erf_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("erf_", "elementwise", erf_, self)
     self_ = tensor_arg(self, "erf_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erf_", erf_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10525,6 +11148,8 @@ def erfc_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("erfc_", "elementwise", erfc_, self)
     self_ = tensor_arg(self, "erfc_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erfc_", erfc_, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -10637,6 +11262,22 @@ def convolution(
     transposed = bool_arg(transposed, "convolution", "transposed", 7)
     output_padding = int_list_arg(output_padding, "convolution", "output_padding", 8)
     groups = int_arg(groups, "convolution", "groups", 9)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "convolution",
+            convolution,
+            (
+                input,
+                weight,
+                bias,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            ),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = ConvolutionBackward0()
@@ -10740,6 +11381,12 @@ def max_pool2d_with_indices(
     padding = int_list_arg(padding, "max_pool2d_with_indices", "padding", 4, size=2)
     dilation = int_list_arg(dilation, "max_pool2d_with_indices", "dilation", 5, size=2)
     ceil_mode = bool_arg(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_pool2d_with_indices",
+            max_pool2d_with_indices,
+            (self, kernel_size, stride, padding, dilation, ceil_mode),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MaxPool2DWithIndicesBackward0()
@@ -10846,6 +11493,20 @@ def avg_pool2d(
     divisor_override = optional_int_arg(
         divisor_override, "avg_pool2d", "divisor_override", 7
     )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "avg_pool2d",
+            avg_pool2d,
+            (
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AvgPool2DBackward0()
@@ -10916,6 +11577,12 @@ def _adaptive_avg_pool2d_default(
     output_size = int_list_arg(
         output_size, "_adaptive_avg_pool2d", "output_size", 2, size=2
     )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "_adaptive_avg_pool2d_default",
+            _adaptive_avg_pool2d_default,
+            (self, output_size),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = AdaptiveAvgPool2DBackward0()
@@ -10968,6 +11635,12 @@ def native_layer_norm(
     weight_ = optional_tensor_arg(weight, "native_layer_norm", "weight", 3)
     bias_ = optional_tensor_arg(bias, "native_layer_norm", "bias", 4)
     eps = float_arg(eps, "native_layer_norm", "eps", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "native_layer_norm",
+            native_layer_norm,
+            (input, normalized_shape, weight, bias, eps),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeLayerNormBackward0()
@@ -11069,6 +11742,12 @@ def native_batch_norm(
     eps = float_arg(eps, "native_batch_norm", "eps", 8)
     check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
     check_no_requires_grad(running_var, "running_var", "native_batch_norm")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "native_batch_norm",
+            native_batch_norm,
+            (input, weight, bias, running_mean, running_var, training, momentum, eps),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeBatchNormBackward0()
@@ -11189,6 +11868,12 @@ def native_group_norm(
     HxW = int_arg(HxW, "native_group_norm", "HxW", 6)
     group = int_arg(group, "native_group_norm", "group", 7)
     eps = float_arg(eps, "native_group_norm", "eps", 8)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "native_group_norm",
+            native_group_norm,
+            (input, weight, bias, N, C, HxW, group, eps),
+        )
     grad_fn = None
     if compute_requires_grad(input, weight, bias):
         grad_fn = NativeGroupNormBackward0()
@@ -11284,6 +11969,12 @@ def embedding(
         scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4
     )
     sparse = bool_arg(sparse, "embedding", "sparse", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "embedding",
+            embedding,
+            (weight, indices, padding_idx, scale_grad_by_freq, sparse),
+        )
     grad_fn = None
     if compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0()
@@ -11334,6 +12025,8 @@ def gelu(
         return call_batched("gelu", "", gelu, self, approximate)
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("gelu", gelu, (self, approximate))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = GeluBackward0()
@@ -11365,6 +12058,8 @@ def silu(
     if vmap_hook.levels and is_batched(self):
         return call_batched("silu", "", silu, self)
     self_ = tensor_arg(self, "silu", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("silu", silu, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SiluBackward0()
@@ -11395,6 +12090,8 @@ def mish(
     if vmap_hook.levels and is_batched(self):
         return call_batched("mish", "", mish, self)
     self_ = tensor_arg(self, "mish", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mish", mish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = MishBackward0()
@@ -11429,6 +12126,8 @@ def softplus(
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("softplus", softplus, (self, beta, threshold))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = SoftplusBackward0()
@@ -11469,6 +12168,8 @@ def elu(
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu", "input_scale", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("elu", elu, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = EluBackward0()
@@ -11526,6 +12227,8 @@ def celu(
         return call_batched("celu", "", celu, self, alpha)
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("celu", celu, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = CeluBackward0()
@@ -11559,6 +12262,8 @@ def leaky_relu(
         return call_batched("leaky_relu", "", leaky_relu, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("leaky_relu", leaky_relu, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LeakyReluBackward0()
@@ -11596,6 +12301,8 @@ def hardtanh(
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardtanh", hardtanh, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardtanhBackward0()
@@ -11630,6 +12337,8 @@ def hardswish(
     if vmap_hook.levels and is_batched(self):
         return call_batched("hardswish", "", hardswish, self)
     self_ = tensor_arg(self, "hardswish", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardswish", hardswish, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardswishBackward0()
@@ -11660,6 +12369,8 @@ def hardsigmoid(
     if vmap_hook.levels and is_batched(self):
         return call_batched("hardsigmoid", "", hardsigmoid, self)
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardsigmoid", hardsigmoid, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = HardsigmoidBackward0()
@@ -11690,6 +12401,8 @@ def log_sigmoid(
     if vmap_hook.levels and is_batched(self):
         return call_batched("log_sigmoid", "", log_sigmoid, self)
     self_ = tensor_arg(self, "log_sigmoid", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("log_sigmoid", log_sigmoid, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSigmoidBackward0()
@@ -11722,6 +12435,8 @@ def leaky_relu_(
         return call_batched("leaky_relu_", "", leaky_relu_, self, negative_slope)
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("leaky_relu_", leaky_relu_, (self, negative_slope))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11765,6 +12480,8 @@ def elu_(
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
     input_scale = scalar_arg(input_scale, "elu_", "input_scale", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("elu_", elu_, (self, alpha, scale, input_scale))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11813,6 +12530,8 @@ def celu_(
         return call_batched("celu_", "", celu_, self, alpha)
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("celu_", celu_, (self, alpha))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11854,6 +12573,8 @@ def hardtanh_(
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardtanh_", hardtanh_, (self, min_val, max_val))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11895,6 +12616,8 @@ def silu_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("silu_", "", silu_, self)
     self_ = tensor_arg(self, "silu_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("silu_", silu_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11930,6 +12653,8 @@ def mish_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("mish_", "", mish_, self)
     self_ = tensor_arg(self, "mish_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mish_", mish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -11965,6 +12690,8 @@ def hardswish_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("hardswish_", "", hardswish_, self)
     self_ = tensor_arg(self, "hardswish_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardswish_", hardswish_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12000,6 +12727,8 @@ def hardsigmoid_(
     if vmap_hook.levels and is_batched(self):
         return call_batched("hardsigmoid_", "", hardsigmoid_, self)
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardsigmoid_", hardsigmoid_, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         check_inplace(self)
@@ -12039,6 +12768,8 @@ def mse_loss(
     self_ = tensor_arg(self, "mse_loss", "input", 1)
     target_ = tensor_arg(target, "mse_loss", "target", 2)
     reduction = int_arg(reduction, "mse_loss", "reduction", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mse_loss", mse_loss, (self, target, reduction))
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = MseLossBackward0()
@@ -12088,6 +12819,10 @@ def smooth_l1_loss(
     target_ = tensor_arg(target, "smooth_l1_loss", "target", 2)
     reduction = int_arg(reduction, "smooth_l1_loss", "reduction", 3)
     beta = float_arg(beta, "smooth_l1_loss", "beta", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "smooth_l1_loss", smooth_l1_loss, (self, target, reduction, beta)
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = SmoothL1LossBackward0()
@@ -12145,6 +12880,10 @@ def huber_loss(
     target_ = tensor_arg(target, "huber_loss", "target", 2)
     reduction = int_arg(reduction, "huber_loss", "reduction", 3)
     delta = float_arg(delta, "huber_loss", "delta", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "huber_loss", huber_loss, (self, target, reduction, delta)
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = HuberLossBackward0()
@@ -12214,6 +12953,12 @@ def binary_cross_entropy(
     weight_ = optional_tensor_arg(weight, "binary_cross_entropy", "weight", 3)
     reduction = int_arg(reduction, "binary_cross_entropy", "reduction", 4)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "binary_cross_entropy",
+            binary_cross_entropy,
+            (self, target, weight, reduction),
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyBackward0()
@@ -12292,6 +13037,12 @@ def binary_cross_entropy_with_logits(
     reduction = int_arg(reduction, "binary_cross_entropy_with_logits", "reduction", 5)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
     check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "binary_cross_entropy_with_logits",
+            binary_cross_entropy_with_logits,
+            (self, target, weight, pos_weight, reduction),
+        )
     grad_fn = None
     if compute_requires_grad(self, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0()
@@ -12371,6 +13122,12 @@ def nll_loss_forward(
     reduction = int_arg(reduction, "nll_loss_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nll_loss_forward",
+            nll_loss_forward,
+            (self, target, weight, reduction, ignore_index),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLossBackward0()
@@ -12446,6 +13203,12 @@ def nll_loss2d_forward(
     reduction = int_arg(reduction, "nll_loss2d_forward", "reduction", 4)
     ignore_index = int_arg(ignore_index, "nll_loss2d_forward", "ignore_index", 5)
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "nll_loss2d_forward",
+            nll_loss2d_forward,
+            (self, target, weight, reduction, ignore_index),
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = NllLoss2DBackward0()

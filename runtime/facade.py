@@ -54,6 +54,7 @@ from yamlgrad.runtime.autograd.grad_mode import (
     set_grad_enabled,
 )
 from yamlgrad.runtime.serialization import load, save
+from yamlgrad.runtime.compile import compile  # noqa: A004 - PyTorch's name
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 
 dispatch.bind_ops(VariableType)
@@ -75,6 +76,7 @@ __all__ = [
     "testing",
     "viz",
     "ops",
+    "compile",
     "dtype",
     "float16",
     "float32",

@@ -24,6 +24,7 @@ import numpy as np
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.errors import ERR_VMAP_DIFFERENT_RANDOMNESS, ERR_VMAP_RANDOM
+from yamlgrad.runtime.wrappers.tracing import tracing
 
 __all__ = [
     "tensor",
@@ -129,6 +130,8 @@ def _rng(generator: Generator | None) -> np.random.Generator:
             if vmap_randomness[-1] == "error"
             else ERR_VMAP_DIFFERENT_RANDOMNESS
         )
+    if tracing.active:  # a draw would be baked into a compiled graph
+        tracing.data_dependent("a random draw")
     return (generator if generator is not None else default_generator)._rng
 
 

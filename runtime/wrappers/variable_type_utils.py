@@ -55,6 +55,7 @@ from yamlgrad.runtime.wrappers.forward_grad import (
     tangent_of,
     tangents_of,
 )
+from yamlgrad.runtime.wrappers.tracing import tracing
 
 # What the generated wrappers call: VariableType.py imports exactly these names, and
 # the generator refuses an op or argument that would hide one.
@@ -110,6 +111,7 @@ __all__ = [
     "vmap_hook",
     "is_batched",
     "call_batched",
+    "tracing",
 ]
 
 class _Absent:

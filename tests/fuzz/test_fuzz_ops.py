@@ -484,6 +484,10 @@ class Run:
     """One library's run of a program: every step's outputs (None where it
     raised, with the error), then the loss and its gradients."""
 
+    # Check that a yamlgrad step that raised left its inputs as they were (not
+    # while compiling: reading a traced value is refused).
+    snapshots = True
+
     def __init__(
         self,
         lib: ModuleType,
@@ -541,7 +545,7 @@ class Run:
         values = {name: self._arg(v) for name, v in step.args}
         self.last_args = values
         self.step_args.append(values)
-        before = _snapshot(values) if self.lib is yg else None
+        before = _snapshot(values) if self.lib is yg and self.snapshots else None
         try:
             if self.lib is yg:
                 result = call_yamlgrad(step.info, values, leaf_safe=False)
@@ -989,3 +993,78 @@ def test_the_op_table_is_fuzzed_whole() -> None:
         1 for i in INFOS if i.func.name in LEFT_OUT and i.samples
     )
     assert {i.func.name for i in ENTRIES} >= {"matmul", "index", "add_", "cat"}
+
+
+# -- compiled mode: the same programs through yg.compile -------------------------
+
+
+class _GivenLeaves(Run):
+    """A yamlgrad run whose leaves are given (the compiled function's arguments)."""
+
+    snapshots = False
+
+    def __init__(self, program: Program, leaves: tuple[Any, ...]) -> None:
+        super().__init__(yg, program)
+        self.given = iter(leaves)
+
+    def advance(self, item: tuple[str, int]) -> None:
+        if item[0] == "leaf":
+            t = next(self.given)
+            self.leaves.append(t)
+            self.values.append(t)
+            return
+        super().advance(item)
+
+
+@FUZZ
+@given(programs())
+def test_programs_from_the_op_table_compiled_agree_with_eager(program: Program) -> None:
+    """Each program's loss, as a function of its leaves, through yg.compile: the
+    same value and gradients as eager mode (a program that raises eagerly, or
+    that the tracer refuses, is counted and left out)."""
+    text = str(program)
+    eager = Run(yg, program).run()
+    keep = eager.differentiable()
+    loss = eager.loss(keep)
+    if eager.raised() or loss is None or not loss.requires_grad:
+        STATS["compiled: not a differentiable program"] += 1
+        return
+    want, error = _grads(eager, loss, False)
+    if error is not None:  # a saved value changed in place: traced functionally,
+        STATS["compiled: eager backward raised"] += 1  # compiled code has none
+        return
+    leaves = [yg.tensor(a.copy(), requires_grad=True) for a in program.leaves]
+    traced: list[Run] = []
+
+    def loss_of(*ts: Any) -> Any:
+        traced.append(_GivenLeaves(program, ts))
+        return traced[-1].run().loss(keep)
+
+    try:
+        got_loss = yg.compile(loss_of)(*leaves)
+    except Exception:  # a refused step leaves the later steps' values misaligned
+        if not any(e is not None for e in traced[0].errors):
+            raise
+        got_loss = None
+    # A step that raised while traced (Run catches it): the tracer refused it.
+    refused = [e for e in traced[0].errors if e is not None]
+    if refused or got_loss is None:
+        assert all(
+            isinstance(e, yg.runtime.compile.TraceError) for e in refused
+        ), f"{refused}\n{text}"
+        STATS["compiled: refused by the tracer"] += 1
+        for e in refused:
+            STATS[f"compiled: refused: {str(e).split(' (at ')[0]}"] += 1
+        return
+    STATS["compiled"] += 1
+    run = Run(yg, program)
+    run.leaves = leaves
+    got, _ = _grads(run, got_loss, False)
+    dtype = _np_dtype(loss)
+    value = loss.detach().numpy()
+    np.testing.assert_allclose(
+        got_loss.detach().numpy(), value, **_tolerance(dtype, value), err_msg=text
+    )
+    for k, (g, h) in enumerate(zip(_arrays(got), _arrays(want))):
+        where = f"compiled gradient of leaf {k}\n{text}"
+        _same_arrays(g, h, where, mixed=_mixed(program))

@@ -77,6 +77,7 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
+    tracing,
     vmap_hook,
     write_inplace,
 )
@@ -107,6 +108,8 @@ def softsign(
     if vmap_hook.levels and is_batched(self):
         return call_batched("softsign", "elementwise", softsign, self)
     self_ = tensor_arg(self, "softsign", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("softsign", softsign, (self,))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -140,6 +143,8 @@ def swish(
         return call_batched("swish", "elementwise", swish, self, beta)
     self_ = tensor_arg(self, "swish", "input", 1)
     beta = float_arg(beta, "swish", "beta", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("swish", swish, (self, beta))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):
@@ -176,6 +181,8 @@ def cubic(
         return call_batched("cubic", "elementwise", cubic, self, other)
     self_ = tensor_arg(self, "cubic", "input", 1)
     other_ = tensor_arg(other, "cubic", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cubic", cubic, (self, other))
     self_, other_ = promote_operands(self_, other_)
     grad_fn = None
     if compute_requires_grad(self, other):
@@ -217,6 +224,8 @@ def smooth_abs(
         return call_batched("smooth_abs", "elementwise", smooth_abs, self, eps)
     self_ = tensor_arg(self, "smooth_abs", "input", 1)
     eps = float_arg(eps, "smooth_abs", "eps", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("smooth_abs", smooth_abs, (self, eps))
     (self_,) = promote_operands(self_, int_to_float=True)
     grad_fn = None
     if compute_requires_grad(self):

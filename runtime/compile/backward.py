@@ -1,0 +1,345 @@
+"""The backward function of a traced graph, from the recorded entries' formulas.
+
+Calls are visited in reverse. For each call whose outputs carry a gradient, each
+formula of its entry (tools/expressions.py's checked text, with the node's
+locals replaced by the graph's names and literals) gives a contribution to an
+input's gradient, for the inputs that require grad and no other. Each
+contribution is evaluated once here on the traced arrays (`probe`): its shape and
+dtype decide the reduction and the cast written after it, as the engine's
+validate_outputs would decide them on every call.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import warnings
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
+from yamlgrad.runtime.compile.codegen import (
+    Namespace,
+    Stmt,
+    arg_expr,
+    literal,
+    stmt_of,
+    substitute,
+    value_expr,
+)
+from yamlgrad.runtime.compile.graph import Call, Const, Graph, Value
+
+_SUFFIXES = {"_sym_sizes": "shape", "_dim": "ndim", "_scalar_type": "dtype"}
+
+
+def conform(grad: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """A gradient in its input's shape and dtype, decided at run time: for a
+    contribution whose shape could not be learned while tracing."""
+    if np.shape(grad) != shape:
+        grad = sum_to(np.asarray(grad), shape)
+    if np.asarray(grad).dtype != dtype:
+        grad = to_dtype(np.asarray(grad), dtype)
+    return grad
+
+
+def _reduce_dims(grad: tuple[int, ...], shape: tuple[int, ...]) -> list[int] | None:
+    """sum_to's axes from `grad` down to `shape`; None when it is no broadcast."""
+    lead = len(grad) - len(shape)
+    if lead < 0:
+        return None
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        g = grad[lead + i]
+        if s == 1 and g != 1:
+            dims.append(lead + i)
+        elif s != g:
+            return None
+    return dims
+
+
+class BackwardBuilder:
+    """Builds the backward's statements; see the module docstring."""
+
+    def __init__(self, graph: Graph, namespace: Namespace) -> None:
+        self.graph = graph
+        self.ns = namespace
+        self.stmts: list[Stmt] = []
+        self.grads: dict[Value, str] = {}
+        self.owned: set[str] = set()
+        self.env: dict[str, Any] = {}
+        self.temps = 0
+        self.params: list[str] = []
+
+    # -- the parts -------------------------------------------------------------------
+
+    def build(self) -> None:
+        self.env.update(self.ns.values)
+        for v in self._forward_values():
+            self.env[v.name] = v.example
+        self.seed_output_grads()
+        live = self.live_calls()
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for call in live:
+                self.emit_call(call)
+
+    def _forward_values(self) -> list[Value]:
+        values = list(self.graph.sources)
+        for call in self.graph.calls:
+            values += [o for o in call.outputs if o is not None]
+        return values
+
+    def seed_output_grads(self) -> None:
+        """One parameter per differentiable output; a value given twice sums."""
+        for v in self.graph.outputs:
+            if not v.requires_grad:
+                continue
+            name = f"grad_{v.name}"
+            if v in self.grads:
+                name = self.fresh(f"grad_{v.name}")
+                self.params.append(name)
+                self.accumulate(v, _name(name), {name}, fresh=False)
+            else:
+                self.params.append(name)
+                self.grads[v] = name
+            self.env[name] = _probe_grad(v)
+
+    def live_calls(self) -> list[Call]:
+        """The calls with a gradient to pass on, last first."""
+        live = {v for v in self.graph.outputs if v.requires_grad}
+        calls = []
+        for call in reversed(self.graph.calls):
+            if call.detach or call.node_info.op is None:
+                continue
+            if not any(o in live for o in call.outputs if o is not None):
+                continue
+            calls.append(call)
+            for spec in self._inputs(call).values():
+                for v in _values(spec):
+                    if v.requires_grad:
+                        live.add(v)
+        return calls
+
+    def _inputs(self, call: Call) -> dict[str, Any]:
+        return {a.name: call.args[a.name] for a in call.node_info.differentiable_inputs}
+
+    def fresh(self, base: str) -> str:
+        self.temps += 1
+        return f"{base}_{self.temps}"
+
+    # -- one call --------------------------------------------------------------------
+
+    def emit_call(self, call: Call) -> None:
+        info = call.node_info
+        names = self.formula_names(call)
+        inputs = self._inputs(call)
+        comment = f"{call.title}  ({call.where})"
+        for d in info.derivatives:
+            specs = [inputs[n] for n in d.var_names]
+            need = [any(v.requires_grad for v in _values(s)) for s in specs]
+            if not any(need):
+                continue
+            names["grad_input_mask"] = ast.Tuple(
+                [ast.Constant(n) for n in need], ast.Load()
+            )
+            tree, uses = substitute(d.formula, names)
+            result = self.probe(d.formula, names)
+            if not d.is_multi and not d.is_list:
+                self.contribute(tree, uses, result, specs[0], comment)
+                comment = None
+                continue
+            temp = self.fresh("grad_result")
+            self.stmts.append(stmt_of([temp], tree, uses, comment=comment))
+            comment = None
+            if d.is_list:
+                targets = list(enumerate(specs[0]))
+            else:
+                targets = [(i, s) for i, s in enumerate(specs) if need[i]]
+            for i, spec in targets:
+                if isinstance(spec, Value) and spec.requires_grad:
+                    part = _FAILED if result is _FAILED else result[i]
+                    item = ast.Subscript(_name(temp), ast.Constant(i), ast.Load())
+                    self.contribute(item, {temp}, part, spec, None)
+
+    def formula_names(self, call: Call) -> dict[str, ast.expr]:
+        """What each local of the node's apply() is in this graph."""
+        from yamlgrad.tools.expressions import output_names
+
+        info = call.node_info
+        outputs = output_names(info.func)
+        names: dict[str, ast.expr] = {}
+        for s in info.all_saved:
+            names[s.local] = self.saved_expr(call, s.name, s.is_tensor, outputs)
+        grads = [self.grad_or_zeros(o) for o in call.outputs]
+        names["grads"] = ast.List(grads, ast.Load())
+        names["grad"] = grads[0]
+        return names
+
+    def grad_or_zeros(self, value: Value | None) -> ast.expr:
+        if value is not None and value in self.grads:
+            return ast.Name(self.grads[value], ast.Load())
+        if value is None:
+            return ast.Constant(None)
+        zeros = np.zeros(value.shape, value.dtype)
+        zeros.flags.writeable = False
+        return ast.Name(self.ns.bind(zeros, f"zeros_{value.name}"), ast.Load())
+
+    def saved_expr(
+        self, call: Call, name: str, is_tensor: bool, outputs: dict[str, int]
+    ) -> ast.expr:
+        if name in outputs:
+            return value_expr(call.outputs[outputs[name]], self.ns)
+        if name in call.args:
+            spec = call.args[name]
+            return arg_expr(spec, self.ns)
+        if name.endswith("_args_sizes"):
+            spec = call.args[name[: -len("_args_sizes")]]
+            return literal([_meta(s, "shape") for s in spec], self.ns)
+        for suffix, attribute in _SUFFIXES.items():
+            base = name[: -len(suffix)]
+            if not name.endswith(suffix):
+                continue
+            if base in outputs:
+                return literal(_meta(call.outputs[outputs[base]], attribute), self.ns)
+            if base in call.args:
+                cast = call.casts.get(base) if attribute == "dtype" else None
+                value = cast if cast is not None else _meta(call.args[base], attribute)
+                return literal(value, self.ns)
+        raise RuntimeError(f"yamlgrad.compile: unknown saved value {name!r}")
+
+    # -- gradients -------------------------------------------------------------------
+
+    def probe(self, formula: str, names: dict[str, ast.expr]) -> Any:
+        """The formula's value on the traced arrays (its locals bound to the
+        values they stand for), or _FAILED."""
+        try:
+            local = {name: self.node_value(node) for name, node in names.items()}
+            return eval(_code(formula), self.ns.values, local)  # noqa: S307
+        except Exception:
+            return _FAILED
+
+    def node_value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Name):
+            value = self.env.get(node.id, _FAILED)
+            return self.ns.values[node.id] if value is _FAILED else value
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [self.node_value(e) for e in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        code = compile(
+            ast.fix_missing_locations(ast.Expression(node)), "<probe>", "eval"
+        )
+        return eval(code, self.ns.values, self.env)  # noqa: S307
+
+    def contribute(
+        self,
+        tree: ast.expr,
+        uses: set[str],
+        result: Any,
+        value: Value,
+        comment: str | None,
+    ) -> None:
+        if result is None:
+            return  # the formula gives no gradient: nothing to add
+        tree, fresh = self.conformed(tree, result, value)
+        self.accumulate(value, tree, uses, fresh, comment)
+
+    def conformed(self, tree: ast.expr, result: Any, value: Value) -> tuple[Any, bool]:
+        """`tree` reduced and cast to `value`'s shape and dtype, statically."""
+        shape, dtype = value.shape, value.dtype
+        dtype_node = literal(dtype, self.ns)
+        if result is _FAILED:
+            self.ns.values.setdefault("conform", conform)
+            args = [tree, literal(shape, self.ns), dtype_node]
+            return ast.Call(_name("conform"), args, []), True
+        fresh = isinstance(tree, ast.BinOp) or (
+            isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.USub)
+        )
+        got_shape, got_dtype = np.shape(result), np.asarray(result).dtype
+        if got_shape != shape:
+            dims = _reduce_dims(got_shape, shape)
+            if dims is None:
+                return self.conformed(tree, _FAILED, value)
+            only_lead = len(dims) == len(got_shape) - len(shape)
+            keywords = [ast.keyword("axis", literal(tuple(dims), self.ns))]
+            if not only_lead:
+                keywords.append(ast.keyword("keepdims", ast.Constant(True)))
+            tree = ast.Call(_attribute("np.add.reduce"), [tree], keywords)
+            if not only_lead and len(got_shape) != len(shape):
+                reshape = ast.Attribute(tree, "reshape", ast.Load())
+                tree = ast.Call(reshape, [literal(shape, self.ns)], [])
+            fresh = True
+        if got_dtype != dtype:
+            dtype_keyword = [ast.keyword("dtype", dtype_node)]
+            tree = ast.Call(_attribute("np.asarray"), [tree], dtype_keyword)
+            fresh = True
+        return tree, fresh
+
+    def accumulate(
+        self,
+        value: Value,
+        tree: ast.expr,
+        uses: set[str],
+        fresh: bool,
+        comment: str | None = None,
+    ) -> None:
+        name = self.grads.get(value)
+        if name is None:
+            name = self.grads[value] = f"grad_{value.name}"
+            self.stmts.append(stmt_of([name], tree, uses, comment=comment))
+            if fresh:
+                self.owned.add(name)
+        elif name in self.owned:
+            self.stmts.append(stmt_of([name], tree, uses, op="+=", comment=comment))
+        else:
+            total = ast.BinOp(_name(name), ast.Add(), tree)
+            self.stmts.append(stmt_of([name], total, uses | {name}, comment=comment))
+            self.owned.add(name)
+        self.env[name] = _probe_grad(value)
+
+
+def _probe_grad(value: Value) -> np.ndarray:
+    """A gradient to probe formulas with: ones of the value's shape and dtype, as
+    a broadcast view, so it costs no memory however large the value is."""
+    return np.broadcast_to(np.ones((), value.dtype), value.shape)
+
+
+def _name(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
+
+
+def _attribute(dotted: str) -> ast.expr:
+    parts = dotted.split(".")
+    node: ast.expr = _name(parts[0])
+    for part in parts[1:]:
+        node = ast.Attribute(node, part, ast.Load())
+    return node
+
+
+@functools.lru_cache(maxsize=4096)
+def _code(formula: str) -> Any:
+    return compile(formula, "<formula>", "eval")
+
+
+_FAILED = object()
+
+
+def _values(spec: Any) -> list[Value]:
+    if isinstance(spec, Value):
+        return [spec]
+    if isinstance(spec, list):
+        return [s for s in spec if isinstance(s, Value)]
+    return []
+
+
+def _meta(spec: Any, attribute: str) -> Any:
+    """A shape, ndim or dtype of an argument (a Value, or a Python number)."""
+    if isinstance(spec, Value):
+        return {"shape": spec.shape, "ndim": len(spec.shape), "dtype": spec.dtype}[
+            attribute
+        ]
+    value = spec.value if isinstance(spec, Const) else spec
+    array = np.asarray(value)
+    return {"shape": array.shape, "ndim": array.ndim, "dtype": array.dtype}[attribute]

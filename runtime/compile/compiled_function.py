@@ -1,0 +1,202 @@
+"""Running a compiled graph, and its one node in the autograd graph.
+
+`CompiledGraph.run` calls the generated forward on the arrays of the inputs and
+externals, writes back what the function changed in place, and, when an output
+requires grad, makes one `CompiledFunctionBackward` (PyTorch's name for the node
+of a compiled region) with an edge to each input's gradient edge; every
+differentiable output gets it as its grad_fn. To the engine it is a node like
+any other: hooks, `retain_graph`, `autograd.grad` and AccumulateGrad work as
+usual. A first-order backward runs the generated backward on ndarrays; with
+`create_graph=True` the node replays the recorded entries on the saved inputs as
+ordinary eager ops and differentiates them, so the gradient is itself recorded
+and double backward holds.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.grad_mode import enable_grad
+from yamlgrad.runtime.autograd.node import Grad, Node
+from yamlgrad.runtime.autograd.saved_variable import SavedVariable
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.compile.compiler import CompiledCode
+from yamlgrad.runtime.compile.graph import Graph, Value
+from yamlgrad.runtime.errors import ERR_BACKWARD_TWICE
+from yamlgrad.runtime.wrappers.variable_type_utils import (
+    collect_next_edges,
+    set_history,
+)
+
+
+class CompiledGraph:
+    """One traced graph of a function, with its guards and its code."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        code: CompiledCode,
+        externals: list[weakref.ref],
+        out_spec: Any,
+        key: tuple[Any, ...],
+    ) -> None:
+        self.graph = graph
+        self.code = code
+        self.out_spec = out_spec
+        self.key = key
+        self.externals = externals
+        # (weak ref, shape, dtype, requires_grad) of each external: the guards.
+        self.external_guards = [
+            (ref, v.shape, v.dtype, v.requires_grad)
+            for ref, v in zip(externals, graph.externals)
+        ]
+        sources = graph.sources
+        self.writebacks = [(sources.index(t), f) for t, f in graph.writebacks]
+
+    def externals_now(self, grad_enabled: bool) -> list[Tensor] | None:
+        """The externals' tensors, or None when a guard fails."""
+        tensors = []
+        for ref, shape, dtype, requires_grad in self.external_guards:
+            t = ref()
+            if t is None:
+                return None
+            data = t._data
+            if data.shape != shape or data.dtype != dtype:
+                return None
+            if (grad_enabled and t._requires_grad) != requires_grad:
+                return None
+            tensors.append(t)
+        return tensors
+
+    def failed_guard(self, grad_enabled: bool) -> str:
+        """Which external's guard fails, in words (for the recompile message)."""
+        for (ref, shape, dtype, requires_grad), v in zip(
+            self.external_guards, self.graph.externals
+        ):
+            t = ref()
+            if t is None:
+                return f"{v.name}: the tensor it read is gone"
+            if t._data.shape != shape or t._data.dtype != dtype:
+                return f"{v.name}: {list(shape)} {dtype} -> {list(t.shape)} {t._data.dtype}"
+            if (grad_enabled and t._requires_grad) != requires_grad:
+                return f"{v.name}: requires_grad changed"
+        return "unknown"
+
+    def run(self, tensors: list[Tensor]) -> list[Tensor]:
+        """Run the forward on `tensors` (the inputs, then the externals)."""
+        code = self.code
+        results = code.forward(*[t._data for t in tensors])
+        n = code.n_outputs
+        for index, (source, _) in enumerate(self.writebacks, n):
+            target = tensors[source]
+            np.copyto(target._data, results[index])
+            target.version_counter.bump()
+        outputs = [Tensor._make(a) for a in results[:n]]
+        if code.backward is not None:
+            saved = results[n + code.n_writebacks :]
+            node = CompiledFunctionBackward(self, saved, tensors)
+            node.set_next_edges(collect_next_edges(*tensors))
+            for i in code.grad_outputs:
+                set_history(outputs[i], node)
+            # An output backward reads, changed in place later, must be caught.
+            node._outputs = [
+                SavedVariable(outputs[i], True) for i in code.saved_outputs
+            ]
+        return outputs
+
+
+class CompiledFunctionBackward(Node):
+    """The backward of a compiled graph: one node for all of it."""
+
+    __slots__ = ("_graph", "_saved", "_sources", "_outputs")
+
+    def __init__(
+        self, graph: CompiledGraph, saved: tuple[Any, ...], sources: list[Tensor]
+    ) -> None:
+        Node.__init__(self)
+        self._graph = graph
+        self._saved: tuple[Any, ...] | None = saved
+        self._sources = [SavedVariable(t, False) for t in sources]
+        self._outputs: list[SavedVariable] = []
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        if self._saved is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        code = self._graph.code
+        grads = self.materialize_grads(grads, raw)
+        sources = [s.unpack(self, raw) for s in self._sources]  # version checks
+        for s in self._outputs:
+            s.unpack(self, True)
+        if not raw:
+            return self._replay(grads, sources)
+        result = code.backward(*grads, *self._saved)
+        return [
+            g if self.task_should_compute_output(i) else None
+            for i, g in enumerate(result)
+        ]
+
+    def _replay(self, grads: list[Tensor], sources: list[Tensor]) -> list[Any]:
+        """The recorded entries run again as eager ops, and differentiated."""
+        from yamlgrad.runtime import autograd
+
+        graph = self._graph.graph
+        with enable_grad():
+            outputs = replay(graph, sources)
+        wanted = [outputs[i] for i in self._graph.code.grad_outputs]
+        needs = [i for i, t in enumerate(sources) if self._graph.code.grad_sources[i]]
+        found = autograd.grad(
+            wanted,
+            [sources[i] for i in needs],
+            grads,
+            retain_graph=True,
+            create_graph=True,
+            allow_unused=True,
+        )
+        result: list[Any] = [None] * len(sources)
+        for i, g in zip(needs, found):
+            result[i] = g
+        return result
+
+    def release_variables(self) -> None:
+        self._saved = None
+        for s in (*self._sources, *self._outputs):
+            s.reset_data()
+
+
+def replay(graph: Graph, sources: list[Tensor]) -> list[Tensor]:
+    """Run the graph's calls as eager ops on `sources`: its outputs, recorded."""
+    from yamlgrad.runtime import dispatch
+
+    env: dict[Value, Tensor] = dict(zip(graph.sources, sources))
+    for v in graph.constants:
+        env[v] = Tensor._make(v.example)
+
+    def resolve(spec: Any) -> Any:
+        if isinstance(spec, Value):
+            return env[spec]
+        if isinstance(spec, list):
+            return [resolve(s) for s in spec]
+        if isinstance(spec.value, np.ndarray):  # a constant index of a Tensor?[]
+            return Tensor._make(spec.value)
+        return spec.value
+
+    for call in graph.calls:
+        if call.detach:
+            env[call.outputs[0]] = env[call.args["self"]].detach()  # type: ignore[index]
+            continue
+        kwargs = {
+            a.python_name: resolve(call.args[a.name]) for a in call.info.func.arguments
+        }
+        if call.info.inplace:  # on a copy: the values of the graph stay as they were
+            kwargs["input"] = dispatch.ops.clone(kwargs["input"])
+        result = call.wrapper(**kwargs)
+        results = [result] if call.info.output_kind == "single" else list(result)
+        if call.info.inplace:
+            results = [kwargs["input"]]
+        for value, tensor in zip(call.outputs, results):
+            if value is not None:
+                env[value] = tensor
+    return [env[v] for v in graph.outputs]

@@ -1,0 +1,311 @@
+"""yg.compile: tracing, guards, retracing, closures, fallback, errors, in-place
+ops, and the one CompiledFunctionBackward node inside autograd."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import yamlgrad as yg
+from yamlgrad.runtime import compile as compile_module
+
+
+def _leaf(*shape: int, dtype: object = np.float64, seed: int = 0) -> yg.Tensor:
+    rng = np.random.default_rng(seed)
+    return yg.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
+
+
+def _graphs(compiled: compile_module.CompiledFunction) -> int:
+    return sum(len(g) for g in compiled.graphs.values() if isinstance(g, list))
+
+
+def mlp_loss(x: yg.Tensor, w: yg.Tensor, b: yg.Tensor) -> yg.Tensor:
+    return ((x @ w + b).tanh() ** 2).mean()
+
+
+def test_values_and_gradients_match_eager_through_one_node() -> None:
+    x, w, b = _leaf(5, 3), _leaf(3, 4, seed=1), _leaf(4, seed=2)
+    loss = yg.compile(mlp_loss)(x, w, b)
+    assert type(loss.grad_fn).__name__ == "CompiledFunctionBackward"
+    assert loss.grad_fn.name() == "CompiledFunctionBackward"
+    assert [type(n).__name__ for n, _ in loss.grad_fn.next_functions] == [
+        "AccumulateGrad"
+    ] * 3
+    loss.backward()
+    got = [t.grad.numpy().copy() for t in (x, w, b)]
+    for t in (x, w, b):
+        t.grad = None
+    want = mlp_loss(x, w, b)
+    want.backward()
+    np.testing.assert_allclose(loss.item(), want.item(), rtol=1e-12)
+    for g, t in zip(got, (x, w, b)):
+        np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-12)
+
+
+def test_decorator_forms_and_the_generated_source() -> None:
+    @yg.compile
+    def square(x: yg.Tensor) -> yg.Tensor:
+        return x * x
+
+    @yg.compile(format_source=True)
+    def cube(x: yg.Tensor) -> yg.Tensor:
+        return x * x * x
+
+    x = _leaf(3)
+    square(x), cube(x)
+    assert "def forward(x):" in square.code
+    assert "np.multiply(x, x)" in square.code and "def backward(" in square.code
+    assert "templates/compiled.py.j2" in cube.code
+    explained = cube.explain()
+    assert "guards:" in explained and "graph:" in explained and "source:" in explained
+
+
+def test_float32_stays_float32() -> None:
+    x, w, b = (
+        _leaf(4, 3, dtype=np.float32),
+        _leaf(3, 2, dtype=np.float32, seed=1),
+        _leaf(2, dtype=np.float32, seed=2),
+    )
+    loss = yg.compile(mlp_loss)(x, w, b)
+    loss.backward()
+    assert loss.dtype == yg.float32
+    assert all(t.grad.dtype == yg.float32 for t in (x, w, b))
+
+
+def test_a_new_signature_retraces_and_the_same_one_reuses_the_graph() -> None:
+    f = yg.compile(lambda x: (x * 2).sum())
+    f(_leaf(3))
+    f(_leaf(3, seed=1))
+    assert _graphs(f) == 1
+    f(_leaf(4))  # shape
+    f(_leaf(3, dtype=np.float32))  # dtype
+    f(yg.tensor(np.ones(3)))  # requires_grad
+    with yg.no_grad():  # grad mode
+        out = f(_leaf(3))
+    assert not out.requires_grad and out.grad_fn is None
+    assert _graphs(f) == 5
+    assert any("grad mode" in r for r in f.recompile_reasons)
+
+
+def test_python_scalars_are_part_of_the_signature() -> None:
+    f = yg.compile(lambda x, k: x * k)
+    x = _leaf(2)
+    np.testing.assert_allclose(f(x, 2.0).detach().numpy(), x.detach().numpy() * 2)
+    np.testing.assert_allclose(f(x, 3.0).detach().numpy(), x.detach().numpy() * 3)
+    assert _graphs(f) == 2
+
+
+def test_closure_parameters_are_read_fresh_after_an_optimizer_step() -> None:
+    yg.manual_seed(0)
+    model = yg.nn.Linear(3, 2)
+    x = yg.tensor(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32))
+    step = yg.compile(lambda x: (model(x) ** 2).sum())
+    optimizer = yg.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        loss = step(x)
+        loss.backward()
+        grads = [p.grad.numpy().copy() for p in model.parameters()]
+        optimizer.zero_grad()
+        eager = (model(x) ** 2).sum()
+        eager.backward()
+        np.testing.assert_allclose(loss.item(), eager.item(), rtol=1e-6)
+        for g, p in zip(grads, model.parameters()):
+            np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5)
+        optimizer.step()
+    assert _graphs(step) == 1
+
+
+def test_a_replaced_closure_tensor_fails_its_guard() -> None:
+    holder = {"w": _leaf(3)}
+    f = yg.compile(lambda x: x * holder["w"])
+    x = _leaf(3, seed=1)
+    f(x)
+    holder["w"] = _leaf(3, seed=2)
+    out = f(x)
+    np.testing.assert_allclose(
+        out.detach().numpy(), x.detach().numpy() * holder["w"].detach().numpy()
+    )
+    assert _graphs(f) == 2
+    assert "closure" in f.recompile_reasons[-1]
+
+
+def test_a_tensor_made_inside_the_function_is_a_constant() -> None:
+    f = yg.compile(lambda x: x + yg.ones(3))
+    x = _leaf(3)
+    f(x)
+    out = f(x)
+    np.testing.assert_allclose(out.detach().numpy(), x.detach().numpy() + 1)
+    assert "constant" in f.explain()
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda t: t.item(),
+        lambda t: bool(t),
+        lambda t: t.tolist(),
+        lambda t: t.detach().numpy(),
+    ],
+    ids=["item", "bool", "tolist", "numpy"],
+)
+def test_data_dependent_python_raises_naming_the_line(read: object) -> None:
+    def f(x: yg.Tensor) -> yg.Tensor:
+        if read(x.sum()):  # noqa: the line the error names
+            return x * 2
+        return x
+
+    with pytest.raises(compile_module.TraceError) as info:
+        yg.compile(f)(_leaf(1))
+    message = str(info.value)
+    assert re.search(r"test_compile\.py:\d+", message)
+    assert "yg.compile(fn, fallback=True)" in message
+
+
+def test_fallback_runs_such_functions_eagerly() -> None:
+    def f(x: yg.Tensor) -> yg.Tensor:
+        return x * 2 if x.sum().item() > 0 else x * 3
+
+    compiled = yg.compile(f, fallback=True)
+    x = yg.tensor([1.0, 2.0], requires_grad=True)
+    out = compiled(x)
+    np.testing.assert_allclose(out.detach().numpy(), [2.0, 4.0])
+    assert type(out.grad_fn).__name__ == "MulBackward0"
+    out = compiled(x)
+    assert type(out.grad_fn).__name__ == "MulBackward0"
+
+
+def test_a_random_draw_in_the_function_raises() -> None:
+    f = yg.compile(lambda x: yg.nn.functional.dropout(x, 0.5))
+    with pytest.raises(compile_module.TraceError, match="random draw"):
+        f(_leaf(4))
+
+
+def test_double_backward_through_a_compiled_node() -> None:
+    f = yg.compile(lambda x: (x.sin() * x).sum())
+    x = _leaf(4)
+    (g,) = yg.autograd.grad(f(x), x, create_graph=True)
+    (gg,) = yg.autograd.grad(g.sum(), x)
+    x2 = yg.tensor(x.detach().numpy(), requires_grad=True)
+    (g2,) = yg.autograd.grad((x2.sin() * x2).sum(), x2, create_graph=True)
+    (gg2,) = yg.autograd.grad(g2.sum(), x2)
+    np.testing.assert_allclose(g.detach().numpy(), g2.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gg.numpy(), gg2.numpy(), rtol=1e-12)
+
+
+def test_hooks_retain_grad_and_autograd_grad_work() -> None:
+    f = yg.compile(lambda x: x.exp())
+    x = _leaf(3)
+    seen = []
+    x.register_hook(lambda g: seen.append(g) or g * 2)
+    y = f(x)
+    y.retain_grad()
+    y.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), np.ones(3))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(x.detach().numpy()))
+    assert len(seen) == 1
+    (g,) = yg.autograd.grad(f(x).sum(), x)  # the leaf's hook runs here too
+    np.testing.assert_allclose(g.numpy(), 2 * np.exp(x.detach().numpy()))
+
+
+def test_backward_twice_raises_as_eager() -> None:
+    y = yg.compile(lambda x: (x * x).sum())(_leaf(3))
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_an_input_changed_in_place_after_forward_is_caught() -> None:
+    x = _leaf(3)
+    a = x * 1
+    y = yg.compile(lambda a: (a * a).sum())(a)
+    with yg.no_grad():
+        a.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_an_output_changed_in_place_after_forward_is_caught() -> None:
+    y = yg.compile(lambda x: x.exp())(_leaf(3))
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_in_place_on_an_intermediate_is_traced_functionally() -> None:
+    def f(x: yg.Tensor) -> yg.Tensor:
+        y = x * 2
+        y.add_(1)
+        y.mul_(x)
+        return y
+
+    x = _leaf(3)
+    out = yg.compile(f)(x)
+    out.sum().backward()
+    value = x.detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy(), (2 * value + 1) * value)
+    np.testing.assert_allclose(x.grad.numpy(), 4 * value + 1)
+
+
+def test_in_place_on_an_input_is_written_back() -> None:
+    f = yg.compile(lambda buffer, x: buffer.add_(x.sum()))
+    buffer = yg.zeros(2)
+    x = yg.tensor([1.0, 2.0])
+    f(buffer, x)
+    version = buffer._version
+    f(buffer, x)
+    np.testing.assert_allclose(buffer.numpy(), [6.0, 6.0])
+    assert buffer._version == version + 1
+
+
+def test_in_place_on_a_leaf_that_requires_grad_raises_as_eager() -> None:
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        yg.compile(lambda x: x.add_(1))(_leaf(2))
+
+
+def test_outputs_keep_their_structure() -> None:
+    def f(x: yg.Tensor) -> object:
+        values, indices = x.max(0)
+        return {"values": values, "pair": (x * 2, 7), "indices": indices}
+
+    x = _leaf(3, 2)
+    out = yg.compile(f)(x)
+    assert out["pair"][1] == 7
+    assert out["indices"].dtype == yg.int64 and not out["indices"].requires_grad
+    (out["values"].sum() + out["pair"][0].sum()).backward()
+    want = 2 + (np.argmax(x.detach().numpy(), 0) == np.arange(3)[:, None])
+    np.testing.assert_allclose(x.grad.numpy(), want)
+
+
+def test_the_cache_is_bounded_with_a_warning_naming_the_reason(monkeypatch) -> None:
+    monkeypatch.setattr(compile_module, "cache_size_limit", 2)
+    f = yg.compile(lambda x: x * 2)
+    f(_leaf(1))
+    f(_leaf(2))
+    with pytest.warns(UserWarning, match=r"cache_size_limit \(2\).*shape changed"):
+        out = f(_leaf(3))
+    assert type(out.grad_fn).__name__ == "MulBackward0"  # eager from now on
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(_leaf(4))  # warned once
+
+
+def test_a_compiled_function_called_while_tracing_is_traced_inline() -> None:
+    inner = yg.compile(lambda x: x.sin())
+    outer = yg.compile(lambda x: inner(x) * 2)
+    x = _leaf(3)
+    out = outer(x)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos(x.detach().numpy()))
+    assert "np.sin" in outer.code or "sin(" in outer.code
+
+
+def test_returning_an_input_and_taking_integer_tensors() -> None:
+    f = yg.compile(lambda x, index: (x, x[index]))
+    x = _leaf(4)
+    same, picked = f(x, yg.tensor([0, 2]))
+    (same.sum() + picked.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 1.0, 2.0, 1.0])
