@@ -132,6 +132,7 @@ from .Functions import (
     TanhBackward0,
     SigmoidBackward0,
     ReluBackward0,
+    ThresholdBackwardBackward0,
     SqrtBackward0,
     AbsBackward0,
     SignBackward0,
@@ -2482,6 +2483,43 @@ def relu(
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def threshold_backward(
+    grad_output: Any,
+    input: Any,
+    threshold: Any,
+) -> Tensor:
+    """`threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`
+
+    forward: threshold_backward_kernel(grad_output, self, threshold)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    grad_output_ = tensor_arg(grad_output, "threshold_backward", "grad_output", 1)
+    self_ = tensor_arg(self, "threshold_backward", "input", 2)
+    threshold = scalar_arg(threshold, "threshold_backward", "threshold", 3)
+    grad_fn = None
+    if compute_requires_grad(grad_output, self):
+        grad_fn = ThresholdBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_threshold = threshold
+    try:
+        result = Tensor._make(
+            activations.threshold_backward_kernel(grad_output_, self_, threshold)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "threshold_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            self=self_,
+            threshold=threshold,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12063,6 +12101,12 @@ OVERLOADS = {
     },
     "relu": {
         "default": schema_names(relu, "relu(Tensor self) -> Tensor"),
+    },
+    "threshold_backward": {
+        "default": schema_names(
+            threshold_backward,
+            "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+        ),
     },
     "sqrt": {
         "default": schema_names(sqrt, "sqrt(Tensor self) -> Tensor"),

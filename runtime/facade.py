@@ -21,6 +21,21 @@ from yamlgrad.generated import VariableType
 from yamlgrad.generated.VariableType import *  # noqa: F403 - the generated ops
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime import dispatch, nn, optim, utils, testing, viz, dtypes, factories
+from yamlgrad.runtime import devices, sampling, tensor_methods
+from yamlgrad.runtime.devices import (
+    accelerator,
+    backends,
+    cuda,
+    device,
+    get_default_device,
+    set_default_device,
+)
+from yamlgrad.runtime.sampling import bernoulli, multinomial, normal, poisson
+from yamlgrad.runtime.autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from yamlgrad.runtime.wrappers import inplace_ops, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
@@ -55,6 +70,11 @@ dispatch.bind_ops(VariableType)
 __all__ = [
     *VariableType.__all__,
     *factories.__all__,
+    *devices.__all__,
+    *sampling.__all__,
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "set_detect_anomaly",
     "tensordot",
     "Tensor",
     "Size",
@@ -91,13 +111,6 @@ __all__ = [
 
 
 # -- Tensor methods and operators ----------------------------------------------------
-
-
-def _to(self: Tensor, dtype: dtypes.dtype) -> Tensor:
-    """`x.to(dtype)`: x itself when the dtype already matches, else a recorded copy."""
-    if self._data.dtype == dtypes.to_numpy(dtype):
-        return self
-    return VariableType._to_copy(self, dtype=dtype)
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
@@ -230,7 +243,14 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
-    Tensor.to = _to  # type: ignore[attr-defined]
+    for name, fn in tensor_methods.METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, getter in tensor_methods.PROPERTIES.items():
+        setattr(Tensor, name, property(getter))
+    for name, fn in sampling.IN_PLACE.items():
+        setattr(Tensor, name, fn)
+    for name in sampling.__all__:
+        setattr(Tensor, name, getattr(sampling, name))
     Tensor.norm = norm  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]
@@ -244,10 +264,26 @@ def _install_tensor_methods() -> None:
         ("int", dtypes.int32),
         ("bool", dtypes.bool_),
     ):
-        setattr(Tensor, name, lambda self, _t=target: _to(self, _t))
+        setattr(Tensor, name, lambda self, _t=target: tensor_methods.to(self, _t))
 
 
 _install_tensor_methods()
+
+
+def _accept_numpy_keywords() -> None:
+    """`x.amax(axis=0, keepdims=True)`: the reductions of one overload take
+    numpy's keywords too (the dispatchers of several do it in `dispatch`)."""
+    public = globals()
+    for name in VariableType.__all__:
+        fn = public[name]
+        if tensor_methods.takes_keepdim(fn):
+            public[name] = tensor_methods.with_numpy_keywords(fn)
+    for name, fn in VariableType.METHODS.items():
+        if tensor_methods.takes_keepdim(fn):
+            setattr(Tensor, name, tensor_methods.with_numpy_keywords(fn))
+
+
+_accept_numpy_keywords()
 
 
 # -- yg.ops.<name>.<overload> ------------------------------------------------------

@@ -36,6 +36,7 @@ from yamlgrad.runtime.errors import (
     ERR_POST_ACCUMULATE_NON_LEAF,
     ERR_RETAIN_GRAD_NO_GRAD,
     ERR_BOOL_AMBIGUOUS,
+    ERR_DETACH_VIEW_INPLACE,
     ERR_GRAD_SIZE,
     ERR_GRAD_TYPE,
     ERR_ITEM_NUMEL,
@@ -269,6 +270,9 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
+        """Detach in place; a view cannot be (its base would still see it)."""
+        if self._base is not None:
+            raise RuntimeError(ERR_DETACH_VIEW_INPLACE)
         self.grad_fn = None
         self.output_nr = 0
         self._requires_grad = False
@@ -355,6 +359,24 @@ class Tensor:
                 "only integer tensors of a single element can be converted to an index"
             )
         return int(self.item())
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """`np.asarray(x)` shares the data, `np.array(x)` copies it (numpy 2's
+        `copy` protocol); refused for a tensor that requires grad, as numpy()."""
+        if self._requires_grad:
+            raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)
+        if copy is False and dtype is not None and np.dtype(dtype) != self._data.dtype:
+            raise ValueError(
+                "Unable to avoid copy while creating an array as requested."
+            )
+        array = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        return array.copy() if copy else array
+
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d tensor formats as its number (`f"{loss:.4f}"`); others as text."""
+        if self._data.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     __hash__ = object.__hash__
     # numpy defers to the Tensor's reflected operators (`array * x` is

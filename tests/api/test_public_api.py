@@ -22,7 +22,7 @@ from support import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import factories
+from yamlgrad.runtime import devices, factories, sampling
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
@@ -70,6 +70,20 @@ NOT_FROM_YAML = {
             "is_inference_mode_enabled",
         )
     },
+    **{name: "devices: the CPU, and no CUDA" for name in devices.__all__},
+    **{
+        name: "samples, constants to autograd: drawn from a Generator"
+        for name in sampling.__all__
+    },
+    **{
+        name: "anomaly mode, not an op"
+        for name in (
+            "is_anomaly_enabled",
+            "is_anomaly_check_nan_enabled",
+            "set_detect_anomaly",
+        )
+    },
+    **{name: "random state, not an op" for name in ("get_rng_state", "set_rng_state")},
     "Tensor": "the tensor type",
     "Size": "a shape",
     "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
