@@ -31,6 +31,7 @@ from yamlgrad.runtime.devices import (
     set_default_device,
 )
 from yamlgrad.runtime.sampling import bernoulli, multinomial, normal, poisson
+from yamlgrad.runtime.tensor_methods import allclose, equal, isclose
 from yamlgrad.runtime.autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
@@ -72,6 +73,7 @@ __all__ = [
     *factories.__all__,
     *devices.__all__,
     *sampling.__all__,
+    *tensor_methods.__all__,
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
     "set_detect_anomaly",

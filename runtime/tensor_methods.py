@@ -19,6 +19,8 @@ from yamlgrad.runtime import devices, dtypes, factories
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.wrappers.binding import numpy_keywords
 
+__all__ = ["equal", "allclose", "isclose"]
+
 # -- devices ---------------------------------------------------------------------------
 
 
@@ -214,6 +216,43 @@ def where(self: Tensor, condition: Tensor, other: Any) -> Tensor:
     return VariableType.where(condition, self, other)
 
 
+# -- comparisons that are not ops: bools, or masks outside any graph -----------------
+
+
+def _pair(input: Tensor, other: Any) -> tuple[np.ndarray, np.ndarray]:
+    theirs = other._data if isinstance(other, Tensor) else np.asarray(other)
+    return input._data, theirs
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether both have the same shape and elements (`torch.equal`)."""
+    ours, theirs = _pair(input, other)
+    return ours.shape == theirs.shape and bool(np.array_equal(ours, theirs))
+
+
+def isclose(
+    input: Tensor,
+    other: Any,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+) -> Tensor:
+    """|input - other| <= atol + rtol * |other|, elementwise, as a bool tensor."""
+    ours, theirs = _pair(input, other)
+    return Tensor._make(np.isclose(ours, theirs, rtol, atol, equal_nan))
+
+
+def allclose(
+    input: Tensor,
+    other: Any,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+) -> bool:
+    """Whether `isclose` holds everywhere."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
 # -- numpy's keyword spellings -------------------------------------------------------------
 
 
@@ -256,6 +295,9 @@ METHODS: dict[str, Callable[..., Any]] = {
     "view_as": view_as,
     "reshape_as": reshape_as,
     "where": where,
+    "equal": equal,
+    "isclose": isclose,
+    "allclose": allclose,
 }
 PROPERTIES: dict[str, Callable[[Tensor], Any]] = {
     "device": device,

@@ -283,6 +283,15 @@ class Tensor:
         """The same storage without autograd history (and its own version counter)."""
         return Tensor._make(self._data)
 
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        """`x.data = y`: x now holds y's storage; its autograd metadata stays."""
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Variable data has to be a tensor, but got {type(value).__name__}"
+            )
+        self._data = value._data
+
     def backward(
         self,
         gradient: Tensor | None = None,
@@ -319,6 +328,8 @@ class Tensor:
 
     def numel(self) -> int:
         return int(self._data.size)
+
+    nelement = numel
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"

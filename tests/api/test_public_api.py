@@ -22,7 +22,7 @@ from support import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import devices, factories, sampling
+from yamlgrad.runtime import devices, factories, sampling, tensor_methods
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
@@ -84,6 +84,10 @@ NOT_FROM_YAML = {
         )
     },
     **{name: "random state, not an op" for name in ("get_rng_state", "set_rng_state")},
+    **{
+        name: "a comparison: a bool, or a mask outside any graph"
+        for name in tensor_methods.__all__
+    },
     "Tensor": "the tensor type",
     "Size": "a shape",
     "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
