@@ -31,7 +31,17 @@ from yamlgrad.runtime.devices import (
     set_default_device,
 )
 from yamlgrad.runtime.sampling import bernoulli, multinomial, normal, poisson
-from yamlgrad.runtime.tensor_methods import allclose, equal, isclose
+from yamlgrad.runtime.tensor_methods import (
+    allclose,
+    detach,
+    detach_,
+    equal,
+    get_device,
+    is_floating_point,
+    is_inference,
+    isclose,
+    numel,
+)
 from yamlgrad.runtime.autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,

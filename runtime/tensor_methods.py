@@ -19,7 +19,17 @@ from yamlgrad.runtime import devices, dtypes, factories
 from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.wrappers.binding import numpy_keywords
 
-__all__ = ["equal", "allclose", "isclose"]
+__all__ = [
+    "equal",
+    "allclose",
+    "isclose",
+    "numel",
+    "is_floating_point",
+    "is_inference",
+    "get_device",
+    "detach",
+    "detach_",
+]
 
 # -- devices ---------------------------------------------------------------------------
 
@@ -214,6 +224,29 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 def where(self: Tensor, condition: Tensor, other: Any) -> Tensor:
     """`x.where(condition, y)` is `where(condition, x, y)`."""
     return VariableType.where(condition, self, other)
+
+
+# -- Tensor's own methods as functions, as torch offers them ------------------------
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def is_inference(input: Tensor) -> bool:
+    return input.is_inference()
+
+
+def detach(input: Tensor) -> Tensor:
+    return input.detach()
+
+
+def detach_(input: Tensor) -> Tensor:
+    return input.detach_()
 
 
 # -- comparisons that are not ops: bools, or masks outside any graph -----------------

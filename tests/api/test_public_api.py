@@ -85,7 +85,8 @@ NOT_FROM_YAML = {
     },
     **{name: "random state, not an op" for name in ("get_rng_state", "set_rng_state")},
     **{
-        name: "a comparison: a bool, or a mask outside any graph"
+        name: "a comparison (a bool, or a mask outside any graph), or a method of "
+        "Tensor's own as torch offers it as a function"
         for name in tensor_methods.__all__
     },
     "Tensor": "the tensor type",
