@@ -34,7 +34,7 @@ __all__ = [
 # -- devices ---------------------------------------------------------------------------
 
 
-def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
     """`to`'s overloads: (dtype), (device, dtype), (tensor), each with
     non_blocking and copy after, as positionals or keywords."""
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
@@ -65,7 +65,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     >>> yg.ones(2).to("cpu", yg.float64)
     tensor([1., 1.], dtype=yamlgrad.float64)
     """
-    dtype, device, copy = _parse_to(args, dict(kwargs))
+    dtype, device, copy = parse_to(args, dict(kwargs))
     if device is not None:
         devices.usable(device)
     if dtype is None or self._data.dtype == dtypes.to_numpy(dtype):

@@ -83,7 +83,9 @@ def sample(table, seed, count):
         ix = 0
         while True:
             p = table[ix]
-            ix = torch.multinomial(p, num_samples=1, replacement=True, generator=g).item()
+            ix = torch.multinomial(
+                p, num_samples=1, replacement=True, generator=g
+            ).item()
             if ix == 0:
                 break
             out.append(itos[ix])

@@ -45,8 +45,7 @@ dtype = torch.float
 x = torch.linspace(-math.pi, math.pi, 200, dtype=dtype)
 y = torch.sin(x)
 a, b, c, d = (
-    torch.full((), v, dtype=dtype, requires_grad=True)
-    for v in (0.0, -1.0, 0.0, 0.3)
+    torch.full((), v, dtype=dtype, requires_grad=True) for v in (0.0, -1.0, 0.0, 0.3)
 )
 learning_rate = 5e-6
 for t in range(400):
@@ -65,7 +64,9 @@ for t in range(400):
         b.grad = None
         c.grad = None
         d.grad = None
-print(f"Result: y = {a.item():.5f} + {b.item():.5f} * P3({c.item():.5f} + {d.item():.5f} x)")
+print(
+    f"Result: y = {a.item():.5f} + {b.item():.5f} * P3({c.item():.5f} + {d.item():.5f} x)"
+)
 print(type(y_pred.grad_fn).__name__, type(P3(x.requires_grad_()).grad_fn).__name__)
 
 inputs = [torch.tensor(rng.standard_normal(5), dtype=torch.double, requires_grad=True)]

@@ -95,6 +95,10 @@ print(sorted(_perm.tolist()), _perm.dtype)
 _coin = torch.bernoulli(torch.full((1000,), 0.25), generator=g)
 print(_coin.dtype, _coin.shape, abs(_coin.mean().item() - 0.25) < 0.06)
 _draws = torch.normal(2.0, 3.0, size=(4000,), generator=g)
-print(_draws.shape, abs(_draws.mean().item() - 2.0) < 0.2, abs(_draws.std().item() - 3) < 0.2)
+print(
+    _draws.shape,
+    abs(_draws.mean().item() - 2.0) < 0.2,
+    abs(_draws.std().item() - 3) < 0.2,
+)
 _mixed = torch.normal(torch.zeros(2, 1), torch.ones(3), generator=g)
 print(_mixed.shape, torch.randn_like(grid).shape, torch.randint_like(grid, 5).dtype)
