@@ -259,10 +259,8 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     for name, getter in tensor_methods.PROPERTIES.items():
         setattr(Tensor, name, property(getter))
-    for name, fn in sampling.IN_PLACE.items():
+    for name, fn in sampling.METHODS.items():
         setattr(Tensor, name, fn)
-    for name in sampling.__all__:
-        setattr(Tensor, name, getattr(sampling, name))
     Tensor.norm = norm  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]

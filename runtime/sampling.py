@@ -225,7 +225,10 @@ def cauchy_(
     return fill_with(self, median + sigma * _rng(generator).standard_cauchy(self.shape))
 
 
-IN_PLACE = {
+# The Tensor methods of this module (torch has no Tensor.normal or .poisson).
+METHODS = {
+    "multinomial": multinomial,
+    "bernoulli": bernoulli,
     "uniform_": uniform_,
     "normal_": normal_,
     "bernoulli_": bernoulli_,

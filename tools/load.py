@@ -110,7 +110,7 @@ def _starred_all(element: ast.expr, runtime_dir: Path) -> Path | None:
 # names of those dicts (keys read with ast).
 TENSOR_METHOD_TABLES = {
     "tensor_methods.py": ("METHODS", "PROPERTIES"),
-    "sampling.py": ("IN_PLACE",),
+    "sampling.py": ("METHODS",),
 }
 
 
