@@ -32,6 +32,18 @@ from yamlgrad.runtime.devices import (
 )
 from yamlgrad.runtime.sampling import bernoulli, multinomial, normal, poisson
 from yamlgrad.runtime.tensor_methods import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    get_default_dtype,
+    is_tensor,
+    meshgrid,
     allclose,
     detach,
     detach_,
@@ -294,6 +306,14 @@ def _accept_numpy_keywords() -> None:
 
 
 _accept_numpy_keywords()
+
+# PyTorch's Python-level signatures over the generated ops: einsum's operands as
+# varargs, std's and var's `unbiased`.
+einsum = tensor_methods.einsum
+std = tensor_methods.with_unbiased(std)  # noqa: F405
+var = tensor_methods.with_unbiased(var)  # noqa: F405
+Tensor.std = std  # type: ignore[attr-defined]
+Tensor.var = var  # type: ignore[attr-defined]
 
 
 # -- yg.ops.<name>.<overload> ------------------------------------------------------

@@ -29,6 +29,18 @@ __all__ = [
     "get_device",
     "detach",
     "detach_",
+    "is_tensor",
+    "get_default_dtype",
+    "meshgrid",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "BoolTensor",
 ]
 
 # -- devices ---------------------------------------------------------------------------
@@ -247,6 +259,86 @@ def detach(input: Tensor) -> Tensor:
 
 def detach_(input: Tensor) -> Tensor:
     return input.detach_()
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def get_default_dtype() -> dtypes.dtype:
+    """float32: what a Python float becomes."""
+    return dtypes.DEFAULT_FLOAT
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids of 1-D tensors: each viewed and expanded to the grid
+    (ViewBackward0, ExpandBackward0); `indexing="xy"` swaps the first two dims."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+            f"{indexing}"
+        )
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = [1, 0, *range(2, len(tensors))] if swap else list(range(len(tensors)))
+    grid = [tensors[i].numel() for i in order]
+    out = []
+    for i, t in enumerate(tensors):
+        shape = [1] * len(tensors)
+        shape[order.index(i)] = -1
+        out.append(VariableType.expand(VariableType.view(t, shape), grid))
+    return tuple(out)
+
+
+def _legacy_constructor(dtype: dtypes.dtype) -> Callable[..., Tensor]:
+    def make(*args: Any) -> Tensor:
+        if len(args) == 1 and isinstance(args[0], np.ndarray):
+            return Tensor._make(args[0].astype(dtype.np))
+        return Tensor._make(Tensor(*args)._data.astype(dtype.np, copy=False))
+
+    make.__name__ = make.__qualname__ = _TYPE_NAMES[dtype.name]
+    make.__doc__ = f"PyTorch's legacy constructor: `Tensor(...)` in {dtype.name}."
+    return make
+
+
+FloatTensor = _legacy_constructor(dtypes.float32)
+DoubleTensor = _legacy_constructor(dtypes.float64)
+HalfTensor = _legacy_constructor(dtypes.float16)
+LongTensor = _legacy_constructor(dtypes.int64)
+IntTensor = _legacy_constructor(dtypes.int32)
+ShortTensor = _legacy_constructor(dtypes.int16)
+CharTensor = _legacy_constructor(dtypes.int8)
+ByteTensor = _legacy_constructor(dtypes.uint8)
+BoolTensor = _legacy_constructor(dtypes.bool_)
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """`einsum("ij,jk->ik", a, b)`, or with the operands as one list."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return VariableType.einsum(equation, list(operands))
+
+
+def with_unbiased(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """std/var also taking PyTorch's `unbiased` (positionally too: `x.std(0,
+    False)`, `x.std(False)`), as `correction=1` or `0`."""
+
+    def op(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], bool):
+            kwargs["unbiased"], args = args[0], args[1:]
+        elif len(args) >= 2 and isinstance(args[1], bool):
+            kwargs["unbiased"] = args[1]
+            if len(args) > 2:
+                kwargs["keepdim"] = args[2]
+            args = args[:1]
+        if "unbiased" in kwargs:
+            kwargs["correction"] = 1 if kwargs.pop("unbiased") else 0
+        return fn(input, *args, **kwargs)
+
+    op.__name__, op.__qualname__, op.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    op.__wrapped__ = fn  # type: ignore[attr-defined]
+    return op
 
 
 # -- comparisons that are not ops: bools, or masks outside any graph -----------------

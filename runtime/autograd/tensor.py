@@ -101,6 +101,31 @@ class VersionCounter:
             _bump_release()
 
 
+def _legacy_data(args: tuple[Any, ...]) -> np.ndarray:
+    """`torch.Tensor(...)`'s data: sizes (ints or one Size) or one sequence."""
+    float32 = dtypes.DEFAULT_FLOAT.np
+    if not args:
+        return np.empty(0, float32)
+    if len(args) == 1 and isinstance(args[0], (Size, np.generic, Tensor)):
+        if isinstance(args[0], Size):
+            return np.empty(tuple(args[0]), float32)
+        value = args[0]._data if isinstance(args[0], Tensor) else args[0]
+        return np.asarray(value)
+    is_size = all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args
+    )
+    if is_size:
+        return np.empty(tuple(int(a) for a in args), float32)
+    if len(args) != 1 or not isinstance(args[0], (list, tuple)):
+        names = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(
+            f"new(): data must be a sequence (got {names})"
+            if len(args) == 1
+            else f"new() received an invalid combination of arguments - got ({names})"
+        )
+    return np.array(args[0], dtype=float32)
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -127,8 +152,14 @@ class Tensor:
     _base: Tensor | None = None
     _creation_meta: Any = None
 
-    def __init__(self, data: Any, *, requires_grad: bool = False) -> None:
-        self._data = data if type(data) is np.ndarray else np.asarray(data)
+    def __init__(self, *data: Any, requires_grad: bool = False) -> None:
+        """`Tensor(ndarray)` wraps the array; otherwise PyTorch's legacy
+        constructor: `Tensor([1, 2])` copies data as float32, `Tensor(2, 3)` is
+        uninitialized of that size, `Tensor()` is empty."""
+        if len(data) == 1 and type(data[0]) is np.ndarray:
+            self._data = data[0]
+        else:
+            self._data = _legacy_data(data)
         self._requires_grad = False
         self.grad_fn: Node | None = None
         self.output_nr = 0

@@ -112,3 +112,51 @@ def test_one_hot_as_torch() -> None:
             F.one_hot(yg.tensor(values), classes)
     with pytest.raises(RuntimeError, match="LongTensor"):
         F.one_hot(yg.tensor([0.0]))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.Tensor([-4.0, 2]),
+        lambda m: m.Tensor(2, 3).zero_(),
+        lambda m: m.Tensor(),
+        lambda m: m.FloatTensor([1, 2]),
+        lambda m: m.LongTensor([1, 2]),
+        lambda m: m.DoubleTensor(2).zero_(),
+        lambda m: m.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]]).std(unbiased=False),
+        lambda m: m.std(m.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]]), 1, False),
+        lambda m: m.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]]).var(1, True, True),
+        lambda m: m.einsum("ij,kj->ik", m.ones(2, 3), m.ones(4, 3)),
+        lambda m: m.einsum("ij->j", [m.ones(2, 3)]),
+        lambda m: m.stack(m.meshgrid(m.arange(2), m.arange(3), indexing="ij")),
+        lambda m: m.stack(m.meshgrid(m.arange(2), m.arange(3), indexing="xy")),
+    ],
+)
+def test_pytorch_python_level_signatures(call: object) -> None:
+    torch = pytest.importorskip("torch")
+    ours, theirs = call(yg), call(torch)  # type: ignore[operator]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert _dtype_name(ours) == _dtype_name(theirs)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_clip_grad_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4,))]
+    for norm_type in (2.0, 1.0, float("inf")):
+        ours = [yg.zeros(g.shape, requires_grad=True) for g in grads]
+        theirs = [torch.zeros(g.shape, requires_grad=True) for g in grads]
+        for p, t, g in zip(ours, theirs, grads):
+            p.grad, t.grad = yg.tensor(g), torch.tensor(g)
+        total = yg.nn.utils.clip_grad_norm_(ours, 1.0, norm_type)
+        expected = torch.nn.utils.clip_grad_norm_(theirs, 1.0, norm_type)
+        assert total.item() == pytest.approx(expected.item(), rel=1e-5)
+        for p, t in zip(ours, theirs):
+            np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5)
+    yg.nn.utils.clip_grad_value_(ours, 0.01)
+    assert all(p.grad.abs().max().item() <= 0.01 for p in ours)
+    vector = yg.nn.utils.parameters_to_vector(ours)
+    assert vector.shape == (16,)
+    yg.nn.utils.vector_to_parameters(yg.arange(16.0), ours)
+    assert ours[1].tolist() == [12.0, 13.0, 14.0, 15.0]
