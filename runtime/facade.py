@@ -86,7 +86,7 @@ from yamlgrad.runtime.autograd.grad_mode import (
     set_grad_enabled,
 )
 from yamlgrad.runtime.serialization import load, save
-from yamlgrad.runtime.autograd.tensor import Size, Tensor
+from yamlgrad.runtime.autograd.tensor import Size, Tensor, set_printoptions
 
 dispatch.bind_ops(VariableType)
 
@@ -102,6 +102,7 @@ __all__ = [
     "tensordot",
     "Tensor",
     "Size",
+    "set_printoptions",
     "autograd",
     "linalg",
     "nn",

@@ -35,6 +35,7 @@ __all__ = [
     "eye",
     "arange",
     "linspace",
+    "logspace",
     "zeros_like",
     "ones_like",
     "full_like",
@@ -445,6 +446,22 @@ def linspace(
     if np_dtype.kind in "iu":
         values = np.trunc(values)
     return _leaf(values.astype(np_dtype), requires_grad, device)
+
+
+def logspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    device: Any = None,
+) -> Tensor:
+    """`steps` values from base**start to base**end, evenly spaced in exponent."""
+    exponents = linspace(start, end, steps, dtype=dtypes.float64)._data
+    values = np.power(float(base), exponents)
+    return _leaf(values.astype(_np_dtype(dtype)), requires_grad, device)
 
 
 # -- *_like ------------------------------------------------------------------------------

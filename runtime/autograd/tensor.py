@@ -436,6 +436,34 @@ _THRESHOLD = 1000  # more elements than this are summarized with "..."
 _EDGEITEMS = 3
 _LINEWIDTH = 80
 _PREFIX = "tensor("
+_SCI_MODE: bool | None = None  # None: chosen from the values, as PyTorch's
+_PROFILES = {
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, math.inf, 3, 80),
+}
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """How tensors print, as `torch.set_printoptions`: a profile ("default",
+    "short", "full") first, then each option given."""
+    global _PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH, _SCI_MODE
+    if profile is not None:
+        _PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = _PROFILES[profile]
+    _PRECISION = _PRECISION if precision is None else precision
+    _THRESHOLD = _THRESHOLD if threshold is None else threshold
+    _EDGEITEMS = _EDGEITEMS if edgeitems is None else edgeitems
+    _LINEWIDTH = _LINEWIDTH if linewidth is None else linewidth
+    _SCI_MODE = sci_mode
+
+
 _SHOWN_WITHOUT_DTYPE = (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_))
 
 
@@ -467,6 +495,8 @@ def _formatter(a: np.ndarray) -> tuple[Callable[[Any], str], int]:
     low, high = float(magnitudes.min()), float(magnitudes.max())
     int_mode = bool(np.all(values == np.ceil(values)))
     sci_mode = high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
+    if _SCI_MODE is not None:
+        sci_mode = _SCI_MODE
     if sci_mode:
         spec, extra = f".{_PRECISION}e", 0
     elif int_mode:

@@ -90,6 +90,7 @@ NOT_FROM_YAML = {
         for name in tensor_methods.__all__
     },
     "Tensor": "the tensor type",
+    "set_printoptions": "how tensors print",
     "Size": "a shape",
     "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
     "ops": "a namespace of the YAML's own overloads",
