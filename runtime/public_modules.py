@@ -31,14 +31,16 @@ class _AliasLoader(importlib.abc.Loader):
 
     def __init__(self, target: str) -> None:
         self.target = target
+        self.spec: importlib.machinery.ModuleSpec | None = None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        self.spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         # The import system stamped the public spec on the module; it keeps its own.
-        real = sys.modules[self.target]
-        module.__spec__ = getattr(real, "__spec__", None) or module.__spec__
+        module.__spec__ = self.spec
 
 
 class AliasFinder(importlib.abc.MetaPathFinder):
@@ -76,4 +78,6 @@ def publish(public: str, module: ModuleType) -> None:
     if hasattr(module, "__path__"):
         _FINDER.packages[public] = real
         if _FINDER not in sys.meta_path:
-            sys.meta_path.append(_FINDER)
+            # First: the path finder would find the file through the package's
+            # __path__ and load a second copy under the public name.
+            sys.meta_path.insert(0, _FINDER)

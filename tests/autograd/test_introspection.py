@@ -126,3 +126,30 @@ def test_autograd_module_paths_are_torchs() -> None:
     assert importlib.import_module("yamlgrad.nn.parameter").Parameter is yg.nn.Parameter
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("yamlgrad.autograd.no_such_module")
+
+
+def test_a_submodule_added_later_is_published_under_its_public_name(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module dropped into a published package (as forward_ad.py will be into
+    runtime/autograd/) imports under the public path as the same object."""
+    from pathlib import Path
+
+    from yamlgrad.runtime import public_modules
+    from yamlgrad.runtime.public_modules import publish
+
+    root = Path(str(tmp_path))
+    (root / "real_pkg").mkdir()
+    (root / "real_pkg" / "__init__.py").write_text("")
+    (root / "real_pkg" / "late.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(root))
+    real = importlib.import_module("real_pkg")
+    publish("public_pkg", real)
+    try:
+        late = importlib.import_module("public_pkg.late")
+        assert late is importlib.import_module("real_pkg.late") and late.VALUE == 42
+        assert late.__spec__.name == "real_pkg.late"
+    finally:
+        for name in ("public_pkg", "public_pkg.late", "real_pkg", "real_pkg.late"):
+            sys.modules.pop(name, None)
+        public_modules._FINDER.packages.pop("public_pkg")
