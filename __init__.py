@@ -13,10 +13,9 @@ The public API lives in yamlgrad/runtime/facade.py; this file only re-exports it
 
 from __future__ import annotations
 
-import sys
-
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime.errors import silence_numpy_warnings
+from yamlgrad.runtime.public_modules import publish
 
 # numpy's log(0), 0/0 and overflow inside yamlgrad give inf and nan without a
 # warning, as PyTorch's do (see silence_numpy_warnings).
@@ -25,8 +24,7 @@ from yamlgrad.runtime.dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
 from yamlgrad.runtime.dtypes import float32 as float  # noqa: A001
 from yamlgrad.runtime.dtypes import int32 as int  # noqa: A001
 
-sys.modules[__name__ + ".autograd"] = autograd
-sys.modules[__name__ + ".autograd.forward_ad"] = autograd.forward_ad
+publish(__name__ + ".autograd", autograd)
 __version__ = "0.1.0"
 
 try:
@@ -62,4 +60,4 @@ else:
         ("func", func),  # noqa: F405
         ("autograd.functional", autograd.functional),
     ):
-        sys.modules[f"{__name__}.{_public}"] = _module
+        publish(f"{__name__}.{_public}", _module)

@@ -199,6 +199,7 @@ __all__ = [
     "TanhBackward0",
     "SigmoidBackward0",
     "ReluBackward0",
+    "ThresholdBackwardBackward0",
     "SqrtBackward0",
     "AbsBackward0",
     "SignBackward0",
@@ -496,11 +497,11 @@ class MulBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class MulBackward1(Node):
@@ -560,11 +561,11 @@ class DivBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class DivBackward1(Node):
@@ -630,11 +631,11 @@ class DivBackward2(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class DivBackward3(Node):
@@ -692,7 +693,7 @@ class WhereBackward0(Node):
 
     @property
     def _saved_condition(self) -> Any:
-        return self._raw_saved_condition.unpack(self)
+        return self._raw_saved_condition.unpack_wrapped(self)
 
 
 class MaximumBackward0(Node):
@@ -737,11 +738,11 @@ class MaximumBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class FmaxBackward0(Node):
@@ -782,11 +783,11 @@ class FmaxBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class MinimumBackward0(Node):
@@ -831,11 +832,11 @@ class MinimumBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class FminBackward0(Node):
@@ -876,11 +877,11 @@ class FminBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class Atan2Backward0(Node):
@@ -921,11 +922,11 @@ class Atan2Backward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class HypotBackward0(Node):
@@ -969,15 +970,15 @@ class HypotBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class CopysignBackward0(Node):
@@ -1017,11 +1018,11 @@ class CopysignBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class CopysignBackward1(Node):
@@ -1052,11 +1053,11 @@ class CopysignBackward1(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class RemainderBackward0(Node):
@@ -1115,11 +1116,11 @@ class RemainderBackward1(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class FmodBackward0(Node):
@@ -1178,11 +1179,11 @@ class FmodBackward1(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class XlogyBackward0(Node):
@@ -1225,11 +1226,11 @@ class XlogyBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class XlogyBackward1(Node):
@@ -1259,7 +1260,7 @@ class XlogyBackward1(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
 
 class XlogyBackward2(Node):
@@ -1293,7 +1294,7 @@ class XlogyBackward2(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LerpBackward0(Node):
@@ -1363,15 +1364,15 @@ class LerpBackward1(Node):
 
     @property
     def _saved_end(self) -> Any:
-        return self._raw_saved_end.unpack(self)
+        return self._raw_saved_end.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class AddcmulBackward0(Node):
@@ -1417,11 +1418,11 @@ class AddcmulBackward0(Node):
 
     @property
     def _saved_tensor1(self) -> Any:
-        return self._raw_saved_tensor1.unpack(self)
+        return self._raw_saved_tensor1.unpack_wrapped(self)
 
     @property
     def _saved_tensor2(self) -> Any:
-        return self._raw_saved_tensor2.unpack(self)
+        return self._raw_saved_tensor2.unpack_wrapped(self)
 
 
 class AddcdivBackward0(Node):
@@ -1467,11 +1468,11 @@ class AddcdivBackward0(Node):
 
     @property
     def _saved_tensor1(self) -> Any:
-        return self._raw_saved_tensor1.unpack(self)
+        return self._raw_saved_tensor1.unpack_wrapped(self)
 
     @property
     def _saved_tensor2(self) -> Any:
-        return self._raw_saved_tensor2.unpack(self)
+        return self._raw_saved_tensor2.unpack_wrapped(self)
 
 
 class ClampBackward0(Node):
@@ -1519,15 +1520,15 @@ class ClampBackward0(Node):
 
     @property
     def _saved_max(self) -> Any:
-        return self._raw_saved_max.unpack(self)
+        return self._raw_saved_max.unpack_wrapped(self)
 
     @property
     def _saved_min(self) -> Any:
-        return self._raw_saved_min.unpack(self)
+        return self._raw_saved_min.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ClampBackward1(Node):
@@ -1559,7 +1560,7 @@ class ClampBackward1(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ClampMinBackward0(Node):
@@ -1589,7 +1590,7 @@ class ClampMinBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ClampMinBackward1(Node):
@@ -1630,11 +1631,11 @@ class ClampMinBackward1(Node):
 
     @property
     def _saved_min(self) -> Any:
-        return self._raw_saved_min.unpack(self)
+        return self._raw_saved_min.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ClampMaxBackward0(Node):
@@ -1664,7 +1665,7 @@ class ClampMaxBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ClampMaxBackward1(Node):
@@ -1705,11 +1706,11 @@ class ClampMaxBackward1(Node):
 
     @property
     def _saved_max(self) -> Any:
-        return self._raw_saved_max.unpack(self)
+        return self._raw_saved_max.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class NanToNumBackward0(Node):
@@ -1735,7 +1736,7 @@ class NanToNumBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class PowBackward0(Node):
@@ -1765,7 +1766,7 @@ class PowBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class PowBackward1(Node):
@@ -1809,15 +1810,15 @@ class PowBackward1(Node):
 
     @property
     def _saved_exponent(self) -> Any:
-        return self._raw_saved_exponent.unpack(self)
+        return self._raw_saved_exponent.unpack_wrapped(self)
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class PowBackward2(Node):
@@ -1850,11 +1851,11 @@ class PowBackward2(Node):
 
     @property
     def _saved_exponent(self) -> Any:
-        return self._raw_saved_exponent.unpack(self)
+        return self._raw_saved_exponent.unpack_wrapped(self)
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class NegBackward0(Node):
@@ -1898,7 +1899,7 @@ class ReciprocalBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class ExpBackward0(Node):
@@ -1924,7 +1925,7 @@ class ExpBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class LogBackward0(Node):
@@ -1950,7 +1951,7 @@ class LogBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SinBackward0(Node):
@@ -1976,7 +1977,7 @@ class SinBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class CosBackward0(Node):
@@ -2002,7 +2003,7 @@ class CosBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class TanhBackward0(Node):
@@ -2028,7 +2029,7 @@ class TanhBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class SigmoidBackward0(Node):
@@ -2054,7 +2055,7 @@ class SigmoidBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class ReluBackward0(Node):
@@ -2080,7 +2081,46 @@ class ReluBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class ThresholdBackwardBackward0(Node):
+    """Backward of `threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`.
+
+    grad_output: threshold_backward(grad, self, threshold)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_saved_threshold",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        threshold = self._saved_threshold
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = threshold_backward(grad, self_, threshold)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SqrtBackward0(Node):
@@ -2106,7 +2146,7 @@ class SqrtBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class AbsBackward0(Node):
@@ -2132,7 +2172,7 @@ class AbsBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SignBackward0(Node):
@@ -2176,7 +2216,7 @@ class Exp2Backward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class Expm1Backward0(Node):
@@ -2202,7 +2242,7 @@ class Expm1Backward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class Log2Backward0(Node):
@@ -2228,7 +2268,7 @@ class Log2Backward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class Log10Backward0(Node):
@@ -2254,7 +2294,7 @@ class Log10Backward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class Log1PBackward0(Node):
@@ -2280,7 +2320,7 @@ class Log1PBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class RsqrtBackward0(Node):
@@ -2306,7 +2346,7 @@ class RsqrtBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class TanBackward0(Node):
@@ -2332,7 +2372,7 @@ class TanBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class AsinBackward0(Node):
@@ -2358,7 +2398,7 @@ class AsinBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AcosBackward0(Node):
@@ -2384,7 +2424,7 @@ class AcosBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AtanBackward0(Node):
@@ -2410,7 +2450,7 @@ class AtanBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SinhBackward0(Node):
@@ -2436,7 +2476,7 @@ class SinhBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class CoshBackward0(Node):
@@ -2462,7 +2502,7 @@ class CoshBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AsinhBackward0(Node):
@@ -2488,7 +2528,7 @@ class AsinhBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AcoshBackward0(Node):
@@ -2514,7 +2554,7 @@ class AcoshBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AtanhBackward0(Node):
@@ -2540,7 +2580,7 @@ class AtanhBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LogitBackward0(Node):
@@ -2570,7 +2610,7 @@ class LogitBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ErfBackward0(Node):
@@ -2596,7 +2636,7 @@ class ErfBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ErfcBackward0(Node):
@@ -2622,7 +2662,7 @@ class ErfcBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class FloorBackward0(Node):
@@ -2854,7 +2894,7 @@ class MaxBackward0(Node):
 
     @property
     def _saved_indices(self) -> Any:
-        return self._raw_saved_indices.unpack(self)
+        return self._raw_saved_indices.unpack_wrapped(self)
 
 
 class MaxBackward1(Node):
@@ -2885,11 +2925,11 @@ class MaxBackward1(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class MinBackward0(Node):
@@ -2925,7 +2965,7 @@ class MinBackward0(Node):
 
     @property
     def _saved_indices(self) -> Any:
-        return self._raw_saved_indices.unpack(self)
+        return self._raw_saved_indices.unpack_wrapped(self)
 
 
 class MinBackward1(Node):
@@ -2956,11 +2996,11 @@ class MinBackward1(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ProdBackward0(Node):
@@ -2991,11 +3031,11 @@ class ProdBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class ProdBackward1(Node):
@@ -3030,11 +3070,11 @@ class ProdBackward1(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class VarBackward0(Node):
@@ -3068,7 +3108,7 @@ class VarBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class StdBackward0(Node):
@@ -3105,11 +3145,11 @@ class StdBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LinalgVectorNormBackward0(Node):
@@ -3148,11 +3188,11 @@ class LinalgVectorNormBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AmaxBackward0(Node):
@@ -3191,11 +3231,11 @@ class AmaxBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AminBackward0(Node):
@@ -3234,11 +3274,11 @@ class AminBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LogsumexpBackward0(Node):
@@ -3273,11 +3313,11 @@ class LogsumexpBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class CumsumBackward0(Node):
@@ -3337,11 +3377,11 @@ class CumprodBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SoftmaxBackward0(Node):
@@ -3371,7 +3411,7 @@ class SoftmaxBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class LogSoftmaxBackward0(Node):
@@ -3401,7 +3441,7 @@ class LogSoftmaxBackward0(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class MmBackward0(Node):
@@ -3442,11 +3482,11 @@ class MmBackward0(Node):
 
     @property
     def _saved_mat2(self) -> Any:
-        return self._raw_saved_mat2.unpack(self)
+        return self._raw_saved_mat2.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class DotBackward0(Node):
@@ -3487,11 +3527,11 @@ class DotBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_tensor(self) -> Any:
-        return self._raw_saved_tensor.unpack(self)
+        return self._raw_saved_tensor.unpack_wrapped(self)
 
 
 class MvBackward0(Node):
@@ -3532,11 +3572,11 @@ class MvBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_vec(self) -> Any:
-        return self._raw_saved_vec.unpack(self)
+        return self._raw_saved_vec.unpack_wrapped(self)
 
 
 class BmmBackward0(Node):
@@ -3577,11 +3617,11 @@ class BmmBackward0(Node):
 
     @property
     def _saved_mat2(self) -> Any:
-        return self._raw_saved_mat2.unpack(self)
+        return self._raw_saved_mat2.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class AddmmBackward0(Node):
@@ -3629,11 +3669,11 @@ class AddmmBackward0(Node):
 
     @property
     def _saved_mat1(self) -> Any:
-        return self._raw_saved_mat1.unpack(self)
+        return self._raw_saved_mat1.unpack_wrapped(self)
 
     @property
     def _saved_mat2(self) -> Any:
-        return self._raw_saved_mat2.unpack(self)
+        return self._raw_saved_mat2.unpack_wrapped(self)
 
 
 class BaddbmmBackward0(Node):
@@ -3681,11 +3721,11 @@ class BaddbmmBackward0(Node):
 
     @property
     def _saved_batch1(self) -> Any:
-        return self._raw_saved_batch1.unpack(self)
+        return self._raw_saved_batch1.unpack_wrapped(self)
 
     @property
     def _saved_batch2(self) -> Any:
-        return self._raw_saved_batch2.unpack(self)
+        return self._raw_saved_batch2.unpack_wrapped(self)
 
 
 class TraceBackward0(Node):
@@ -3732,7 +3772,7 @@ class LinalgInvExBackward0(Node):
 
     @property
     def _saved_inverse(self) -> Any:
-        return self._raw_saved_inverse.unpack(self)
+        return self._raw_saved_inverse.unpack_wrapped(self)
 
 
 class LinalgDetBackward0(Node):
@@ -3763,11 +3803,11 @@ class LinalgDetBackward0(Node):
 
     @property
     def _saved_A(self) -> Any:
-        return self._raw_saved_A.unpack(self)
+        return self._raw_saved_A.unpack_wrapped(self)
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class TBackward0(Node):
@@ -4425,7 +4465,7 @@ class IndexSelectBackward0(Node):
 
     @property
     def _saved_index(self) -> Any:
-        return self._raw_saved_index.unpack(self)
+        return self._raw_saved_index.unpack_wrapped(self)
 
 
 class GatherBackward0(Node):
@@ -4457,7 +4497,7 @@ class GatherBackward0(Node):
 
     @property
     def _saved_index(self) -> Any:
-        return self._raw_saved_index.unpack(self)
+        return self._raw_saved_index.unpack_wrapped(self)
 
 
 class ScatterBackward0(Node):
@@ -4496,7 +4536,7 @@ class ScatterBackward0(Node):
 
     @property
     def _saved_index(self) -> Any:
-        return self._raw_saved_index.unpack(self)
+        return self._raw_saved_index.unpack_wrapped(self)
 
 
 class ScatterBackward1(Node):
@@ -4526,7 +4566,7 @@ class ScatterBackward1(Node):
 
     @property
     def _saved_index(self) -> Any:
-        return self._raw_saved_index.unpack(self)
+        return self._raw_saved_index.unpack_wrapped(self)
 
 
 class ScatterAddBackward0(Node):
@@ -4565,7 +4605,7 @@ class ScatterAddBackward0(Node):
 
     @property
     def _saved_index(self) -> Any:
-        return self._raw_saved_index.unpack(self)
+        return self._raw_saved_index.unpack_wrapped(self)
 
 
 class IndexAddBackward0(Node):
@@ -4606,7 +4646,7 @@ class IndexAddBackward0(Node):
 
     @property
     def _saved_index(self) -> Any:
-        return self._raw_saved_index.unpack(self)
+        return self._raw_saved_index.unpack_wrapped(self)
 
 
 class MaskedFillBackward0(Node):
@@ -4632,7 +4672,7 @@ class MaskedFillBackward0(Node):
 
     @property
     def _saved_mask(self) -> Any:
-        return self._raw_saved_mask.unpack(self)
+        return self._raw_saved_mask.unpack_wrapped(self)
 
 
 class MaskedFillBackward1(Node):
@@ -4667,7 +4707,7 @@ class MaskedFillBackward1(Node):
 
     @property
     def _saved_mask(self) -> Any:
-        return self._raw_saved_mask.unpack(self)
+        return self._raw_saved_mask.unpack_wrapped(self)
 
 
 class MaskedSelectBackward0(Node):
@@ -4698,11 +4738,11 @@ class MaskedSelectBackward0(Node):
 
     @property
     def _saved_mask(self) -> Any:
-        return self._raw_saved_mask.unpack(self)
+        return self._raw_saved_mask.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class RollBackward0(Node):
@@ -5019,11 +5059,11 @@ class ConvolutionBackward0(Node):
 
     @property
     def _saved_input(self) -> Any:
-        return self._raw_saved_input.unpack(self)
+        return self._raw_saved_input.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class MaxPool2DWithIndicesBackward0(Node):
@@ -5055,7 +5095,7 @@ class MaxPool2DWithIndicesBackward0(Node):
 
     @property
     def _saved_result1(self) -> Any:
-        return self._raw_saved_result1.unpack(self)
+        return self._raw_saved_result1.unpack_wrapped(self)
 
 
 class AvgPool2DBackward0(Node):
@@ -5171,11 +5211,11 @@ class NativeLayerNormBackward0(Node):
 
     @property
     def _saved_input(self) -> Any:
-        return self._raw_saved_input.unpack(self)
+        return self._raw_saved_input.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class NativeBatchNormBackward0(Node):
@@ -5245,19 +5285,19 @@ class NativeBatchNormBackward0(Node):
 
     @property
     def _saved_input(self) -> Any:
-        return self._raw_saved_input.unpack(self)
+        return self._raw_saved_input.unpack_wrapped(self)
 
     @property
     def _saved_running_mean(self) -> Any:
-        return self._raw_saved_running_mean.unpack(self)
+        return self._raw_saved_running_mean.unpack_wrapped(self)
 
     @property
     def _saved_running_var(self) -> Any:
-        return self._raw_saved_running_var.unpack(self)
+        return self._raw_saved_running_var.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class NativeGroupNormBackward0(Node):
@@ -5318,11 +5358,11 @@ class NativeGroupNormBackward0(Node):
 
     @property
     def _saved_input(self) -> Any:
-        return self._raw_saved_input.unpack(self)
+        return self._raw_saved_input.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class EmbeddingBackward0(Node):
@@ -5358,7 +5398,7 @@ class EmbeddingBackward0(Node):
 
     @property
     def _saved_indices(self) -> Any:
-        return self._raw_saved_indices.unpack(self)
+        return self._raw_saved_indices.unpack_wrapped(self)
 
 
 class GeluBackward0(Node):
@@ -5388,7 +5428,7 @@ class GeluBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SiluBackward0(Node):
@@ -5414,7 +5454,7 @@ class SiluBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class MishBackward0(Node):
@@ -5440,7 +5480,7 @@ class MishBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SoftplusBackward0(Node):
@@ -5472,7 +5512,7 @@ class SoftplusBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class EluBackward0(Node):
@@ -5506,7 +5546,7 @@ class EluBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class CeluBackward0(Node):
@@ -5536,7 +5576,7 @@ class CeluBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LeakyReluBackward0(Node):
@@ -5566,7 +5606,7 @@ class LeakyReluBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class HardtanhBackward0(Node):
@@ -5598,7 +5638,7 @@ class HardtanhBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class HardswishBackward0(Node):
@@ -5624,7 +5664,7 @@ class HardswishBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class HardsigmoidBackward0(Node):
@@ -5650,7 +5690,7 @@ class HardsigmoidBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LogSigmoidBackward0(Node):
@@ -5676,7 +5716,7 @@ class LogSigmoidBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LeakyReluBackward1(Node):
@@ -5706,7 +5746,7 @@ class LeakyReluBackward1(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class EluBackward1(Node):
@@ -5742,7 +5782,7 @@ class EluBackward1(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class CeluBackward1(Node):
@@ -5772,7 +5812,7 @@ class CeluBackward1(Node):
 
     @property
     def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack(self)
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class MseLossBackward0(Node):
@@ -5815,11 +5855,11 @@ class MseLossBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_target(self) -> Any:
-        return self._raw_saved_target.unpack(self)
+        return self._raw_saved_target.unpack_wrapped(self)
 
 
 class SmoothL1LossBackward0(Node):
@@ -5868,11 +5908,11 @@ class SmoothL1LossBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_target(self) -> Any:
-        return self._raw_saved_target.unpack(self)
+        return self._raw_saved_target.unpack_wrapped(self)
 
 
 class HuberLossBackward0(Node):
@@ -5917,11 +5957,11 @@ class HuberLossBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_target(self) -> Any:
-        return self._raw_saved_target.unpack(self)
+        return self._raw_saved_target.unpack_wrapped(self)
 
 
 class BinaryCrossEntropyBackward0(Node):
@@ -5972,15 +6012,15 @@ class BinaryCrossEntropyBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_target(self) -> Any:
-        return self._raw_saved_target.unpack(self)
+        return self._raw_saved_target.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -6035,19 +6075,19 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     @property
     def _saved_pos_weight(self) -> Any:
-        return self._raw_saved_pos_weight.unpack(self)
+        return self._raw_saved_pos_weight.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_target(self) -> Any:
-        return self._raw_saved_target.unpack(self)
+        return self._raw_saved_target.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class NllLossBackward0(Node):
@@ -6087,15 +6127,15 @@ class NllLossBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_target(self) -> Any:
-        return self._raw_saved_target.unpack(self)
+        return self._raw_saved_target.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)
 
 
 class NllLoss2DBackward0(Node):
@@ -6135,12 +6175,12 @@ class NllLoss2DBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_target(self) -> Any:
-        return self._raw_saved_target.unpack(self)
+        return self._raw_saved_target.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
-        return self._raw_saved_weight.unpack(self)
+        return self._raw_saved_weight.unpack_wrapped(self)

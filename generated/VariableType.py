@@ -146,6 +146,7 @@ from .Functions import (
     TanhBackward0,
     SigmoidBackward0,
     ReluBackward0,
+    ThresholdBackwardBackward0,
     SqrtBackward0,
     AbsBackward0,
     SignBackward0,
@@ -443,9 +444,45 @@ __all__ = [
     "clone",
     "constant_pad_nd",
     "pad",
+    "neg_",
+    "reciprocal_",
+    "exp_",
+    "log_",
+    "sin_",
+    "cos_",
+    "tanh_",
+    "sigmoid_",
     "relu_",
+    "sqrt_",
+    "abs_",
+    "clamp_",
+    "clamp_min_",
+    "clamp_max_",
     "fill",
+    "fill_",
     "zero_",
+    "xlogy_",
+    "nan_to_num_",
+    "logit_",
+    "round_",
+    "asin_",
+    "acos_",
+    "atan_",
+    "sinh_",
+    "cosh_",
+    "tan_",
+    "log2_",
+    "log10_",
+    "log1p_",
+    "expm1_",
+    "exp2_",
+    "rsqrt_",
+    "floor_",
+    "ceil_",
+    "trunc_",
+    "frac_",
+    "erf_",
+    "erfc_",
     "linear",
     "bilinear",
     "convolution",
@@ -3242,6 +3279,61 @@ def relu(
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def threshold_backward(
+    grad_output: Any,
+    input: Any,
+    threshold: Any,
+) -> Tensor:
+    """`threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor`
+
+    forward: threshold_backward_kernel(grad_output, self, threshold)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(grad_output, self):
+        return call_batched(
+            "threshold_backward", "", threshold_backward, grad_output, self, threshold
+        )
+    grad_output_ = tensor_arg(grad_output, "threshold_backward", "grad_output", 1)
+    self_ = tensor_arg(self, "threshold_backward", "input", 2)
+    threshold = scalar_arg(threshold, "threshold_backward", "threshold", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "threshold_backward", threshold_backward, (grad_output, self, threshold)
+        )
+    grad_fn = None
+    if compute_requires_grad(grad_output, self):
+        grad_fn = ThresholdBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_threshold = threshold
+    try:
+        result = Tensor._make(
+            activations.threshold_backward_kernel(grad_output_, self_, threshold)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "threshold_backward",
+            kernel_failure,
+            grad_output=grad_output_,
+            self=self_,
+            threshold=threshold,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output, self):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                threshold_backward,
+                {"grad_output": grad_output, "input": self, "threshold": threshold},
+                {"grad_output": grad_output_t, "input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -15597,6 +15689,12 @@ OVERLOADS = {
     },
     "relu": {
         "default": schema_names(relu, "relu(Tensor self) -> Tensor"),
+    },
+    "threshold_backward": {
+        "default": schema_names(
+            threshold_backward,
+            "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+        ),
     },
     "sqrt": {
         "default": schema_names(sqrt, "sqrt(Tensor self) -> Tensor"),

@@ -37,6 +37,18 @@ ERR_MATERIALIZE_UNUSED = (
     "but got: allow_unused=False."
 )
 ERR_EMPTY_BACKWARD_INPUTS = "`inputs` argument to `backward()` cannot be empty."
+ERR_DETACH_VIEW_INPLACE = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+    "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+    "called on these gradients. To fix this error, please refer to the "
+    "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+WARN_ONLY_INPUTS = (
+    "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+    "accumulate gradient for other parts of the graph, please use "
+    "torch.autograd.backward."
+)
 ERR_EMPTY_GRAD_INPUTS = "`inputs` argument to `grad()` cannot be empty."
 ERR_REQUIRES_GRAD_DTYPE = (
     "Only Tensors of floating point and complex dtype can require gradients"

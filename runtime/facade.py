@@ -27,6 +27,44 @@ from yamlgrad.runtime.func import autograd_functional
 # torch.autograd.functional lives above the autograd core (it needs vmap), so the
 # facade attaches it: `yg.autograd.functional`.
 autograd.functional = autograd_functional
+from yamlgrad.runtime import devices, sampling, tensor_methods
+from yamlgrad.runtime.devices import (
+    accelerator,
+    backends,
+    cuda,
+    device,
+    get_default_device,
+    set_default_device,
+)
+from yamlgrad.runtime.sampling import bernoulli, multinomial, normal, poisson
+from yamlgrad.runtime.tensor_methods import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    get_default_dtype,
+    is_tensor,
+    meshgrid,
+    allclose,
+    detach,
+    detach_,
+    equal,
+    get_device,
+    is_floating_point,
+    is_inference,
+    isclose,
+    numel,
+)
+from yamlgrad.runtime.autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from yamlgrad.runtime.wrappers import inplace_ops, indexing
 from yamlgrad.runtime.dtypes import (
     bool_,
@@ -55,16 +93,23 @@ from yamlgrad.runtime.autograd.grad_mode import (
 )
 from yamlgrad.runtime.serialization import load, save
 from yamlgrad.runtime.compile import compile  # noqa: A004 - PyTorch's name
-from yamlgrad.runtime.autograd.tensor import Size, Tensor
+from yamlgrad.runtime.autograd.tensor import Size, Tensor, set_printoptions
 
 dispatch.bind_ops(VariableType)
 
 __all__ = [
     *VariableType.__all__,
     *factories.__all__,
+    *devices.__all__,
+    *sampling.__all__,
+    *tensor_methods.__all__,
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "set_detect_anomaly",
     "tensordot",
     "Tensor",
     "Size",
+    "set_printoptions",
     "autograd",
     "func",
     "linalg",
@@ -100,13 +145,6 @@ __all__ = [
 
 
 # -- Tensor methods and operators ----------------------------------------------------
-
-
-def _to(self: Tensor, dtype: dtypes.dtype) -> Tensor:
-    """`x.to(dtype)`: x itself when the dtype already matches, else a recorded copy."""
-    if self.dtype.np == dtypes.to_numpy(dtype):
-        return self
-    return VariableType._to_copy(self, dtype=dtype)
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
@@ -239,7 +277,12 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
-    Tensor.to = _to  # type: ignore[attr-defined]
+    for name, fn in tensor_methods.METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, getter in tensor_methods.PROPERTIES.items():
+        setattr(Tensor, name, property(getter))
+    for name, fn in sampling.METHODS.items():
+        setattr(Tensor, name, fn)
     Tensor.norm = norm  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]
@@ -253,10 +296,34 @@ def _install_tensor_methods() -> None:
         ("int", dtypes.int32),
         ("bool", dtypes.bool_),
     ):
-        setattr(Tensor, name, lambda self, _t=target: _to(self, _t))
+        setattr(Tensor, name, lambda self, _t=target: tensor_methods.to(self, _t))
 
 
 _install_tensor_methods()
+
+
+def _accept_numpy_keywords() -> None:
+    """`x.amax(axis=0, keepdims=True)`: the reductions of one overload take
+    numpy's keywords too (the dispatchers of several do it in `dispatch`)."""
+    public = globals()
+    for name in VariableType.__all__:
+        fn = public[name]
+        if tensor_methods.takes_keepdim(fn):
+            public[name] = tensor_methods.with_numpy_keywords(fn)
+    for name, fn in VariableType.METHODS.items():
+        if tensor_methods.takes_keepdim(fn):
+            setattr(Tensor, name, tensor_methods.with_numpy_keywords(fn))
+
+
+_accept_numpy_keywords()
+
+# PyTorch's Python-level signatures over the generated ops: einsum's operands as
+# varargs, std's and var's `unbiased`.
+einsum = tensor_methods.einsum
+std = tensor_methods.with_unbiased(std)  # noqa: F405
+var = tensor_methods.with_unbiased(var)  # noqa: F405
+Tensor.std = std  # type: ignore[attr-defined]
+Tensor.var = var  # type: ignore[attr-defined]
 
 
 # -- yg.ops.<name>.<overload> ------------------------------------------------------

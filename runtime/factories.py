@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime import dtypes
+from yamlgrad.runtime import devices, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.errors import ERR_VMAP_DIFFERENT_RANDOMNESS, ERR_VMAP_RANDOM
 from yamlgrad.runtime.wrappers.tracing import tracing
@@ -37,6 +37,7 @@ __all__ = [
     "eye",
     "arange",
     "linspace",
+    "logspace",
     "zeros_like",
     "ones_like",
     "full_like",
@@ -53,7 +54,11 @@ __all__ = [
     "seed",
     "Generator",
     "default_generator",
+    "get_rng_state",
+    "set_rng_state",
 ]
+
+_STATE_BYTES = 48  # seed, PCG64's state and increment, its cached 32 bits
 
 # PyTorch's default CPU seed (`default_rng_seed_val`), so a fresh process repeats.
 _DEFAULT_SEED = 67280421310721
@@ -79,7 +84,7 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from `seed`; returns the generator itself."""
-        seed = operator.index(seed)
+        seed = operator.index(seed) % 2**64  # PyTorch keeps it unsigned
         self._seed = seed
         # PCG64 needs a non-negative seed; torch accepts negative ones and wraps.
         self._rng = np.random.Generator(np.random.PCG64(seed % 2**64))
@@ -87,6 +92,46 @@ class Generator:
 
     def initial_seed(self) -> int:
         return self._seed
+
+    def get_state(self) -> Tensor:
+        """The stream's position as a uint8 tensor, for `set_state`."""
+        state = self._rng.bit_generator.state
+        words = (
+            (self._seed, 8),
+            (state["state"]["state"], 16),
+            (state["state"]["inc"], 16),
+            (state["has_uint32"], 4),
+            (state["uinteger"], 4),
+        )
+        raw = b"".join(value.to_bytes(size, "little") for value, size in words)
+        return Tensor._make(np.frombuffer(raw, dtype=np.uint8).copy())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Return to a position `get_state` gave; returns the generator itself."""
+        if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
+            raise TypeError(
+                "expected a torch.ByteTensor, but got " f"{type(new_state).__name__}"
+            )
+        raw = new_state._data.tobytes()
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(
+                f"Expected a PCG64 generator state of size {_STATE_BYTES} but found "
+                f"the input RNG state size to be {len(raw)}"
+            )
+        fields, offset = [], 0
+        for size in (8, 16, 16, 4, 4):
+            fields.append(int.from_bytes(raw[offset : offset + size], "little"))
+            offset += size
+        seed, position, inc, has_uint32, uinteger = fields
+        bit_generator = np.random.PCG64()
+        bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": position, "inc": inc},
+            "has_uint32": has_uint32,
+            "uinteger": uinteger,
+        }
+        self._seed, self._rng = seed, np.random.Generator(bit_generator)
+        return self
 
     def seed(self) -> int:
         """Seed from fresh OS entropy; returns the new seed."""
@@ -114,6 +159,15 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+def get_rng_state() -> Tensor:
+    """The default generator's state, as `torch.get_rng_state`."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
+
+
 def seed() -> int:
     return default_generator.seed()
 
@@ -138,8 +192,10 @@ def _rng(generator: Generator | None) -> np.random.Generator:
 # -- helpers -------------------------------------------------------------------------
 
 
-def _leaf(array: np.ndarray, requires_grad: bool) -> Tensor:
-    """A new leaf around `array`; requires_grad refuses integer dtypes (Tensor's)."""
+def _leaf(array: np.ndarray, requires_grad: bool, device: Any = None) -> Tensor:
+    """A new leaf around `array` on the CPU (the only device; another raises
+    PyTorch's error); requires_grad refuses integer dtypes (Tensor's)."""
+    devices.usable(device)
     out = Tensor._make(array)
     if requires_grad:
         out.requires_grad = True
@@ -210,7 +266,11 @@ def _default_dtype(data: Any, array: np.ndarray) -> np.dtype:
 
 
 def tensor(
-    data: Any, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+    data: Any,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """A new tensor holding a copy of `data` (a number, nested lists, or an ndarray).
 
@@ -223,11 +283,14 @@ def tensor(
     np_dtype = (
         dtypes.to_numpy(dtype) if dtype is not None else _default_dtype(data, array)
     )
-    return _leaf(array.astype(np_dtype, copy=False), requires_grad)
+    return _leaf(array.astype(np_dtype, copy=False), requires_grad, device)
 
 
-def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
+def as_tensor(
+    data: Any, dtype: dtypes.dtype | None = None, device: Any = None
+) -> Tensor:
     """Like `tensor`, but shares memory with an ndarray or Tensor when it can."""
+    devices.usable(device)
     if isinstance(data, Tensor) and (
         dtype is None or data._data.dtype == dtypes.to_numpy(dtype)
     ):
@@ -236,7 +299,7 @@ def as_tensor(data: Any, dtype: dtypes.dtype | None = None) -> Tensor:
         dtype is None or data.dtype == dtypes.to_numpy(dtype)
     ):
         return Tensor._make(data)
-    return tensor(data, dtype=dtype)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -254,33 +317,36 @@ def zeros(
     *size: Any,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     **kwargs: Any,
 ) -> Tensor:
     """A tensor of zeros: `yg.zeros(2, 3)` or `yg.zeros((2, 3))` (float32)."""
     shape = _size(size, _size_keyword(kwargs))
-    return _leaf(np.zeros(shape, dtype=_np_dtype(dtype)), requires_grad)
+    return _leaf(np.zeros(shape, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def ones(
     *size: Any,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     **kwargs: Any,
 ) -> Tensor:
     """A tensor of ones: `yg.ones(2, 3)` or `yg.ones((2, 3))` (float32)."""
     shape = _size(size, _size_keyword(kwargs))
-    return _leaf(np.ones(shape, dtype=_np_dtype(dtype)), requires_grad)
+    return _leaf(np.ones(shape, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def empty(
     *size: Any,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     **kwargs: Any,
 ) -> Tensor:
     """An uninitialized tensor, as `torch.empty`: read it only after writing it."""
     shape = _size(size, _size_keyword(kwargs))
-    return _leaf(np.empty(shape, dtype=_np_dtype(dtype)), requires_grad)
+    return _leaf(np.empty(shape, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def _size_keyword(kwargs: dict[str, Any]) -> Any:
@@ -297,12 +363,14 @@ def full(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """A tensor of `fill_value`, dtype from the value: `yg.full((2, 3), 7)` is int64."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     np_dtype = _np_dtype(dtype, _scalar_dtype(fill_value))
-    return _leaf(np.full(_size((size,)), fill_value, dtype=np_dtype), requires_grad)
+    array = np.full(_size((size,)), fill_value, dtype=np_dtype)
+    return _leaf(array, requires_grad, device)
 
 
 def eye(
@@ -311,13 +379,14 @@ def eye(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """The n x m identity (m defaults to n)."""
     n = operator.index(n)
     m = n if m is None else operator.index(m)
     if n < 0 or m < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m)}")
-    return _leaf(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad)
+    return _leaf(np.eye(n, m, dtype=_np_dtype(dtype)), requires_grad, device)
 
 
 def _is_int(value: Any) -> bool:
@@ -337,6 +406,7 @@ def arange(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """`[start, end)` by `step`: `arange(5)`, `arange(1, 4)`, `arange(0, 1, 0.25)`.
 
@@ -360,7 +430,7 @@ def arange(
         values = start + step * np.arange(length, dtype=np.int64)
     else:
         values = float(start) + float(step) * np.arange(length, dtype=np.float64)
-    return _leaf(values.astype(np_dtype), requires_grad)
+    return _leaf(values.astype(np_dtype), requires_grad, device)
 
 
 def linspace(
@@ -370,6 +440,7 @@ def linspace(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """`steps` evenly spaced values from start to end inclusive (float32 default).
 
@@ -389,7 +460,23 @@ def linspace(
         values = np.where(i < halfway, start + step * i, end - step * (steps - 1 - i))
     if np_dtype.kind in "iu":
         values = np.trunc(values)
-    return _leaf(values.astype(np_dtype), requires_grad)
+    return _leaf(values.astype(np_dtype), requires_grad, device)
+
+
+def logspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    device: Any = None,
+) -> Tensor:
+    """`steps` values from base**start to base**end, evenly spaced in exponent."""
+    exponents = linspace(start, end, steps, dtype=dtypes.float64)._data
+    values = np.power(float(base), exponents)
+    return _leaf(values.astype(_np_dtype(dtype)), requires_grad, device)
 
 
 # -- *_like ------------------------------------------------------------------------------
@@ -400,24 +487,40 @@ def _like_dtype(input: Tensor, dtype: dtypes.dtype | None) -> np.dtype:
 
 
 def zeros_like(
-    input: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+    input: Tensor,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """Zeros with `input`'s shape (and dtype, unless given)."""
-    return _leaf(np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad)
+    return _leaf(
+        np.zeros(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    )
 
 
 def ones_like(
-    input: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+    input: Tensor,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """Ones with `input`'s shape (and dtype, unless given)."""
-    return _leaf(np.ones(input.shape, _like_dtype(input, dtype)), requires_grad)
+    return _leaf(np.ones(input.shape, _like_dtype(input, dtype)), requires_grad, device)
 
 
 def empty_like(
-    input: Tensor, *, dtype: dtypes.dtype | None = None, requires_grad: bool = False
+    input: Tensor,
+    *,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """An uninitialized tensor with `input`'s shape (and dtype, unless given)."""
-    return _leaf(np.empty(input.shape, _like_dtype(input, dtype)), requires_grad)
+    return _leaf(
+        np.empty(input.shape, _like_dtype(input, dtype)), requires_grad, device
+    )
 
 
 def full_like(
@@ -426,10 +529,11 @@ def full_like(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """`fill_value` with `input`'s shape and dtype (not the value's, unlike full)."""
     array = np.full(input.shape, fill_value, _like_dtype(input, dtype))
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)
 
 
 # -- random --------------------------------------------------------------------------
@@ -456,12 +560,13 @@ def rand(
     generator: Generator | None = None,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     **kwargs: Any,
 ) -> Tensor:
     """Uniform samples from [0, 1): `yg.rand(2, 3)`."""
     shape = _size(size, _size_keyword(kwargs))
     array = _uniform(_rng(generator), shape, _np_dtype(dtype))
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)
 
 
 def randn(
@@ -469,12 +574,13 @@ def randn(
     generator: Generator | None = None,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     **kwargs: Any,
 ) -> Tensor:
     """Standard normal samples: `yg.randn(2, 3)`."""
     shape = _size(size, _size_keyword(kwargs))
     array = _normal(_rng(generator), shape, _np_dtype(dtype))
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)
 
 
 def rand_like(
@@ -482,11 +588,12 @@ def rand_like(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     generator: Generator | None = None,
 ) -> Tensor:
     """`rand` with `input`'s shape and dtype."""
     array = _uniform(_rng(generator), input.shape, _like_dtype(input, dtype))
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)
 
 
 def randn_like(
@@ -494,11 +601,12 @@ def randn_like(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     generator: Generator | None = None,
 ) -> Tensor:
     """`randn` with `input`'s shape and dtype."""
     array = _normal(_rng(generator), input.shape, _like_dtype(input, dtype))
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)
 
 
 def _randint_array(
@@ -522,6 +630,7 @@ def randint(
     generator: Generator | None = None,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     **kwargs: Any,
 ) -> Tensor:
     """Integers uniform in [low, high): `randint(high, size)` or
@@ -542,7 +651,7 @@ def randint(
     array = _randint_array(
         _rng(generator), bound.get("low", 0), bound["high"], shape, np_dtype
     )
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)
 
 
 def randint_like(
@@ -552,6 +661,7 @@ def randint_like(
     *,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
     generator: Generator | None = None,
 ) -> Tensor:
     """`randint_like(x, high)` or `randint_like(x, low, high)`: x's shape and dtype."""
@@ -559,7 +669,7 @@ def randint_like(
         low, high = 0, low
     np_dtype = _like_dtype(input, dtype)
     array = _randint_array(_rng(generator), low, high, input.shape, np_dtype)
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)
 
 
 def randperm(
@@ -568,6 +678,7 @@ def randperm(
     generator: Generator | None = None,
     dtype: dtypes.dtype | None = None,
     requires_grad: bool = False,
+    device: Any = None,
 ) -> Tensor:
     """A random permutation of 0 .. n-1 (int64 unless a dtype is given)."""
     n = operator.index(n)
@@ -575,4 +686,4 @@ def randperm(
         raise RuntimeError(f"n must be non-negative, got {n}")
     np_dtype = _np_dtype(dtype, dtypes.int64)
     array = _rng(generator).permutation(n).astype(np_dtype)
-    return _leaf(array, requires_grad)
+    return _leaf(array, requires_grad, device)

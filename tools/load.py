@@ -74,7 +74,7 @@ MAX_NAME_LENGTH = 64  # PyTorch's longest op name has about 50 characters
 # Names the Tensor class itself or the facade installs on it (runtime/facade.py's
 # _install_tensor_methods); a generated method of that name would replace them.
 FACADE_TENSOR_METHODS = frozenset(
-    {"to", "copy_", "T", "float", "double", "half", "long", "int", "bool"}
+    {"copy_", "T", "float", "double", "half", "long", "int", "bool"}
 )
 
 
@@ -91,7 +91,48 @@ def facade_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
             for element in getattr(node.value, "elts", ()):
                 if isinstance(element, ast.Constant) and isinstance(element.value, str):
                     names.add(element.value)
+                elif _starred_all(element, runtime_dir) is not None:
+                    names |= helper_names(_starred_all(element, runtime_dir))
     return frozenset(names) | helper_names(runtime_dir / "factories.py")
+
+
+def _starred_all(element: ast.expr, runtime_dir: Path) -> Path | None:
+    """The runtime module of a `*module.__all__` entry, when it is one."""
+    if not isinstance(element, ast.Starred):
+        return None
+    value = element.value
+    if not (
+        isinstance(value, ast.Attribute)
+        and value.attr == "__all__"
+        and isinstance(value.value, ast.Name)
+    ):
+        return None
+    path = runtime_dir / f"{value.value.id}.py"
+    return path if path.exists() else None
+
+
+# The modules whose literal dicts of Tensor methods the facade installs, and the
+# names of those dicts (keys read with ast).
+TENSOR_METHOD_TABLES = {
+    "tensor_methods.py": ("METHODS", "PROPERTIES"),
+    "sampling.py": ("METHODS",),
+}
+
+
+def _installed_methods(runtime_dir: Path) -> set[str]:
+    """The keys of the facade-installed method tables, and sampling's names."""
+    names = set(helper_names(runtime_dir / "sampling.py"))
+    for file, tables in TENSOR_METHOD_TABLES.items():
+        tree = ast.parse((runtime_dir / file).read_text(encoding="utf-8"))
+        for node in tree.body:
+            target = (
+                getattr(node, "target", None)
+                or (getattr(node, "targets", None) or [None])[0]
+            )
+            if isinstance(target, ast.Name) and target.id in tables:
+                keys = getattr(node.value, "keys", ())
+                names.update(k.value for k in keys if isinstance(k, ast.Constant))
+    return names
 
 
 def tensor_attribute_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
@@ -100,7 +141,7 @@ def tensor_attribute_names(runtime_dir: Path = RUNTIME_DIR) -> frozenset[str]:
     tree = ast.parse(
         (runtime_dir / "autograd" / "tensor.py").read_text(encoding="utf-8")
     )
-    names: set[str] = set(FACADE_TENSOR_METHODS)
+    names: set[str] = set(FACADE_TENSOR_METHODS) | _installed_methods(runtime_dir)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Tensor":
             for item in node.body:

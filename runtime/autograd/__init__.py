@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+import warnings
+
 from yamlgrad.runtime.autograd import engine
 from yamlgrad.runtime.errors import (
     ERR_EMPTY_BACKWARD_INPUTS,
@@ -23,6 +25,7 @@ from yamlgrad.runtime.errors import (
     ERR_MISMATCH_SHAPE,
     ERR_NO_GRAD_FN,
     ERR_UNUSED_INPUT,
+    WARN_ONLY_INPUTS,
 )
 from yamlgrad.runtime.autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
 from yamlgrad.runtime.autograd.node import Edge
@@ -165,6 +168,7 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
@@ -174,6 +178,8 @@ def grad(
     >>> yg.autograd.grad(x * x, x)
     (tensor(6.),)
     """
+    if not only_inputs:
+        warnings.warn(WARN_ONLY_INPUTS, FutureWarning, stacklevel=2)
     if materialize_grads and allow_unused is False:
         raise ValueError(ERR_MATERIALIZE_UNUSED)
     if allow_unused is None:
@@ -216,11 +222,19 @@ from yamlgrad.runtime.autograd.gradcheck import (  # noqa: E402 - uses grad() ab
     gradgradcheck,
 )
 
-from yamlgrad.runtime.autograd import graph  # noqa: E402 - `yg.autograd.graph`
+# PyTorch's submodules, under their names: `yg.autograd.graph`, `.grad_mode`,
+# `.anomaly_mode`, `.function`, `.gradcheck` (as an attribute, `gradcheck` is
+# the function, as in torch; `from yamlgrad.autograd.gradcheck import gradcheck`
+# reads the module).
+from yamlgrad.runtime.autograd import anomaly_mode, grad_mode, graph  # noqa: E402
 from yamlgrad.runtime.autograd.anomaly_mode import (  # noqa: E402
     detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
     set_detect_anomaly,
 )
+from yamlgrad.runtime.autograd.grad_mode import inference_mode  # noqa: E402
 
 __all__ += ["gradcheck", "gradgradcheck", "GradcheckError"]
-__all__ += ["detect_anomaly", "set_detect_anomaly", "graph"]
+__all__ += ["detect_anomaly", "set_detect_anomaly", "graph", "grad_mode"]
+__all__ += ["anomaly_mode", "inference_mode"]

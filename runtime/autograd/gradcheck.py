@@ -27,7 +27,10 @@ class GradcheckError(RuntimeError):
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:
-    return value if isinstance(value, tuple) else (value,)
+    """Inputs as a tuple: a tuple or a list of them, or one (PyTorch's rule)."""
+    if isinstance(value, tuple):
+        return value
+    return tuple(value) if isinstance(value, list) else (value,)
 
 
 def _float_outputs(value: Any) -> list[Tensor]:

@@ -228,6 +228,11 @@ class Node:
         """Free saved values after a backward without retain_graph."""
 
     def __call__(self, *grads: Tensor | None) -> Any:
+        """Run the node on gradients of its outputs, one per input (PyTorch's)."""
+        if len(grads) != self.num_inputs:
+            raise TypeError(
+                f"expected {self.num_inputs} arguments, got {len(grads)} instead"
+            )
         outputs = self.apply(list(grads), False)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 

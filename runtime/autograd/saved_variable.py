@@ -149,6 +149,15 @@ class SavedVariable:
             out._requires_grad = True
         return out
 
+    def unpack_wrapped(self, grad_fn: Node | None = None) -> Any:
+        """What `grad_fn._saved_x` shows: `unpack`, except that a Python number
+        comes back as the 0-d tensor PyTorch wraps it in (int64, float64 or bool),
+        as `(x * 2).grad_fn._saved_other` is `tensor(2)`."""
+        value = self.unpack(grad_fn)
+        if self._version_counter is None and value is not None:
+            return Tensor._make(np.asarray(value))
+        return value
+
     def _modified_message(self, grad_fn: Node | None) -> str:
         source = self._tensor.grad_fn if self._tensor is not None else grad_fn
         op = None

@@ -36,6 +36,7 @@ from yamlgrad.runtime.errors import (
     ERR_POST_ACCUMULATE_NON_LEAF,
     ERR_RETAIN_GRAD_NO_GRAD,
     ERR_BOOL_AMBIGUOUS,
+    ERR_DETACH_VIEW_INPLACE,
     ERR_GRAD_SIZE,
     ERR_GRAD_TYPE,
     ERR_ITEM_NUMEL,
@@ -100,6 +101,31 @@ class VersionCounter:
             _bump_release()
 
 
+def _legacy_data(args: tuple[Any, ...]) -> np.ndarray:
+    """`torch.Tensor(...)`'s data: sizes (ints or one Size) or one sequence."""
+    float32 = dtypes.DEFAULT_FLOAT.np
+    if not args:
+        return np.empty(0, float32)
+    if len(args) == 1 and isinstance(args[0], (Size, np.generic, Tensor)):
+        if isinstance(args[0], Size):
+            return np.empty(tuple(args[0]), float32)
+        value = args[0]._data if isinstance(args[0], Tensor) else args[0]
+        return np.asarray(value)
+    is_size = all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args
+    )
+    if is_size:
+        return np.empty(tuple(int(a) for a in args), float32)
+    if len(args) != 1 or not isinstance(args[0], (list, tuple)):
+        names = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(
+            f"new(): data must be a sequence (got {names})"
+            if len(args) == 1
+            else f"new() received an invalid combination of arguments - got ({names})"
+        )
+    return np.array(args[0], dtype=float32)
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -129,8 +155,14 @@ class Tensor:
     # forward_ad.py sets and clears it); PyTorch's ForwardGrad.
     _fw_grad: Tensor | None = None
 
-    def __init__(self, data: Any, *, requires_grad: bool = False) -> None:
-        self._data = data if type(data) is np.ndarray else np.asarray(data)
+    def __init__(self, *data: Any, requires_grad: bool = False) -> None:
+        """`Tensor(ndarray)` wraps the array; otherwise PyTorch's legacy
+        constructor: `Tensor([1, 2])` copies data as float32, `Tensor(2, 3)` is
+        uninitialized of that size, `Tensor()` is empty."""
+        if len(data) == 1 and type(data[0]) is np.ndarray:
+            self._data = data[0]
+        else:
+            self._data = _legacy_data(data)
         self._requires_grad = False
         self.grad_fn: Node | None = None
         self.output_nr = 0
@@ -272,6 +304,9 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
+        """Detach in place; a view cannot be (its base would still see it)."""
+        if self._base is not None:
+            raise RuntimeError(ERR_DETACH_VIEW_INPLACE)
         self.grad_fn = None
         self.output_nr = 0
         self._requires_grad = False
@@ -281,6 +316,15 @@ class Tensor:
     def data(self) -> Tensor:
         """The same storage without autograd history (and its own version counter)."""
         return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        """`x.data = y`: x now holds y's storage; its autograd metadata stays."""
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Variable data has to be a tensor, but got {type(value).__name__}"
+            )
+        self._data = value._data
 
     def backward(
         self,
@@ -318,6 +362,8 @@ class Tensor:
 
     def numel(self) -> int:
         return int(self._data.size)
+
+    nelement = numel
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -359,6 +405,24 @@ class Tensor:
             )
         return int(self.item())
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """`np.asarray(x)` shares the data, `np.array(x)` copies it (numpy 2's
+        `copy` protocol); refused for a tensor that requires grad, as numpy()."""
+        if self._requires_grad:
+            raise RuntimeError(ERR_NUMPY_REQUIRES_GRAD)
+        if copy is False and dtype is not None and np.dtype(dtype) != self._data.dtype:
+            raise ValueError(
+                "Unable to avoid copy while creating an array as requested."
+            )
+        array = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        return array.copy() if copy else array
+
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d tensor formats as its number (`f"{loss:.4f}"`); others as text."""
+        if self._data.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     __hash__ = object.__hash__
     # numpy defers to the Tensor's reflected operators (`array * x` is
     # `x.__rmul__(array)`) instead of making an object array of Tensors.
@@ -375,6 +439,34 @@ _THRESHOLD = 1000  # more elements than this are summarized with "..."
 _EDGEITEMS = 3
 _LINEWIDTH = 80
 _PREFIX = "tensor("
+_SCI_MODE: bool | None = None  # None: chosen from the values, as PyTorch's
+_PROFILES = {
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, math.inf, 3, 80),
+}
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """How tensors print, as `torch.set_printoptions`: a profile ("default",
+    "short", "full") first, then each option given."""
+    global _PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH, _SCI_MODE
+    if profile is not None:
+        _PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = _PROFILES[profile]
+    _PRECISION = _PRECISION if precision is None else precision
+    _THRESHOLD = _THRESHOLD if threshold is None else threshold
+    _EDGEITEMS = _EDGEITEMS if edgeitems is None else edgeitems
+    _LINEWIDTH = _LINEWIDTH if linewidth is None else linewidth
+    _SCI_MODE = sci_mode
+
+
 _SHOWN_WITHOUT_DTYPE = (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_))
 
 
@@ -406,6 +498,8 @@ def _formatter(a: np.ndarray) -> tuple[Callable[[Any], str], int]:
     low, high = float(magnitudes.min()), float(magnitudes.max())
     int_mode = bool(np.all(values == np.ceil(values)))
     sci_mode = high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
+    if _SCI_MODE is not None:
+        sci_mode = _SCI_MODE
     if sci_mode:
         spec, extra = f".{_PRECISION}e", 0
     elif int_mode:

@@ -8,7 +8,7 @@ them; `yg.nn.init` fills parameters as PyTorch's initialisers do.
 
 from __future__ import annotations
 
-from yamlgrad.runtime.nn import functional, init
+from yamlgrad.runtime.nn import functional, init, utils
 from yamlgrad.runtime.nn.activation import *  # noqa: F403
 from yamlgrad.runtime.nn.activation import __all__ as _activations
 from yamlgrad.runtime.nn.layers import *  # noqa: F403
@@ -21,6 +21,7 @@ from yamlgrad.runtime.nn.parameter import Parameter
 __all__ = [
     "functional",
     "init",
+    "utils",
     "Parameter",
     "Module",
     "Sequential",

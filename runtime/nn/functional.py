@@ -34,6 +34,7 @@ __all__ = [
     "group_norm",
     "embedding",
     "dropout",
+    "one_hot",
     "relu",
     "relu6",
     "hardtanh",
@@ -476,6 +477,33 @@ def dropout(
     if inplace:
         return input.mul_(mask)
     return VariableType.mul(input, mask)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 rows of zeros with a 1 at each index of `tensor` (an int64 tensor);
+    `num_classes=-1` is its largest value plus one. Not differentiable.
+
+    >>> one_hot(yg.tensor([0, 2]), 3)
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
+    indices = tensor._data
+    if indices.dtype != np.int64:
+        raise RuntimeError(
+            "one_hot is only applicable to index tensor of type LongTensor."
+        )
+    if indices.size and indices.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if indices.size == 0:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor."
+            )
+        num_classes = int(indices.max()) + 1
+    elif indices.size and indices.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    eye = np.eye(num_classes, dtype=np.int64)
+    return Tensor._make(eye[indices])
 
 
 # -- activations and softmax ---------------------------------------------------------

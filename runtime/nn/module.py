@@ -388,13 +388,16 @@ class Module:
                     _replace_data(buffer, fn)
         return self
 
-    def to(self, dtype: Any = None, *args: Any, **kwargs: Any) -> Module:
-        """Cast floating-point parameters and buffers to `dtype` ("cpu" is accepted
-        and changes nothing)."""
-        from yamlgrad.runtime import dtypes
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """`to(device)`, `to(dtype)`, `to(device, dtype)`, `to(tensor)`: casts the
+        floating-point parameters and buffers; the device can only be the CPU."""
+        from yamlgrad.runtime import devices, dtypes
+        from yamlgrad.runtime.tensor_methods import parse_to
 
-        dtype = kwargs.pop("dtype", dtype)
-        if isinstance(dtype, str) or dtype is None:
+        dtype, device, _ = parse_to(args, dict(kwargs))
+        if device is not None:
+            devices.usable(device)
+        if dtype is None:
             return self
         target = dtypes.to_numpy(dtype)
         if target.kind not in "fc":
@@ -403,6 +406,14 @@ class Module:
                 f"desired dtype={dtype}"
             )
         return self._apply(lambda a: a.astype(target) if a.dtype.kind in "fc" else a)
+
+    def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        from yamlgrad.runtime import devices
+
+        raise AssertionError(devices.ERR_NO_CUDA)
 
     def double(self) -> Module:
         return self._apply(lambda a: a.astype(np.float64) if a.dtype.kind == "f" else a)

@@ -34,6 +34,7 @@ KERNELS = (
     "hardswish_kernel",
     "hardsigmoid_kernel",
     "log_sigmoid_kernel",
+    "threshold_backward_kernel",
 )
 BACKWARD_HELPERS = (
     "threshold_backward",
@@ -144,9 +145,17 @@ def log_sigmoid_kernel(x: Any) -> Any:
     return -np.logaddexp(0, -x)
 
 
+def threshold_backward_kernel(grad: Any, self: Any, threshold: float) -> Any:
+    """The gradient where `self` is above the threshold, else 0."""
+    return _zero_outside(grad, np.asarray(self) > threshold)
+
+
 def threshold_backward(grad: Any, result: Any, threshold: float) -> Any:
-    """relu's backward: the gradient where the output is above the threshold."""
-    return _zero_outside(grad, _data(result) > threshold)
+    """relu's backward: the gradient where the output is above the threshold.
+
+    On Tensors it is the recorded op (ThresholdBackwardBackward0), as PyTorch's:
+    a second derivative through relu is zero, not disconnected."""
+    return array_namespace(grad, result).threshold_backward(grad, result, threshold)
 
 
 def softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
@@ -282,4 +291,6 @@ def log_sigmoid_backward(grad: Any, self: Any) -> Any:
     return grad * _nn_sigmoid(-self)
 
 
-register_numpy_kernels(sigmoid=sigmoid, relu=relu)
+register_numpy_kernels(
+    sigmoid=sigmoid, relu=relu, threshold_backward=threshold_backward_kernel
+)

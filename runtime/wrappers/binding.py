@@ -122,6 +122,22 @@ def _bind(
 # type, each keyword's name and type. Outside lists and tuples (whose elements
 # decide) the choice depends on nothing else, so a call like one seen before
 # skips the search. Bounded: ever new shapes start it afresh now and then.
+# The keyword spellings of numpy that PyTorch's parser takes for its own:
+# `x.sum(axis=0, keepdims=True)` is `x.sum(dim=0, keepdim=True)`.
+NUMPY_KEYWORDS = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def numpy_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`kwargs` with numpy's spellings (`axis`, `keepdims`) renamed to PyTorch's."""
+    renamed = {}
+    for key, value in kwargs.items():
+        name = NUMPY_KEYWORDS.get(key, key)
+        if name in renamed or (name != key and name in kwargs):
+            raise TypeError(f"argument '{name}' given twice (as '{key}' too)")
+        renamed[name] = value
+    return renamed
+
+
 _CHOSEN: dict[tuple[Any, ...], Overload] = {}
 _CHOSEN_LIMIT = 4096
 
@@ -133,6 +149,8 @@ def dispatch(
     kwargs: dict[str, Any],
 ) -> Any:
     """Call the first overload that accepts the arguments (see the module doc)."""
+    if kwargs and ("keepdims" in kwargs or "axis" in kwargs):
+        kwargs = numpy_keywords(kwargs)
     key = (name, *map(type, args), *kwargs, *map(type, kwargs.values()))
     chosen = _CHOSEN.get(key)
     if chosen is not None:

@@ -22,7 +22,7 @@ from support import (
     slot_array,
 )
 from yamlgrad.generated import VariableType
-from yamlgrad.runtime import factories
+from yamlgrad.runtime import devices, factories, sampling, tensor_methods
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 FACTORY = "a factory: makes a leaf, records nothing"
@@ -70,7 +70,27 @@ NOT_FROM_YAML = {
             "is_inference_mode_enabled",
         )
     },
+    **{name: "devices: the CPU, and no CUDA" for name in devices.__all__},
+    **{
+        name: "samples, constants to autograd: drawn from a Generator"
+        for name in sampling.__all__
+    },
+    **{
+        name: "anomaly mode, not an op"
+        for name in (
+            "is_anomaly_enabled",
+            "is_anomaly_check_nan_enabled",
+            "set_detect_anomaly",
+        )
+    },
+    **{name: "random state, not an op" for name in ("get_rng_state", "set_rng_state")},
+    **{
+        name: "a comparison (a bool, or a mask outside any graph), or a method of "
+        "Tensor's own as torch offers it as a function"
+        for name in tensor_methods.__all__
+    },
     "Tensor": "the tensor type",
+    "set_printoptions": "how tensors print",
     "Size": "a shape",
     "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
     "ops": "a namespace of the YAML's own overloads",

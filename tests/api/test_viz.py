@@ -48,6 +48,7 @@ def test_seed_example_nodes_and_edges() -> None:
             "PowBackward0",
             "_saved_self\n (2,)",  # a, saved by a**3
             "_saved_self\n (2,)",  # b, saved by b**2
+            "_saved_other\n ()",  # the 3 of 3 * a**3, saved as PyTorch wraps it
             "a\n (2,)",
             "b\n (2,)",
         ]
@@ -60,6 +61,7 @@ def test_seed_example_nodes_and_edges() -> None:
         ("a\n (2,)", "PowBackward0"),
         ("b\n (2,)", "PowBackward0"),
         ("_saved_self\n (2,)", "PowBackward0"),
+        ("_saved_other\n ()", "MulBackward0"),
     }
 
 
@@ -89,7 +91,8 @@ def test_show_attrs_lists_non_tensor_saved_values() -> None:
     labels, _ = parse(make_dot(Q, show_attrs=True).source)
     assert "PowBackward0\nexponent: 3" in labels.values()
     assert "PowBackward0\nexponent: 2" in labels.values()
-    assert "MulBackward0\nother: 3" in labels.values()
+    # The 3 of `3 * a**3` is saved as a 0-d tensor (PyTorch's), drawn as one.
+    assert "MulBackward0" in labels.values()
     # Unnamed leaves show their shape only.
     assert list(labels.values()).count("(2,)") == 3
 

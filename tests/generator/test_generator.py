@@ -572,6 +572,7 @@ GOLDEN_NODE_NAMES = (
     ("tanh", "TanhBackward0"),
     ("sigmoid", "SigmoidBackward0"),
     ("relu", "ReluBackward0"),
+    ("threshold_backward", "ThresholdBackwardBackward0"),
     ("sqrt", "SqrtBackward0"),
     ("abs", "AbsBackward0"),
     ("sign", "SignBackward0"),

@@ -53,7 +53,7 @@ class SoftsignBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SwishBackward0(Node):
@@ -87,7 +87,7 @@ class SwishBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class CubicBackward0(Node):
@@ -128,11 +128,11 @@ class CubicBackward0(Node):
 
     @property
     def _saved_other(self) -> Any:
-        return self._raw_saved_other.unpack(self)
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class SmoothAbsBackward0(Node):
@@ -162,4 +162,4 @@ class SmoothAbsBackward0(Node):
 
     @property
     def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack(self)
+        return self._raw_saved_self.unpack_wrapped(self)

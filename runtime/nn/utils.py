@@ -1,0 +1,86 @@
+"""`yg.nn.utils`: gradient clipping and flattening parameters, as torch.nn.utils.
+
+All of it runs under no_grad, on the `.grad` of the parameters given, in place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.autograd.grad_mode import no_grad
+from yamlgrad.runtime.autograd.tensor import Tensor
+
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "parameters_to_vector",
+    "vector_to_parameters",
+]
+
+
+def _listed(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def clip_grad_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: Any = None,
+) -> Tensor:
+    """Scale the gradients so that their joint `norm_type` norm is at most
+    `max_norm`; returns that norm before clipping (a 0-d tensor)."""
+    grads = [p.grad for p in _listed(parameters) if p.grad is not None]
+    if not grads:
+        return Tensor._make(np.zeros((), dtype=np.float32))
+    norm_type = float(norm_type)
+    arrays = [g._data for g in grads]
+    if math.isinf(norm_type):
+        total = max(float(np.abs(a).max(initial=0.0)) for a in arrays)
+    else:
+        per = [np.sum(np.abs(a.astype(np.float64)) ** norm_type) for a in arrays]
+        total = float(np.sum(per)) ** (1.0 / norm_type)
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale "
+            "the gradients by the non-finite norm anyway, set "
+            "`error_if_nonfinite=False`"
+        )
+    coefficient = min(max_norm / (total + 1e-6), 1.0)
+    with no_grad():
+        for g in grads:
+            g.mul_(coefficient)
+    return Tensor._make(np.asarray(total, dtype=arrays[0].dtype))
+
+
+def clip_grad_value_(
+    parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: Any = None
+) -> None:
+    """Clamp every gradient element to [-clip_value, clip_value], in place."""
+    with no_grad():
+        for p in _listed(parameters):
+            if p.grad is not None:
+                p.grad.clamp_(-clip_value, clip_value)
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """The parameters flattened and concatenated (a recorded cat of views)."""
+    from yamlgrad.runtime.dispatch import ops
+
+    return ops.cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Write consecutive slices of `vec` into the parameters' data."""
+    offset = 0
+    with no_grad():
+        for p in parameters:
+            n = p.numel()
+            p.copy_(vec[offset : offset + n].view_as(p))
+            offset += n

@@ -1,0 +1,240 @@
+"""Sampling: `multinomial`, `bernoulli`, `normal`, `poisson` and the in-place
+samplers (`x.uniform_()`, `x.normal_()`, ...), with PyTorch's signatures.
+
+Draws come from a `Generator` (runtime/factories.py): the one passed as
+`generator=`, else the default one that `manual_seed` reseeds. The values are not
+PyTorch's (its generator is another algorithm); the contract is: shapes, dtypes,
+errors, the distribution, and the same numbers for the same seed.
+
+`multinomial` without replacement draws as PyTorch does: each category gets the
+key p / E with E exponential, and the `num_samples` largest keys win, so a
+category of probability 0 comes only after every other.
+
+These samples are constants to autograd: the result of `bernoulli(p)` or
+`normal(mean, std)` does not require grad even when its arguments do (PyTorch
+records a node whose gradient is zero).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime import dtypes
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
+
+__all__ = ["multinomial", "bernoulli", "normal", "poisson"]
+
+ERR_PROBABILITY = (
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+    "message be improved?  If so, please report an enhancement request to PyTorch.)"
+)
+
+
+def _array(value: Any) -> np.ndarray:
+    return value._data if isinstance(value, Tensor) else np.asarray(value)
+
+
+def _check_distribution(p: np.ndarray, num_samples: int, replacement: bool) -> None:
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if p.dtype.kind != "f":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > p.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise RuntimeError(
+            "probability tensor contains either `inf`, `nan` or element < 0"
+        )
+    if np.any(p.sum(axis=-1) <= 0):
+        raise RuntimeError(
+            "invalid multinomial distribution (sum of probabilities <= 0)"
+        )
+
+
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Indices drawn from the categories of each row of `input` (weights, not
+    necessarily normalised): int64, of shape (num_samples,) or (rows, num_samples).
+
+    >>> yg.multinomial(yg.tensor([0.1, 0.0, 0.9]), 4, replacement=True)
+    tensor([2, 2, 0, 2])
+    """
+    num_samples = operator.index(num_samples)
+    p = _array(input)
+    _check_distribution(p, num_samples, replacement)
+    rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
+    rng = _rng(generator)
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
+        picks = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        picks = np.minimum(picks, rows.shape[1] - 1)
+    else:
+        keys = rows / rng.exponential(size=rows.shape)
+        picks = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return Tensor._make(picks.reshape(*p.shape[:-1], num_samples).astype(np.int64))
+
+
+def bernoulli(
+    input: Tensor,
+    p: float | None = None,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
+    """1 with probability `input` (or `p`, when given), else 0, in input's dtype."""
+    probs = _array(input) if p is None else np.full(input.shape, p, np.float64)
+    if np.any(probs < 0) or np.any(probs > 1) or np.any(np.isnan(probs)):
+        raise RuntimeError(ERR_PROBABILITY)
+    draw = _rng(generator).random(probs.shape) < probs
+    return Tensor._make(draw.astype(input._data.dtype))
+
+
+def _check_std(std: np.ndarray) -> None:
+    if np.any(std < 0):
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std.min():g}")
+
+
+def normal(
+    mean: Any,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: dtypes.dtype | None = None,
+    requires_grad: bool = False,
+    device: Any = None,
+) -> Tensor:
+    """Samples of N(mean, std**2): `normal(mean_tensor, std)`, `normal(mean,
+    std_tensor)`, `normal(mean_tensor, std_tensor)` (broadcast), or
+    `normal(mean, std, size)` of floats (float32 unless a dtype is given)."""
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal() missing required argument 'size'")
+        shape = _size((size,))
+        _check_std(np.asarray(std))
+        np_dtype = _np_dtype(dtype)
+        draw = _rng(generator).standard_normal(shape)
+        return _leaf((mean + std * draw).astype(np_dtype), requires_grad, device)
+    mean_a, std_a = _array(mean), _array(std)
+    _check_std(std_a)
+    tensors = [t._data for t in (mean, std) if isinstance(t, Tensor)]
+    out_dtype = np.result_type(*tensors)
+    shape = np.broadcast_shapes(np.shape(mean_a), np.shape(std_a))
+    draw = _rng(generator).standard_normal(shape)
+    return Tensor._make((mean_a + std_a * draw).astype(out_dtype))
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Counts drawn from Poisson(rate) per element of `input`, in its dtype."""
+    rates = _array(input)
+    if np.any(rates < 0):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return Tensor._make(_rng(generator).poisson(rates).astype(rates.dtype))
+
+
+# -- in place: Tensor.uniform_, normal_, bernoulli_, exponential_, random_, ... ------
+
+
+def _draw_dtype(tensor: Tensor) -> np.dtype:
+    dtype = tensor._data.dtype
+    return dtype if dtype.kind == "f" and dtype.itemsize >= 4 else np.dtype(np.float64)
+
+
+def fill_with(self: Tensor, values: np.ndarray) -> Tensor:
+    """Write a draw into `self` in place, as `self.copy_(draw)`: it bumps the
+    version, refuses a leaf that requires grad in grad mode, and to autograd the
+    new values do not depend on the old (PyTorch's rules for its samplers)."""
+    return self.copy_(Tensor._make(values.astype(self._data.dtype, copy=False)))
+
+
+def uniform_(
+    self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Any = None
+) -> Tensor:
+    draw = _rng(generator).random(self.shape, dtype=_draw_dtype(self))
+    return fill_with(self, from_ + (to - from_) * draw)
+
+
+def normal_(
+    self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None
+) -> Tensor:
+    _check_std(np.asarray(std))
+    draw = _rng(generator).standard_normal(self.shape, dtype=_draw_dtype(self))
+    return fill_with(self, mean + std * draw)
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+    probs = np.broadcast_to(_array(p), self.shape)
+    if np.any(probs < 0) or np.any(probs > 1):
+        raise RuntimeError(ERR_PROBABILITY)
+    return fill_with(self, _rng(generator).random(self.shape) < probs)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    if lambd <= 0:
+        raise RuntimeError(
+            f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}"
+        )
+    return fill_with(self, _rng(generator).exponential(1.0 / lambd, self.shape))
+
+
+def random_(
+    self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None
+) -> Tensor:
+    """Integers uniform in [from, to); `random_(to)` is [0, to). Without `to`, up
+    to 2**mantissa for a float dtype (PyTorch's), or the dtype's maximum."""
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    if to is None:
+        dtype = self._data.dtype
+        to = 2 ** (np.finfo(dtype).nmant + 1) if dtype.kind == "f" else None
+        to = to if to is not None else int(np.iinfo(dtype).max) + 1
+    if from_ >= to:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={from_} "
+            f">= to={to}"
+        )
+    return fill_with(self, _rng(generator).integers(from_, to, self.shape))
+
+
+def log_normal_(
+    self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
+) -> Tensor:
+    return fill_with(self, _rng(generator).lognormal(mean, std, self.shape))
+
+
+def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    return fill_with(self, _rng(generator).geometric(p, self.shape))
+
+
+def cauchy_(
+    self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
+) -> Tensor:
+    return fill_with(self, median + sigma * _rng(generator).standard_cauchy(self.shape))
+
+
+# The Tensor methods of this module (torch has no Tensor.normal or .poisson).
+METHODS = {
+    "multinomial": multinomial,
+    "bernoulli": bernoulli,
+    "uniform_": uniform_,
+    "normal_": normal_,
+    "bernoulli_": bernoulli_,
+    "exponential_": exponential_,
+    "random_": random_,
+    "log_normal_": log_normal_,
+    "geometric_": geometric_,
+    "cauchy_": cauchy_,
+}

@@ -1,0 +1,432 @@
+"""Tensor methods written in Python, as PyTorch's `_tensor.py` writes some of its
+own: the device methods (`to`, `cuda`, `cpu`, `device`), the `new_*` factories,
+`view_as` and its siblings, `type`, and the numpy keyword spellings of the
+reductions. The facade installs them on Tensor; each records what the op it
+calls records (`view_as` is `view`, ViewBackward0; `type_as` is `to`,
+ToCopyBackward0).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.generated import VariableType
+from yamlgrad.runtime import devices, dtypes, factories
+from yamlgrad.runtime.autograd.tensor import Size, Tensor
+from yamlgrad.runtime.wrappers.binding import numpy_keywords
+
+__all__ = [
+    "equal",
+    "allclose",
+    "isclose",
+    "numel",
+    "is_floating_point",
+    "is_inference",
+    "get_device",
+    "detach",
+    "detach_",
+    "is_tensor",
+    "get_default_dtype",
+    "meshgrid",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "BoolTensor",
+]
+
+# -- devices ---------------------------------------------------------------------------
+
+
+def parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+    """`to`'s overloads: (dtype), (device, dtype), (tensor), each with
+    non_blocking and copy after, as positionals or keywords."""
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    flags = [kwargs.pop("non_blocking", False), kwargs.pop("copy", False)]
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(
+            f"to() got an unexpected keyword argument '{next(iter(kwargs))}'"
+        )
+    bools = []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype, device = arg.dtype, devices.CPU
+        elif isinstance(arg, dtypes.dtype):
+            dtype = arg
+        elif isinstance(arg, bool):
+            bools.append(arg)
+        elif arg is not None:
+            device = arg
+    flags[: len(bools)] = bools
+    return dtype, device, bool(flags[1])
+
+
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """`x.to(dtype)`, `x.to(device, dtype)`, `x.to(other)`: `x` itself when
+    nothing changes (unless `copy=True`), else a recorded copy (ToCopyBackward0).
+
+    >>> yg.ones(2).to("cpu", yg.float64)
+    tensor([1., 1.], dtype=yamlgrad.float64)
+    """
+    dtype, device, copy = parse_to(args, dict(kwargs))
+    if device is not None:
+        devices.usable(device)
+    if dtype is None or self._data.dtype == dtypes.to_numpy(dtype):
+        if not copy:
+            return self
+        dtype = self.dtype
+    return VariableType._to_copy(self, dtype=dtype)
+
+
+def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+    """PyTorch's error: yamlgrad has no CUDA."""
+    raise AssertionError(devices.ERR_NO_CUDA)
+
+
+def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
+    """The tensor itself: it is on the CPU already."""
+    return self
+
+
+def device(self: Tensor) -> devices.device:
+    return devices.CPU
+
+
+def get_device(self: Tensor) -> int:
+    """-1, PyTorch's answer for a CPU tensor."""
+    return -1
+
+
+# -- dtypes ----------------------------------------------------------------------------
+
+# PyTorch's legacy tensor type names, as `x.type()` prints them.
+_TYPE_NAMES = {
+    "float16": "HalfTensor",
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "int8": "CharTensor",
+    "int16": "ShortTensor",
+    "int32": "IntTensor",
+    "int64": "LongTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
+
+
+def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """`x.type()` is the type name ('yamlgrad.FloatTensor'); `x.type(dtype)` (a
+    dtype, or such a name with PyTorch's prefix or this package's) casts."""
+    if dtype is None:
+        return f"yamlgrad.{_TYPE_NAMES[self.dtype.name]}"
+    if isinstance(dtype, str):
+        prefix, _, name = dtype.rpartition(".")
+        by_name = {v: k for k, v in _TYPE_NAMES.items()}
+        if prefix not in ("torch", "yamlgrad") or name not in by_name:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = getattr(dtypes, by_name[name].replace("bool", "bool_"))
+    return to(self, dtype)
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self.to(other.dtype)`."""
+    return to(self, other.dtype)
+
+
+# -- new_* -----------------------------------------------------------------------------
+
+
+def _like(self: Tensor, dtype: Any) -> Any:
+    return self.dtype if dtype is None else dtype
+
+
+def new_tensor(
+    self: Tensor,
+    data: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A new leaf holding a copy of `data`, in this tensor's dtype unless given."""
+    return factories.tensor(
+        data, dtype=_like(self, dtype), device=device, requires_grad=requires_grad
+    )
+
+
+def _new_filled(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def method(
+        self: Tensor,
+        *size: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        return make(
+            *size, dtype=_like(self, dtype), device=device, requires_grad=requires_grad
+        )
+
+    method.__name__ = f"new_{make.__name__}"
+    method.__doc__ = f"`{make.__name__}` in this tensor's dtype unless one is given."
+    return method
+
+
+new_zeros = _new_filled(factories.zeros)
+new_ones = _new_filled(factories.ones)
+new_empty = _new_filled(factories.empty)
+
+
+def new_full(
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """`full` in this tensor's dtype unless one is given."""
+    return factories.full(
+        size,
+        fill_value,
+        dtype=_like(self, dtype),
+        device=device,
+        requires_grad=requires_grad,
+    )
+
+
+def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
+    """The legacy constructor, in this tensor's dtype: `x.new(2, 3)` and
+    `x.new(size)` are uninitialized, `x.new([1, 2])` holds the data, `x.new()` is
+    empty."""
+    devices.usable(device)
+    if not args:
+        return factories.empty(0, dtype=self.dtype)
+    first = args[0]
+    sizes = isinstance(first, Size) or all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args
+    )
+    if sizes:
+        return factories.empty(*args, dtype=self.dtype)
+    if len(args) > 1:
+        raise TypeError("new(): expected a size or one sequence of data")
+    return factories.tensor(first, dtype=self.dtype)
+
+
+# -- shapes of another tensor -------------------------------------------------------------
+
+
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self.view(other.size())` (ViewBackward0)."""
+    return VariableType.view(self, tuple(other.shape))
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self.reshape(other.size())`."""
+    return VariableType.reshape(self, tuple(other.shape))
+
+
+def where(self: Tensor, condition: Tensor, other: Any) -> Tensor:
+    """`x.where(condition, y)` is `where(condition, x, y)`."""
+    return VariableType.where(condition, self, other)
+
+
+# -- Tensor's own methods as functions, as torch offers them ------------------------
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def is_inference(input: Tensor) -> bool:
+    return input.is_inference()
+
+
+def detach(input: Tensor) -> Tensor:
+    return input.detach()
+
+
+def detach_(input: Tensor) -> Tensor:
+    return input.detach_()
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def get_default_dtype() -> dtypes.dtype:
+    """float32: what a Python float becomes."""
+    return dtypes.DEFAULT_FLOAT
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids of 1-D tensors: each viewed and expanded to the grid
+    (ViewBackward0, ExpandBackward0); `indexing="xy"` swaps the first two dims."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+            f"{indexing}"
+        )
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = [1, 0, *range(2, len(tensors))] if swap else list(range(len(tensors)))
+    grid = [tensors[i].numel() for i in order]
+    out = []
+    for i, t in enumerate(tensors):
+        shape = [1] * len(tensors)
+        shape[order.index(i)] = -1
+        out.append(VariableType.expand(VariableType.view(t, shape), grid))
+    return tuple(out)
+
+
+def _legacy_constructor(dtype: dtypes.dtype) -> Callable[..., Tensor]:
+    def make(*args: Any) -> Tensor:
+        if len(args) == 1 and isinstance(args[0], np.ndarray):
+            return Tensor._make(args[0].astype(dtype.np))
+        return Tensor._make(Tensor(*args)._data.astype(dtype.np, copy=False))
+
+    make.__name__ = make.__qualname__ = _TYPE_NAMES[dtype.name]
+    make.__doc__ = f"PyTorch's legacy constructor: `Tensor(...)` in {dtype.name}."
+    return make
+
+
+FloatTensor = _legacy_constructor(dtypes.float32)
+DoubleTensor = _legacy_constructor(dtypes.float64)
+HalfTensor = _legacy_constructor(dtypes.float16)
+LongTensor = _legacy_constructor(dtypes.int64)
+IntTensor = _legacy_constructor(dtypes.int32)
+ShortTensor = _legacy_constructor(dtypes.int16)
+CharTensor = _legacy_constructor(dtypes.int8)
+ByteTensor = _legacy_constructor(dtypes.uint8)
+BoolTensor = _legacy_constructor(dtypes.bool_)
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """`einsum("ij,jk->ik", a, b)`, or with the operands as one list."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return VariableType.einsum(equation, list(operands))
+
+
+def with_unbiased(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """std/var also taking PyTorch's `unbiased` (positionally too: `x.std(0,
+    False)`, `x.std(False)`), as `correction=1` or `0`."""
+
+    def op(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], bool):
+            kwargs["unbiased"], args = args[0], args[1:]
+        elif len(args) >= 2 and isinstance(args[1], bool):
+            kwargs["unbiased"] = args[1]
+            if len(args) > 2:
+                kwargs["keepdim"] = args[2]
+            args = args[:1]
+        if "unbiased" in kwargs:
+            kwargs["correction"] = 1 if kwargs.pop("unbiased") else 0
+        return fn(input, *args, **kwargs)
+
+    op.__name__, op.__qualname__, op.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    op.__wrapped__ = fn  # type: ignore[attr-defined]
+    return op
+
+
+# -- comparisons that are not ops: bools, or masks outside any graph -----------------
+
+
+def _pair(input: Tensor, other: Any) -> tuple[np.ndarray, np.ndarray]:
+    theirs = other._data if isinstance(other, Tensor) else np.asarray(other)
+    return input._data, theirs
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether both have the same shape and elements (`torch.equal`)."""
+    ours, theirs = _pair(input, other)
+    return ours.shape == theirs.shape and bool(np.array_equal(ours, theirs))
+
+
+def isclose(
+    input: Tensor,
+    other: Any,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+) -> Tensor:
+    """|input - other| <= atol + rtol * |other|, elementwise, as a bool tensor."""
+    ours, theirs = _pair(input, other)
+    return Tensor._make(np.isclose(ours, theirs, rtol, atol, equal_nan))
+
+
+def allclose(
+    input: Tensor,
+    other: Any,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+) -> bool:
+    """Whether `isclose` holds everywhere."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+# -- numpy's keyword spellings -------------------------------------------------------------
+
+
+def with_numpy_keywords(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` also taking `axis=` and `keepdims=` (PyTorch's parser takes both)."""
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if kwargs and ("keepdims" in kwargs or "axis" in kwargs):
+            kwargs = numpy_keywords(kwargs)
+        return fn(*args, **kwargs)
+
+    op.__name__, op.__qualname__, op.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    op.__wrapped__ = fn  # type: ignore[attr-defined]
+    return op
+
+
+def takes_keepdim(fn: Callable[..., Any]) -> bool:
+    """Whether a generated op of one overload is a reduction with `keepdim` (a
+    dispatcher of several overloads renames the keywords itself)."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "keepdim" in parameters
+
+
+METHODS: dict[str, Callable[..., Any]] = {
+    "to": to,
+    "cuda": cuda,
+    "cpu": cpu,
+    "get_device": get_device,
+    "type": type_,
+    "type_as": type_as,
+    "new": new,
+    "new_tensor": new_tensor,
+    "new_zeros": new_zeros,
+    "new_ones": new_ones,
+    "new_empty": new_empty,
+    "new_full": new_full,
+    "view_as": view_as,
+    "reshape_as": reshape_as,
+    "where": where,
+    "equal": equal,
+    "isclose": isclose,
+    "allclose": allclose,
+}
+PROPERTIES: dict[str, Callable[[Tensor], Any]] = {
+    "device": device,
+    "is_cuda": lambda self: False,
+    "is_cpu": lambda self: True,
+    "is_meta": lambda self: False,
+}
