@@ -32,7 +32,7 @@ from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the test
     sample_inputs,
     slot_array,
 )
-from yamlgrad.tools.load import load_derivatives
+from yamlgrad.tools.load import NOT_COVERED_FILE, load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo
 
 #: The repository root (this file is tests/support.py).
@@ -245,8 +245,10 @@ def sentinel_out(tmp_path: Path) -> Path:
 
 
 def copy_real_yaml(folder: Path) -> Path:
-    """A copy of the real derivatives.yaml, keeping its name (it is in the headers)."""
+    """A copy of the real derivatives.yaml, keeping its name (it is in the headers),
+    and the not_covered.yaml beside it (the op table renders both)."""
     folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REAL_YAML.with_name(NOT_COVERED_FILE), folder / NOT_COVERED_FILE)
     return Path(shutil.copy(REAL_YAML, folder / "derivatives.yaml"))
 
 
