@@ -19,6 +19,7 @@ from yamlgrad.runtime.ops.activations import (
     elu_backward,
     elu_backward_result,
     gelu_backward,
+    glu_backward,
     hardsigmoid_backward,
     hardswish_backward,
     hardtanh_backward,
@@ -26,6 +27,7 @@ from yamlgrad.runtime.ops.activations import (
     log_sigmoid_backward,
     log_softmax_backward_data,
     mish_backward,
+    shrink_backward,
     silu_backward,
     softmax_backward_data,
     softplus_backward,
@@ -61,6 +63,7 @@ from yamlgrad.runtime.ops.elementwise import (
     rsqrt,
     sign,
     sin,
+    sinc_backward,
     sinh,
     to_dtype,
     where,
@@ -124,6 +127,20 @@ from yamlgrad.runtime.ops.reductions import (
     value_selecting_reduction_backward,
     var_backward,
 )
+from yamlgrad.runtime.ops.resampling import (
+    channel_shuffle_backward,
+    col2im,
+    im2col,
+    pixel_shuffle,
+    pixel_unshuffle,
+    reflection_pad_backward,
+    replication_pad_backward,
+    unfold,
+    unfold_backward,
+    upsample_bicubic_backward,
+    upsample_linear_backward,
+    upsample_nearest_backward,
+)
 from yamlgrad.runtime.ops.shapes import (
     cat_tensors_backward,
     constant_pad_nd_backward,
@@ -176,6 +193,9 @@ __all__ = [
     "XlogyBackward0",
     "XlogyBackward1",
     "XlogyBackward2",
+    "LdexpBackward0",
+    "LogaddexpBackward0",
+    "Logaddexp2Backward0",
     "LerpBackward0",
     "LerpBackward1",
     "AddcmulBackward0",
@@ -212,11 +232,14 @@ __all__ = [
     "AsinBackward0",
     "AcosBackward0",
     "AtanBackward0",
+    "Rad2DegBackward0",
+    "SincBackward0",
     "SinhBackward0",
     "CoshBackward0",
     "AsinhBackward0",
     "AcoshBackward0",
     "AtanhBackward0",
+    "Deg2RadBackward0",
     "LogitBackward0",
     "ErfBackward0",
     "ErfcBackward0",
@@ -276,6 +299,8 @@ __all__ = [
     "DiagonalBackward0",
     "DiagEmbedBackward0",
     "DiagonalBackwardBackward0",
+    "UnfoldBackward0",
+    "UnfoldBackwardBackward0",
     "SqueezeBackward0",
     "SqueezeBackward1",
     "SqueezeBackward2",
@@ -313,6 +338,24 @@ __all__ = [
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "ReflectionPad1DBackward0",
+    "ReflectionPad2DBackward0",
+    "ReflectionPad3DBackward0",
+    "ReplicationPad1DBackward0",
+    "ReplicationPad2DBackward0",
+    "ReplicationPad3DBackward0",
+    "UpsampleLinear1DBackward0",
+    "UpsampleBilinear2DBackward0",
+    "UpsampleBicubic2DBackward0",
+    "UpsampleTrilinear3DBackward0",
+    "UpsampleNearest1DBackward0",
+    "UpsampleNearest2DBackward0",
+    "UpsampleNearest3DBackward0",
+    "PixelShuffleBackward0",
+    "PixelUnshuffleBackward0",
+    "ChannelShuffleBackward0",
+    "Col2ImBackward0",
+    "Im2ColBackward0",
     "GeluBackward0",
     "SiluBackward0",
     "MishBackward0",
@@ -324,6 +367,11 @@ __all__ = [
     "HardswishBackward0",
     "HardsigmoidBackward0",
     "LogSigmoidBackward0",
+    "GluBackward0",
+    "HardshrinkBackward0",
+    "SoftshrinkBackward0",
+    "ThresholdBackward0",
+    "ThresholdBackward1",
     "LeakyReluBackward1",
     "EluBackward1",
     "CeluBackward1",
@@ -1290,6 +1338,140 @@ class XlogyBackward2(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class LdexpBackward0(Node):
+    """Backward of `ldexp.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad * 2.0 ** other
+    other: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 2.0**other
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * result * 0.6931471805599453
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+
+class LogaddexpBackward0(Node):
+    """Backward of `logaddexp(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad / (1 + exp(other - self))
+    other: grad / (1 + exp(self - other))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (1 + exp(other - self_))
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad / (1 + exp(self_ - other))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class Logaddexp2Backward0(Node):
+    """Backward of `logaddexp2(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad / (1 + 2.0 ** (other - self))
+    other: grad / (1 + 2.0 ** (self - other))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (1 + 2.0 ** (other - self_))
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad / (1 + 2.0 ** (self_ - other))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -2413,6 +2595,50 @@ class AtanBackward0(Node):
         return self._raw_saved_self.unpack(self)
 
 
+class Rad2DegBackward0(Node):
+    """Backward of `rad2deg(Tensor self) -> Tensor`.
+
+    self: grad * 57.29577951308232
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 57.29577951308232
+        return grad_inputs
+
+
+class SincBackward0(Node):
+    """Backward of `sinc(Tensor self) -> Tensor`.
+
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = sinc_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
 class SinhBackward0(Node):
     """Backward of `sinh(Tensor self) -> Tensor`.
 
@@ -2541,6 +2767,24 @@ class AtanhBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack(self)
+
+
+class Deg2RadBackward0(Node):
+    """Backward of `deg2rad(Tensor self) -> Tensor`.
+
+    self: grad * 0.017453292519943295
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 0.017453292519943295
+        return grad_inputs
 
 
 class LogitBackward0(Node):
@@ -4240,6 +4484,60 @@ class DiagonalBackwardBackward0(Node):
         return grad_inputs
 
 
+class UnfoldBackward0(Node):
+    """Backward of `unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`.
+
+    self: unfold_backward(grad, self.shape, dimension, size, step)
+    """
+
+    __slots__ = (
+        "_saved_dimension",
+        "_saved_self_sym_sizes",
+        "_saved_size",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dimension = self._saved_dimension
+        self_sym_sizes = self._saved_self_sym_sizes
+        size = self._saved_size
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unfold_backward(
+                grad, self_sym_sizes, dimension, size, step
+            )
+        return grad_inputs
+
+
+class UnfoldBackwardBackward0(Node):
+    """Backward of `unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`.
+
+    grad_in: unfold(grad, dim, size, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_size",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        size = self._saved_size
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unfold(grad, dim, size, step)
+        return grad_inputs
+
+
 class SqueezeBackward0(Node):
     """Backward of `squeeze(Tensor(a) self) -> Tensor(a)`.
 
@@ -5361,6 +5659,479 @@ class EmbeddingBackward0(Node):
         return self._raw_saved_indices.unpack(self)
 
 
+class ReflectionPad1DBackward0(Node):
+    """Backward of `reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+
+    self: reflection_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reflection_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReflectionPad2DBackward0(Node):
+    """Backward of `reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+
+    self: reflection_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reflection_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReflectionPad3DBackward0(Node):
+    """Backward of `reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+
+    self: reflection_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reflection_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReplicationPad1DBackward0(Node):
+    """Backward of `replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+
+    self: replication_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = replication_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReplicationPad2DBackward0(Node):
+    """Backward of `replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+
+    self: replication_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = replication_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReplicationPad3DBackward0(Node):
+    """Backward of `replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+
+    self: replication_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = replication_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class UpsampleLinear1DBackward0(Node):
+    """Backward of `upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`.
+
+    self: upsample_linear_backward(grad, self.shape, output_size, align_corners, [scales])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_linear_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales]
+            )
+        return grad_inputs
+
+
+class UpsampleBilinear2DBackward0(Node):
+    """Backward of `upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_linear_backward(grad, self.shape, output_size, align_corners, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_linear_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleBicubic2DBackward0(Node):
+    """Backward of `upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_bicubic_backward(grad, self.shape, output_size, align_corners, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_bicubic_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleTrilinear3DBackward0(Node):
+    """Backward of `upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_linear_backward(grad, self.shape, output_size, align_corners, [scales_d, scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_d",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_linear_backward(
+                grad,
+                self_sym_sizes,
+                output_size,
+                align_corners,
+                [scales_d, scales_h, scales_w],
+            )
+        return grad_inputs
+
+
+class UpsampleNearest1DBackward0(Node):
+    """Backward of `upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`.
+
+    self: upsample_nearest_backward(grad, self.shape, output_size, [scales])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_backward(
+                grad, self_sym_sizes, output_size, [scales]
+            )
+        return grad_inputs
+
+
+class UpsampleNearest2DBackward0(Node):
+    """Backward of `upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_backward(grad, self.shape, output_size, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_backward(
+                grad, self_sym_sizes, output_size, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleNearest3DBackward0(Node):
+    """Backward of `upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_backward(grad, self.shape, output_size, [scales_d, scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_d",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_backward(
+                grad, self_sym_sizes, output_size, [scales_d, scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class PixelShuffleBackward0(Node):
+    """Backward of `pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`.
+
+    self: pixel_unshuffle(grad, upscale_factor)
+    """
+
+    __slots__ = ("_saved_upscale_factor",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        upscale_factor = self._saved_upscale_factor
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pixel_unshuffle(grad, upscale_factor)
+        return grad_inputs
+
+
+class PixelUnshuffleBackward0(Node):
+    """Backward of `pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`.
+
+    self: pixel_shuffle(grad, downscale_factor)
+    """
+
+    __slots__ = ("_saved_downscale_factor",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        downscale_factor = self._saved_downscale_factor
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pixel_shuffle(grad, downscale_factor)
+        return grad_inputs
+
+
+class ChannelShuffleBackward0(Node):
+    """Backward of `channel_shuffle(Tensor self, SymInt groups) -> Tensor`.
+
+    self: channel_shuffle_backward(grad, groups)
+    """
+
+    __slots__ = ("_saved_groups",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        groups = self._saved_groups
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = channel_shuffle_backward(grad, groups)
+        return grad_inputs
+
+
+class Col2ImBackward0(Node):
+    """Backward of `col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: im2col(grad, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = im2col(grad, kernel_size, dilation, padding, stride)
+        return grad_inputs
+
+
+class Im2ColBackward0(Node):
+    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = col2im(
+                grad,
+                [self_sym_sizes[-2], self_sym_sizes[-1]],
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            )
+        return grad_inputs
+
+
 class GeluBackward0(Node):
     """Backward of `gelu(Tensor self, *, str approximate="none") -> Tensor`.
 
@@ -5677,6 +6448,156 @@ class LogSigmoidBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack(self)
+
+
+class GluBackward0(Node):
+    """Backward of `glu(Tensor self, int dim=-1) -> Tensor`.
+
+    self: glu_backward(grad, self, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = glu_backward(grad, self_, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class HardshrinkBackward0(Node):
+    """Backward of `hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`.
+
+    self: shrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "_saved_lambd",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lambd = self._saved_lambd
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = shrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class SoftshrinkBackward0(Node):
+    """Backward of `softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`.
+
+    self: shrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "_saved_lambd",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lambd = self._saved_lambd
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = shrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class ThresholdBackward0(Node):
+    """Backward of `threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`.
+
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_saved_threshold",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        threshold = self._saved_threshold
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = threshold_backward(grad, self_, threshold)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class ThresholdBackward1(Node):
+    """Backward of `threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`.
+
+    self: threshold_backward(grad, result, threshold)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_saved_threshold",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        threshold = self._saved_threshold
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = threshold_backward(grad, result, threshold)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
 
 
 class LeakyReluBackward1(Node):

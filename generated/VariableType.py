@@ -26,6 +26,7 @@ from yamlgrad.runtime.ops import (
     losses,
     normalization,
     reductions,
+    resampling,
     shapes,
 )
 from yamlgrad.runtime.wrappers.binding import (
@@ -109,6 +110,9 @@ from .Functions import (
     XlogyBackward0,
     XlogyBackward1,
     XlogyBackward2,
+    LdexpBackward0,
+    LogaddexpBackward0,
+    Logaddexp2Backward0,
     LerpBackward0,
     LerpBackward1,
     AddcmulBackward0,
@@ -145,11 +149,14 @@ from .Functions import (
     AsinBackward0,
     AcosBackward0,
     AtanBackward0,
+    Rad2DegBackward0,
+    SincBackward0,
     SinhBackward0,
     CoshBackward0,
     AsinhBackward0,
     AcoshBackward0,
     AtanhBackward0,
+    Deg2RadBackward0,
     LogitBackward0,
     ErfBackward0,
     ErfcBackward0,
@@ -209,6 +216,8 @@ from .Functions import (
     DiagonalBackward0,
     DiagEmbedBackward0,
     DiagonalBackwardBackward0,
+    UnfoldBackward0,
+    UnfoldBackwardBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
@@ -246,6 +255,24 @@ from .Functions import (
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    ReflectionPad1DBackward0,
+    ReflectionPad2DBackward0,
+    ReflectionPad3DBackward0,
+    ReplicationPad1DBackward0,
+    ReplicationPad2DBackward0,
+    ReplicationPad3DBackward0,
+    UpsampleLinear1DBackward0,
+    UpsampleBilinear2DBackward0,
+    UpsampleBicubic2DBackward0,
+    UpsampleTrilinear3DBackward0,
+    UpsampleNearest1DBackward0,
+    UpsampleNearest2DBackward0,
+    UpsampleNearest3DBackward0,
+    PixelShuffleBackward0,
+    PixelUnshuffleBackward0,
+    ChannelShuffleBackward0,
+    Col2ImBackward0,
+    Im2ColBackward0,
     GeluBackward0,
     SiluBackward0,
     MishBackward0,
@@ -257,6 +284,11 @@ from .Functions import (
     HardswishBackward0,
     HardsigmoidBackward0,
     LogSigmoidBackward0,
+    GluBackward0,
+    HardshrinkBackward0,
+    SoftshrinkBackward0,
+    ThresholdBackward0,
+    ThresholdBackward1,
     LeakyReluBackward1,
     EluBackward1,
     CeluBackward1,
@@ -287,6 +319,9 @@ __all__ = [
     "remainder",
     "fmod",
     "xlogy",
+    "ldexp",
+    "logaddexp",
+    "logaddexp2",
     "lerp",
     "addcmul",
     "addcdiv",
@@ -336,11 +371,14 @@ __all__ = [
     "asin",
     "acos",
     "atan",
+    "rad2deg",
+    "sinc",
     "sinh",
     "cosh",
     "asinh",
     "acosh",
     "atanh",
+    "deg2rad",
     "logit",
     "erf",
     "erfc",
@@ -442,6 +480,9 @@ __all__ = [
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
     "gelu",
     "silu",
     "mish",
@@ -454,6 +495,11 @@ __all__ = [
     "hardswish",
     "hardsigmoid",
     "log_sigmoid",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "threshold",
+    "threshold_",
     "mse_loss",
     "smooth_l1_loss",
     "huber_loss",
@@ -1298,6 +1344,92 @@ def xlogy_Scalar_Other(
         result = Tensor._make(elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def ldexp_Tensor(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: self * 2.0 ** other
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "ldexp", "input", 1)
+    other_ = tensor_arg(other, "ldexp", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+    try:
+        result = Tensor._make(self_ * 2.0**other_)
+    except ValueError as kernel_failure:
+        raise kernel_error("ldexp", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def logaddexp(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`logaddexp(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.logaddexp(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "logaddexp", "input", 1)
+    other_ = tensor_arg(other, "logaddexp", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = LogaddexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.logaddexp(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logaddexp", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def logaddexp2(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`logaddexp2(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.logaddexp2(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "logaddexp2", "input", 1)
+    other_ = tensor_arg(other, "logaddexp2", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = Logaddexp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.logaddexp2(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logaddexp2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -2809,6 +2941,53 @@ def atan(
     return result
 
 
+def rad2deg(
+    input: Any,
+) -> Tensor:
+    """`rad2deg(Tensor self) -> Tensor`
+
+    forward: self * 57.29577951308232
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "rad2deg", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(self_ * 57.29577951308232)
+    except ValueError as kernel_failure:
+        raise kernel_error("rad2deg", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def sinc(
+    input: Any,
+) -> Tensor:
+    """`sinc(Tensor self) -> Tensor`
+
+    forward: np.sinc(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "sinc", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.sinc(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("sinc", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def sinh(
     input: Any,
 ) -> Tensor:
@@ -2924,6 +3103,29 @@ def atanh(
         result = Tensor._make(np.arctanh(self_))
     except ValueError as kernel_failure:
         raise kernel_error("atanh", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def deg2rad(
+    input: Any,
+) -> Tensor:
+    """`deg2rad(Tensor self) -> Tensor`
+
+    forward: self * 0.017453292519943295
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "deg2rad", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(self_ * 0.017453292519943295)
+    except ValueError as kernel_failure:
+        raise kernel_error("deg2rad", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -5195,6 +5397,88 @@ def diag(
         raise
 
 
+def unfold(
+    input: Any,
+    dimension: Any,
+    size: Any,
+    step: Any,
+) -> Tensor:
+    """`unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
+
+    forward: unfold_kernel(self, dimension, size, step)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "unfold", "input", 1)
+    dimension = int_arg(dimension, "unfold", "dimension", 2)
+    size = int_arg(size, "unfold", "size", 3)
+    step = int_arg(step, "unfold", "step", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnfoldBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dimension = dimension
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(resampling.unfold_kernel(self_, dimension, size, step))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unfold",
+            kernel_failure,
+            self=self_,
+            dimension=dimension,
+            size=size,
+            step=step,
+        )
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def unfold_backward(
+    grad_in: Any,
+    input_sizes: Any,
+    dim: Any,
+    size: Any,
+    step: Any,
+) -> Tensor:
+    """`unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`
+
+    forward: unfold_backward_kernel(grad_in, input_sizes, dim, size, step)
+    """
+    grad_in_ = tensor_arg(grad_in, "unfold_backward", "grad_in", 1)
+    input_sizes = int_list_arg(input_sizes, "unfold_backward", "input_sizes", 2)
+    dim = int_arg(dim, "unfold_backward", "dim", 3)
+    size = int_arg(size, "unfold_backward", "size", 4)
+    step = int_arg(step, "unfold_backward", "step", 5)
+    grad_fn = None
+    if compute_requires_grad(grad_in):
+        grad_fn = UnfoldBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_in))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            resampling.unfold_backward_kernel(grad_in_, input_sizes, dim, size, step)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unfold_backward",
+            kernel_failure,
+            grad_in=grad_in_,
+            input_sizes=input_sizes,
+            dim=dim,
+            size=size,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def flatten_using_ints(
     input: Any,
     start_dim: Any = 0,
@@ -6151,11 +6435,11 @@ def pad(
 ) -> Tensor:
     """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
 
-    composite: constant_pad_nd(self, pad, shapes.constant_pad_value(mode, value))
+    composite: composites.pad_by_mode(self, pad, mode, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return constant_pad_nd(self, pad, shapes.constant_pad_value(mode, value))
+        return composites.pad_by_mode(self, pad, mode, value)
     except (AttributeError, TypeError):
         check_arguments("pad", (("input", "Tensor", 1, self),))
         raise
@@ -8858,6 +9142,681 @@ def embedding(
     return result
 
 
+def reflection_pad1d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
+
+    forward: reflection_pad_kernel(self, padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "reflection_pad1d", "input", 1)
+    padding = int_list_arg(padding, "reflection_pad1d", "padding", 2, size=2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReflectionPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.reflection_pad_kernel(self_, padding, 1))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "reflection_pad1d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def reflection_pad2d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+
+    forward: reflection_pad_kernel(self, padding, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "reflection_pad2d", "input", 1)
+    padding = int_list_arg(padding, "reflection_pad2d", "padding", 2, size=4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReflectionPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.reflection_pad_kernel(self_, padding, 2))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "reflection_pad2d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def reflection_pad3d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
+
+    forward: reflection_pad_kernel(self, padding, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "reflection_pad3d", "input", 1)
+    padding = int_list_arg(padding, "reflection_pad3d", "padding", 2, size=6)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReflectionPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.reflection_pad_kernel(self_, padding, 3))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "reflection_pad3d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def replication_pad1d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
+
+    forward: replication_pad_kernel(self, padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "replication_pad1d", "input", 1)
+    padding = int_list_arg(padding, "replication_pad1d", "padding", 2, size=2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReplicationPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.replication_pad_kernel(self_, padding, 1))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "replication_pad1d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def replication_pad2d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+
+    forward: replication_pad_kernel(self, padding, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "replication_pad2d", "input", 1)
+    padding = int_list_arg(padding, "replication_pad2d", "padding", 2, size=4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReplicationPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.replication_pad_kernel(self_, padding, 2))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "replication_pad2d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def replication_pad3d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
+
+    forward: replication_pad_kernel(self, padding, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "replication_pad3d", "input", 1)
+    padding = int_list_arg(padding, "replication_pad3d", "padding", 2, size=6)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReplicationPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.replication_pad_kernel(self_, padding, 3))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "replication_pad3d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def upsample_linear1d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales: Any = None,
+) -> Tensor:
+    """`upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`
+
+    forward: upsample_linear_kernel(self, output_size, align_corners, [scales])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "upsample_linear1d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_linear1d", "output_size", 2, size=1
+    )
+    align_corners = bool_arg(align_corners, "upsample_linear1d", "align_corners", 3)
+    scales = optional_float_arg(scales, "upsample_linear1d", "scales", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleLinear1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_linear_kernel(
+                self_, output_size, align_corners, [scales]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_linear1d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales=scales,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def upsample_bilinear2d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "upsample_bilinear2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_bilinear2d", "output_size", 2, size=2
+    )
+    align_corners = bool_arg(align_corners, "upsample_bilinear2d", "align_corners", 3)
+    scales_h = optional_float_arg(scales_h, "upsample_bilinear2d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "upsample_bilinear2d", "scales_w", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleBilinear2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_linear_kernel(
+                self_, output_size, align_corners, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_bilinear2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def upsample_bicubic2d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_bicubic_kernel(self, output_size, align_corners, [scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "upsample_bicubic2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_bicubic2d", "output_size", 2, size=2
+    )
+    align_corners = bool_arg(align_corners, "upsample_bicubic2d", "align_corners", 3)
+    scales_h = optional_float_arg(scales_h, "upsample_bicubic2d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "upsample_bicubic2d", "scales_w", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleBicubic2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_bicubic_kernel(
+                self_, output_size, align_corners, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_bicubic2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def upsample_trilinear3d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_d: Any = None,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_d, scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "upsample_trilinear3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_trilinear3d", "output_size", 2, size=3
+    )
+    align_corners = bool_arg(align_corners, "upsample_trilinear3d", "align_corners", 3)
+    scales_d = optional_float_arg(scales_d, "upsample_trilinear3d", "scales_d", 4)
+    scales_h = optional_float_arg(scales_h, "upsample_trilinear3d", "scales_h", 5)
+    scales_w = optional_float_arg(scales_w, "upsample_trilinear3d", "scales_w", 6)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleTrilinear3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_linear_kernel(
+                self_, output_size, align_corners, [scales_d, scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_trilinear3d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_d=scales_d,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def upsample_nearest1d(
+    input: Any,
+    output_size: Any,
+    scales: Any = None,
+) -> Tensor:
+    """`upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`
+
+    forward: upsample_nearest_kernel(self, output_size, [scales])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "upsample_nearest1d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_nearest1d", "output_size", 2, size=1
+    )
+    scales = optional_float_arg(scales, "upsample_nearest1d", "scales", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearest1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_kernel(self_, output_size, [scales])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_nearest1d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales=scales,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def upsample_nearest2d(
+    input: Any,
+    output_size: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_nearest_kernel(self, output_size, [scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "upsample_nearest2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_nearest2d", "output_size", 2, size=2
+    )
+    scales_h = optional_float_arg(scales_h, "upsample_nearest2d", "scales_h", 3)
+    scales_w = optional_float_arg(scales_w, "upsample_nearest2d", "scales_w", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearest2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_kernel(self_, output_size, [scales_h, scales_w])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_nearest2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def upsample_nearest3d(
+    input: Any,
+    output_size: Any,
+    scales_d: Any = None,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_nearest_kernel(self, output_size, [scales_d, scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "upsample_nearest3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_nearest3d", "output_size", 2, size=3
+    )
+    scales_d = optional_float_arg(scales_d, "upsample_nearest3d", "scales_d", 3)
+    scales_h = optional_float_arg(scales_h, "upsample_nearest3d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "upsample_nearest3d", "scales_w", 5)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearest3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_kernel(
+                self_, output_size, [scales_d, scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_nearest3d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_d=scales_d,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def pixel_shuffle(
+    input: Any,
+    upscale_factor: Any,
+) -> Tensor:
+    """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`
+
+    forward: pixel_shuffle_kernel(self, upscale_factor)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "pixel_shuffle", "input", 1)
+    upscale_factor = int_arg(upscale_factor, "pixel_shuffle", "upscale_factor", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PixelShuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upscale_factor = upscale_factor
+    try:
+        result = Tensor._make(resampling.pixel_shuffle_kernel(self_, upscale_factor))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "pixel_shuffle", kernel_failure, self=self_, upscale_factor=upscale_factor
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def pixel_unshuffle(
+    input: Any,
+    downscale_factor: Any,
+) -> Tensor:
+    """`pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`
+
+    forward: pixel_unshuffle_kernel(self, downscale_factor)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "pixel_unshuffle", "input", 1)
+    downscale_factor = int_arg(
+        downscale_factor, "pixel_unshuffle", "downscale_factor", 2
+    )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PixelUnshuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_downscale_factor = downscale_factor
+    try:
+        result = Tensor._make(
+            resampling.pixel_unshuffle_kernel(self_, downscale_factor)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "pixel_unshuffle",
+            kernel_failure,
+            self=self_,
+            downscale_factor=downscale_factor,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def channel_shuffle(
+    input: Any,
+    groups: Any,
+) -> Tensor:
+    """`channel_shuffle(Tensor self, SymInt groups) -> Tensor`
+
+    forward: channel_shuffle_kernel(self, groups)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "channel_shuffle", "input", 1)
+    groups = int_arg(groups, "channel_shuffle", "groups", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ChannelShuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_groups = groups
+    try:
+        result = Tensor._make(resampling.channel_shuffle_kernel(self_, groups))
+    except ValueError as kernel_failure:
+        raise kernel_error("channel_shuffle", kernel_failure, self=self_, groups=groups)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def col2im(
+    input: Any,
+    output_size: Any,
+    kernel_size: Any,
+    dilation: Any,
+    padding: Any,
+    stride: Any,
+) -> Tensor:
+    """`col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+
+    forward: col2im_kernel(self, output_size, kernel_size, dilation, padding, stride)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "col2im", "input", 1)
+    output_size = int_list_arg(output_size, "col2im", "output_size", 2, size=2)
+    kernel_size = int_list_arg(kernel_size, "col2im", "kernel_size", 3, size=2)
+    dilation = int_list_arg(dilation, "col2im", "dilation", 4, size=2)
+    padding = int_list_arg(padding, "col2im", "padding", 5, size=2)
+    stride = int_list_arg(stride, "col2im", "stride", 6, size=2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Col2ImBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            resampling.col2im_kernel(
+                self_, output_size, kernel_size, dilation, padding, stride
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "col2im",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            kernel_size=kernel_size,
+            dilation=dilation,
+            padding=padding,
+            stride=stride,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def im2col(
+    input: Any,
+    kernel_size: Any,
+    dilation: Any,
+    padding: Any,
+    stride: Any,
+) -> Tensor:
+    """`im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+
+    forward: im2col_kernel(self, kernel_size, dilation, padding, stride)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "im2col", "input", 1)
+    kernel_size = int_list_arg(kernel_size, "im2col", "kernel_size", 2, size=2)
+    dilation = int_list_arg(dilation, "im2col", "dilation", 3, size=2)
+    padding = int_list_arg(padding, "im2col", "padding", 4, size=2)
+    stride = int_list_arg(stride, "im2col", "stride", 5, size=2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Im2ColBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            resampling.im2col_kernel(self_, kernel_size, dilation, padding, stride)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "im2col",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            dilation=dilation,
+            padding=padding,
+            stride=stride,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def gelu(
     input: Any,
     *,
@@ -9167,6 +10126,146 @@ def log_sigmoid(
         raise kernel_error("log_sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    return result
+
+
+def glu(
+    input: Any,
+    dim: Any = -1,
+) -> Tensor:
+    """`glu(Tensor self, int dim=-1) -> Tensor`
+
+    forward: glu_kernel(self, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "glu", "input", 1)
+    dim = int_arg(dim, "glu", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = GluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(activations.glu_kernel(self_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("glu", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def hardshrink(
+    input: Any,
+    lambd: Any = 0.5,
+) -> Tensor:
+    """`hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
+
+    forward: hardshrink_kernel(self, lambd)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "hardshrink", "input", 1)
+    lambd = scalar_arg(lambd, "hardshrink", "lambd", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = HardshrinkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lambd = lambd
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(activations.hardshrink_kernel(self_, lambd))
+    except ValueError as kernel_failure:
+        raise kernel_error("hardshrink", kernel_failure, self=self_, lambd=lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def softshrink(
+    input: Any,
+    lambd: Any = 0.5,
+) -> Tensor:
+    """`softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
+
+    forward: softshrink_kernel(self, lambd)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "softshrink", "input", 1)
+    lambd = scalar_arg(lambd, "softshrink", "lambd", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SoftshrinkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lambd = lambd
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(activations.softshrink_kernel(self_, lambd))
+    except ValueError as kernel_failure:
+        raise kernel_error("softshrink", kernel_failure, self=self_, lambd=lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def threshold(
+    input: Any,
+    threshold: Any,
+    value: Any,
+) -> Tensor:
+    """`threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`
+
+    forward: threshold_kernel(self, threshold, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "threshold", "input", 1)
+    threshold = scalar_arg(threshold, "threshold", "threshold", 2)
+    value = scalar_arg(value, "threshold", "value", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ThresholdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_threshold = threshold
+    try:
+        result = Tensor._make(activations.threshold_kernel(self_, threshold, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "threshold", kernel_failure, self=self_, threshold=threshold, value=value
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def threshold_(
+    input: Any,
+    threshold: Any,
+    value: Any,
+) -> Tensor:
+    """`threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`
+
+    forward: threshold_kernel(self, threshold, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "threshold_", "input", 1)
+    threshold = scalar_arg(threshold, "threshold_", "threshold", 2)
+    value = scalar_arg(value, "threshold_", "value", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ThresholdBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_threshold = threshold
+    try:
+        write_inplace(self, activations.threshold_kernel(self_, threshold, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "threshold_", kernel_failure, self=self_, threshold=threshold, value=value
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -11464,6 +12563,10 @@ where = where_self
 # Python's own argument errors then name the op as it is called: "add() got ...".
 where.__qualname__ = "where"
 
+ldexp = ldexp_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+ldexp.__qualname__ = "ldexp"
+
 softmax = softmax_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 softmax.__qualname__ = "softmax"
@@ -11522,6 +12625,9 @@ METHODS = {
     "remainder": remainder,
     "fmod": fmod,
     "xlogy": xlogy,
+    "ldexp": ldexp,
+    "logaddexp": logaddexp,
+    "logaddexp2": logaddexp2,
     "lerp": lerp,
     "addcmul": addcmul,
     "addcdiv": addcdiv,
@@ -11571,11 +12677,14 @@ METHODS = {
     "asin": asin,
     "acos": acos,
     "atan": atan,
+    "rad2deg": rad2deg,
+    "sinc": sinc,
     "sinh": sinh,
     "cosh": cosh,
     "asinh": asinh,
     "acosh": acosh,
     "atanh": atanh,
+    "deg2rad": deg2rad,
     "logit": logit,
     "erf": erf,
     "erfc": erfc,
@@ -11629,6 +12738,7 @@ METHODS = {
     "diagonal": diagonal,
     "diag_embed": diag_embed,
     "diag": diag,
+    "unfold": unfold,
     "flatten": flatten,
     "unflatten": unflatten,
     "movedim": movedim,
@@ -11720,6 +12830,8 @@ METHODS = {
     "hardswish": hardswish,
     "hardsigmoid": hardsigmoid,
     "log_sigmoid": log_sigmoid,
+    "hardshrink": hardshrink,
+    "softshrink": softshrink,
     "leaky_relu_": leaky_relu_,
     "elu_": elu_,
     "celu_": celu_,
@@ -11855,6 +12967,21 @@ OVERLOADS = {
         "Scalar_Other": schema_names(
             xlogy_Scalar_Other,
             "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        ),
+    },
+    "ldexp": {
+        "Tensor": schema_names(
+            ldexp_Tensor, "ldexp.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "logaddexp": {
+        "default": schema_names(
+            logaddexp, "logaddexp(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "logaddexp2": {
+        "default": schema_names(
+            logaddexp2, "logaddexp2(Tensor self, Tensor other) -> Tensor"
         ),
     },
     "lerp": {
@@ -12106,6 +13233,12 @@ OVERLOADS = {
     "atan": {
         "default": schema_names(atan, "atan(Tensor self) -> Tensor"),
     },
+    "rad2deg": {
+        "default": schema_names(rad2deg, "rad2deg(Tensor self) -> Tensor"),
+    },
+    "sinc": {
+        "default": schema_names(sinc, "sinc(Tensor self) -> Tensor"),
+    },
     "sinh": {
         "default": schema_names(sinh, "sinh(Tensor self) -> Tensor"),
     },
@@ -12120,6 +13253,9 @@ OVERLOADS = {
     },
     "atanh": {
         "default": schema_names(atanh, "atanh(Tensor self) -> Tensor"),
+    },
+    "deg2rad": {
+        "default": schema_names(deg2rad, "deg2rad(Tensor self) -> Tensor"),
     },
     "logit": {
         "default": schema_names(logit, "logit(Tensor self, float? eps=None) -> Tensor"),
@@ -12456,6 +13592,15 @@ OVERLOADS = {
     },
     "diag": {
         "default": schema_names(diag, "diag(Tensor self, int diagonal=0) -> Tensor"),
+    },
+    "unfold": {
+        "default": schema_names(
+            unfold,
+            "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+        ),
+    },
+    "unfold_backward": {
+        "default": unfold_backward,
     },
     "flatten": {
         "using_ints": schema_names(
@@ -12987,6 +14132,112 @@ OVERLOADS = {
     "embedding": {
         "default": embedding,
     },
+    "reflection_pad1d": {
+        "default": schema_names(
+            reflection_pad1d,
+            "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor",
+        ),
+    },
+    "reflection_pad2d": {
+        "default": schema_names(
+            reflection_pad2d,
+            "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+        ),
+    },
+    "reflection_pad3d": {
+        "default": schema_names(
+            reflection_pad3d,
+            "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+        ),
+    },
+    "replication_pad1d": {
+        "default": schema_names(
+            replication_pad1d,
+            "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor",
+        ),
+    },
+    "replication_pad2d": {
+        "default": schema_names(
+            replication_pad2d,
+            "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+        ),
+    },
+    "replication_pad3d": {
+        "default": schema_names(
+            replication_pad3d,
+            "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+        ),
+    },
+    "upsample_linear1d": {
+        "default": schema_names(
+            upsample_linear1d,
+            "upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor",
+        ),
+    },
+    "upsample_bilinear2d": {
+        "default": schema_names(
+            upsample_bilinear2d,
+            "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_bicubic2d": {
+        "default": schema_names(
+            upsample_bicubic2d,
+            "upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_trilinear3d": {
+        "default": schema_names(
+            upsample_trilinear3d,
+            "upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_nearest1d": {
+        "default": schema_names(
+            upsample_nearest1d,
+            "upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+        ),
+    },
+    "upsample_nearest2d": {
+        "default": schema_names(
+            upsample_nearest2d,
+            "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_nearest3d": {
+        "default": schema_names(
+            upsample_nearest3d,
+            "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "pixel_shuffle": {
+        "default": schema_names(
+            pixel_shuffle, "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"
+        ),
+    },
+    "pixel_unshuffle": {
+        "default": schema_names(
+            pixel_unshuffle,
+            "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+        ),
+    },
+    "channel_shuffle": {
+        "default": schema_names(
+            channel_shuffle, "channel_shuffle(Tensor self, SymInt groups) -> Tensor"
+        ),
+    },
+    "col2im": {
+        "default": schema_names(
+            col2im,
+            "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        ),
+    },
+    "im2col": {
+        "default": schema_names(
+            im2col,
+            "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        ),
+    },
     "gelu": {
         "default": schema_names(
             gelu, 'gelu(Tensor self, *, str approximate="none") -> Tensor'
@@ -13035,6 +14286,31 @@ OVERLOADS = {
     },
     "log_sigmoid": {
         "default": schema_names(log_sigmoid, "log_sigmoid(Tensor self) -> Tensor"),
+    },
+    "glu": {
+        "default": schema_names(glu, "glu(Tensor self, int dim=-1) -> Tensor"),
+    },
+    "hardshrink": {
+        "default": schema_names(
+            hardshrink, "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+        ),
+    },
+    "softshrink": {
+        "default": schema_names(
+            softshrink, "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+        ),
+    },
+    "threshold": {
+        "default": schema_names(
+            threshold,
+            "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+        ),
+    },
+    "threshold_": {
+        "default": schema_names(
+            threshold_,
+            "threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+        ),
     },
     "leaky_relu_": {
         "default": schema_names(

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -40,7 +41,7 @@ from support import (
 from yamlgrad.generated import Functions
 from yamlgrad.tools import gen
 from yamlgrad.tools.gen import generate
-from yamlgrad.tools.load import load_derivatives
+from yamlgrad.tools.load import NOT_COVERED_FILE, load_derivatives, load_not_covered
 from yamlgrad.tools.model import FunctionSchema, GenError, SavedAttribute, SchemaError
 
 
@@ -521,6 +522,9 @@ GOLDEN_NODE_NAMES = (
     ("xlogy_Tensor", "XlogyBackward0"),
     ("xlogy_Scalar_Self", "XlogyBackward1"),
     ("xlogy_Scalar_Other", "XlogyBackward2"),
+    ("ldexp_Tensor", "LdexpBackward0"),
+    ("logaddexp", "LogaddexpBackward0"),
+    ("logaddexp2", "Logaddexp2Backward0"),
     ("lerp_Scalar", "LerpBackward0"),
     ("lerp_Tensor", "LerpBackward1"),
     ("addcmul", "AddcmulBackward0"),
@@ -586,11 +590,14 @@ GOLDEN_NODE_NAMES = (
     ("asin", "AsinBackward0"),
     ("acos", "AcosBackward0"),
     ("atan", "AtanBackward0"),
+    ("rad2deg", "Rad2DegBackward0"),
+    ("sinc", "SincBackward0"),
     ("sinh", "SinhBackward0"),
     ("cosh", "CoshBackward0"),
     ("asinh", "AsinhBackward0"),
     ("acosh", "AcoshBackward0"),
     ("atanh", "AtanhBackward0"),
+    ("deg2rad", "Deg2RadBackward0"),
     ("logit", "LogitBackward0"),
     ("erf", "ErfBackward0"),
     ("erfc", "ErfcBackward0"),
@@ -671,6 +678,8 @@ GOLDEN_NODE_NAMES = (
     ("diagonal_backward", "DiagonalBackwardBackward0"),
     ("linalg_diagonal", None),
     ("diag", None),
+    ("unfold", "UnfoldBackward0"),
+    ("unfold_backward", "UnfoldBackwardBackward0"),
     ("flatten_using_ints", None),
     ("unflatten_int", None),
     ("movedim_intlist", None),
@@ -794,6 +803,25 @@ GOLDEN_NODE_NAMES = (
     ("native_batch_norm", "NativeBatchNormBackward0"),
     ("native_group_norm", "NativeGroupNormBackward0"),
     ("embedding", "EmbeddingBackward0"),
+    # nn: padding, upsampling, shuffles and sliding blocks
+    ("reflection_pad1d", "ReflectionPad1DBackward0"),
+    ("reflection_pad2d", "ReflectionPad2DBackward0"),
+    ("reflection_pad3d", "ReflectionPad3DBackward0"),
+    ("replication_pad1d", "ReplicationPad1DBackward0"),
+    ("replication_pad2d", "ReplicationPad2DBackward0"),
+    ("replication_pad3d", "ReplicationPad3DBackward0"),
+    ("upsample_linear1d", "UpsampleLinear1DBackward0"),
+    ("upsample_bilinear2d", "UpsampleBilinear2DBackward0"),
+    ("upsample_bicubic2d", "UpsampleBicubic2DBackward0"),
+    ("upsample_trilinear3d", "UpsampleTrilinear3DBackward0"),
+    ("upsample_nearest1d", "UpsampleNearest1DBackward0"),
+    ("upsample_nearest2d", "UpsampleNearest2DBackward0"),
+    ("upsample_nearest3d", "UpsampleNearest3DBackward0"),
+    ("pixel_shuffle", "PixelShuffleBackward0"),
+    ("pixel_unshuffle", "PixelUnshuffleBackward0"),
+    ("channel_shuffle", "ChannelShuffleBackward0"),
+    ("col2im", "Col2ImBackward0"),
+    ("im2col", "Im2ColBackward0"),
     # nn: activations, softmax, distances and losses
     ("gelu", "GeluBackward0"),
     ("silu", "SiluBackward0"),
@@ -807,6 +835,11 @@ GOLDEN_NODE_NAMES = (
     ("hardswish", "HardswishBackward0"),
     ("hardsigmoid", "HardsigmoidBackward0"),
     ("log_sigmoid", "LogSigmoidBackward0"),
+    ("glu", "GluBackward0"),
+    ("hardshrink", "HardshrinkBackward0"),
+    ("softshrink", "SoftshrinkBackward0"),
+    ("threshold", "ThresholdBackward0"),
+    ("threshold_", "ThresholdBackward1"),
     ("leaky_relu_", "LeakyReluBackward1"),
     ("elu_", "EluBackward1"),
     ("celu_", "CeluBackward1"),
@@ -875,6 +908,7 @@ SINH_ENTRY = """
 
 SINH_SCRIPT = """
 import json
+import re
 import sys
 import numpy as np
 import yamlgrad as yg
@@ -1035,7 +1069,8 @@ def test_the_index_op_binds_tensors_lists_and_none() -> None:
 
 def test_the_op_table_lists_every_entry_with_its_node() -> None:
     """generated/OPS.md is written by the generator from the same model."""
-    table = (COMMITTED / "OPS.md").read_text(encoding="utf-8")
+    text = (COMMITTED / "OPS.md").read_text(encoding="utf-8")
+    table, _, left_out = text.partition("## PyTorch ops left out")
     infos = load_derivatives(REAL_YAML)
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert len(rows) == len(infos)
@@ -1043,6 +1078,25 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
         assert row.startswith(f"| `{info.func}` |")
         if info.op is not None:
             assert f"| {info.op}" in row
+    # Then PyTorch's ops left out, each with its reason, from not_covered.yaml.
+    listed = load_not_covered(REAL_YAML.with_name(NOT_COVERED_FILE))
+    rows = [line for line in left_out.splitlines() if line.startswith("| `")]
+    assert rows == [f"| `{r.op}` | {r.why} |" for r in listed]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("- {op: qr}\n", "an entry is `{op: name, why: reason}`"),
+        ("- {op: qr, why: ''}\n", "`op` and `why` must be non-empty text"),
+        ("- {op: qr, why: a}\n- {op: qr, why: b}\n", "listed twice (first at line 1)"),
+    ],
+)
+def test_not_covered_refuses_a_bad_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / NOT_COVERED_FILE
+    path.write_text(text)
+    with pytest.raises(GenError, match=re.escape(message)):
+        load_not_covered(path)
 
 
 def test_a_tensor_input_without_a_key_may_not_require_grad(tmp_path: Path) -> None:

@@ -99,7 +99,9 @@ def test_not_covered_lists_only_missing_public_ops(public: set[str]) -> None:
     covered = sorted(set(listed()) & ours())
     assert not covered, f"{NOT_COVERED_FILE} lists ops that have entries: {covered}"
     unknown = sorted(set(listed()) - public)
-    assert not unknown, f"{NOT_COVERED_FILE} lists ops PyTorch does not count: {unknown}"
+    assert (
+        not unknown
+    ), f"{NOT_COVERED_FILE} lists ops PyTorch does not count: {unknown}"
 
 
 def report() -> str:
