@@ -111,6 +111,7 @@ from yamlgrad.runtime.ops.normalization import (
     native_layer_norm_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
+    cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
     evenly_distribute_backward,
@@ -264,7 +265,11 @@ __all__ = [
     "LinalgVectorNormBackward0",
     "AmaxBackward0",
     "AminBackward0",
+    "NansumBackward0",
+    "DistBackward0",
     "LogsumexpBackward0",
+    "CummaxBackward0",
+    "CumminBackward0",
     "CumsumBackward0",
     "CumprodBackward0",
     "SoftmaxBackward0",
@@ -274,6 +279,10 @@ __all__ = [
     "MvBackward0",
     "BmmBackward0",
     "AddmmBackward0",
+    "AddmvBackward0",
+    "AddrBackward0",
+    "AddbmmBackward0",
+    "VdotBackward0",
     "BaddbmmBackward0",
     "TraceBackward0",
     "LinalgInvExBackward0",
@@ -3485,6 +3494,100 @@ class AminBackward0(Node):
         return self._raw_saved_self.unpack(self)
 
 
+class NansumBackward0(Node):
+    """Backward of `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: where(isnan(self), 0, sum_backward(grad, self.shape, dim, keepdim))
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = where(
+                isnan(self_), 0, sum_backward(grad, self_sym_sizes, dim, keepdim)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class DistBackward0(Node):
+    """Backward of `dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`.
+
+    self: linalg_vector_norm_backward(grad, self - other, p, result, None, False)
+    other: -linalg_vector_norm_backward(grad, self - other, p, result, None, False)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_saved_p",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        p = self._saved_p
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_vector_norm_backward(
+                grad, self_ - other, p, result, None, False
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -linalg_vector_norm_backward(
+                grad, self_ - other, p, result, None, False
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
 class LogsumexpBackward0(Node):
     """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
 
@@ -3518,6 +3621,80 @@ class LogsumexpBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class CummaxBackward0(Node):
+    """Backward of `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, result1, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result1",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cummaxmin_backward(grad, self_, result1, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
+
+
+class CumminBackward0(Node):
+    """Backward of `cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, result1, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result1",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cummaxmin_backward(grad, self_, result1, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -3878,6 +4055,229 @@ class AddmmBackward0(Node):
     @property
     def _saved_mat2(self) -> Any:
         return self._raw_saved_mat2.unpack(self)
+
+
+class AddmvBackward0(Node):
+    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    mat: maybe_multiply(outer(grad, vec), alpha)
+    vec: maybe_multiply(mv(mat.T, grad), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_beta",
+        "_raw_saved_mat",
+        "_raw_saved_vec",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat: Any = UNDEFINED
+        self._raw_saved_vec: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        alpha = self._saved_alpha
+        beta = self._saved_beta
+        mat = self._raw_saved_mat.unpack(self, raw)
+        vec = self._raw_saved_vec.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = maybe_multiply(outer(grad, vec), alpha)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = maybe_multiply(mv(mat.T, grad), alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mat.reset_data()
+        self._raw_saved_vec.reset_data()
+
+    @property
+    def _saved_mat(self) -> Any:
+        return self._raw_saved_mat.unpack(self)
+
+    @property
+    def _saved_vec(self) -> Any:
+        return self._raw_saved_vec.unpack(self)
+
+
+class AddrBackward0(Node):
+    """Backward of `addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    vec1: maybe_multiply(mv(grad, vec2), alpha)
+    vec2: maybe_multiply(mv(grad.T, vec1), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_beta",
+        "_raw_saved_vec1",
+        "_raw_saved_vec2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_vec1: Any = UNDEFINED
+        self._raw_saved_vec2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        alpha = self._saved_alpha
+        beta = self._saved_beta
+        vec1 = self._raw_saved_vec1.unpack(self, raw)
+        vec2 = self._raw_saved_vec2.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = maybe_multiply(mv(grad, vec2), alpha)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = maybe_multiply(mv(grad.T, vec1), alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_vec1.reset_data()
+        self._raw_saved_vec2.reset_data()
+
+    @property
+    def _saved_vec1(self) -> Any:
+        return self._raw_saved_vec1.unpack(self)
+
+    @property
+    def _saved_vec2(self) -> Any:
+        return self._raw_saved_vec2.unpack(self)
+
+
+class AddbmmBackward0(Node):
+    """Backward of `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    batch1: maybe_multiply(bmm(expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]]), transpose(batch2, 1, 2)), alpha)
+    batch2: maybe_multiply(bmm(transpose(batch1, 1, 2), expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_raw_saved_batch1",
+        "_saved_batch1_sym_sizes",
+        "_raw_saved_batch2",
+        "_saved_batch2_sym_sizes",
+        "_saved_beta",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_batch1: Any = UNDEFINED
+        self._raw_saved_batch2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        alpha = self._saved_alpha
+        batch1 = self._raw_saved_batch1.unpack(self, raw)
+        batch1_sym_sizes = self._saved_batch1_sym_sizes
+        batch2 = self._raw_saved_batch2.unpack(self, raw)
+        batch2_sym_sizes = self._saved_batch2_sym_sizes
+        beta = self._saved_beta
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = maybe_multiply(
+                bmm(
+                    expand(
+                        grad,
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
+                    ),
+                    transpose(batch2, 1, 2),
+                ),
+                alpha,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = maybe_multiply(
+                bmm(
+                    transpose(batch1, 1, 2),
+                    expand(
+                        grad,
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
+                    ),
+                ),
+                alpha,
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_batch1.reset_data()
+        self._raw_saved_batch2.reset_data()
+
+    @property
+    def _saved_batch1(self) -> Any:
+        return self._raw_saved_batch1.unpack(self)
+
+    @property
+    def _saved_batch2(self) -> Any:
+        return self._raw_saved_batch2.unpack(self)
+
+
+class VdotBackward0(Node):
+    """Backward of `vdot(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad * other
+    other: grad * self
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * other
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * self_
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack(self)
 
 
 class BaddbmmBackward0(Node):

@@ -181,7 +181,11 @@ from .Functions import (
     LinalgVectorNormBackward0,
     AmaxBackward0,
     AminBackward0,
+    NansumBackward0,
+    DistBackward0,
     LogsumexpBackward0,
+    CummaxBackward0,
+    CumminBackward0,
     CumsumBackward0,
     CumprodBackward0,
     SoftmaxBackward0,
@@ -191,6 +195,10 @@ from .Functions import (
     MvBackward0,
     BmmBackward0,
     AddmmBackward0,
+    AddmvBackward0,
+    AddrBackward0,
+    AddbmmBackward0,
+    VdotBackward0,
     BaddbmmBackward0,
     TraceBackward0,
     LinalgInvExBackward0,
@@ -398,13 +406,18 @@ __all__ = [
     "norm",
     "amax",
     "amin",
+    "nansum",
+    "dist",
     "logsumexp",
+    "cummax",
+    "cummin",
     "cumsum",
     "cumprod",
     "_softmax",
     "_log_softmax",
     "softmax",
     "log_softmax",
+    "count_nonzero",
     "argmax",
     "argmin",
     "all",
@@ -416,6 +429,10 @@ __all__ = [
     "bmm",
     "outer",
     "addmm",
+    "addmv",
+    "addr",
+    "addbmm",
+    "vdot",
     "baddbmm",
     "trace",
     "linalg_inv_ex",
@@ -3895,6 +3912,87 @@ def amin(
     return result
 
 
+def nansum(
+    input: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+
+    forward: c_order(np.nansum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "nansum", "input", 1)
+    dim = optional_int_list_arg(dim, "nansum", "dim", 2, size=1)
+    keepdim = bool_arg(keepdim, "nansum", "keepdim", 3)
+    dtype = optional_scalar_type_arg(dtype, "nansum", "dtype", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NansumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.c_order(
+                np.nansum(
+                    self_,
+                    axis=reductions.reduce_dims(dim, self_.ndim),
+                    keepdims=keepdim,
+                    dtype=dtype,
+                )
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "nansum", kernel_failure, self=self_, dim=dim, keepdim=keepdim, dtype=dtype
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def dist(
+    input: Any,
+    other: Any,
+    p: Any = 2,
+) -> Tensor:
+    """`dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`
+
+    forward: c_order(vector_norm(np.subtract(self, other), p, None, False))
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "dist", "input", 1)
+    other_ = tensor_arg(other, "dist", "other", 2)
+    p = scalar_arg(p, "dist", "p", 3)
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = DistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_p = p
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(
+            shapes.c_order(
+                reductions.vector_norm(np.subtract(self_, other_), p, None, False)
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("dist", kernel_failure, self=self_, other=other_, p=p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def logsumexp(
     input: Any,
     dim: Any,
@@ -3925,6 +4023,64 @@ def logsumexp(
         set_history(result, grad_fn)
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def cummax(
+    input: Any,
+    dim: Any,
+) -> Any:
+    """`cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`
+
+    forward: cummaxmin(self, dim, True)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "cummax", "input", 1)
+    dim = int_arg(dim, "cummax", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CummaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, True)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("cummax", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return return_type("cummax", ("values", "indices"))(*outputs)
+
+
+def cummin(
+    input: Any,
+    dim: Any,
+) -> Any:
+    """`cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`
+
+    forward: cummaxmin(self, dim, False)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "cummin", "input", 1)
+    dim = int_arg(dim, "cummin", "dim", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CumminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, False)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("cummin", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return return_type("cummin", ("values", "indices"))(*outputs)
 
 
 def cumsum(
@@ -4111,6 +4267,44 @@ def log_softmax_int(
     except (AttributeError, TypeError):
         check_arguments("log_softmax", (("input", "Tensor", 1, self),))
         raise
+
+
+def count_nonzero_dim_IntList(
+    input: Any,
+    dim: Any,
+) -> Tensor:
+    """`count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
+
+    forward: count_nonzero_kernel(self, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "count_nonzero", "input", 1)
+    dim = int_list_arg(dim, "count_nonzero", "dim", 2)
+    try:
+        result = Tensor._make(reductions.count_nonzero_kernel(self_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("count_nonzero", kernel_failure, self=self_, dim=dim)
+    return result
+
+
+def count_nonzero_default(
+    input: Any,
+    dim: Any = None,
+) -> Tensor:
+    """`count_nonzero(Tensor self, int? dim=None) -> Tensor`
+
+    forward: count_nonzero_kernel(self, None if dim is None else [dim])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "count_nonzero", "input", 1)
+    dim = optional_int_arg(dim, "count_nonzero", "dim", 2)
+    try:
+        result = Tensor._make(
+            reductions.count_nonzero_kernel(self_, None if dim is None else [dim])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("count_nonzero", kernel_failure, self=self_, dim=dim)
+    return result
 
 
 def argmax(
@@ -4481,6 +4675,173 @@ def addmm(
             beta=beta,
             alpha=alpha,
         )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def addmv(
+    input: Any,
+    mat: Any,
+    vec: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addmv_kernel(self, mat, vec, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "addmv", "input", 1)
+    mat_ = tensor_arg(mat, "addmv", "mat", 2)
+    vec_ = tensor_arg(vec, "addmv", "vec", 3)
+    beta = scalar_arg(beta, "addmv", "beta", 4)
+    alpha = scalar_arg(alpha, "addmv", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, mat, vec):
+        grad_fn = AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_mat = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec = SavedVariable(vec, False)
+    try:
+        result = Tensor._make(linalg.addmv_kernel(self_, mat_, vec_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addmv",
+            kernel_failure,
+            self=self_,
+            mat=mat_,
+            vec=vec_,
+            beta=beta,
+            alpha=alpha,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def addr(
+    input: Any,
+    vec1: Any,
+    vec2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addr_kernel(self, vec1, vec2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "addr", "input", 1)
+    vec1_ = tensor_arg(vec1, "addr", "vec1", 2)
+    vec2_ = tensor_arg(vec2, "addr", "vec2", 3)
+    beta = scalar_arg(beta, "addr", "beta", 4)
+    alpha = scalar_arg(alpha, "addr", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, vec1, vec2):
+        grad_fn = AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_vec1 = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec2 = SavedVariable(vec2, False)
+    try:
+        result = Tensor._make(linalg.addr_kernel(self_, vec1_, vec2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addr",
+            kernel_failure,
+            self=self_,
+            vec1=vec1_,
+            vec2=vec2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def addbmm(
+    input: Any,
+    batch1: Any,
+    batch2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "addbmm", "input", 1)
+    batch1_ = tensor_arg(batch1, "addbmm", "batch1", 2)
+    batch2_ = tensor_arg(batch2, "addbmm", "batch2", 3)
+    beta = scalar_arg(beta, "addbmm", "beta", 4)
+    alpha = scalar_arg(alpha, "addbmm", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, batch1, batch2):
+        grad_fn = AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn._saved_alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
+        grad_fn._saved_batch1_sym_sizes = sizes_of(batch1_)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
+        grad_fn._saved_batch2_sym_sizes = sizes_of(batch2_)
+        grad_fn._saved_beta = beta
+    try:
+        result = Tensor._make(
+            linalg.addbmm_kernel(self_, batch1_, batch2_, beta, alpha)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addbmm",
+            kernel_failure,
+            self=self_,
+            batch1=batch1_,
+            batch2=batch2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def vdot(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`vdot(Tensor self, Tensor other) -> Tensor`
+
+    forward: dot_kernel(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "vdot", "input", 1)
+    other_ = tensor_arg(other, "vdot", "other", 2)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = VdotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg.dot_kernel(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("vdot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -8594,6 +8955,255 @@ def erfc_(
     return result
 
 
+def ldexp_(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: self * 2.0 ** other
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "ldexp_", "input", 1)
+    other_ = tensor_arg(other, "ldexp_", "other", 2)
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+    try:
+        write_inplace(self, self_ * 2.0**other_)
+    except ValueError as kernel_failure:
+        raise kernel_error("ldexp_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def deg2rad_(
+    input: Any,
+) -> Tensor:
+    """`deg2rad_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: self * 0.017453292519943295
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "deg2rad_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        write_inplace(self, self_ * 0.017453292519943295)
+    except ValueError as kernel_failure:
+        raise kernel_error("deg2rad_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def rad2deg_(
+    input: Any,
+) -> Tensor:
+    """`rad2deg_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: self * 57.29577951308232
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "rad2deg_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        write_inplace(self, self_ * 57.29577951308232)
+    except ValueError as kernel_failure:
+        raise kernel_error("rad2deg_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def sinc_(
+    input: Any,
+) -> Tensor:
+    """`sinc_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.sinc(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "sinc_", "input", 1)
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    try:
+        write_inplace(self, np.sinc(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("sinc_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def addmv_(
+    input: Any,
+    mat: Any,
+    vec: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: addmv_kernel(self, mat, vec, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "addmv_", "input", 1)
+    mat_ = tensor_arg(mat, "addmv_", "mat", 2)
+    vec_ = tensor_arg(vec, "addmv_", "vec", 3)
+    beta = scalar_arg(beta, "addmv_", "beta", 4)
+    alpha = scalar_arg(alpha, "addmv_", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, mat, vec):
+        check_inplace(self)
+        grad_fn = AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_mat = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec = SavedVariable(vec, False)
+    try:
+        write_inplace(self, linalg.addmv_kernel(self_, mat_, vec_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addmv_",
+            kernel_failure,
+            self=self_,
+            mat=mat_,
+            vec=vec_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def addr_(
+    input: Any,
+    vec1: Any,
+    vec2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: addr_kernel(self, vec1, vec2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "addr_", "input", 1)
+    vec1_ = tensor_arg(vec1, "addr_", "vec1", 2)
+    vec2_ = tensor_arg(vec2, "addr_", "vec2", 3)
+    beta = scalar_arg(beta, "addr_", "beta", 4)
+    alpha = scalar_arg(alpha, "addr_", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, vec1, vec2):
+        check_inplace(self)
+        grad_fn = AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_vec1 = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec2 = SavedVariable(vec2, False)
+    try:
+        write_inplace(self, linalg.addr_kernel(self_, vec1_, vec2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addr_",
+            kernel_failure,
+            self=self_,
+            vec1=vec1_,
+            vec2=vec2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def addbmm_(
+    input: Any,
+    batch1: Any,
+    batch2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "addbmm_", "input", 1)
+    batch1_ = tensor_arg(batch1, "addbmm_", "batch1", 2)
+    batch2_ = tensor_arg(batch2, "addbmm_", "batch2", 3)
+    beta = scalar_arg(beta, "addbmm_", "beta", 4)
+    alpha = scalar_arg(alpha, "addbmm_", "alpha", 5)
+    grad_fn = None
+    if compute_requires_grad(self, batch1, batch2):
+        check_inplace(self)
+        grad_fn = AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn._saved_alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
+        grad_fn._saved_batch1_sym_sizes = sizes_of(batch1_)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
+        grad_fn._saved_batch2_sym_sizes = sizes_of(batch2_)
+        grad_fn._saved_beta = beta
+    try:
+        write_inplace(self, linalg.addbmm_kernel(self_, batch1_, batch2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addbmm_",
+            kernel_failure,
+            self=self_,
+            batch1=batch1_,
+            batch2=batch2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
 def linear(
     input: Any,
     weight: Any,
@@ -11694,6 +12304,33 @@ def norm(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("norm", _NORM_OVERLOADS, args, kwargs)
 
 
+_COUNT_NONZERO_OVERLOADS = (
+    Overload(
+        count_nonzero_dim_IntList,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
+        ),
+    ),
+    Overload(
+        count_nonzero_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+        ),
+    ),
+)
+
+
+def count_nonzero(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
+    `count_nonzero(Tensor self, int? dim=None) -> Tensor`
+    """
+    return dispatch("count_nonzero", _COUNT_NONZERO_OVERLOADS, args, kwargs)
+
+
 _ALL_OVERLOADS = (
     Overload(
         all_default,
@@ -12703,11 +13340,16 @@ METHODS = {
     "norm": norm,
     "amax": amax,
     "amin": amin,
+    "nansum": nansum,
+    "dist": dist,
     "logsumexp": logsumexp,
+    "cummax": cummax,
+    "cummin": cummin,
     "cumsum": cumsum,
     "cumprod": cumprod,
     "softmax": softmax,
     "log_softmax": log_softmax,
+    "count_nonzero": count_nonzero,
     "argmax": argmax,
     "argmin": argmin,
     "all": all,
@@ -12719,6 +13361,10 @@ METHODS = {
     "bmm": bmm,
     "outer": outer,
     "addmm": addmm,
+    "addmv": addmv,
+    "addr": addr,
+    "addbmm": addbmm,
+    "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
     "t": t,
@@ -12818,6 +13464,13 @@ METHODS = {
     "sign_": sign_,
     "erf_": erf_,
     "erfc_": erfc_,
+    "ldexp_": ldexp_,
+    "deg2rad_": deg2rad_,
+    "rad2deg_": rad2deg_,
+    "sinc_": sinc_,
+    "addmv_": addmv_,
+    "addr_": addr_,
+    "addbmm_": addbmm_,
     "gelu": gelu,
     "silu": silu,
     "mish": mish,
@@ -13362,10 +14015,31 @@ OVERLOADS = {
             amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
         ),
     },
+    "nansum": {
+        "default": schema_names(
+            nansum,
+            "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "dist": {
+        "default": schema_names(
+            dist, "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"
+        ),
+    },
     "logsumexp": {
         "default": schema_names(
             logsumexp,
             "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+        ),
+    },
+    "cummax": {
+        "default": schema_names(
+            cummax, "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+        ),
+    },
+    "cummin": {
+        "default": schema_names(
+            cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"
         ),
     },
     "cumsum": {
@@ -13400,6 +14074,15 @@ OVERLOADS = {
         "int": schema_names(
             log_softmax_int,
             "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "count_nonzero": {
+        "dim_IntList": schema_names(
+            count_nonzero_dim_IntList,
+            "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+        ),
+        "default": schema_names(
+            count_nonzero_default, "count_nonzero(Tensor self, int? dim=None) -> Tensor"
         ),
     },
     "argmax": {
@@ -13455,6 +14138,27 @@ OVERLOADS = {
             addmm,
             "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         ),
+    },
+    "addmv": {
+        "default": schema_names(
+            addmv,
+            "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
+    },
+    "addr": {
+        "default": schema_names(
+            addr,
+            "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
+    },
+    "addbmm": {
+        "default": schema_names(
+            addbmm,
+            "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
+    },
+    "vdot": {
+        "default": schema_names(vdot, "vdot(Tensor self, Tensor other) -> Tensor"),
     },
     "baddbmm": {
         "default": schema_names(
@@ -14086,6 +14790,38 @@ OVERLOADS = {
     },
     "erfc_": {
         "default": schema_names(erfc_, "erfc_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "ldexp_": {
+        "default": schema_names(
+            ldexp_, "ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "deg2rad_": {
+        "default": schema_names(deg2rad_, "deg2rad_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "rad2deg_": {
+        "default": schema_names(rad2deg_, "rad2deg_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "sinc_": {
+        "default": schema_names(sinc_, "sinc_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "addmv_": {
+        "default": schema_names(
+            addmv_,
+            "addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "addr_": {
+        "default": schema_names(
+            addr_,
+            "addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "addbmm_": {
+        "default": schema_names(
+            addbmm_,
+            "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
     },
     "linear": {
         "default": linear,
