@@ -71,6 +71,7 @@ from yamlgrad.runtime.ops.elementwise import (
     zeros_like,
 )
 from yamlgrad.runtime.ops.indexing import (
+    diagonal_scatter,
     embedding_backward,
     gather,
     gather_backward,
@@ -80,7 +81,11 @@ from yamlgrad.runtime.ops.indexing import (
     masked_fill,
     masked_fill_backward,
     masked_select_backward,
+    rot90,
     scatter_fill,
+    select_scatter,
+    slice_scatter,
+    take_backward,
 )
 from yamlgrad.runtime.ops.linalg import (
     bmm,
@@ -318,6 +323,11 @@ __all__ = [
     "SqueezeBackward5",
     "UnsqueezeBackward0",
     "IndexBackward0",
+    "Rot90Backward0",
+    "TakeBackward0",
+    "SliceScatterBackward0",
+    "SelectScatterBackward0",
+    "DiagonalScatterBackward0",
     "IndexSelectBackward0",
     "GatherBackward0",
     "ScatterBackward0",
@@ -5092,6 +5102,188 @@ class IndexBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
         return grad_inputs
+
+
+class Rot90Backward0(Node):
+    """Backward of `rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`.
+
+    self: rot90(grad, -k, dims)
+    """
+
+    __slots__ = (
+        "_saved_dims",
+        "_saved_k",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dims = self._saved_dims
+        k = self._saved_k
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = rot90(grad, -k, dims)
+        return grad_inputs
+
+
+class TakeBackward0(Node):
+    """Backward of `take(Tensor self, Tensor index) -> Tensor`.
+
+    self: take_backward(grad, self.shape, index)
+    """
+
+    __slots__ = (
+        "_raw_saved_index",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        index = self._raw_saved_index.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = take_backward(grad, self_sym_sizes, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
+
+
+class SliceScatterBackward0(Node):
+    """Backward of `slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`.
+
+    self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+    src: slice_of(grad, dim, start, end, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_end",
+        "_raw_saved_src",
+        "_saved_start",
+        "_saved_step",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        end = self._saved_end
+        src = self._raw_saved_src.unpack(self, raw)
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = slice_scatter(grad, zeros_like(src), dim, start, end, step)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = slice_of(grad, dim, start, end, step)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack(self)
+
+
+class SelectScatterBackward0(Node):
+    """Backward of `select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`.
+
+    self: select_scatter(grad, zeros_like(src), dim, index)
+    src: select_of(grad, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_index",
+        "_raw_saved_src",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._saved_index
+        src = self._raw_saved_src.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = select_scatter(grad, zeros_like(src), dim, index)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = select_of(grad, dim, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack(self)
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`.
+
+    self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+    src: take_diagonal(grad, offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "_saved_dim1",
+        "_saved_dim2",
+        "_saved_offset",
+        "_raw_saved_src",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        src = self._raw_saved_src.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = take_diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack(self)
 
 
 class IndexSelectBackward0(Node):

@@ -234,6 +234,11 @@ from .Functions import (
     SqueezeBackward5,
     UnsqueezeBackward0,
     IndexBackward0,
+    Rot90Backward0,
+    TakeBackward0,
+    SliceScatterBackward0,
+    SelectScatterBackward0,
+    DiagonalScatterBackward0,
     IndexSelectBackward0,
     GatherBackward0,
     ScatterBackward0,
@@ -466,6 +471,11 @@ __all__ = [
     "broadcast_to",
     "squeeze",
     "unsqueeze",
+    "rot90",
+    "take",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
     "index_select",
     "gather",
     "scatter",
@@ -6160,6 +6170,188 @@ def index_Tensor(
         result = Tensor._make(indexing.index_tensor(self_, indices))
     except ValueError as kernel_failure:
         raise kernel_error("index", kernel_failure, self=self_, indices=indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def rot90(
+    input: Any,
+    k: Any = 1,
+    dims: Any = (0, 1),
+) -> Tensor:
+    """`rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`
+
+    forward: rot90_kernel(self, k, dims)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "rot90", "input", 1)
+    k = int_arg(k, "rot90", "k", 2)
+    dims = int_list_arg(dims, "rot90", "dims", 3)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Rot90Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dims = dims
+        grad_fn._saved_k = k
+    try:
+        result = Tensor._make(indexing.rot90_kernel(self_, k, dims))
+    except ValueError as kernel_failure:
+        raise kernel_error("rot90", kernel_failure, self=self_, k=k, dims=dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def take(
+    input: Any,
+    index: Any,
+) -> Tensor:
+    """`take(Tensor self, Tensor index) -> Tensor`
+
+    forward: take_kernel(self, index)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "take", "input", 1)
+    index_ = tensor_arg(index, "take", "index", 2)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TakeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(indexing.take_kernel(self_, index_))
+    except ValueError as kernel_failure:
+        raise kernel_error("take", kernel_failure, self=self_, index=index_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slice_scatter(
+    input: Any,
+    src: Any,
+    dim: Any = 0,
+    start: Any = None,
+    end: Any = None,
+    step: Any = 1,
+) -> Tensor:
+    """`slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+
+    forward: slice_scatter_kernel(self, src, dim, start, end, step)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "slice_scatter", "input", 1)
+    src_ = tensor_arg(src, "slice_scatter", "src", 2)
+    dim = int_arg(dim, "slice_scatter", "dim", 3)
+    start = optional_int_arg(start, "slice_scatter", "start", 4)
+    end = optional_int_arg(end, "slice_scatter", "end", 5)
+    step = int_arg(step, "slice_scatter", "step", 6)
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = SliceScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_end = end
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+        grad_fn._saved_start = start
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            indexing.slice_scatter_kernel(self_, src_, dim, start, end, step)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slice_scatter",
+            kernel_failure,
+            self=self_,
+            src=src_,
+            dim=dim,
+            start=start,
+            end=end,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def select_scatter(
+    input: Any,
+    src: Any,
+    dim: Any,
+    index: Any,
+) -> Tensor:
+    """`select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
+
+    forward: select_scatter_kernel(self, src, dim, index)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "select_scatter", "input", 1)
+    src_ = tensor_arg(src, "select_scatter", "src", 2)
+    dim = int_arg(dim, "select_scatter", "dim", 3)
+    index = int_arg(index, "select_scatter", "index", 4)
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = SelectScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    try:
+        result = Tensor._make(indexing.select_scatter_kernel(self_, src_, dim, index))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "select_scatter", kernel_failure, self=self_, src=src_, dim=dim, index=index
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def diagonal_scatter(
+    input: Any,
+    src: Any,
+    offset: Any = 0,
+    dim1: Any = 0,
+    dim2: Any = 1,
+) -> Tensor:
+    """`diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+
+    forward: diagonal_scatter_kernel(self, src, offset, dim1, dim2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "diagonal_scatter", "input", 1)
+    src_ = tensor_arg(src, "diagonal_scatter", "src", 2)
+    offset = int_arg(offset, "diagonal_scatter", "offset", 3)
+    dim1 = int_arg(dim1, "diagonal_scatter", "dim1", 4)
+    dim2 = int_arg(dim2, "diagonal_scatter", "dim2", 5)
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = DiagonalScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    try:
+        result = Tensor._make(
+            indexing.diagonal_scatter_kernel(self_, src_, offset, dim1, dim2)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diagonal_scatter",
+            kernel_failure,
+            self=self_,
+            src=src_,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13393,6 +13585,11 @@ METHODS = {
     "squeeze": squeeze,
     "squeeze_": squeeze_,
     "unsqueeze": unsqueeze,
+    "rot90": rot90,
+    "take": take,
+    "slice_scatter": slice_scatter,
+    "select_scatter": select_scatter,
+    "diagonal_scatter": diagonal_scatter,
     "index_select": index_select,
     "gather": gather,
     "scatter": scatter,
@@ -14369,6 +14566,32 @@ OVERLOADS = {
     "index": {
         "Tensor": schema_names(
             index_Tensor, "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"
+        ),
+    },
+    "rot90": {
+        "default": schema_names(
+            rot90, "rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor"
+        ),
+    },
+    "take": {
+        "default": schema_names(take, "take(Tensor self, Tensor index) -> Tensor"),
+    },
+    "slice_scatter": {
+        "default": schema_names(
+            slice_scatter,
+            "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+        ),
+    },
+    "select_scatter": {
+        "default": schema_names(
+            select_scatter,
+            "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+        ),
+    },
+    "diagonal_scatter": {
+        "default": schema_names(
+            diagonal_scatter,
+            "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
         ),
     },
     "index_select": {
