@@ -76,16 +76,19 @@ from yamlgrad.runtime.ops.indexing import (
     gather,
     gather_backward,
     index_backward,
+    index_fill,
     index_select,
     index_select_backward,
     masked_fill,
     masked_fill_backward,
     masked_select_backward,
+    put,
     rot90,
     scatter_fill,
     select_scatter,
     slice_scatter,
     take_backward,
+    take_flat,
 )
 from yamlgrad.runtime.ops.linalg import (
     bmm,
@@ -328,6 +331,9 @@ __all__ = [
     "SliceScatterBackward0",
     "SelectScatterBackward0",
     "DiagonalScatterBackward0",
+    "IndexCopyBackward0",
+    "IndexFillBackward0",
+    "PutBackward0",
     "IndexSelectBackward0",
     "GatherBackward0",
     "ScatterBackward0",
@@ -5284,6 +5290,128 @@ class DiagonalScatterBackward0(Node):
     @property
     def _saved_src(self) -> Any:
         return self._raw_saved_src.unpack(self)
+
+
+class IndexCopyBackward0(Node):
+    """Backward of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`.
+
+    self: index_fill(grad, dim, index, 0)
+    source: reshape(index_select(grad, dim, index), source.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+        "_saved_source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        source_sym_sizes = self._saved_source_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = index_fill(grad, dim, index, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = reshape(index_select(grad, dim, index), source_sym_sizes)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
+
+
+class IndexFillBackward0(Node):
+    """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+
+    self: index_fill(grad, dim, index, 0)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = index_fill(grad, dim, index, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
+
+
+class PutBackward0(Node):
+    """Backward of `put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`.
+
+    self: grad if accumulate else put(grad, index, zeros_like(source), False)
+    source: reshape(take_flat(grad, index), source.shape)
+    """
+
+    __slots__ = (
+        "_saved_accumulate",
+        "_raw_saved_index",
+        "_raw_saved_source",
+        "_saved_source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+        self._raw_saved_source: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        accumulate = self._saved_accumulate
+        index = self._raw_saved_index.unpack(self, raw)
+        source = self._raw_saved_source.unpack(self, raw)
+        source_sym_sizes = self._saved_source_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = (
+                grad if accumulate else put(grad, index, zeros_like(source), False)
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = reshape(take_flat(grad, index), source_sym_sizes)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+        self._raw_saved_source.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack(self)
+
+    @property
+    def _saved_source(self) -> Any:
+        return self._raw_saved_source.unpack(self)
 
 
 class IndexSelectBackward0(Node):

@@ -239,6 +239,9 @@ from .Functions import (
     SliceScatterBackward0,
     SelectScatterBackward0,
     DiagonalScatterBackward0,
+    IndexCopyBackward0,
+    IndexFillBackward0,
+    PutBackward0,
     IndexSelectBackward0,
     GatherBackward0,
     ScatterBackward0,
@@ -476,6 +479,9 @@ __all__ = [
     "slice_scatter",
     "select_scatter",
     "diagonal_scatter",
+    "index_copy",
+    "index_fill",
+    "put",
     "index_select",
     "gather",
     "scatter",
@@ -6357,6 +6363,118 @@ def diagonal_scatter(
     return result
 
 
+def index_copy(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+) -> Tensor:
+    """`index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`
+
+    forward: index_copy_kernel(self, dim, index, source)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "index_copy", "input", 1)
+    dim = int_arg(dim, "index_copy", "dim", 2)
+    index_ = tensor_arg(index, "index_copy", "index", 3)
+    source_ = tensor_arg(source, "index_copy", "source", 4)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        result = Tensor._make(indexing.index_copy_kernel(self_, dim, index_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_copy",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def index_fill_int_Scalar(
+    input: Any,
+    dim: Any,
+    index: Any,
+    value: Any,
+) -> Tensor:
+    """`index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+
+    forward: index_fill_kernel(self, dim, index, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "index_fill", "input", 1)
+    dim = int_arg(dim, "index_fill", "dim", 2)
+    index_ = tensor_arg(index, "index_fill", "index", 3)
+    value = scalar_arg(value, "index_fill", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+    try:
+        result = Tensor._make(indexing.index_fill_kernel(self_, dim, index_, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_fill", kernel_failure, self=self_, dim=dim, index=index_, value=value
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def put(
+    input: Any,
+    index: Any,
+    source: Any,
+    accumulate: Any = False,
+) -> Tensor:
+    """`put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`
+
+    forward: put_kernel(self, index, source, accumulate)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "put", "input", 1)
+    index_ = tensor_arg(index, "put", "index", 2)
+    source_ = tensor_arg(source, "put", "source", 3)
+    accumulate = bool_arg(accumulate, "put", "accumulate", 4)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_accumulate = accumulate
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        result = Tensor._make(indexing.put_kernel(self_, index_, source_, accumulate))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "put",
+            kernel_failure,
+            self=self_,
+            index=index_,
+            source=source_,
+            accumulate=accumulate,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def index_select(
     input: Any,
     dim: Any,
@@ -9389,6 +9507,129 @@ def addbmm_(
             batch2=batch2_,
             beta=beta,
             alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def index_copy_(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+) -> Tensor:
+    """`index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)`
+
+    forward: index_copy_kernel(self, dim, index, source)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "index_copy_", "input", 1)
+    dim = int_arg(dim, "index_copy_", "dim", 2)
+    index_ = tensor_arg(index, "index_copy_", "index", 3)
+    source_ = tensor_arg(source, "index_copy_", "source", 4)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        write_inplace(self, indexing.index_copy_kernel(self_, dim, index_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_copy_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def index_fill__int_Scalar(
+    input: Any,
+    dim: Any,
+    index: Any,
+    value: Any,
+) -> Tensor:
+    """`index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+
+    forward: index_fill_kernel(self, dim, index, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "index_fill_", "input", 1)
+    dim = int_arg(dim, "index_fill_", "dim", 2)
+    index_ = tensor_arg(index, "index_fill_", "index", 3)
+    value = scalar_arg(value, "index_fill_", "value", 4)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+    try:
+        write_inplace(self, indexing.index_fill_kernel(self_, dim, index_, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_fill_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            value=value,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    return result
+
+
+def put_(
+    input: Any,
+    index: Any,
+    source: Any,
+    accumulate: Any = False,
+) -> Tensor:
+    """`put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
+
+    forward: put_kernel(self, index, source, accumulate)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    self_ = tensor_arg(self, "put_", "input", 1)
+    index_ = tensor_arg(index, "put_", "index", 2)
+    source_ = tensor_arg(source, "put_", "source", 3)
+    accumulate = bool_arg(accumulate, "put_", "accumulate", 4)
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_accumulate = accumulate
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        write_inplace(self, indexing.put_kernel(self_, index_, source_, accumulate))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "put_",
+            kernel_failure,
+            self=self_,
+            index=index_,
+            source=source_,
+            accumulate=accumulate,
         )
     result = self
     if grad_fn is not None:
@@ -13424,6 +13665,10 @@ unflatten = unflatten_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unflatten.__qualname__ = "unflatten"
 
+index_fill = index_fill_int_Scalar
+# Python's own argument errors then name the op as it is called: "add() got ...".
+index_fill.__qualname__ = "index_fill"
+
 add_ = add__Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 add_.__qualname__ = "add_"
@@ -13435,6 +13680,10 @@ sub_.__qualname__ = "sub_"
 mul_ = mul__Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 mul_.__qualname__ = "mul_"
+
+index_fill_ = index_fill__int_Scalar
+# Python's own argument errors then name the op as it is called: "add() got ...".
+index_fill_.__qualname__ = "index_fill_"
 
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {
@@ -13590,6 +13839,9 @@ METHODS = {
     "slice_scatter": slice_scatter,
     "select_scatter": select_scatter,
     "diagonal_scatter": diagonal_scatter,
+    "index_copy": index_copy,
+    "index_fill": index_fill,
+    "put": put,
     "index_select": index_select,
     "gather": gather,
     "scatter": scatter,
@@ -13668,6 +13920,9 @@ METHODS = {
     "addmv_": addmv_,
     "addr_": addr_,
     "addbmm_": addbmm_,
+    "index_copy_": index_copy_,
+    "index_fill_": index_fill_,
+    "put_": put_,
     "gelu": gelu,
     "silu": silu,
     "mish": mish,
@@ -14594,6 +14849,24 @@ OVERLOADS = {
             "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
         ),
     },
+    "index_copy": {
+        "default": schema_names(
+            index_copy,
+            "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
+        ),
+    },
+    "index_fill": {
+        "int_Scalar": schema_names(
+            index_fill_int_Scalar,
+            "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        ),
+    },
+    "put": {
+        "default": schema_names(
+            put,
+            "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
+        ),
+    },
     "index_select": {
         "default": schema_names(
             index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor"
@@ -15044,6 +15317,24 @@ OVERLOADS = {
         "default": schema_names(
             addbmm_,
             "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "index_copy_": {
+        "default": schema_names(
+            index_copy_,
+            "index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
+        ),
+    },
+    "index_fill_": {
+        "int_Scalar": schema_names(
+            index_fill__int_Scalar,
+            "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+        ),
+    },
+    "put_": {
+        "default": schema_names(
+            put_,
+            "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
         ),
     },
     "linear": {

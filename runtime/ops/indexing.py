@@ -35,6 +35,9 @@ KERNELS = (
     "diagonal_scatter_kernel",
     "rot90_kernel",
     "take_kernel",
+    "index_fill_kernel",
+    "index_copy_kernel",
+    "put_kernel",
     "index_add",
     "index_select",
     "gather",
@@ -51,6 +54,9 @@ BACKWARD_HELPERS = (
     "diagonal_scatter",
     "rot90",
     "take_backward",
+    "index_fill",
+    "put",
+    "take_flat",
     "gather",
     "index_select",
     "gather_backward",
@@ -595,7 +601,108 @@ def take_backward(grad: Any, sizes: tuple[int, ...], index: Any) -> Any:
     return xp.reshape(total, tuple(sizes))
 
 
+def _along_dim(ndim: int, axis: int, index: Any) -> tuple[Any, ...]:
+    return (slice(None),) * axis + (index,)
+
+
+def index_fill_kernel(x: Any, dim: int, index: Any, value: Any) -> np.ndarray:
+    """A copy of x with `value` at every `index` along `dim` (negative wrap)."""
+    out = np.array(x, copy=True)
+    index = np.asarray(index)
+    axis = _dim(dim, max(out.ndim, 1), "index_fill")
+    if index.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if np.ndim(value):
+        raise RuntimeError(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+            f"with {np.ndim(value)} dimension(s)."
+        )
+    size = out.shape[axis] if out.ndim else 1
+    bad = (index >= size) | (index < -size)
+    if np.any(bad):
+        raise IndexError(
+            f"index {int(index[bad].flat[0])} is out of bounds for dimension {axis} "
+            f"with size {size}"
+        )
+    if out.ndim:
+        out[_along_dim(out.ndim, axis, index.reshape(-1))] = value
+    elif index.size:
+        out[...] = value
+    return out
+
+
+def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
+    """A copy of x with source's slices along `dim` written at `index`."""
+    out = np.array(x, copy=True)
+    index, source = np.asarray(index).reshape(-1), np.asarray(source)
+    axis = _dim(dim, max(out.ndim, 1), "index_copy")
+    if index.dtype != np.int64:
+        raise IndexError(
+            "index_copy_(): Expected a long tensor for index, but got "
+            + _st(index.dtype)
+        )
+    count = source.shape[axis] if source.ndim else 1
+    if index.size != count:
+        raise IndexError(
+            f"index_copy_(): Number of indices ({index.size}) should be equal to "
+            f"source.size(dim) ({count})"
+        )
+    size = out.shape[axis] if out.ndim else 1
+    bad = (index >= size) | (index < 0)
+    if np.any(bad):
+        raise IndexError(
+            f"index_copy_(): index {int(index[bad][0])} is out of bounds for "
+            f"dimension {axis} with size {size}"
+        )
+    if out.ndim:
+        out[_along_dim(out.ndim, axis, index)] = source
+    else:
+        out[...] = source
+    return out
+
+
+def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
+    """A copy of x with source written (or added) at the flat positions `index`."""
+    out = np.array(x, copy=True)
+    index, source = np.asarray(index).reshape(-1), np.asarray(source).reshape(-1)
+    if index.size != source.size:
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, "
+            f"but got source.numel() = {source.size}, index.numel() = {index.size}"
+        )
+    size = out.size
+    bad = (index >= size) | (index < -size)
+    if np.any(bad):
+        raise IndexError(
+            f"out of range: tried to access index {int(index[bad][0])} on a tensor "
+            f"of {size} elements."
+        )
+    flat = out.reshape(-1)
+    if accumulate:
+        np.add.at(flat, index, source)
+    else:
+        flat[index] = source
+    return out
+
+
+def index_fill(x: Any, dim: int, index: Any, value: float) -> Any:
+    index = _constant(_data(index), x)
+    return array_namespace(x).index_fill_int_Scalar(x, dim, index, value)
+
+
+def take_flat(x: Any, index: Any) -> Any:
+    """`x.take(index)`: the flat positions `index` of x, in index's shape."""
+    return array_namespace(x).take(x, _constant(_data(index), x))
+
+
+def put(x: Any, index: Any, source: Any, accumulate: bool) -> Any:
+    xp = array_namespace(x, source)
+    return xp.put(x, _constant(_data(index), x), source, accumulate)
+
+
 register_numpy_kernels(
+    index_fill_int_Scalar=index_fill_kernel,
+    put=put_kernel,
     select_scatter=select_scatter_kernel,
     slice_scatter=slice_scatter_kernel,
     diagonal_scatter=diagonal_scatter_kernel,
