@@ -19,6 +19,7 @@ from yamlgrad.runtime.ops.activations import (
     elu_backward,
     elu_backward_result,
     gelu_backward,
+    glu_backward,
     hardsigmoid_backward,
     hardswish_backward,
     hardtanh_backward,
@@ -26,6 +27,7 @@ from yamlgrad.runtime.ops.activations import (
     log_sigmoid_backward,
     log_softmax_backward_data,
     mish_backward,
+    shrink_backward,
     silu_backward,
     softmax_backward_data,
     softplus_backward,
@@ -61,6 +63,7 @@ from yamlgrad.runtime.ops.elementwise import (
     rsqrt,
     sign,
     sin,
+    sinc_backward,
     sinh,
     to_dtype,
     where,
@@ -68,16 +71,24 @@ from yamlgrad.runtime.ops.elementwise import (
     zeros_like,
 )
 from yamlgrad.runtime.ops.indexing import (
+    diagonal_scatter,
     embedding_backward,
     gather,
     gather_backward,
     index_backward,
+    index_fill,
     index_select,
     index_select_backward,
     masked_fill,
     masked_fill_backward,
     masked_select_backward,
+    put,
+    rot90,
     scatter_fill,
+    select_scatter,
+    slice_scatter,
+    take_backward,
+    take_flat,
 )
 from yamlgrad.runtime.ops.linalg import (
     bmm,
@@ -108,6 +119,7 @@ from yamlgrad.runtime.ops.normalization import (
     native_layer_norm_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
+    cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
     evenly_distribute_backward,
@@ -123,6 +135,20 @@ from yamlgrad.runtime.ops.reductions import (
     sum_to,
     value_selecting_reduction_backward,
     var_backward,
+)
+from yamlgrad.runtime.ops.resampling import (
+    channel_shuffle_backward,
+    col2im,
+    im2col,
+    pixel_shuffle,
+    pixel_unshuffle,
+    reflection_pad_backward,
+    replication_pad_backward,
+    unfold,
+    unfold_backward,
+    upsample_bicubic_backward,
+    upsample_linear_backward,
+    upsample_nearest_backward,
 )
 from yamlgrad.runtime.ops.shapes import (
     cat_tensors_backward,
@@ -176,6 +202,9 @@ __all__ = [
     "XlogyBackward0",
     "XlogyBackward1",
     "XlogyBackward2",
+    "LdexpBackward0",
+    "LogaddexpBackward0",
+    "Logaddexp2Backward0",
     "LerpBackward0",
     "LerpBackward1",
     "AddcmulBackward0",
@@ -213,11 +242,14 @@ __all__ = [
     "AsinBackward0",
     "AcosBackward0",
     "AtanBackward0",
+    "Rad2DegBackward0",
+    "SincBackward0",
     "SinhBackward0",
     "CoshBackward0",
     "AsinhBackward0",
     "AcoshBackward0",
     "AtanhBackward0",
+    "Deg2RadBackward0",
     "LogitBackward0",
     "ErfBackward0",
     "ErfcBackward0",
@@ -242,7 +274,11 @@ __all__ = [
     "LinalgVectorNormBackward0",
     "AmaxBackward0",
     "AminBackward0",
+    "NansumBackward0",
+    "DistBackward0",
     "LogsumexpBackward0",
+    "CummaxBackward0",
+    "CumminBackward0",
     "CumsumBackward0",
     "CumprodBackward0",
     "SoftmaxBackward0",
@@ -252,6 +288,10 @@ __all__ = [
     "MvBackward0",
     "BmmBackward0",
     "AddmmBackward0",
+    "AddmvBackward0",
+    "AddrBackward0",
+    "AddbmmBackward0",
+    "VdotBackward0",
     "BaddbmmBackward0",
     "TraceBackward0",
     "LinalgInvExBackward0",
@@ -277,6 +317,8 @@ __all__ = [
     "DiagonalBackward0",
     "DiagEmbedBackward0",
     "DiagonalBackwardBackward0",
+    "UnfoldBackward0",
+    "UnfoldBackwardBackward0",
     "SqueezeBackward0",
     "SqueezeBackward1",
     "SqueezeBackward2",
@@ -285,6 +327,14 @@ __all__ = [
     "SqueezeBackward5",
     "UnsqueezeBackward0",
     "IndexBackward0",
+    "Rot90Backward0",
+    "TakeBackward0",
+    "SliceScatterBackward0",
+    "SelectScatterBackward0",
+    "DiagonalScatterBackward0",
+    "IndexCopyBackward0",
+    "IndexFillBackward0",
+    "PutBackward0",
     "IndexSelectBackward0",
     "GatherBackward0",
     "ScatterBackward0",
@@ -314,6 +364,24 @@ __all__ = [
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "ReflectionPad1DBackward0",
+    "ReflectionPad2DBackward0",
+    "ReflectionPad3DBackward0",
+    "ReplicationPad1DBackward0",
+    "ReplicationPad2DBackward0",
+    "ReplicationPad3DBackward0",
+    "UpsampleLinear1DBackward0",
+    "UpsampleBilinear2DBackward0",
+    "UpsampleBicubic2DBackward0",
+    "UpsampleTrilinear3DBackward0",
+    "UpsampleNearest1DBackward0",
+    "UpsampleNearest2DBackward0",
+    "UpsampleNearest3DBackward0",
+    "PixelShuffleBackward0",
+    "PixelUnshuffleBackward0",
+    "ChannelShuffleBackward0",
+    "Col2ImBackward0",
+    "Im2ColBackward0",
     "GeluBackward0",
     "SiluBackward0",
     "MishBackward0",
@@ -325,6 +393,11 @@ __all__ = [
     "HardswishBackward0",
     "HardsigmoidBackward0",
     "LogSigmoidBackward0",
+    "GluBackward0",
+    "HardshrinkBackward0",
+    "SoftshrinkBackward0",
+    "ThresholdBackward0",
+    "ThresholdBackward1",
     "LeakyReluBackward1",
     "EluBackward1",
     "CeluBackward1",
@@ -1291,6 +1364,140 @@ class XlogyBackward2(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LdexpBackward0(Node):
+    """Backward of `ldexp.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad * 2.0 ** other
+    other: grad * result * 0.6931471805599453
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 2.0**other
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * result * 0.6931471805599453
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LogaddexpBackward0(Node):
+    """Backward of `logaddexp(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad / (1 + exp(other - self))
+    other: grad / (1 + exp(self - other))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (1 + exp(other - self_))
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad / (1 + exp(self_ - other))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class Logaddexp2Backward0(Node):
+    """Backward of `logaddexp2(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad / (1 + 2.0 ** (other - self))
+    other: grad / (1 + 2.0 ** (self - other))
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad / (1 + 2.0 ** (other - self_))
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad / (1 + 2.0 ** (self_ - other))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -2453,6 +2660,50 @@ class AtanBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class Rad2DegBackward0(Node):
+    """Backward of `rad2deg(Tensor self) -> Tensor`.
+
+    self: grad * 57.29577951308232
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 57.29577951308232
+        return grad_inputs
+
+
+class SincBackward0(Node):
+    """Backward of `sinc(Tensor self) -> Tensor`.
+
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = sinc_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class SinhBackward0(Node):
     """Backward of `sinh(Tensor self) -> Tensor`.
 
@@ -2581,6 +2832,24 @@ class AtanhBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class Deg2RadBackward0(Node):
+    """Backward of `deg2rad(Tensor self) -> Tensor`.
+
+    self: grad * 0.017453292519943295
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 0.017453292519943295
+        return grad_inputs
 
 
 class LogitBackward0(Node):
@@ -3281,6 +3550,100 @@ class AminBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class NansumBackward0(Node):
+    """Backward of `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
+
+    self: where(isnan(self), 0, sum_backward(grad, self.shape, dim, keepdim))
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = where(
+                isnan(self_), 0, sum_backward(grad, self_sym_sizes, dim, keepdim)
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class DistBackward0(Node):
+    """Backward of `dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`.
+
+    self: linalg_vector_norm_backward(grad, self - other, p, result, None, False)
+    other: -linalg_vector_norm_backward(grad, self - other, p, result, None, False)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_saved_p",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        p = self._saved_p
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_vector_norm_backward(
+                grad, self_ - other, p, result, None, False
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = -linalg_vector_norm_backward(
+                grad, self_ - other, p, result, None, False
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class LogsumexpBackward0(Node):
     """Backward of `logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`.
 
@@ -3314,6 +3677,80 @@ class LogsumexpBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class CummaxBackward0(Node):
+    """Backward of `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, result1, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result1",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cummaxmin_backward(grad, self_, result1, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class CumminBackward0(Node):
+    """Backward of `cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`.
+
+    self: cummaxmin_backward(grad, self, result1, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result1",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = cummaxmin_backward(grad, self_, result1, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -3674,6 +4111,229 @@ class AddmmBackward0(Node):
     @property
     def _saved_mat2(self) -> Any:
         return self._raw_saved_mat2.unpack_wrapped(self)
+
+
+class AddmvBackward0(Node):
+    """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    mat: maybe_multiply(outer(grad, vec), alpha)
+    vec: maybe_multiply(mv(mat.T, grad), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_beta",
+        "_raw_saved_mat",
+        "_raw_saved_vec",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mat: Any = UNDEFINED
+        self._raw_saved_vec: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        alpha = self._saved_alpha
+        beta = self._saved_beta
+        mat = self._raw_saved_mat.unpack(self, raw)
+        vec = self._raw_saved_vec.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = maybe_multiply(outer(grad, vec), alpha)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = maybe_multiply(mv(mat.T, grad), alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mat.reset_data()
+        self._raw_saved_vec.reset_data()
+
+    @property
+    def _saved_mat(self) -> Any:
+        return self._raw_saved_mat.unpack_wrapped(self)
+
+    @property
+    def _saved_vec(self) -> Any:
+        return self._raw_saved_vec.unpack_wrapped(self)
+
+
+class AddrBackward0(Node):
+    """Backward of `addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    vec1: maybe_multiply(mv(grad, vec2), alpha)
+    vec2: maybe_multiply(mv(grad.T, vec1), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_saved_beta",
+        "_raw_saved_vec1",
+        "_raw_saved_vec2",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_vec1: Any = UNDEFINED
+        self._raw_saved_vec2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        alpha = self._saved_alpha
+        beta = self._saved_beta
+        vec1 = self._raw_saved_vec1.unpack(self, raw)
+        vec2 = self._raw_saved_vec2.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = maybe_multiply(mv(grad, vec2), alpha)
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = maybe_multiply(mv(grad.T, vec1), alpha)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_vec1.reset_data()
+        self._raw_saved_vec2.reset_data()
+
+    @property
+    def _saved_vec1(self) -> Any:
+        return self._raw_saved_vec1.unpack_wrapped(self)
+
+    @property
+    def _saved_vec2(self) -> Any:
+        return self._raw_saved_vec2.unpack_wrapped(self)
+
+
+class AddbmmBackward0(Node):
+    """Backward of `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`.
+
+    self: maybe_multiply(grad, beta)
+    batch1: maybe_multiply(bmm(expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]]), transpose(batch2, 1, 2)), alpha)
+    batch2: maybe_multiply(bmm(transpose(batch1, 1, 2), expand(grad, [batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha)
+    """
+
+    __slots__ = (
+        "_saved_alpha",
+        "_raw_saved_batch1",
+        "_saved_batch1_sym_sizes",
+        "_raw_saved_batch2",
+        "_saved_batch2_sym_sizes",
+        "_saved_beta",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_batch1: Any = UNDEFINED
+        self._raw_saved_batch2: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        alpha = self._saved_alpha
+        batch1 = self._raw_saved_batch1.unpack(self, raw)
+        batch1_sym_sizes = self._saved_batch1_sym_sizes
+        batch2 = self._raw_saved_batch2.unpack(self, raw)
+        batch2_sym_sizes = self._saved_batch2_sym_sizes
+        beta = self._saved_beta
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = maybe_multiply(grad, beta)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = maybe_multiply(
+                bmm(
+                    expand(
+                        grad,
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
+                    ),
+                    transpose(batch2, 1, 2),
+                ),
+                alpha,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = maybe_multiply(
+                bmm(
+                    transpose(batch1, 1, 2),
+                    expand(
+                        grad,
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
+                    ),
+                ),
+                alpha,
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_batch1.reset_data()
+        self._raw_saved_batch2.reset_data()
+
+    @property
+    def _saved_batch1(self) -> Any:
+        return self._raw_saved_batch1.unpack_wrapped(self)
+
+    @property
+    def _saved_batch2(self) -> Any:
+        return self._raw_saved_batch2.unpack_wrapped(self)
+
+
+class VdotBackward0(Node):
+    """Backward of `vdot(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad * other
+    other: grad * self
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * other
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * self_
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class BaddbmmBackward0(Node):
@@ -4280,6 +4940,60 @@ class DiagonalBackwardBackward0(Node):
         return grad_inputs
 
 
+class UnfoldBackward0(Node):
+    """Backward of `unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`.
+
+    self: unfold_backward(grad, self.shape, dimension, size, step)
+    """
+
+    __slots__ = (
+        "_saved_dimension",
+        "_saved_self_sym_sizes",
+        "_saved_size",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dimension = self._saved_dimension
+        self_sym_sizes = self._saved_self_sym_sizes
+        size = self._saved_size
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unfold_backward(
+                grad, self_sym_sizes, dimension, size, step
+            )
+        return grad_inputs
+
+
+class UnfoldBackwardBackward0(Node):
+    """Backward of `unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`.
+
+    grad_in: unfold(grad, dim, size, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_size",
+        "_saved_step",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        size = self._saved_size
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = unfold(grad, dim, size, step)
+        return grad_inputs
+
+
 class SqueezeBackward0(Node):
     """Backward of `squeeze(Tensor(a) self) -> Tensor(a)`.
 
@@ -4434,6 +5148,310 @@ class IndexBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = index_backward(grad, self_sym_sizes, indices)
         return grad_inputs
+
+
+class Rot90Backward0(Node):
+    """Backward of `rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`.
+
+    self: rot90(grad, -k, dims)
+    """
+
+    __slots__ = (
+        "_saved_dims",
+        "_saved_k",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dims = self._saved_dims
+        k = self._saved_k
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = rot90(grad, -k, dims)
+        return grad_inputs
+
+
+class TakeBackward0(Node):
+    """Backward of `take(Tensor self, Tensor index) -> Tensor`.
+
+    self: take_backward(grad, self.shape, index)
+    """
+
+    __slots__ = (
+        "_raw_saved_index",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        index = self._raw_saved_index.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = take_backward(grad, self_sym_sizes, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+
+class SliceScatterBackward0(Node):
+    """Backward of `slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`.
+
+    self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+    src: slice_of(grad, dim, start, end, step)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_end",
+        "_raw_saved_src",
+        "_saved_start",
+        "_saved_step",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        end = self._saved_end
+        src = self._raw_saved_src.unpack(self, raw)
+        start = self._saved_start
+        step = self._saved_step
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = slice_scatter(grad, zeros_like(src), dim, start, end, step)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = slice_of(grad, dim, start, end, step)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack_wrapped(self)
+
+
+class SelectScatterBackward0(Node):
+    """Backward of `select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`.
+
+    self: select_scatter(grad, zeros_like(src), dim, index)
+    src: select_of(grad, dim, index)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_index",
+        "_raw_saved_src",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._saved_index
+        src = self._raw_saved_src.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = select_scatter(grad, zeros_like(src), dim, index)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = select_of(grad, dim, index)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack_wrapped(self)
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`.
+
+    self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+    src: take_diagonal(grad, offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "_saved_dim1",
+        "_saved_dim2",
+        "_saved_offset",
+        "_raw_saved_src",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim1 = self._saved_dim1
+        dim2 = self._saved_dim2
+        offset = self._saved_offset
+        src = self._raw_saved_src.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = take_diagonal(grad, offset, dim1, dim2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack_wrapped(self)
+
+
+class IndexCopyBackward0(Node):
+    """Backward of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`.
+
+    self: index_fill(grad, dim, index, 0)
+    source: reshape(index_select(grad, dim, index), source.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+        "_saved_source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        source_sym_sizes = self._saved_source_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = index_fill(grad, dim, index, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = reshape(index_select(grad, dim, index), source_sym_sizes)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+
+class IndexFillBackward0(Node):
+    """Backward of `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`.
+
+    self: index_fill(grad, dim, index, 0)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_index",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        index = self._raw_saved_index.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = index_fill(grad, dim, index, 0)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+
+class PutBackward0(Node):
+    """Backward of `put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`.
+
+    self: grad if accumulate else put(grad, index, zeros_like(source), False)
+    source: reshape(take_flat(grad, index), source.shape)
+    """
+
+    __slots__ = (
+        "_saved_accumulate",
+        "_raw_saved_index",
+        "_raw_saved_source",
+        "_saved_source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+        self._raw_saved_source: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        accumulate = self._saved_accumulate
+        index = self._raw_saved_index.unpack(self, raw)
+        source = self._raw_saved_source.unpack(self, raw)
+        source_sym_sizes = self._saved_source_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = (
+                grad if accumulate else put(grad, index, zeros_like(source), False)
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = reshape(take_flat(grad, index), source_sym_sizes)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+        self._raw_saved_source.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+    @property
+    def _saved_source(self) -> Any:
+        return self._raw_saved_source.unpack_wrapped(self)
 
 
 class IndexSelectBackward0(Node):
@@ -5401,6 +6419,479 @@ class EmbeddingBackward0(Node):
         return self._raw_saved_indices.unpack_wrapped(self)
 
 
+class ReflectionPad1DBackward0(Node):
+    """Backward of `reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+
+    self: reflection_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reflection_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReflectionPad2DBackward0(Node):
+    """Backward of `reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+
+    self: reflection_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reflection_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReflectionPad3DBackward0(Node):
+    """Backward of `reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+
+    self: reflection_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = reflection_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReplicationPad1DBackward0(Node):
+    """Backward of `replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`.
+
+    self: replication_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = replication_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReplicationPad2DBackward0(Node):
+    """Backward of `replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`.
+
+    self: replication_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = replication_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class ReplicationPad3DBackward0(Node):
+    """Backward of `replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`.
+
+    self: replication_pad_backward(grad, self.shape, padding)
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = replication_pad_backward(grad, self_sym_sizes, padding)
+        return grad_inputs
+
+
+class UpsampleLinear1DBackward0(Node):
+    """Backward of `upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`.
+
+    self: upsample_linear_backward(grad, self.shape, output_size, align_corners, [scales])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_linear_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales]
+            )
+        return grad_inputs
+
+
+class UpsampleBilinear2DBackward0(Node):
+    """Backward of `upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_linear_backward(grad, self.shape, output_size, align_corners, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_linear_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleBicubic2DBackward0(Node):
+    """Backward of `upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_bicubic_backward(grad, self.shape, output_size, align_corners, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_bicubic_backward(
+                grad, self_sym_sizes, output_size, align_corners, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleTrilinear3DBackward0(Node):
+    """Backward of `upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_linear_backward(grad, self.shape, output_size, align_corners, [scales_d, scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_output_size",
+        "_saved_scales_d",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_linear_backward(
+                grad,
+                self_sym_sizes,
+                output_size,
+                align_corners,
+                [scales_d, scales_h, scales_w],
+            )
+        return grad_inputs
+
+
+class UpsampleNearest1DBackward0(Node):
+    """Backward of `upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`.
+
+    self: upsample_nearest_backward(grad, self.shape, output_size, [scales])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales = self._saved_scales
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_backward(
+                grad, self_sym_sizes, output_size, [scales]
+            )
+        return grad_inputs
+
+
+class UpsampleNearest2DBackward0(Node):
+    """Backward of `upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_backward(grad, self.shape, output_size, [scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_backward(
+                grad, self_sym_sizes, output_size, [scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class UpsampleNearest3DBackward0(Node):
+    """Backward of `upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`.
+
+    self: upsample_nearest_backward(grad, self.shape, output_size, [scales_d, scales_h, scales_w])
+    """
+
+    __slots__ = (
+        "_saved_output_size",
+        "_saved_scales_d",
+        "_saved_scales_h",
+        "_saved_scales_w",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        output_size = self._saved_output_size
+        scales_d = self._saved_scales_d
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = upsample_nearest_backward(
+                grad, self_sym_sizes, output_size, [scales_d, scales_h, scales_w]
+            )
+        return grad_inputs
+
+
+class PixelShuffleBackward0(Node):
+    """Backward of `pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`.
+
+    self: pixel_unshuffle(grad, upscale_factor)
+    """
+
+    __slots__ = ("_saved_upscale_factor",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        upscale_factor = self._saved_upscale_factor
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pixel_unshuffle(grad, upscale_factor)
+        return grad_inputs
+
+
+class PixelUnshuffleBackward0(Node):
+    """Backward of `pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`.
+
+    self: pixel_shuffle(grad, downscale_factor)
+    """
+
+    __slots__ = ("_saved_downscale_factor",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        downscale_factor = self._saved_downscale_factor
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pixel_shuffle(grad, downscale_factor)
+        return grad_inputs
+
+
+class ChannelShuffleBackward0(Node):
+    """Backward of `channel_shuffle(Tensor self, SymInt groups) -> Tensor`.
+
+    self: channel_shuffle_backward(grad, groups)
+    """
+
+    __slots__ = ("_saved_groups",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        groups = self._saved_groups
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = channel_shuffle_backward(grad, groups)
+        return grad_inputs
+
+
+class Col2ImBackward0(Node):
+    """Backward of `col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: im2col(grad, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = im2col(grad, kernel_size, dilation, padding, stride)
+        return grad_inputs
+
+
+class Im2ColBackward0(Node):
+    """Backward of `im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`.
+
+    self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = col2im(
+                grad,
+                [self_sym_sizes[-2], self_sym_sizes[-1]],
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            )
+        return grad_inputs
+
+
 class GeluBackward0(Node):
     """Backward of `gelu(Tensor self, *, str approximate="none") -> Tensor`.
 
@@ -5717,6 +7208,156 @@ class LogSigmoidBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class GluBackward0(Node):
+    """Backward of `glu(Tensor self, int dim=-1) -> Tensor`.
+
+    self: glu_backward(grad, self, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = glu_backward(grad, self_, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class HardshrinkBackward0(Node):
+    """Backward of `hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`.
+
+    self: shrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "_saved_lambd",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lambd = self._saved_lambd
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = shrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SoftshrinkBackward0(Node):
+    """Backward of `softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`.
+
+    self: shrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "_saved_lambd",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        lambd = self._saved_lambd
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = shrink_backward(grad, self_, lambd)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class ThresholdBackward0(Node):
+    """Backward of `threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`.
+
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = (
+        "_raw_saved_self",
+        "_saved_threshold",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        threshold = self._saved_threshold
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = threshold_backward(grad, self_, threshold)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class ThresholdBackward1(Node):
+    """Backward of `threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`.
+
+    self: threshold_backward(grad, result, threshold)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_saved_threshold",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        threshold = self._saved_threshold
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = threshold_backward(grad, result, threshold)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
 
 
 class LeakyReluBackward1(Node):

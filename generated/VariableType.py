@@ -26,6 +26,7 @@ from yamlgrad.runtime.ops import (
     losses,
     normalization,
     reductions,
+    resampling,
     shapes,
 )
 from yamlgrad.runtime.wrappers.binding import (
@@ -123,6 +124,9 @@ from .Functions import (
     XlogyBackward0,
     XlogyBackward1,
     XlogyBackward2,
+    LdexpBackward0,
+    LogaddexpBackward0,
+    Logaddexp2Backward0,
     LerpBackward0,
     LerpBackward1,
     AddcmulBackward0,
@@ -160,11 +164,14 @@ from .Functions import (
     AsinBackward0,
     AcosBackward0,
     AtanBackward0,
+    Rad2DegBackward0,
+    SincBackward0,
     SinhBackward0,
     CoshBackward0,
     AsinhBackward0,
     AcoshBackward0,
     AtanhBackward0,
+    Deg2RadBackward0,
     LogitBackward0,
     ErfBackward0,
     ErfcBackward0,
@@ -189,7 +196,11 @@ from .Functions import (
     LinalgVectorNormBackward0,
     AmaxBackward0,
     AminBackward0,
+    NansumBackward0,
+    DistBackward0,
     LogsumexpBackward0,
+    CummaxBackward0,
+    CumminBackward0,
     CumsumBackward0,
     CumprodBackward0,
     SoftmaxBackward0,
@@ -199,6 +210,10 @@ from .Functions import (
     MvBackward0,
     BmmBackward0,
     AddmmBackward0,
+    AddmvBackward0,
+    AddrBackward0,
+    AddbmmBackward0,
+    VdotBackward0,
     BaddbmmBackward0,
     TraceBackward0,
     LinalgInvExBackward0,
@@ -224,6 +239,8 @@ from .Functions import (
     DiagonalBackward0,
     DiagEmbedBackward0,
     DiagonalBackwardBackward0,
+    UnfoldBackward0,
+    UnfoldBackwardBackward0,
     SqueezeBackward0,
     SqueezeBackward1,
     SqueezeBackward2,
@@ -232,6 +249,14 @@ from .Functions import (
     SqueezeBackward5,
     UnsqueezeBackward0,
     IndexBackward0,
+    Rot90Backward0,
+    TakeBackward0,
+    SliceScatterBackward0,
+    SelectScatterBackward0,
+    DiagonalScatterBackward0,
+    IndexCopyBackward0,
+    IndexFillBackward0,
+    PutBackward0,
     IndexSelectBackward0,
     GatherBackward0,
     ScatterBackward0,
@@ -261,6 +286,24 @@ from .Functions import (
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    ReflectionPad1DBackward0,
+    ReflectionPad2DBackward0,
+    ReflectionPad3DBackward0,
+    ReplicationPad1DBackward0,
+    ReplicationPad2DBackward0,
+    ReplicationPad3DBackward0,
+    UpsampleLinear1DBackward0,
+    UpsampleBilinear2DBackward0,
+    UpsampleBicubic2DBackward0,
+    UpsampleTrilinear3DBackward0,
+    UpsampleNearest1DBackward0,
+    UpsampleNearest2DBackward0,
+    UpsampleNearest3DBackward0,
+    PixelShuffleBackward0,
+    PixelUnshuffleBackward0,
+    ChannelShuffleBackward0,
+    Col2ImBackward0,
+    Im2ColBackward0,
     GeluBackward0,
     SiluBackward0,
     MishBackward0,
@@ -272,6 +315,11 @@ from .Functions import (
     HardswishBackward0,
     HardsigmoidBackward0,
     LogSigmoidBackward0,
+    GluBackward0,
+    HardshrinkBackward0,
+    SoftshrinkBackward0,
+    ThresholdBackward0,
+    ThresholdBackward1,
     LeakyReluBackward1,
     EluBackward1,
     CeluBackward1,
@@ -302,6 +350,9 @@ __all__ = [
     "remainder",
     "fmod",
     "xlogy",
+    "ldexp",
+    "logaddexp",
+    "logaddexp2",
     "lerp",
     "addcmul",
     "addcdiv",
@@ -351,11 +402,14 @@ __all__ = [
     "asin",
     "acos",
     "atan",
+    "rad2deg",
+    "sinc",
     "sinh",
     "cosh",
     "asinh",
     "acosh",
     "atanh",
+    "deg2rad",
     "logit",
     "erf",
     "erfc",
@@ -375,13 +429,18 @@ __all__ = [
     "norm",
     "amax",
     "amin",
+    "nansum",
+    "dist",
     "logsumexp",
+    "cummax",
+    "cummin",
     "cumsum",
     "cumprod",
     "_softmax",
     "_log_softmax",
     "softmax",
     "log_softmax",
+    "count_nonzero",
     "argmax",
     "argmin",
     "all",
@@ -393,6 +452,10 @@ __all__ = [
     "bmm",
     "outer",
     "addmm",
+    "addmv",
+    "addr",
+    "addbmm",
+    "vdot",
     "baddbmm",
     "trace",
     "linalg_inv_ex",
@@ -426,6 +489,14 @@ __all__ = [
     "broadcast_to",
     "squeeze",
     "unsqueeze",
+    "rot90",
+    "take",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "index_copy",
+    "index_fill",
+    "put",
     "index_select",
     "gather",
     "scatter",
@@ -493,6 +564,9 @@ __all__ = [
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
     "gelu",
     "silu",
     "mish",
@@ -505,6 +579,11 @@ __all__ = [
     "hardswish",
     "hardsigmoid",
     "log_sigmoid",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "threshold",
+    "threshold_",
     "mse_loss",
     "smooth_l1_loss",
     "huber_loss",
@@ -1697,6 +1776,135 @@ def xlogy_Scalar_Other(
                 elementwise.xlogy(self_t, other)
                 if other > 0
                 else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def ldexp_Tensor(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
+
+    forward: self * 2.0 ** other
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("ldexp.Tensor", "elementwise", ldexp_Tensor, self, other)
+    self_ = tensor_arg(self, "ldexp", "input", 1)
+    other_ = tensor_arg(other, "ldexp", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ldexp_Tensor", ldexp_Tensor, (self, other))
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+    try:
+        result = Tensor._make(self_ * 2.0**other_)
+    except ValueError as kernel_failure:
+        raise kernel_error("ldexp", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                ldexp_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def logaddexp(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`logaddexp(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.logaddexp(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("logaddexp", "elementwise", logaddexp, self, other)
+    self_ = tensor_arg(self, "logaddexp", "input", 1)
+    other_ = tensor_arg(other, "logaddexp", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logaddexp", logaddexp, (self, other))
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = LogaddexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.logaddexp(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logaddexp", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                logaddexp,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def logaddexp2(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`logaddexp2(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.logaddexp2(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("logaddexp2", "elementwise", logaddexp2, self, other)
+    self_ = tensor_arg(self, "logaddexp2", "input", 1)
+    other_ = tensor_arg(other, "logaddexp2", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logaddexp2", logaddexp2, (self, other))
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = Logaddexp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.logaddexp2(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("logaddexp2", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                logaddexp2,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -3783,6 +3991,71 @@ def atan(
     return result
 
 
+def rad2deg(
+    input: Any,
+) -> Tensor:
+    """`rad2deg(Tensor self) -> Tensor`
+
+    forward: self * 57.29577951308232
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("rad2deg", "elementwise", rad2deg, self)
+    self_ = tensor_arg(self, "rad2deg", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rad2deg", rad2deg, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(self_ * 57.29577951308232)
+    except ValueError as kernel_failure:
+        raise kernel_error("rad2deg", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(rad2deg, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
+def sinc(
+    input: Any,
+) -> Tensor:
+    """`sinc(Tensor self) -> Tensor`
+
+    forward: np.sinc(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sinc", "elementwise", sinc, self)
+    self_ = tensor_arg(self, "sinc", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sinc", sinc, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.sinc(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("sinc", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sinc, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
 def sinh(
     input: Any,
 ) -> Tensor:
@@ -3944,6 +4217,38 @@ def atanh(
         with formula_mode():
             self_t = tangent_of(self)
             result_t = self_t * 1 / (1 - self**2)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def deg2rad(
+    input: Any,
+) -> Tensor:
+    """`deg2rad(Tensor self) -> Tensor`
+
+    forward: self * 0.017453292519943295
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("deg2rad", "elementwise", deg2rad, self)
+    self_ = tensor_arg(self, "deg2rad", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("deg2rad", deg2rad, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(self_ * 0.017453292519943295)
+    except ValueError as kernel_failure:
+        raise kernel_error("deg2rad", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(deg2rad, {"input": self}, {"input": self_t})
         set_fw_grad(result, result_t)
     return result
 
@@ -5013,6 +5318,115 @@ def amin(
     return result
 
 
+def nansum(
+    input: Any,
+    dim: Any = None,
+    keepdim: Any = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """`nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+
+    forward: c_order(np.nansum(self, axis=reduce_dims(dim, self.ndim), keepdims=keepdim, dtype=dtype))
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("nansum", "dim", nansum, self, dim, keepdim, dtype)
+    self_ = tensor_arg(self, "nansum", "input", 1)
+    dim = optional_int_list_arg(dim, "nansum", "dim", 2, size=1)
+    keepdim = bool_arg(keepdim, "nansum", "keepdim", 3)
+    dtype = optional_scalar_type_arg(dtype, "nansum", "dtype", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("nansum", nansum, (self, dim, keepdim, dtype))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NansumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            shapes.c_order(
+                np.nansum(
+                    self_,
+                    axis=reductions.reduce_dims(dim, self_.ndim),
+                    keepdims=keepdim,
+                    dtype=dtype,
+                )
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "nansum", kernel_failure, self=self_, dim=dim, keepdim=keepdim, dtype=dtype
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                nansum,
+                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def dist(
+    input: Any,
+    other: Any,
+    p: Any = 2,
+) -> Tensor:
+    """`dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`
+
+    forward: c_order(vector_norm(np.subtract(self, other), p, None, False))
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("dist", "elementwise", dist, self, other, p)
+    self_ = tensor_arg(self, "dist", "input", 1)
+    other_ = tensor_arg(other, "dist", "other", 2)
+    p = scalar_arg(p, "dist", "p", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("dist", dist, (self, other, p))
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = DistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        grad_fn._saved_p = p
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(
+            shapes.c_order(
+                reductions.vector_norm(np.subtract(self_, other_), p, None, False)
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("dist", kernel_failure, self=self_, other=other_, p=p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                dist,
+                {"input": self, "other": other, "p": p},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def logsumexp(
     input: Any,
     dim: Any,
@@ -5057,6 +5471,88 @@ def logsumexp(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def cummax(
+    input: Any,
+    dim: Any,
+) -> Any:
+    """`cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`
+
+    forward: cummaxmin(self, dim, True)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cummax", "dim", cummax, self, dim)
+    self_ = tensor_arg(self, "cummax", "input", 1)
+    dim = int_arg(dim, "cummax", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cummax", cummax, (self, dim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CummaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, True)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("cummax", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                cummax, {"input": self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return return_type("cummax", ("values", "indices"))(*outputs)
+
+
+def cummin(
+    input: Any,
+    dim: Any,
+) -> Any:
+    """`cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)`
+
+    forward: cummaxmin(self, dim, False)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cummin", "dim", cummin, self, dim)
+    self_ = tensor_arg(self, "cummin", "input", 1)
+    dim = int_arg(dim, "cummin", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cummin", cummin, (self, dim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CumminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value) for value in reductions.cummaxmin(self_, dim, False)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("cummin", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                cummin, {"input": self, "dim": dim}, {"input": self_t}
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return return_type("cummin", ("values", "indices"))(*outputs)
 
 
 def cumsum(
@@ -5296,6 +5792,58 @@ def log_softmax_int(
     except (AttributeError, TypeError):
         check_arguments("log_softmax", (("input", "Tensor", 1, self),))
         raise
+
+
+def count_nonzero_dim_IntList(
+    input: Any,
+    dim: Any,
+) -> Tensor:
+    """`count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
+
+    forward: count_nonzero_kernel(self, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "count_nonzero.dim_IntList", "dim", count_nonzero_dim_IntList, self, dim
+        )
+    self_ = tensor_arg(self, "count_nonzero", "input", 1)
+    dim = int_list_arg(dim, "count_nonzero", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "count_nonzero_dim_IntList", count_nonzero_dim_IntList, (self, dim)
+        )
+    try:
+        result = Tensor._make(reductions.count_nonzero_kernel(self_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("count_nonzero", kernel_failure, self=self_, dim=dim)
+    return result
+
+
+def count_nonzero_default(
+    input: Any,
+    dim: Any = None,
+) -> Tensor:
+    """`count_nonzero(Tensor self, int? dim=None) -> Tensor`
+
+    forward: count_nonzero_kernel(self, None if dim is None else [dim])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("count_nonzero", "dim", count_nonzero_default, self, dim)
+    self_ = tensor_arg(self, "count_nonzero", "input", 1)
+    dim = optional_int_arg(dim, "count_nonzero", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "count_nonzero_default", count_nonzero_default, (self, dim)
+        )
+    try:
+        result = Tensor._make(
+            reductions.count_nonzero_kernel(self_, None if dim is None else [dim])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("count_nonzero", kernel_failure, self=self_, dim=dim)
+    return result
 
 
 def argmax(
@@ -5752,6 +6300,246 @@ def addmm(
             result_t = elementwise.maybe_multiply(
                 self_t, beta
             ) + elementwise.maybe_multiply(mat1_t @ mat2 + mat1 @ mat2_t, alpha)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def addmv(
+    input: Any,
+    mat: Any,
+    vec: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addmv_kernel(self, mat, vec, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mat, vec):
+        return call_batched("addmv", "", addmv, self, mat, vec, beta, alpha)
+    self_ = tensor_arg(self, "addmv", "input", 1)
+    mat_ = tensor_arg(mat, "addmv", "mat", 2)
+    vec_ = tensor_arg(vec, "addmv", "vec", 3)
+    beta = scalar_arg(beta, "addmv", "beta", 4)
+    alpha = scalar_arg(alpha, "addmv", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addmv", addmv, (self, mat, vec, beta, alpha))
+    grad_fn = None
+    if compute_requires_grad(self, mat, vec):
+        grad_fn = AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_mat = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec = SavedVariable(vec, False)
+    try:
+        result = Tensor._make(linalg.addmv_kernel(self_, mat_, vec_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addmv",
+            kernel_failure,
+            self=self_,
+            mat=mat_,
+            vec=vec_,
+            beta=beta,
+            alpha=alpha,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, mat, vec):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat_t = tangent_of(mat)
+            vec_t = tangent_of(vec)
+            result_t = derived_jvp(
+                addmv,
+                {"input": self, "mat": mat, "vec": vec, "beta": beta, "alpha": alpha},
+                {"input": self_t, "mat": mat_t, "vec": vec_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def addr(
+    input: Any,
+    vec1: Any,
+    vec2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addr_kernel(self, vec1, vec2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, vec1, vec2):
+        return call_batched("addr", "", addr, self, vec1, vec2, beta, alpha)
+    self_ = tensor_arg(self, "addr", "input", 1)
+    vec1_ = tensor_arg(vec1, "addr", "vec1", 2)
+    vec2_ = tensor_arg(vec2, "addr", "vec2", 3)
+    beta = scalar_arg(beta, "addr", "beta", 4)
+    alpha = scalar_arg(alpha, "addr", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addr", addr, (self, vec1, vec2, beta, alpha))
+    grad_fn = None
+    if compute_requires_grad(self, vec1, vec2):
+        grad_fn = AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_vec1 = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec2 = SavedVariable(vec2, False)
+    try:
+        result = Tensor._make(linalg.addr_kernel(self_, vec1_, vec2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addr",
+            kernel_failure,
+            self=self_,
+            vec1=vec1_,
+            vec2=vec2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, vec1, vec2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            vec1_t = tangent_of(vec1)
+            vec2_t = tangent_of(vec2)
+            result_t = derived_jvp(
+                addr,
+                {
+                    "input": self,
+                    "vec1": vec1,
+                    "vec2": vec2,
+                    "beta": beta,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "vec1": vec1_t, "vec2": vec2_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def addbmm(
+    input: Any,
+    batch1: Any,
+    batch2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+
+    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, batch1, batch2):
+        return call_batched("addbmm", "", addbmm, self, batch1, batch2, beta, alpha)
+    self_ = tensor_arg(self, "addbmm", "input", 1)
+    batch1_ = tensor_arg(batch1, "addbmm", "batch1", 2)
+    batch2_ = tensor_arg(batch2, "addbmm", "batch2", 3)
+    beta = scalar_arg(beta, "addbmm", "beta", 4)
+    alpha = scalar_arg(alpha, "addbmm", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "addbmm", addbmm, (self, batch1, batch2, beta, alpha)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, batch1, batch2):
+        grad_fn = AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn._saved_alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
+        grad_fn._saved_batch1_sym_sizes = sizes_of(batch1_)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
+        grad_fn._saved_batch2_sym_sizes = sizes_of(batch2_)
+        grad_fn._saved_beta = beta
+    try:
+        result = Tensor._make(
+            linalg.addbmm_kernel(self_, batch1_, batch2_, beta, alpha)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addbmm",
+            kernel_failure,
+            self=self_,
+            batch1=batch1_,
+            batch2=batch2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, batch1, batch2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            batch1_t = tangent_of(batch1)
+            batch2_t = tangent_of(batch2)
+            result_t = derived_jvp(
+                addbmm,
+                {
+                    "input": self,
+                    "batch1": batch1,
+                    "batch2": batch2,
+                    "beta": beta,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "batch1": batch1_t, "batch2": batch2_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def vdot(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`vdot(Tensor self, Tensor other) -> Tensor`
+
+    forward: dot_kernel(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("vdot", "", vdot, self, other)
+    self_ = tensor_arg(self, "vdot", "input", 1)
+    other_ = tensor_arg(other, "vdot", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("vdot", vdot, (self, other))
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = VdotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg.dot_kernel(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("vdot", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                vdot,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -6974,6 +7762,131 @@ def diag(
         raise
 
 
+def unfold(
+    input: Any,
+    dimension: Any,
+    size: Any,
+    step: Any,
+) -> Tensor:
+    """`unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
+
+    forward: unfold_kernel(self, dimension, size, step)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("unfold", "", unfold, self, dimension, size, step)
+    self_ = tensor_arg(self, "unfold", "input", 1)
+    dimension = int_arg(dimension, "unfold", "dimension", 2)
+    size = int_arg(size, "unfold", "size", 3)
+    step = int_arg(step, "unfold", "step", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("unfold", unfold, (self, dimension, size, step))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnfoldBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dimension = dimension
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(resampling.unfold_kernel(self_, dimension, size, step))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unfold",
+            kernel_failure,
+            self=self_,
+            dimension=dimension,
+            size=size,
+            step=step,
+        )
+    make_view(result, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                unfold,
+                {"input": self, "dimension": dimension, "size": size, "step": step},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def unfold_backward(
+    grad_in: Any,
+    input_sizes: Any,
+    dim: Any,
+    size: Any,
+    step: Any,
+) -> Tensor:
+    """`unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`
+
+    forward: unfold_backward_kernel(grad_in, input_sizes, dim, size, step)
+    """
+    if vmap_hook.levels and is_batched(grad_in):
+        return call_batched(
+            "unfold_backward",
+            "dim",
+            unfold_backward,
+            grad_in,
+            input_sizes,
+            dim,
+            size,
+            step,
+        )
+    grad_in_ = tensor_arg(grad_in, "unfold_backward", "grad_in", 1)
+    input_sizes = int_list_arg(input_sizes, "unfold_backward", "input_sizes", 2)
+    dim = int_arg(dim, "unfold_backward", "dim", 3)
+    size = int_arg(size, "unfold_backward", "size", 4)
+    step = int_arg(step, "unfold_backward", "step", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "unfold_backward", unfold_backward, (grad_in, input_sizes, dim, size, step)
+        )
+    grad_fn = None
+    if compute_requires_grad(grad_in):
+        grad_fn = UnfoldBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_in))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_size = size
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            resampling.unfold_backward_kernel(grad_in_, input_sizes, dim, size, step)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unfold_backward",
+            kernel_failure,
+            grad_in=grad_in_,
+            input_sizes=input_sizes,
+            dim=dim,
+            size=size,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_in):
+        with formula_mode():
+            grad_in_t = tangent_of(grad_in)
+            result_t = derived_jvp(
+                unfold_backward,
+                {
+                    "grad_in": grad_in,
+                    "input_sizes": input_sizes,
+                    "dim": dim,
+                    "size": size,
+                    "step": step,
+                },
+                {"grad_in": grad_in_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def flatten_using_ints(
     input: Any,
     start_dim: Any = 0,
@@ -7370,6 +8283,437 @@ def index_Tensor(
         with formula_mode():
             self_t = tangent_of(self)
             result_t = index_Tensor(input=self_t, indices=index_tensors(indices))
+        set_fw_grad(result, result_t)
+    return result
+
+
+def rot90(
+    input: Any,
+    k: Any = 1,
+    dims: Any = (0, 1),
+) -> Tensor:
+    """`rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor`
+
+    forward: rot90_kernel(self, k, dims)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("rot90", "", rot90, self, k, dims)
+    self_ = tensor_arg(self, "rot90", "input", 1)
+    k = int_arg(k, "rot90", "k", 2)
+    dims = int_list_arg(dims, "rot90", "dims", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rot90", rot90, (self, k, dims))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Rot90Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dims = dims
+        grad_fn._saved_k = k
+    try:
+        result = Tensor._make(indexing.rot90_kernel(self_, k, dims))
+    except ValueError as kernel_failure:
+        raise kernel_error("rot90", kernel_failure, self=self_, k=k, dims=dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                rot90, {"input": self, "k": k, "dims": dims}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def take(
+    input: Any,
+    index: Any,
+) -> Tensor:
+    """`take(Tensor self, Tensor index) -> Tensor`
+
+    forward: take_kernel(self, index)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index):
+        return call_batched("take", "", take, self, index)
+    self_ = tensor_arg(self, "take", "input", 1)
+    index_ = tensor_arg(index, "take", "index", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("take", take, (self, index))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TakeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(indexing.take_kernel(self_, index_))
+    except ValueError as kernel_failure:
+        raise kernel_error("take", kernel_failure, self=self_, index=index_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                take, {"input": self, "index": index}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slice_scatter(
+    input: Any,
+    src: Any,
+    dim: Any = 0,
+    start: Any = None,
+    end: Any = None,
+    step: Any = 1,
+) -> Tensor:
+    """`slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+
+    forward: slice_scatter_kernel(self, src, dim, start, end, step)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, src):
+        return call_batched(
+            "slice_scatter", "", slice_scatter, self, src, dim, start, end, step
+        )
+    self_ = tensor_arg(self, "slice_scatter", "input", 1)
+    src_ = tensor_arg(src, "slice_scatter", "src", 2)
+    dim = int_arg(dim, "slice_scatter", "dim", 3)
+    start = optional_int_arg(start, "slice_scatter", "start", 4)
+    end = optional_int_arg(end, "slice_scatter", "end", 5)
+    step = int_arg(step, "slice_scatter", "step", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slice_scatter", slice_scatter, (self, src, dim, start, end, step)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = SliceScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_end = end
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+        grad_fn._saved_start = start
+        grad_fn._saved_step = step
+    try:
+        result = Tensor._make(
+            indexing.slice_scatter_kernel(self_, src_, dim, start, end, step)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slice_scatter",
+            kernel_failure,
+            self=self_,
+            src=src_,
+            dim=dim,
+            start=start,
+            end=end,
+            step=step,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                slice_scatter,
+                {
+                    "input": self,
+                    "src": src,
+                    "dim": dim,
+                    "start": start,
+                    "end": end,
+                    "step": step,
+                },
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def select_scatter(
+    input: Any,
+    src: Any,
+    dim: Any,
+    index: Any,
+) -> Tensor:
+    """`select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
+
+    forward: select_scatter_kernel(self, src, dim, index)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, src):
+        return call_batched("select_scatter", "", select_scatter, self, src, dim, index)
+    self_ = tensor_arg(self, "select_scatter", "input", 1)
+    src_ = tensor_arg(src, "select_scatter", "src", 2)
+    dim = int_arg(dim, "select_scatter", "dim", 3)
+    index = int_arg(index, "select_scatter", "index", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "select_scatter", select_scatter, (self, src, dim, index)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = SelectScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_index = index
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    try:
+        result = Tensor._make(indexing.select_scatter_kernel(self_, src_, dim, index))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "select_scatter", kernel_failure, self=self_, src=src_, dim=dim, index=index
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                select_scatter,
+                {"input": self, "src": src, "dim": dim, "index": index},
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def diagonal_scatter(
+    input: Any,
+    src: Any,
+    offset: Any = 0,
+    dim1: Any = 0,
+    dim2: Any = 1,
+) -> Tensor:
+    """`diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+
+    forward: diagonal_scatter_kernel(self, src, offset, dim1, dim2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, src):
+        return call_batched(
+            "diagonal_scatter", "", diagonal_scatter, self, src, offset, dim1, dim2
+        )
+    self_ = tensor_arg(self, "diagonal_scatter", "input", 1)
+    src_ = tensor_arg(src, "diagonal_scatter", "src", 2)
+    offset = int_arg(offset, "diagonal_scatter", "offset", 3)
+    dim1 = int_arg(dim1, "diagonal_scatter", "dim1", 4)
+    dim2 = int_arg(dim2, "diagonal_scatter", "dim2", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "diagonal_scatter", diagonal_scatter, (self, src, offset, dim1, dim2)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = DiagonalScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim1 = dim1
+        grad_fn._saved_dim2 = dim2
+        grad_fn._saved_offset = offset
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    try:
+        result = Tensor._make(
+            indexing.diagonal_scatter_kernel(self_, src_, offset, dim1, dim2)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "diagonal_scatter",
+            kernel_failure,
+            self=self_,
+            src=src_,
+            offset=offset,
+            dim1=dim1,
+            dim2=dim2,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                diagonal_scatter,
+                {
+                    "input": self,
+                    "src": src,
+                    "offset": offset,
+                    "dim1": dim1,
+                    "dim2": dim2,
+                },
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def index_copy(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+) -> Tensor:
+    """`index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`
+
+    forward: index_copy_kernel(self, dim, index, source)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched("index_copy", "", index_copy, self, dim, index, source)
+    self_ = tensor_arg(self, "index_copy", "input", 1)
+    dim = int_arg(dim, "index_copy", "dim", 2)
+    index_ = tensor_arg(index, "index_copy", "index", 3)
+    source_ = tensor_arg(source, "index_copy", "source", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("index_copy", index_copy, (self, dim, index, source))
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        result = Tensor._make(indexing.index_copy_kernel(self_, dim, index_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_copy",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_copy,
+                {"input": self, "dim": dim, "index": index, "source": source},
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def index_fill_int_Scalar(
+    input: Any,
+    dim: Any,
+    index: Any,
+    value: Any,
+) -> Tensor:
+    """`index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+
+    forward: index_fill_kernel(self, dim, index, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index):
+        return call_batched(
+            "index_fill.int_Scalar", "", index_fill_int_Scalar, self, dim, index, value
+        )
+    self_ = tensor_arg(self, "index_fill", "input", 1)
+    dim = int_arg(dim, "index_fill", "dim", 2)
+    index_ = tensor_arg(index, "index_fill", "index", 3)
+    value = scalar_arg(value, "index_fill", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_fill_int_Scalar", index_fill_int_Scalar, (self, dim, index, value)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+    try:
+        result = Tensor._make(indexing.index_fill_kernel(self_, dim, index_, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_fill", kernel_failure, self=self_, dim=dim, index=index_, value=value
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                index_fill_int_Scalar,
+                {"input": self, "dim": dim, "index": index, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def put(
+    input: Any,
+    index: Any,
+    source: Any,
+    accumulate: Any = False,
+) -> Tensor:
+    """`put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`
+
+    forward: put_kernel(self, index, source, accumulate)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched("put", "", put, self, index, source, accumulate)
+    self_ = tensor_arg(self, "put", "input", 1)
+    index_ = tensor_arg(index, "put", "index", 2)
+    source_ = tensor_arg(source, "put", "source", 3)
+    accumulate = bool_arg(accumulate, "put", "accumulate", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("put", put, (self, index, source, accumulate))
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_accumulate = accumulate
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        result = Tensor._make(indexing.put_kernel(self_, index_, source_, accumulate))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "put",
+            kernel_failure,
+            self=self_,
+            index=index_,
+            source=source_,
+            accumulate=accumulate,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                put,
+                {
+                    "input": self,
+                    "index": index,
+                    "source": source,
+                    "accumulate": accumulate,
+                },
+                {"input": self_t, "source": source_t},
+            )
         set_fw_grad(result, result_t)
     return result
 
@@ -8162,11 +9506,11 @@ def pad(
 ) -> Tensor:
     """`pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor`
 
-    composite: constant_pad_nd(self, pad, shapes.constant_pad_value(mode, value))
+    composite: composites.pad_by_mode(self, pad, mode, value)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     try:
-        return constant_pad_nd(self, pad, shapes.constant_pad_value(mode, value))
+        return composites.pad_by_mode(self, pad, mode, value)
     except (AttributeError, TypeError):
         check_arguments("pad", (("input", "Tensor", 1, self),))
         raise
@@ -11269,6 +12613,579 @@ def erfc_(
     return result
 
 
+def ldexp_(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: self * 2.0 ** other
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("ldexp_", "elementwise", ldexp_, self, other)
+    self_ = tensor_arg(self, "ldexp_", "input", 1)
+    other_ = tensor_arg(other, "ldexp_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("ldexp_", ldexp_, (self, other))
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, self_ * 2.0**other_)
+    except ValueError as kernel_failure:
+        raise kernel_error("ldexp_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                ldexp_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def deg2rad_(
+    input: Any,
+) -> Tensor:
+    """`deg2rad_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: self * 0.017453292519943295
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("deg2rad_", "elementwise", deg2rad_, self)
+    self_ = tensor_arg(self, "deg2rad_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("deg2rad_", deg2rad_, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, self_ * 0.017453292519943295)
+    except ValueError as kernel_failure:
+        raise kernel_error("deg2rad_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(deg2rad, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def rad2deg_(
+    input: Any,
+) -> Tensor:
+    """`rad2deg_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: self * 57.29577951308232
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("rad2deg_", "elementwise", rad2deg_, self)
+    self_ = tensor_arg(self, "rad2deg_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("rad2deg_", rad2deg_, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, self_ * 57.29577951308232)
+    except ValueError as kernel_failure:
+        raise kernel_error("rad2deg_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(rad2deg, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def sinc_(
+    input: Any,
+) -> Tensor:
+    """`sinc_(Tensor(a!) self) -> Tensor(a!)`
+
+    forward: np.sinc(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sinc_", "elementwise", sinc_, self)
+    self_ = tensor_arg(self, "sinc_", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sinc_", sinc_, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, np.sinc(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("sinc_", kernel_failure, self=self_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sinc, {"input": original_self}, {"input": self_t})
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def addmv_(
+    input: Any,
+    mat: Any,
+    vec: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: addmv_kernel(self, mat, vec, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mat, vec):
+        return call_batched("addmv_", "", addmv_, self, mat, vec, beta, alpha)
+    self_ = tensor_arg(self, "addmv_", "input", 1)
+    mat_ = tensor_arg(mat, "addmv_", "mat", 2)
+    vec_ = tensor_arg(vec, "addmv_", "vec", 3)
+    beta = scalar_arg(beta, "addmv_", "beta", 4)
+    alpha = scalar_arg(alpha, "addmv_", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addmv_", addmv_, (self, mat, vec, beta, alpha))
+    grad_fn = None
+    if compute_requires_grad(self, mat, vec):
+        check_inplace(self)
+        grad_fn = AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_mat = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec = SavedVariable(vec, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, mat, vec
+    )
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, linalg.addmv_kernel(self_, mat_, vec_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addmv_",
+            kernel_failure,
+            self=self_,
+            mat=mat_,
+            vec=vec_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat_t = tangent_of(mat)
+            vec_t = tangent_of(vec)
+            result_t = derived_jvp(
+                addmv,
+                {
+                    "input": original_self,
+                    "mat": mat,
+                    "vec": vec,
+                    "beta": beta,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "mat": mat_t, "vec": vec_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def addr_(
+    input: Any,
+    vec1: Any,
+    vec2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: addr_kernel(self, vec1, vec2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, vec1, vec2):
+        return call_batched("addr_", "", addr_, self, vec1, vec2, beta, alpha)
+    self_ = tensor_arg(self, "addr_", "input", 1)
+    vec1_ = tensor_arg(vec1, "addr_", "vec1", 2)
+    vec2_ = tensor_arg(vec2, "addr_", "vec2", 3)
+    beta = scalar_arg(beta, "addr_", "beta", 4)
+    alpha = scalar_arg(alpha, "addr_", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("addr_", addr_, (self, vec1, vec2, beta, alpha))
+    grad_fn = None
+    if compute_requires_grad(self, vec1, vec2):
+        check_inplace(self)
+        grad_fn = AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn._saved_alpha = alpha
+        grad_fn._saved_beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_vec1 = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_vec2 = SavedVariable(vec2, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, vec1, vec2
+    )
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, linalg.addr_kernel(self_, vec1_, vec2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addr_",
+            kernel_failure,
+            self=self_,
+            vec1=vec1_,
+            vec2=vec2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            vec1_t = tangent_of(vec1)
+            vec2_t = tangent_of(vec2)
+            result_t = derived_jvp(
+                addr,
+                {
+                    "input": original_self,
+                    "vec1": vec1,
+                    "vec2": vec2,
+                    "beta": beta,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "vec1": vec1_t, "vec2": vec2_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def addbmm_(
+    input: Any,
+    batch1: Any,
+    batch2: Any,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
+    """`addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+
+    forward: addbmm_kernel(self, batch1, batch2, beta, alpha)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, batch1, batch2):
+        return call_batched("addbmm_", "", addbmm_, self, batch1, batch2, beta, alpha)
+    self_ = tensor_arg(self, "addbmm_", "input", 1)
+    batch1_ = tensor_arg(batch1, "addbmm_", "batch1", 2)
+    batch2_ = tensor_arg(batch2, "addbmm_", "batch2", 3)
+    beta = scalar_arg(beta, "addbmm_", "beta", 4)
+    alpha = scalar_arg(alpha, "addbmm_", "alpha", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "addbmm_", addbmm_, (self, batch1, batch2, beta, alpha)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, batch1, batch2):
+        check_inplace(self)
+        grad_fn = AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn._saved_alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn._raw_saved_batch1 = SavedVariable(batch1, False)
+        grad_fn._saved_batch1_sym_sizes = sizes_of(batch1_)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_batch2 = SavedVariable(batch2, False)
+        grad_fn._saved_batch2_sym_sizes = sizes_of(batch2_)
+        grad_fn._saved_beta = beta
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, batch1, batch2
+    )
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, linalg.addbmm_kernel(self_, batch1_, batch2_, beta, alpha))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "addbmm_",
+            kernel_failure,
+            self=self_,
+            batch1=batch1_,
+            batch2=batch2_,
+            beta=beta,
+            alpha=alpha,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            batch1_t = tangent_of(batch1)
+            batch2_t = tangent_of(batch2)
+            result_t = derived_jvp(
+                addbmm,
+                {
+                    "input": original_self,
+                    "batch1": batch1,
+                    "batch2": batch2,
+                    "beta": beta,
+                    "alpha": alpha,
+                },
+                {"input": self_t, "batch1": batch1_t, "batch2": batch2_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def index_copy_(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+) -> Tensor:
+    """`index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)`
+
+    forward: index_copy_kernel(self, dim, index, source)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched("index_copy_", "", index_copy_, self, dim, index, source)
+    self_ = tensor_arg(self, "index_copy_", "input", 1)
+    dim = int_arg(dim, "index_copy_", "dim", 2)
+    index_ = tensor_arg(index, "index_copy_", "index", 3)
+    source_ = tensor_arg(source, "index_copy_", "source", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_copy_", index_copy_, (self, dim, index, source)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, indexing.index_copy_kernel(self_, dim, index_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_copy_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_copy,
+                {"input": original_self, "dim": dim, "index": index, "source": source},
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def index_fill__int_Scalar(
+    input: Any,
+    dim: Any,
+    index: Any,
+    value: Any,
+) -> Tensor:
+    """`index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+
+    forward: index_fill_kernel(self, dim, index, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index):
+        return call_batched(
+            "index_fill_.int_Scalar",
+            "",
+            index_fill__int_Scalar,
+            self,
+            dim,
+            index,
+            value,
+        )
+    self_ = tensor_arg(self, "index_fill_", "input", 1)
+    dim = int_arg(dim, "index_fill_", "dim", 2)
+    index_ = tensor_arg(index, "index_fill_", "index", 3)
+    value = scalar_arg(value, "index_fill_", "value", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_fill__int_Scalar", index_fill__int_Scalar, (self, dim, index, value)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, indexing.index_fill_kernel(self_, dim, index_, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_fill_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            value=value,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                index_fill_int_Scalar,
+                {"input": original_self, "dim": dim, "index": index, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def put_(
+    input: Any,
+    index: Any,
+    source: Any,
+    accumulate: Any = False,
+) -> Tensor:
+    """`put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
+
+    forward: put_kernel(self, index, source, accumulate)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched("put_", "", put_, self, index, source, accumulate)
+    self_ = tensor_arg(self, "put_", "input", 1)
+    index_ = tensor_arg(index, "put_", "index", 2)
+    source_ = tensor_arg(source, "put_", "source", 3)
+    accumulate = bool_arg(accumulate, "put_", "accumulate", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("put_", put_, (self, index, source, accumulate))
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_accumulate = accumulate
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, indexing.put_kernel(self_, index_, source_, accumulate))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "put_",
+            kernel_failure,
+            self=self_,
+            index=index_,
+            source=source_,
+            accumulate=accumulate,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                put,
+                {
+                    "input": original_self,
+                    "index": index,
+                    "source": source,
+                    "accumulate": accumulate,
+                },
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
 def linear(
     input: Any,
     weight: Any,
@@ -12103,6 +14020,1072 @@ def embedding(
     return result
 
 
+def reflection_pad1d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
+
+    forward: reflection_pad_kernel(self, padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("reflection_pad1d", "", reflection_pad1d, self, padding)
+    self_ = tensor_arg(self, "reflection_pad1d", "input", 1)
+    padding = int_list_arg(padding, "reflection_pad1d", "padding", 2, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "reflection_pad1d", reflection_pad1d, (self, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReflectionPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.reflection_pad_kernel(self_, padding, 1))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "reflection_pad1d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                reflection_pad1d, {"input": self, "padding": padding}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def reflection_pad2d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+
+    forward: reflection_pad_kernel(self, padding, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("reflection_pad2d", "", reflection_pad2d, self, padding)
+    self_ = tensor_arg(self, "reflection_pad2d", "input", 1)
+    padding = int_list_arg(padding, "reflection_pad2d", "padding", 2, size=4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "reflection_pad2d", reflection_pad2d, (self, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReflectionPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.reflection_pad_kernel(self_, padding, 2))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "reflection_pad2d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                reflection_pad2d, {"input": self, "padding": padding}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def reflection_pad3d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
+
+    forward: reflection_pad_kernel(self, padding, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("reflection_pad3d", "", reflection_pad3d, self, padding)
+    self_ = tensor_arg(self, "reflection_pad3d", "input", 1)
+    padding = int_list_arg(padding, "reflection_pad3d", "padding", 2, size=6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "reflection_pad3d", reflection_pad3d, (self, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReflectionPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.reflection_pad_kernel(self_, padding, 3))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "reflection_pad3d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                reflection_pad3d, {"input": self, "padding": padding}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def replication_pad1d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor`
+
+    forward: replication_pad_kernel(self, padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("replication_pad1d", "", replication_pad1d, self, padding)
+    self_ = tensor_arg(self, "replication_pad1d", "input", 1)
+    padding = int_list_arg(padding, "replication_pad1d", "padding", 2, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "replication_pad1d", replication_pad1d, (self, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReplicationPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.replication_pad_kernel(self_, padding, 1))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "replication_pad1d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                replication_pad1d,
+                {"input": self, "padding": padding},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def replication_pad2d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+
+    forward: replication_pad_kernel(self, padding, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("replication_pad2d", "", replication_pad2d, self, padding)
+    self_ = tensor_arg(self, "replication_pad2d", "input", 1)
+    padding = int_list_arg(padding, "replication_pad2d", "padding", 2, size=4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "replication_pad2d", replication_pad2d, (self, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReplicationPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.replication_pad_kernel(self_, padding, 2))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "replication_pad2d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                replication_pad2d,
+                {"input": self, "padding": padding},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def replication_pad3d(
+    input: Any,
+    padding: Any,
+) -> Tensor:
+    """`replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor`
+
+    forward: replication_pad_kernel(self, padding, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("replication_pad3d", "", replication_pad3d, self, padding)
+    self_ = tensor_arg(self, "replication_pad3d", "input", 1)
+    padding = int_list_arg(padding, "replication_pad3d", "padding", 2, size=6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "replication_pad3d", replication_pad3d, (self, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ReplicationPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(resampling.replication_pad_kernel(self_, padding, 3))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "replication_pad3d", kernel_failure, self=self_, padding=padding
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                replication_pad3d,
+                {"input": self, "padding": padding},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def upsample_linear1d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales: Any = None,
+) -> Tensor:
+    """`upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor`
+
+    forward: upsample_linear_kernel(self, output_size, align_corners, [scales])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "upsample_linear1d",
+            "",
+            upsample_linear1d,
+            self,
+            output_size,
+            align_corners,
+            scales,
+        )
+    self_ = tensor_arg(self, "upsample_linear1d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_linear1d", "output_size", 2, size=1
+    )
+    align_corners = bool_arg(align_corners, "upsample_linear1d", "align_corners", 3)
+    scales = optional_float_arg(scales, "upsample_linear1d", "scales", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "upsample_linear1d",
+            upsample_linear1d,
+            (self, output_size, align_corners, scales),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleLinear1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_linear_kernel(
+                self_, output_size, align_corners, [scales]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_linear1d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales=scales,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                upsample_linear1d,
+                {
+                    "input": self,
+                    "output_size": output_size,
+                    "align_corners": align_corners,
+                    "scales": scales,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def upsample_bilinear2d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "upsample_bilinear2d",
+            "",
+            upsample_bilinear2d,
+            self,
+            output_size,
+            align_corners,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "upsample_bilinear2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_bilinear2d", "output_size", 2, size=2
+    )
+    align_corners = bool_arg(align_corners, "upsample_bilinear2d", "align_corners", 3)
+    scales_h = optional_float_arg(scales_h, "upsample_bilinear2d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "upsample_bilinear2d", "scales_w", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "upsample_bilinear2d",
+            upsample_bilinear2d,
+            (self, output_size, align_corners, scales_h, scales_w),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleBilinear2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_linear_kernel(
+                self_, output_size, align_corners, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_bilinear2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                upsample_bilinear2d,
+                {
+                    "input": self,
+                    "output_size": output_size,
+                    "align_corners": align_corners,
+                    "scales_h": scales_h,
+                    "scales_w": scales_w,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def upsample_bicubic2d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_bicubic_kernel(self, output_size, align_corners, [scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "upsample_bicubic2d",
+            "",
+            upsample_bicubic2d,
+            self,
+            output_size,
+            align_corners,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "upsample_bicubic2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_bicubic2d", "output_size", 2, size=2
+    )
+    align_corners = bool_arg(align_corners, "upsample_bicubic2d", "align_corners", 3)
+    scales_h = optional_float_arg(scales_h, "upsample_bicubic2d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "upsample_bicubic2d", "scales_w", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "upsample_bicubic2d",
+            upsample_bicubic2d,
+            (self, output_size, align_corners, scales_h, scales_w),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleBicubic2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_bicubic_kernel(
+                self_, output_size, align_corners, [scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_bicubic2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                upsample_bicubic2d,
+                {
+                    "input": self,
+                    "output_size": output_size,
+                    "align_corners": align_corners,
+                    "scales_h": scales_h,
+                    "scales_w": scales_w,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def upsample_trilinear3d(
+    input: Any,
+    output_size: Any,
+    align_corners: Any,
+    scales_d: Any = None,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_linear_kernel(self, output_size, align_corners, [scales_d, scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "upsample_trilinear3d",
+            "",
+            upsample_trilinear3d,
+            self,
+            output_size,
+            align_corners,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "upsample_trilinear3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_trilinear3d", "output_size", 2, size=3
+    )
+    align_corners = bool_arg(align_corners, "upsample_trilinear3d", "align_corners", 3)
+    scales_d = optional_float_arg(scales_d, "upsample_trilinear3d", "scales_d", 4)
+    scales_h = optional_float_arg(scales_h, "upsample_trilinear3d", "scales_h", 5)
+    scales_w = optional_float_arg(scales_w, "upsample_trilinear3d", "scales_w", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "upsample_trilinear3d",
+            upsample_trilinear3d,
+            (self, output_size, align_corners, scales_d, scales_h, scales_w),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleTrilinear3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_linear_kernel(
+                self_, output_size, align_corners, [scales_d, scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_trilinear3d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            align_corners=align_corners,
+            scales_d=scales_d,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                upsample_trilinear3d,
+                {
+                    "input": self,
+                    "output_size": output_size,
+                    "align_corners": align_corners,
+                    "scales_d": scales_d,
+                    "scales_h": scales_h,
+                    "scales_w": scales_w,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def upsample_nearest1d(
+    input: Any,
+    output_size: Any,
+    scales: Any = None,
+) -> Tensor:
+    """`upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor`
+
+    forward: upsample_nearest_kernel(self, output_size, [scales])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "upsample_nearest1d", "", upsample_nearest1d, self, output_size, scales
+        )
+    self_ = tensor_arg(self, "upsample_nearest1d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_nearest1d", "output_size", 2, size=1
+    )
+    scales = optional_float_arg(scales, "upsample_nearest1d", "scales", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "upsample_nearest1d", upsample_nearest1d, (self, output_size, scales)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearest1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales = scales
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_kernel(self_, output_size, [scales])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_nearest1d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales=scales,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                upsample_nearest1d,
+                {"input": self, "output_size": output_size, "scales": scales},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def upsample_nearest2d(
+    input: Any,
+    output_size: Any,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_nearest_kernel(self, output_size, [scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "upsample_nearest2d",
+            "",
+            upsample_nearest2d,
+            self,
+            output_size,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "upsample_nearest2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_nearest2d", "output_size", 2, size=2
+    )
+    scales_h = optional_float_arg(scales_h, "upsample_nearest2d", "scales_h", 3)
+    scales_w = optional_float_arg(scales_w, "upsample_nearest2d", "scales_w", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "upsample_nearest2d",
+            upsample_nearest2d,
+            (self, output_size, scales_h, scales_w),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearest2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_kernel(self_, output_size, [scales_h, scales_w])
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_nearest2d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                upsample_nearest2d,
+                {
+                    "input": self,
+                    "output_size": output_size,
+                    "scales_h": scales_h,
+                    "scales_w": scales_w,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def upsample_nearest3d(
+    input: Any,
+    output_size: Any,
+    scales_d: Any = None,
+    scales_h: Any = None,
+    scales_w: Any = None,
+) -> Tensor:
+    """`upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+
+    forward: upsample_nearest_kernel(self, output_size, [scales_d, scales_h, scales_w])
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "upsample_nearest3d",
+            "",
+            upsample_nearest3d,
+            self,
+            output_size,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    self_ = tensor_arg(self, "upsample_nearest3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "upsample_nearest3d", "output_size", 2, size=3
+    )
+    scales_d = optional_float_arg(scales_d, "upsample_nearest3d", "scales_d", 3)
+    scales_h = optional_float_arg(scales_h, "upsample_nearest3d", "scales_h", 4)
+    scales_w = optional_float_arg(scales_w, "upsample_nearest3d", "scales_w", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "upsample_nearest3d",
+            upsample_nearest3d,
+            (self, output_size, scales_d, scales_h, scales_w),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UpsampleNearest3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_scales_d = scales_d
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        result = Tensor._make(
+            resampling.upsample_nearest_kernel(
+                self_, output_size, [scales_d, scales_h, scales_w]
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "upsample_nearest3d",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            scales_d=scales_d,
+            scales_h=scales_h,
+            scales_w=scales_w,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                upsample_nearest3d,
+                {
+                    "input": self,
+                    "output_size": output_size,
+                    "scales_d": scales_d,
+                    "scales_h": scales_h,
+                    "scales_w": scales_w,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def pixel_shuffle(
+    input: Any,
+    upscale_factor: Any,
+) -> Tensor:
+    """`pixel_shuffle(Tensor self, int upscale_factor) -> Tensor`
+
+    forward: pixel_shuffle_kernel(self, upscale_factor)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("pixel_shuffle", "", pixel_shuffle, self, upscale_factor)
+    self_ = tensor_arg(self, "pixel_shuffle", "input", 1)
+    upscale_factor = int_arg(upscale_factor, "pixel_shuffle", "upscale_factor", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "pixel_shuffle", pixel_shuffle, (self, upscale_factor)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PixelShuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upscale_factor = upscale_factor
+    try:
+        result = Tensor._make(resampling.pixel_shuffle_kernel(self_, upscale_factor))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "pixel_shuffle", kernel_failure, self=self_, upscale_factor=upscale_factor
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                pixel_shuffle,
+                {"input": self, "upscale_factor": upscale_factor},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def pixel_unshuffle(
+    input: Any,
+    downscale_factor: Any,
+) -> Tensor:
+    """`pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor`
+
+    forward: pixel_unshuffle_kernel(self, downscale_factor)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "pixel_unshuffle", "", pixel_unshuffle, self, downscale_factor
+        )
+    self_ = tensor_arg(self, "pixel_unshuffle", "input", 1)
+    downscale_factor = int_arg(
+        downscale_factor, "pixel_unshuffle", "downscale_factor", 2
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "pixel_unshuffle", pixel_unshuffle, (self, downscale_factor)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PixelUnshuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_downscale_factor = downscale_factor
+    try:
+        result = Tensor._make(
+            resampling.pixel_unshuffle_kernel(self_, downscale_factor)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "pixel_unshuffle",
+            kernel_failure,
+            self=self_,
+            downscale_factor=downscale_factor,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                pixel_unshuffle,
+                {"input": self, "downscale_factor": downscale_factor},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def channel_shuffle(
+    input: Any,
+    groups: Any,
+) -> Tensor:
+    """`channel_shuffle(Tensor self, SymInt groups) -> Tensor`
+
+    forward: channel_shuffle_kernel(self, groups)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("channel_shuffle", "", channel_shuffle, self, groups)
+    self_ = tensor_arg(self, "channel_shuffle", "input", 1)
+    groups = int_arg(groups, "channel_shuffle", "groups", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("channel_shuffle", channel_shuffle, (self, groups))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ChannelShuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_groups = groups
+    try:
+        result = Tensor._make(resampling.channel_shuffle_kernel(self_, groups))
+    except ValueError as kernel_failure:
+        raise kernel_error("channel_shuffle", kernel_failure, self=self_, groups=groups)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                channel_shuffle, {"input": self, "groups": groups}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def col2im(
+    input: Any,
+    output_size: Any,
+    kernel_size: Any,
+    dilation: Any,
+    padding: Any,
+    stride: Any,
+) -> Tensor:
+    """`col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+
+    forward: col2im_kernel(self, output_size, kernel_size, dilation, padding, stride)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "col2im",
+            "",
+            col2im,
+            self,
+            output_size,
+            kernel_size,
+            dilation,
+            padding,
+            stride,
+        )
+    self_ = tensor_arg(self, "col2im", "input", 1)
+    output_size = int_list_arg(output_size, "col2im", "output_size", 2, size=2)
+    kernel_size = int_list_arg(kernel_size, "col2im", "kernel_size", 3, size=2)
+    dilation = int_list_arg(dilation, "col2im", "dilation", 4, size=2)
+    padding = int_list_arg(padding, "col2im", "padding", 5, size=2)
+    stride = int_list_arg(stride, "col2im", "stride", 6, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "col2im",
+            col2im,
+            (self, output_size, kernel_size, dilation, padding, stride),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Col2ImBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            resampling.col2im_kernel(
+                self_, output_size, kernel_size, dilation, padding, stride
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "col2im",
+            kernel_failure,
+            self=self_,
+            output_size=output_size,
+            kernel_size=kernel_size,
+            dilation=dilation,
+            padding=padding,
+            stride=stride,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                col2im,
+                {
+                    "input": self,
+                    "output_size": output_size,
+                    "kernel_size": kernel_size,
+                    "dilation": dilation,
+                    "padding": padding,
+                    "stride": stride,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def im2col(
+    input: Any,
+    kernel_size: Any,
+    dilation: Any,
+    padding: Any,
+    stride: Any,
+) -> Tensor:
+    """`im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+
+    forward: im2col_kernel(self, kernel_size, dilation, padding, stride)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "im2col", "", im2col, self, kernel_size, dilation, padding, stride
+        )
+    self_ = tensor_arg(self, "im2col", "input", 1)
+    kernel_size = int_list_arg(kernel_size, "im2col", "kernel_size", 2, size=2)
+    dilation = int_list_arg(dilation, "im2col", "dilation", 3, size=2)
+    padding = int_list_arg(padding, "im2col", "padding", 4, size=2)
+    stride = int_list_arg(stride, "im2col", "stride", 5, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "im2col", im2col, (self, kernel_size, dilation, padding, stride)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = Im2ColBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            resampling.im2col_kernel(self_, kernel_size, dilation, padding, stride)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "im2col",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            dilation=dilation,
+            padding=padding,
+            stride=stride,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                im2col,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "dilation": dilation,
+                    "padding": padding,
+                    "stride": stride,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def gelu(
     input: Any,
     *,
@@ -12511,6 +15494,207 @@ def log_sigmoid(
             self_t = tangent_of(self)
             result_t = activations.log_sigmoid_backward(self_t, self)
         set_fw_grad(result, result_t)
+    return result
+
+
+def glu(
+    input: Any,
+    dim: Any = -1,
+) -> Tensor:
+    """`glu(Tensor self, int dim=-1) -> Tensor`
+
+    forward: glu_kernel(self, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("glu", "dim", glu, self, dim)
+    self_ = tensor_arg(self, "glu", "input", 1)
+    dim = int_arg(dim, "glu", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("glu", glu, (self, dim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = GluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(activations.glu_kernel(self_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("glu", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(glu, {"input": self, "dim": dim}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
+def hardshrink(
+    input: Any,
+    lambd: Any = 0.5,
+) -> Tensor:
+    """`hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
+
+    forward: hardshrink_kernel(self, lambd)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("hardshrink", "", hardshrink, self, lambd)
+    self_ = tensor_arg(self, "hardshrink", "input", 1)
+    lambd = scalar_arg(lambd, "hardshrink", "lambd", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("hardshrink", hardshrink, (self, lambd))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = HardshrinkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lambd = lambd
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(activations.hardshrink_kernel(self_, lambd))
+    except ValueError as kernel_failure:
+        raise kernel_error("hardshrink", kernel_failure, self=self_, lambd=lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                hardshrink, {"input": self, "lambd": lambd}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def softshrink(
+    input: Any,
+    lambd: Any = 0.5,
+) -> Tensor:
+    """`softshrink(Tensor self, Scalar lambd=0.5) -> Tensor`
+
+    forward: softshrink_kernel(self, lambd)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("softshrink", "", softshrink, self, lambd)
+    self_ = tensor_arg(self, "softshrink", "input", 1)
+    lambd = scalar_arg(lambd, "softshrink", "lambd", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("softshrink", softshrink, (self, lambd))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SoftshrinkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_lambd = lambd
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(activations.softshrink_kernel(self_, lambd))
+    except ValueError as kernel_failure:
+        raise kernel_error("softshrink", kernel_failure, self=self_, lambd=lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                softshrink, {"input": self, "lambd": lambd}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def threshold(
+    input: Any,
+    threshold: Any,
+    value: Any,
+) -> Tensor:
+    """`threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`
+
+    forward: threshold_kernel(self, threshold, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("threshold", "", threshold, self, threshold, value)
+    self_ = tensor_arg(self, "threshold", "input", 1)
+    threshold = scalar_arg(threshold, "threshold", "threshold", 2)
+    value = scalar_arg(value, "threshold", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("threshold", threshold, (self, threshold, value))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ThresholdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_threshold = threshold
+    try:
+        result = Tensor._make(activations.threshold_kernel(self_, threshold, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "threshold", kernel_failure, self=self_, threshold=threshold, value=value
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                threshold,
+                {"input": self, "threshold": threshold, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def threshold_(
+    input: Any,
+    threshold: Any,
+    value: Any,
+) -> Tensor:
+    """`threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)`
+
+    forward: threshold_kernel(self, threshold, value)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("threshold_", "", threshold_, self, threshold, value)
+    self_ = tensor_arg(self, "threshold_", "input", 1)
+    threshold = scalar_arg(threshold, "threshold_", "threshold", 2)
+    value = scalar_arg(value, "threshold_", "value", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("threshold_", threshold_, (self, threshold, value))
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = ThresholdBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_threshold = threshold
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, activations.threshold_kernel(self_, threshold, value))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "threshold_", kernel_failure, self=self_, threshold=threshold, value=value
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                threshold,
+                {"input": original_self, "threshold": threshold, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -14221,6 +17405,33 @@ def norm(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("norm", _NORM_OVERLOADS, args, kwargs)
 
 
+_COUNT_NONZERO_OVERLOADS = (
+    Overload(
+        count_nonzero_dim_IntList,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", False, REQUIRED, False, "int[] dim"),
+        ),
+    ),
+    Overload(
+        count_nonzero_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", True, None, False, "int? dim=None"),
+        ),
+    ),
+)
+
+
+def count_nonzero(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
+    `count_nonzero(Tensor self, int? dim=None) -> Tensor`
+    """
+    return dispatch("count_nonzero", _COUNT_NONZERO_OVERLOADS, args, kwargs)
+
+
 _ALL_OVERLOADS = (
     Overload(
         all_default,
@@ -15090,6 +18301,10 @@ where = where_self
 # Python's own argument errors then name the op as it is called: "add() got ...".
 where.__qualname__ = "where"
 
+ldexp = ldexp_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+ldexp.__qualname__ = "ldexp"
+
 softmax = softmax_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 softmax.__qualname__ = "softmax"
@@ -15118,6 +18333,10 @@ unflatten = unflatten_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 unflatten.__qualname__ = "unflatten"
 
+index_fill = index_fill_int_Scalar
+# Python's own argument errors then name the op as it is called: "add() got ...".
+index_fill.__qualname__ = "index_fill"
+
 add_ = add__Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 add_.__qualname__ = "add_"
@@ -15129,6 +18348,10 @@ sub_.__qualname__ = "sub_"
 mul_ = mul__Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 mul_.__qualname__ = "mul_"
+
+index_fill_ = index_fill__int_Scalar
+# Python's own argument errors then name the op as it is called: "add() got ...".
+index_fill_.__qualname__ = "index_fill_"
 
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {
@@ -15148,6 +18371,9 @@ METHODS = {
     "remainder": remainder,
     "fmod": fmod,
     "xlogy": xlogy,
+    "ldexp": ldexp,
+    "logaddexp": logaddexp,
+    "logaddexp2": logaddexp2,
     "lerp": lerp,
     "addcmul": addcmul,
     "addcdiv": addcdiv,
@@ -15197,11 +18423,14 @@ METHODS = {
     "asin": asin,
     "acos": acos,
     "atan": atan,
+    "rad2deg": rad2deg,
+    "sinc": sinc,
     "sinh": sinh,
     "cosh": cosh,
     "asinh": asinh,
     "acosh": acosh,
     "atanh": atanh,
+    "deg2rad": deg2rad,
     "logit": logit,
     "erf": erf,
     "erfc": erfc,
@@ -15220,11 +18449,16 @@ METHODS = {
     "norm": norm,
     "amax": amax,
     "amin": amin,
+    "nansum": nansum,
+    "dist": dist,
     "logsumexp": logsumexp,
+    "cummax": cummax,
+    "cummin": cummin,
     "cumsum": cumsum,
     "cumprod": cumprod,
     "softmax": softmax,
     "log_softmax": log_softmax,
+    "count_nonzero": count_nonzero,
     "argmax": argmax,
     "argmin": argmin,
     "all": all,
@@ -15236,6 +18470,10 @@ METHODS = {
     "bmm": bmm,
     "outer": outer,
     "addmm": addmm,
+    "addmv": addmv,
+    "addr": addr,
+    "addbmm": addbmm,
+    "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
     "t": t,
@@ -15255,6 +18493,7 @@ METHODS = {
     "diagonal": diagonal,
     "diag_embed": diag_embed,
     "diag": diag,
+    "unfold": unfold,
     "flatten": flatten,
     "unflatten": unflatten,
     "movedim": movedim,
@@ -15263,6 +18502,14 @@ METHODS = {
     "squeeze": squeeze,
     "squeeze_": squeeze_,
     "unsqueeze": unsqueeze,
+    "rot90": rot90,
+    "take": take,
+    "slice_scatter": slice_scatter,
+    "select_scatter": select_scatter,
+    "diagonal_scatter": diagonal_scatter,
+    "index_copy": index_copy,
+    "index_fill": index_fill,
+    "put": put,
     "index_select": index_select,
     "gather": gather,
     "scatter": scatter,
@@ -15334,6 +18581,16 @@ METHODS = {
     "sign_": sign_,
     "erf_": erf_,
     "erfc_": erfc_,
+    "ldexp_": ldexp_,
+    "deg2rad_": deg2rad_,
+    "rad2deg_": rad2deg_,
+    "sinc_": sinc_,
+    "addmv_": addmv_,
+    "addr_": addr_,
+    "addbmm_": addbmm_,
+    "index_copy_": index_copy_,
+    "index_fill_": index_fill_,
+    "put_": put_,
     "gelu": gelu,
     "silu": silu,
     "mish": mish,
@@ -15346,6 +18603,8 @@ METHODS = {
     "hardswish": hardswish,
     "hardsigmoid": hardsigmoid,
     "log_sigmoid": log_sigmoid,
+    "hardshrink": hardshrink,
+    "softshrink": softshrink,
     "leaky_relu_": leaky_relu_,
     "elu_": elu_,
     "celu_": celu_,
@@ -15481,6 +18740,21 @@ OVERLOADS = {
         "Scalar_Other": schema_names(
             xlogy_Scalar_Other,
             "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        ),
+    },
+    "ldexp": {
+        "Tensor": schema_names(
+            ldexp_Tensor, "ldexp.Tensor(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "logaddexp": {
+        "default": schema_names(
+            logaddexp, "logaddexp(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "logaddexp2": {
+        "default": schema_names(
+            logaddexp2, "logaddexp2(Tensor self, Tensor other) -> Tensor"
         ),
     },
     "lerp": {
@@ -15738,6 +19012,12 @@ OVERLOADS = {
     "atan": {
         "default": schema_names(atan, "atan(Tensor self) -> Tensor"),
     },
+    "rad2deg": {
+        "default": schema_names(rad2deg, "rad2deg(Tensor self) -> Tensor"),
+    },
+    "sinc": {
+        "default": schema_names(sinc, "sinc(Tensor self) -> Tensor"),
+    },
     "sinh": {
         "default": schema_names(sinh, "sinh(Tensor self) -> Tensor"),
     },
@@ -15752,6 +19032,9 @@ OVERLOADS = {
     },
     "atanh": {
         "default": schema_names(atanh, "atanh(Tensor self) -> Tensor"),
+    },
+    "deg2rad": {
+        "default": schema_names(deg2rad, "deg2rad(Tensor self) -> Tensor"),
     },
     "logit": {
         "default": schema_names(logit, "logit(Tensor self, float? eps=None) -> Tensor"),
@@ -15858,10 +19141,31 @@ OVERLOADS = {
             amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
         ),
     },
+    "nansum": {
+        "default": schema_names(
+            nansum,
+            "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "dist": {
+        "default": schema_names(
+            dist, "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"
+        ),
+    },
     "logsumexp": {
         "default": schema_names(
             logsumexp,
             "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+        ),
+    },
+    "cummax": {
+        "default": schema_names(
+            cummax, "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+        ),
+    },
+    "cummin": {
+        "default": schema_names(
+            cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"
         ),
     },
     "cumsum": {
@@ -15896,6 +19200,15 @@ OVERLOADS = {
         "int": schema_names(
             log_softmax_int,
             "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        ),
+    },
+    "count_nonzero": {
+        "dim_IntList": schema_names(
+            count_nonzero_dim_IntList,
+            "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+        ),
+        "default": schema_names(
+            count_nonzero_default, "count_nonzero(Tensor self, int? dim=None) -> Tensor"
         ),
     },
     "argmax": {
@@ -15951,6 +19264,27 @@ OVERLOADS = {
             addmm,
             "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         ),
+    },
+    "addmv": {
+        "default": schema_names(
+            addmv,
+            "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
+    },
+    "addr": {
+        "default": schema_names(
+            addr,
+            "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
+    },
+    "addbmm": {
+        "default": schema_names(
+            addbmm,
+            "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        ),
+    },
+    "vdot": {
+        "default": schema_names(vdot, "vdot(Tensor self, Tensor other) -> Tensor"),
     },
     "baddbmm": {
         "default": schema_names(
@@ -16089,6 +19423,15 @@ OVERLOADS = {
     "diag": {
         "default": schema_names(diag, "diag(Tensor self, int diagonal=0) -> Tensor"),
     },
+    "unfold": {
+        "default": schema_names(
+            unfold,
+            "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+        ),
+    },
+    "unfold_backward": {
+        "default": unfold_backward,
+    },
     "flatten": {
         "using_ints": schema_names(
             flatten_using_ints,
@@ -16152,6 +19495,50 @@ OVERLOADS = {
     "index": {
         "Tensor": schema_names(
             index_Tensor, "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"
+        ),
+    },
+    "rot90": {
+        "default": schema_names(
+            rot90, "rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor"
+        ),
+    },
+    "take": {
+        "default": schema_names(take, "take(Tensor self, Tensor index) -> Tensor"),
+    },
+    "slice_scatter": {
+        "default": schema_names(
+            slice_scatter,
+            "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+        ),
+    },
+    "select_scatter": {
+        "default": schema_names(
+            select_scatter,
+            "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+        ),
+    },
+    "diagonal_scatter": {
+        "default": schema_names(
+            diagonal_scatter,
+            "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+        ),
+    },
+    "index_copy": {
+        "default": schema_names(
+            index_copy,
+            "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
+        ),
+    },
+    "index_fill": {
+        "int_Scalar": schema_names(
+            index_fill_int_Scalar,
+            "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        ),
+    },
+    "put": {
+        "default": schema_names(
+            put,
+            "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
         ),
     },
     "index_select": {
@@ -16574,6 +19961,56 @@ OVERLOADS = {
     "erfc_": {
         "default": schema_names(erfc_, "erfc_(Tensor(a!) self) -> Tensor(a!)"),
     },
+    "ldexp_": {
+        "default": schema_names(
+            ldexp_, "ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "deg2rad_": {
+        "default": schema_names(deg2rad_, "deg2rad_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "rad2deg_": {
+        "default": schema_names(rad2deg_, "rad2deg_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "sinc_": {
+        "default": schema_names(sinc_, "sinc_(Tensor(a!) self) -> Tensor(a!)"),
+    },
+    "addmv_": {
+        "default": schema_names(
+            addmv_,
+            "addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "addr_": {
+        "default": schema_names(
+            addr_,
+            "addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "addbmm_": {
+        "default": schema_names(
+            addbmm_,
+            "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "index_copy_": {
+        "default": schema_names(
+            index_copy_,
+            "index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
+        ),
+    },
+    "index_fill_": {
+        "int_Scalar": schema_names(
+            index_fill__int_Scalar,
+            "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+        ),
+    },
+    "put_": {
+        "default": schema_names(
+            put_,
+            "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
+        ),
+    },
     "linear": {
         "default": linear,
     },
@@ -16618,6 +20055,112 @@ OVERLOADS = {
     },
     "embedding": {
         "default": embedding,
+    },
+    "reflection_pad1d": {
+        "default": schema_names(
+            reflection_pad1d,
+            "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor",
+        ),
+    },
+    "reflection_pad2d": {
+        "default": schema_names(
+            reflection_pad2d,
+            "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+        ),
+    },
+    "reflection_pad3d": {
+        "default": schema_names(
+            reflection_pad3d,
+            "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+        ),
+    },
+    "replication_pad1d": {
+        "default": schema_names(
+            replication_pad1d,
+            "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor",
+        ),
+    },
+    "replication_pad2d": {
+        "default": schema_names(
+            replication_pad2d,
+            "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor",
+        ),
+    },
+    "replication_pad3d": {
+        "default": schema_names(
+            replication_pad3d,
+            "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor",
+        ),
+    },
+    "upsample_linear1d": {
+        "default": schema_names(
+            upsample_linear1d,
+            "upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor",
+        ),
+    },
+    "upsample_bilinear2d": {
+        "default": schema_names(
+            upsample_bilinear2d,
+            "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_bicubic2d": {
+        "default": schema_names(
+            upsample_bicubic2d,
+            "upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_trilinear3d": {
+        "default": schema_names(
+            upsample_trilinear3d,
+            "upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_nearest1d": {
+        "default": schema_names(
+            upsample_nearest1d,
+            "upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+        ),
+    },
+    "upsample_nearest2d": {
+        "default": schema_names(
+            upsample_nearest2d,
+            "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "upsample_nearest3d": {
+        "default": schema_names(
+            upsample_nearest3d,
+            "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        ),
+    },
+    "pixel_shuffle": {
+        "default": schema_names(
+            pixel_shuffle, "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"
+        ),
+    },
+    "pixel_unshuffle": {
+        "default": schema_names(
+            pixel_unshuffle,
+            "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+        ),
+    },
+    "channel_shuffle": {
+        "default": schema_names(
+            channel_shuffle, "channel_shuffle(Tensor self, SymInt groups) -> Tensor"
+        ),
+    },
+    "col2im": {
+        "default": schema_names(
+            col2im,
+            "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        ),
+    },
+    "im2col": {
+        "default": schema_names(
+            im2col,
+            "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        ),
     },
     "gelu": {
         "default": schema_names(
@@ -16667,6 +20210,31 @@ OVERLOADS = {
     },
     "log_sigmoid": {
         "default": schema_names(log_sigmoid, "log_sigmoid(Tensor self) -> Tensor"),
+    },
+    "glu": {
+        "default": schema_names(glu, "glu(Tensor self, int dim=-1) -> Tensor"),
+    },
+    "hardshrink": {
+        "default": schema_names(
+            hardshrink, "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+        ),
+    },
+    "softshrink": {
+        "default": schema_names(
+            softshrink, "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+        ),
+    },
+    "threshold": {
+        "default": schema_names(
+            threshold,
+            "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+        ),
+    },
+    "threshold_": {
+        "default": schema_names(
+            threshold_,
+            "threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+        ),
     },
     "leaky_relu_": {
         "default": schema_names(

@@ -245,7 +245,8 @@ def sentinel_out(tmp_path: Path) -> Path:
 
 
 def copy_real_yaml(folder: Path) -> Path:
-    """A copy of the real derivatives.yaml, keeping its name (it is in the headers)."""
+    """A copy of the real derivatives.yaml, keeping its name (it is in the headers,
+    and its op table lists tools/not_covered.yaml)."""
     folder.mkdir(parents=True, exist_ok=True)
     return Path(shutil.copy(REAL_YAML, folder / "derivatives.yaml"))
 

@@ -41,8 +41,8 @@ from yamlgrad.tools.catalog import (
     declarations,
     runtime_catalog,
 )
-from yamlgrad.tools.load import helper_catalog, load_derivatives
-from yamlgrad.tools.model import DifferentiabilityInfo, python_bindings
+from yamlgrad.tools.load import helper_catalog, load_derivatives, not_covered_for
+from yamlgrad.tools.model import DifferentiabilityInfo, NotCovered, python_bindings
 from yamlgrad.tools.reserved import check_names
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -134,9 +134,11 @@ def render(
     yaml_name: str,
     infos: tuple[DifferentiabilityInfo, ...],
     pack_helpers: Declared | None = None,
+    not_covered: tuple[NotCovered, ...] = (),
 ) -> dict[str, str]:
     """Every generated file's text, before formatting. `pack_helpers`: what an op
-    pack's own helper module (copied in as helpers.py) declares, if it has one."""
+    pack's own helper module (copied in as helpers.py) declares, if it has one;
+    `not_covered`: PyTorch's ops left out, for the op table."""
     import jinja2
 
     env = jinja2.Environment(
@@ -159,6 +161,7 @@ def render(
         "utils": sorted(helper_names(WRAPPER_UTILS_MODULE)),
         "bindings": python_bindings(infos),
         "overloads": list(overloads.items()),
+        "not_covered": not_covered,
     }
     files = {}
     context["yaml_name"] = yaml_name
@@ -239,7 +242,8 @@ def render_files(
     display = display or yaml_path.name
     names, helpers_text = (None, "") if helpers is None else load_pack_helpers(helpers)
     infos = load_derivatives(yaml_path, display, names)
-    rendered = render(display, infos, names)
+    not_covered = not_covered_for(yaml_path)
+    rendered = render(display, infos, names, not_covered)
     pack = frozenset(n for group in (names or {}).values() for n in group)
     check_names(rendered, infos, python_bindings(infos), pack, helpers)
     if helpers is not None:

@@ -45,6 +45,7 @@ from yamlgrad.tools.model import (
     FunctionSchema,
     GenError,
     Location,
+    NotCovered,
     Sample,
     SampleArg,
     SchemaError,
@@ -998,3 +999,41 @@ def _load_samples(
         _load_sample(item, Location(display, raw.lines[i]), op, func, domains)
         for i, item in enumerate(raw)
     )
+
+
+# PyTorch's public ops that derivatives.yaml leaves out, each with its reason
+# (tests/ops/test_coverage.py computes that set from torch). The op table of a
+# file named derivatives.yaml (this project's, or a copy of it) renders it; an op
+# pack's YAML has its own name and no such list.
+NOT_COVERED_FILE = "not_covered.yaml"
+NOT_COVERED_PATH = Path(__file__).with_name(NOT_COVERED_FILE)
+
+
+def not_covered_for(yaml_path: Path) -> tuple[NotCovered, ...]:
+    """The ops left out that the op table of `yaml_path` lists."""
+    if yaml_path.name != "derivatives.yaml":
+        return ()
+    return load_not_covered(NOT_COVERED_PATH, f"tools/{NOT_COVERED_FILE}")
+
+
+def load_not_covered(path: Path, display: str | None = None) -> tuple[NotCovered, ...]:
+    """Parse not_covered.yaml: a list of `{op: name, why: reason}`, sorted by op.
+    A missing file is an empty list (an op pack has none)."""
+    display = display or path.name
+    if not path.exists():
+        return ()
+    entries = load_yaml(path, display)
+    rows: dict[str, NotCovered] = {}
+    for index, entry in enumerate(entries):
+        loc = Location(display, entries.lines[index])
+        op = entry.get("op") if isinstance(entry, YamlMap) else None
+        why = entry.get("why") if isinstance(entry, YamlMap) else None
+        if not isinstance(entry, YamlMap) or set(entry) != {"op", "why"}:
+            raise GenError(loc, "(entry)", "an entry is `{op: name, why: reason}`")
+        if not isinstance(op, str) or not isinstance(why, str) or not why.strip():
+            raise GenError(loc, str(op), "`op` and `why` must be non-empty text")
+        if op in rows:
+            message = f"listed twice (first at line {rows[op].loc.line})"
+            raise GenError(loc, op, message)
+        rows[op] = NotCovered(op, " ".join(why.split()), loc)
+    return tuple(rows[op] for op in sorted(rows))

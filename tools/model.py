@@ -722,6 +722,16 @@ class DifferentiabilityInfo:
 
 
 @dataclass(frozen=True)
+class NotCovered:
+    """A public op of PyTorch's derivatives.yaml that yamlgrad leaves out, and why
+    (not_covered.yaml, rendered into the op table)."""
+
+    op: str  # PyTorch's base name: "linalg_eig"
+    why: str
+    loc: Location
+
+
+@dataclass(frozen=True)
 class PythonBinding:
     """A public name (`pow`) and the overloads it binds to, in file order."""
 

@@ -7,6 +7,7 @@ constant padding and records ConstantPadNdBackward0, as in PyTorch.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -19,6 +20,13 @@ from yamlgrad.runtime.ops.indexing import embedding_renorm_
 
 __all__ = [
     "pad",
+    "interpolate",
+    "upsample",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "unfold",
+    "fold",
     "conv1d",
     "conv2d",
     "conv_transpose2d",
@@ -49,6 +57,10 @@ __all__ = [
     "hardswish",
     "hardsigmoid",
     "logsigmoid",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "threshold",
     "sigmoid",
     "tanh",
     "softmax",
@@ -68,6 +80,161 @@ __all__ = [
 ]
 
 pad = VariableType.pad
+pixel_shuffle = VariableType.pixel_shuffle
+pixel_unshuffle = VariableType.pixel_unshuffle
+channel_shuffle = VariableType.channel_shuffle
+
+
+# -- resampling ----------------------------------------------------------------------
+
+# F.interpolate's modes: the upsample op of each rank.
+_UPSAMPLE = {
+    "nearest": {
+        1: "upsample_nearest1d",
+        2: "upsample_nearest2d",
+        3: "upsample_nearest3d",
+    },
+    "linear": {1: "upsample_linear1d"},
+    "bilinear": {2: "upsample_bilinear2d"},
+    "bicubic": {2: "upsample_bicubic2d"},
+    "trilinear": {3: "upsample_trilinear3d"},
+}
+
+
+def _interpolate_size(
+    input: Tensor, dim: int, size: Any, scale_factor: Any
+) -> tuple[tuple[int, ...], tuple[float, ...] | None]:
+    """The output size, and the scale factors the op is told (None when the size
+    was given), as F.interpolate computes them."""
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * dim
+        if len(sizes) != dim:
+            raise ValueError(
+                "Input and output must have the same number of spatial dimensions, "
+                f"but got input with spatial dimensions of {list(input.shape[2:])} "
+                f"and output size of {list(sizes)}. Please provide input tensor in "
+                "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                "format."
+            )
+        return tuple(int(s) for s in sizes), None
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        scales = tuple(float(f) for f in scale_factor)
+        if len(scales) != dim:
+            raise ValueError(
+                "Input and scale_factor must have the same number of spatial "
+                f"dimensions, but got input with spatial dimensions of "
+                f"{list(input.shape[2:])} and scale_factor of shape "
+                f"{list(scale_factor)}. Please provide input tensor in (N, C, d1, d2, "
+                "...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+            )
+    else:
+        scales = (float(scale_factor),) * dim
+    sizes = tuple(math.floor(float(n) * f) for n, f in zip(input.shape[2:], scales))
+    return sizes, scales
+
+
+def interpolate(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resample the spatial dims of an (N, C, ...) input to `size`, or by
+    `scale_factor`: nearest, linear, bilinear, bicubic or trilinear, each the
+    upsample op of its rank (UpsampleBilinear2DBackward0 & co., as in PyTorch).
+
+    >>> interpolate(yg.randn(1, 2, 3, 4), scale_factor=2, mode="bilinear").shape
+    yamlgrad.Size([1, 2, 6, 8])
+    """
+    if mode == "nearest":
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
+    elif mode not in _UPSAMPLE:
+        raise NotImplementedError(
+            f"interpolate: mode {mode!r} is not supported (nearest, linear, "
+            "bilinear, bicubic, trilinear)"
+        )
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    dim = input.ndim - 2
+    op = _UPSAMPLE[mode].get(dim)
+    if op is None:
+        wanted = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}.get(mode)
+        if wanted is not None and dim in (1, 2, 3):
+            raise NotImplementedError(
+                f"Got {input.ndim}D input, but {mode} mode needs {wanted}D input"
+            )
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
+            f"trilinear | area | nearest-exact (got {mode})"
+        )
+    output_size, scales = _interpolate_size(input, dim, size, scale_factor)
+    if recompute_scale_factor or scales is None:
+        scales = (None,) * dim
+    upsample_op = getattr(VariableType, op)
+    if mode == "nearest":
+        return upsample_op(input, output_size, *scales)
+    return upsample_op(input, output_size, bool(align_corners), *scales)
+
+
+def upsample(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """The older name of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def unfold(
+    input: Tensor,
+    kernel_size: Any,
+    dilation: Any = 1,
+    padding: Any = 0,
+    stride: Any = 1,
+) -> Tensor:
+    """Every sliding block of an (N, C, H, W) input as a column: (N, C kh kw, L).
+    Records Im2ColBackward0."""
+    return VariableType.im2col(
+        input,
+        _tuple(kernel_size, 2, "kernel_size"),
+        _tuple(dilation, 2, "dilation"),
+        _tuple(padding, 2, "padding"),
+        _tuple(stride, 2, "stride"),
+    )
+
+
+def fold(
+    input: Tensor,
+    output_size: Any,
+    kernel_size: Any,
+    dilation: Any = 1,
+    padding: Any = 0,
+    stride: Any = 1,
+) -> Tensor:
+    """The columns of unfold summed back into an (N, C, H, W) output (overlaps
+    add). Records Col2ImBackward0."""
+    return VariableType.col2im(
+        input,
+        _tuple(output_size, 2, "output_size"),
+        _tuple(kernel_size, 2, "kernel_size"),
+        _tuple(dilation, 2, "dilation"),
+        _tuple(padding, 2, "padding"),
+        _tuple(stride, 2, "stride"),
+    )
 
 
 # -- convolution and pooling ---------------------------------------------------------
@@ -603,6 +770,21 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
         return VariableType.hardsigmoid_(input)
     return VariableType.hardsigmoid(input)
+
+
+glu = VariableType.glu
+hardshrink = VariableType.hardshrink
+softshrink = VariableType.softshrink
+
+
+def threshold(
+    input: Tensor, threshold: float, value: float, inplace: bool = False
+) -> Tensor:
+    """`value` where input <= threshold, else input (ThresholdBackward0, or
+    ThresholdBackward1 in place)."""
+    if inplace:
+        return VariableType.threshold_(input, threshold, value)
+    return VariableType.threshold(input, threshold, value)
 
 
 def logsigmoid(input: Tensor) -> Tensor:

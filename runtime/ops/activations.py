@@ -35,6 +35,10 @@ KERNELS = (
     "hardsigmoid_kernel",
     "log_sigmoid_kernel",
     "threshold_backward_kernel",
+    "glu_kernel",
+    "hardshrink_kernel",
+    "softshrink_kernel",
+    "threshold_kernel",
 )
 BACKWARD_HELPERS = (
     "threshold_backward",
@@ -51,6 +55,8 @@ BACKWARD_HELPERS = (
     "hardswish_backward",
     "hardsigmoid_backward",
     "log_sigmoid_backward",
+    "glu_backward",
+    "shrink_backward",
 )
 
 
@@ -294,3 +300,67 @@ def log_sigmoid_backward(grad: Any, self: Any) -> Any:
 register_numpy_kernels(
     sigmoid=sigmoid, relu=relu, threshold_backward=threshold_backward_kernel
 )
+def glu_kernel(x: Any, dim: int) -> Any:
+    """The first half along `dim` gated by the sigmoid of the second."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise RuntimeError(
+            "glu does not support scalars because halving size must be even"
+        )
+    d = _dim(dim, x.ndim, "glu")
+    if x.shape[d] % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {d} is size {x.shape[d]}"
+        )
+    a, b = np.split(x, 2, axis=d)
+    return a * sigmoid(b)
+
+
+def glu_backward(grad: Any, self: Any, dim: int) -> Any:
+    """(grad * sigmoid(b), grad * a * sigmoid(b) * (1 - sigmoid(b))), joined."""
+    xp = array_namespace(grad, self)
+    d = dim % self.ndim
+    half = self.shape[d] // 2
+    a = xp.slice_Tensor(self, d, 0, half, 1)
+    gate = xp.sigmoid(xp.slice_Tensor(self, d, half, 2 * half, 1))
+    first = grad * gate
+    return xp.concatenate([first, first * a * (1 - gate)], d)
+
+
+def _check_lambd(x: Any, lambd: float) -> None:
+    if lambd < 0:
+        top = "3.40282e+38" if x.dtype == np.float32 else "1.79769e+308"
+        kind = "Float" if x.dtype == np.float32 else "Double"
+        raise RuntimeError(
+            f"lambda must be in range [0, {top}] for input dtype {kind}, but found "
+            f"{lambd:g}"
+        )
+
+
+def hardshrink_kernel(x: Any, lambd: float) -> Any:
+    """x outside [-lambd, lambd], 0 inside."""
+    x = np.asarray(x)
+    return np.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
+
+
+def softshrink_kernel(x: Any, lambd: float) -> Any:
+    """x moved towards 0 by lambd, 0 inside [-lambd, lambd]."""
+    x = np.asarray(x)
+    _check_lambd(x, lambd)
+    out = np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0))
+    return out.astype(x.dtype, copy=False)
+
+
+def shrink_backward(grad: Any, self: Any, lambd: float) -> Any:
+    """hardshrink's and softshrink's: the gradient outside [-lambd, lambd]."""
+    x = _data(self)
+    return _zero_outside(grad, (x < -lambd) | (x > lambd))
+
+
+def threshold_kernel(x: Any, threshold: float, value: float) -> Any:
+    """`value` where x <= threshold, else x."""
+    x = np.asarray(x)
+    return np.where(x <= threshold, np.asarray(value).astype(x.dtype), x)
+
+
+register_numpy_kernels(sigmoid=sigmoid, relu=relu)

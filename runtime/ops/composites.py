@@ -31,6 +31,7 @@ COMPOSITE_HELPERS = (
     "bilinear_via_ops",
     "reshape_by_strides",
     "contiguous_by_strides",
+    "pad_by_mode",
 )
 
 
@@ -382,3 +383,31 @@ def _view_or_reshape(ops: Any, t: Tensor, shape: tuple[int, ...]) -> Any:
     if viewable(t._data, shape):
         return ops.view(t, shape)
     return ops.reshape(t, shape)
+
+
+_PAD_OPS = {"reflect": "reflection_pad", "replicate": "replication_pad"}
+
+
+def pad_by_mode(
+    self: Tensor, pad: tuple[int, ...], mode: str, value: float | None
+) -> Any:
+    """F.pad: constant_pad_nd, or the reflection or replication padding op of the
+    rank the pad's length names (so the node is ReflectionPad2DBackward0 & co.)."""
+    if mode == "constant":
+        return dispatch.ops.constant_pad_nd(self, pad, 0 if value is None else value)
+    if value is not None and mode in (*_PAD_OPS, "circular"):
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if mode not in _PAD_OPS:
+        if mode == "circular":
+            raise NotImplementedError("pad: mode 'circular' is not supported")
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    nd = len(pad) // 2
+    if len(pad) % 2 or nd not in (1, 2, 3) or self.ndim not in (nd + 1, nd + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {self.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    return getattr(dispatch.ops, f"{_PAD_OPS[mode]}{nd}d")(self, pad)

@@ -57,6 +57,7 @@ BACKWARD_HELPERS = (
     "clamp_backward_max",
     "copysign_tensor_self_backward",
     "logit_backward",
+    "sinc_backward",
 )
 
 
@@ -340,3 +341,12 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
 
 
 register_numpy_kernels(rsqrt=_rsqrt, erf=erf, xlogy=_xlogy, div=divide)
+
+
+def sinc_backward(grad: Any, self: Any) -> Any:
+    """(cos(pi x) pi x - sin(pi x)) / (pi x^2), and 0 at x = 0."""
+    xp = array_namespace(grad, self)
+    safe = xp.where(self == 0, 1.0, self)
+    angle = safe * np.pi
+    slope = (xp.cos(angle) * angle - xp.sin(angle)) / (angle * safe)
+    return xp.where(self == 0, 0.0, grad * slope)

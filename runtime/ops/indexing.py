@@ -26,9 +26,18 @@ from yamlgrad.runtime.ops.common import (
     _wrap_dim,
     _zeros,
 )
-from yamlgrad.runtime.ops.shapes import reshape
+from yamlgrad.runtime.ops.linalg import diagonal_view
+from yamlgrad.runtime.ops.shapes import reshape, select_kernel, slice_kernel
 
 KERNELS = (
+    "select_scatter_kernel",
+    "slice_scatter_kernel",
+    "diagonal_scatter_kernel",
+    "rot90_kernel",
+    "take_kernel",
+    "index_fill_kernel",
+    "index_copy_kernel",
+    "put_kernel",
     "index_add",
     "index_select",
     "gather",
@@ -40,6 +49,14 @@ KERNELS = (
     "embedding_kernel",
 )
 BACKWARD_HELPERS = (
+    "select_scatter",
+    "slice_scatter",
+    "diagonal_scatter",
+    "rot90",
+    "take_backward",
+    "index_fill",
+    "put",
+    "take_flat",
     "gather",
     "index_select",
     "gather_backward",
@@ -492,6 +509,205 @@ def embedding_backward(
     rows = xp.reshape(grad, (flat.size, -1)) * _constant(keep[:, None], grad)
     zeros = _zeros((num_weights, weight_sizes[1]), grad)
     return xp.index_add(zeros, 0, flat, rows, 1)
+
+
+# -- the scatters of views: self with src written into one of its views ------------
+
+
+def _scatter_into(x: Any, src: Any, view: Any) -> np.ndarray:
+    """A copy of `x` with `src` written into `view(copy)`, whose shape it must have."""
+    out = np.array(x, copy=True)
+    target = view(out)
+    if np.shape(src) != target.shape:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{_sizes(np.shape(src))}, slice size = {_sizes(target.shape)}"
+        )
+    target[...] = src
+    return out
+
+
+def select_scatter_kernel(x: Any, src: Any, dim: int, index: int) -> np.ndarray:
+    return _scatter_into(x, src, lambda out: select_kernel(out, dim, index))
+
+
+def slice_scatter_kernel(
+    x: Any, src: Any, dim: int, start: int | None, end: int | None, step: int
+) -> np.ndarray:
+    return _scatter_into(x, src, lambda out: slice_kernel(out, dim, start, end, step))
+
+
+def diagonal_scatter_kernel(
+    x: Any, src: Any, offset: int, dim1: int, dim2: int
+) -> np.ndarray:
+    return _scatter_into(x, src, lambda out: diagonal_view(out, offset, dim1, dim2))
+
+
+def select_scatter(x: Any, src: Any, dim: int, index: int) -> Any:
+    return array_namespace(x, src).select_scatter(x, src, dim, index)
+
+
+def slice_scatter(
+    x: Any, src: Any, dim: int, start: int | None, end: int | None, step: int
+) -> Any:
+    return array_namespace(x, src).slice_scatter(x, src, dim, start, end, step)
+
+
+def diagonal_scatter(x: Any, src: Any, offset: int, dim1: int, dim2: int) -> Any:
+    return array_namespace(x, src).diagonal_scatter(x, src, offset, dim1, dim2)
+
+
+def rot90_kernel(x: Any, k: int, dims: tuple[int, ...]) -> np.ndarray:
+    """x turned k quarter turns from dims[0] towards dims[1]."""
+    x = np.asarray(x)
+    if len(dims) != 2:
+        raise RuntimeError(
+            f"expected total rotation dims == 2, but got dims = {len(dims)}"
+        )
+    if x.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
+    first, second = (_dim(d, x.ndim, "rot90") for d in dims)
+    if first == second:
+        raise RuntimeError(
+            "expected rotation dims to be different, but got dim0 = "
+            f"{first} and dim1 = {second}"
+        )
+    return np.ascontiguousarray(np.rot90(x, k, (first, second)))
+
+
+def rot90(x: Any, k: int, dims: tuple[int, ...]) -> Any:
+    return array_namespace(x).rot90(x, k, dims)
+
+
+def take_kernel(x: Any, index: Any) -> np.ndarray:
+    """x.flatten()[index], in index's shape."""
+    x, index = np.asarray(x), np.asarray(index)
+    size = x.size
+    bad = (index >= size) | (index < -size)
+    if np.any(bad):
+        raise IndexError(
+            f"out of range: tried to access index {int(index[bad].flat[0])} on a "
+            f"tensor of {size} elements."
+        )
+    return np.ascontiguousarray(x.reshape(-1)[index])
+
+
+def take_backward(grad: Any, sizes: tuple[int, ...], index: Any) -> Any:
+    """grad added back at the flat positions `index` took."""
+    flat = _zeros((math.prod(sizes),), grad)
+    where = np.asarray(_data(index)).reshape(-1) % max(math.prod(sizes), 1)
+    xp = array_namespace(grad)
+    total = xp.index_add(flat, 0, where, xp.reshape(grad, (-1,)), 1)
+    return xp.reshape(total, tuple(sizes))
+
+
+def _along_dim(ndim: int, axis: int, index: Any) -> tuple[Any, ...]:
+    return (slice(None),) * axis + (index,)
+
+
+def index_fill_kernel(x: Any, dim: int, index: Any, value: Any) -> np.ndarray:
+    """A copy of x with `value` at every `index` along `dim` (negative wrap)."""
+    out = np.array(x, copy=True)
+    index = np.asarray(index)
+    axis = _dim(dim, max(out.ndim, 1), "index_fill")
+    if index.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if np.ndim(value):
+        raise RuntimeError(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+            f"with {np.ndim(value)} dimension(s)."
+        )
+    size = out.shape[axis] if out.ndim else 1
+    bad = (index >= size) | (index < -size)
+    if np.any(bad):
+        raise IndexError(
+            f"index {int(index[bad].flat[0])} is out of bounds for dimension {axis} "
+            f"with size {size}"
+        )
+    if out.ndim:
+        out[_along_dim(out.ndim, axis, index.reshape(-1))] = value
+    elif index.size:
+        out[...] = value
+    return out
+
+
+def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
+    """A copy of x with source's slices along `dim` written at `index`."""
+    out = np.array(x, copy=True)
+    index, source = np.asarray(index).reshape(-1), np.asarray(source)
+    axis = _dim(dim, max(out.ndim, 1), "index_copy")
+    if index.dtype != np.int64:
+        raise IndexError(
+            "index_copy_(): Expected a long tensor for index, but got "
+            + _st(index.dtype)
+        )
+    count = source.shape[axis] if source.ndim else 1
+    if index.size != count:
+        raise IndexError(
+            f"index_copy_(): Number of indices ({index.size}) should be equal to "
+            f"source.size(dim) ({count})"
+        )
+    size = out.shape[axis] if out.ndim else 1
+    bad = (index >= size) | (index < 0)
+    if np.any(bad):
+        raise IndexError(
+            f"index_copy_(): index {int(index[bad][0])} is out of bounds for "
+            f"dimension {axis} with size {size}"
+        )
+    if out.ndim:
+        out[_along_dim(out.ndim, axis, index)] = source
+    else:
+        out[...] = source
+    return out
+
+
+def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
+    """A copy of x with source written (or added) at the flat positions `index`."""
+    out = np.array(x, copy=True)
+    index, source = np.asarray(index).reshape(-1), np.asarray(source).reshape(-1)
+    if index.size != source.size:
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, "
+            f"but got source.numel() = {source.size}, index.numel() = {index.size}"
+        )
+    size = out.size
+    bad = (index >= size) | (index < -size)
+    if np.any(bad):
+        raise IndexError(
+            f"out of range: tried to access index {int(index[bad][0])} on a tensor "
+            f"of {size} elements."
+        )
+    flat = out.reshape(-1)
+    if accumulate:
+        np.add.at(flat, index, source)
+    else:
+        flat[index] = source
+    return out
+
+
+def index_fill(x: Any, dim: int, index: Any, value: float) -> Any:
+    index = _constant(_data(index), x)
+    return array_namespace(x).index_fill_int_Scalar(x, dim, index, value)
+
+
+def take_flat(x: Any, index: Any) -> Any:
+    """`x.take(index)`: the flat positions `index` of x, in index's shape."""
+    return array_namespace(x).take(x, _constant(_data(index), x))
+
+
+def put(x: Any, index: Any, source: Any, accumulate: bool) -> Any:
+    xp = array_namespace(x, source)
+    return xp.put(x, _constant(_data(index), x), source, accumulate)
+
+
+register_numpy_kernels(
+    index_fill_int_Scalar=index_fill_kernel,
+    put=put_kernel,
+    select_scatter=select_scatter_kernel,
+    slice_scatter=slice_scatter_kernel,
+    diagonal_scatter=diagonal_scatter_kernel,
+    rot90=rot90_kernel,
+)
 
 
 register_numpy_kernels(

@@ -40,6 +40,9 @@ KERNELS = (
     "mv_kernel",
     "addmm_kernel",
     "baddbmm_kernel",
+    "addmv_kernel",
+    "addr_kernel",
+    "addbmm_kernel",
     "addmm",
     "diag_embed",
     "diagonal_view",
@@ -185,6 +188,41 @@ def addmm_kernel(x: Any, mat1: Any, mat2: Any, beta: float, alpha: float) -> Any
                 f"{_st(np.result_type(a))} and {_st(mat2.dtype)}"
             )
     return addmm(x, mat1, mat2, beta, alpha)
+
+
+def addmv_kernel(x: Any, mat: Any, vec: Any, beta: float, alpha: float) -> Any:
+    """beta * x + alpha * (mat @ vec)."""
+    mv_kernel(mat, vec)  # its checks
+    _check_expands(x, (mat.shape[0],))
+    return addmm(x, mat, vec, beta, alpha)
+
+
+def addr_kernel(x: Any, vec1: Any, vec2: Any, beta: float, alpha: float) -> Any:
+    """beta * x + alpha * outer(vec1, vec2)."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(
+                f"addr: Expected 1-D argument {name}, but got {v.ndim}-D"
+            )
+    _check_expands(x, (vec1.shape[0], vec2.shape[0]))
+    return addmm(x, vec1[:, None], vec2[None, :], beta, alpha)
+
+
+def addbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:
+    """beta * x + alpha * sum_i b1[i] @ b2[i]: one matrix product over the
+    batch laid side by side."""
+    for name, b in (("batch1", b1), ("batch2", b2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if b1.shape[0] != b2.shape[0] or b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b1.shape[0]}, {b1.shape[2]}] but got: [{b2.shape[0]}, {b2.shape[1]}]."
+        )
+    _check_expands(x, (b1.shape[1], b2.shape[2]))
+    batch, n, k = b1.shape
+    left = np.transpose(b1, (1, 0, 2)).reshape(n, batch * k)
+    return addmm(x, left, b2.reshape(batch * k, b2.shape[2]), beta, alpha)
 
 
 def baddbmm_kernel(x: Any, b1: Any, b2: Any, beta: float, alpha: float) -> Any:

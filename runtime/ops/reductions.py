@@ -30,6 +30,8 @@ from yamlgrad.runtime.ops.elementwise import cast, exp, sign, where, zeros_like
 from yamlgrad.runtime.ops.shapes import expand, flip, reshape, transpose
 
 KERNELS = (
+    "cummaxmin",
+    "count_nonzero_kernel",
     "sum_reduce",
     "mean_reduce",
     "reduce_dims",
@@ -51,6 +53,7 @@ KERNELS = (
     "amin_kernel",
 )
 BACKWARD_HELPERS = (
+    "cummaxmin_backward",
     "sum_to",  # the autograd core's, re-exported for formulas
     "sum_backward",
     "mean_backward",
@@ -673,4 +676,37 @@ def cumprod_backward(grad: Any, self: Any, dim: int, result: Any) -> Any:
 
 # numpy's name and signature, with PyTorch's silent nan for an empty mean (see
 # mean_reduce).
+def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """cummax (largest) or cummin: the running extreme along `dim` and where it
+    was last reached; a NaN, once seen, stays, and each later NaN is the index."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        _dim(dim, 1, "cummax")
+        return x.copy(), np.zeros((), dtype=np.int64)
+    axis = _dim(dim, x.ndim, "cummax")
+    if x.shape[axis] == 0:
+        return x.copy(), np.zeros(x.shape, dtype=np.int64)
+    running = np.maximum if largest else np.minimum
+    values = running.accumulate(x, axis=axis)
+    reached = (x == values) | np.isnan(x) if x.dtype.kind == "f" else x == values
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    positions = np.arange(x.shape[axis]).reshape(shape)
+    indices = np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
+    return values, indices.astype(np.int64)
+
+
+def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:
+    """Each output's gradient added at the input it came from."""
+    if np.ndim(self) == 0:
+        return grad
+    xp = array_namespace(grad)
+    return xp.scatter_add(zeros_like(grad), dim, indices, grad)
+
+
+def count_nonzero_kernel(x: Any, dim: tuple[int, ...] | None) -> np.ndarray:
+    axis = reduce_dims(dim, np.ndim(x))
+    return np.asarray(np.count_nonzero(x, axis=axis), dtype=np.int64)
+
+
 register_numpy_kernels(mean=mean_reduce)

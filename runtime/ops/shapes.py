@@ -43,7 +43,6 @@ KERNELS = (
     "tile_repeats",
     "interleave_sizes",
     "constant_pad_nd",
-    "constant_pad_value",
     "narrow_start",
     "checked_repeats",
     "flip_kernel",
@@ -494,15 +493,6 @@ def _check_pad_sizes(shape: tuple[int, ...], pairs: list[tuple[int, int]]) -> No
             size += before
         if after < 0 and size + after < 0:
             raise RuntimeError("narrow(): length must be non-negative.")
-
-
-def constant_pad_value(mode: str, value: float | None) -> float:
-    """`pad`'s fill value; only mode="constant" is supported."""
-    if mode != "constant":
-        raise NotImplementedError(
-            f"pad: mode {mode!r} is not supported (only 'constant')"
-        )
-    return 0 if value is None else value
 
 
 def narrow_start(shape: tuple[int, ...], dim: int, start: int, length: int) -> int:

@@ -83,6 +83,9 @@ LEFT_OUT = {
     # What reshape records; its strides address memory, and yamlgrad accepts only
     # those of a view (any other layout is refused, where torch reads storage).
     "_reshape_alias": "strides address memory directly",
+    # unfold's backward as an op: PyTorch's kernel does not check the gradient's
+    # shape against the windows (it reads whatever the strides reach).
+    "unfold_backward": "PyTorch's kernel does not check its gradient's shape",
 }
 # Errors of PyTorch's own kernels that yamlgrad has no reason to copy: where torch
 # raises one of these and yamlgrad computes, finite differences are the judge.

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -40,7 +41,12 @@ from support import (
 from yamlgrad.generated import Functions
 from yamlgrad.tools import gen
 from yamlgrad.tools.gen import generate
-from yamlgrad.tools.load import load_derivatives
+from yamlgrad.tools.load import (
+    NOT_COVERED_FILE,
+    NOT_COVERED_PATH,
+    load_derivatives,
+    load_not_covered,
+)
 from yamlgrad.tools.model import FunctionSchema, GenError, SavedAttribute, SchemaError
 
 
@@ -521,6 +527,9 @@ GOLDEN_NODE_NAMES = (
     ("xlogy_Tensor", "XlogyBackward0"),
     ("xlogy_Scalar_Self", "XlogyBackward1"),
     ("xlogy_Scalar_Other", "XlogyBackward2"),
+    ("ldexp_Tensor", "LdexpBackward0"),
+    ("logaddexp", "LogaddexpBackward0"),
+    ("logaddexp2", "Logaddexp2Backward0"),
     ("lerp_Scalar", "LerpBackward0"),
     ("lerp_Tensor", "LerpBackward1"),
     ("addcmul", "AddcmulBackward0"),
@@ -587,11 +596,14 @@ GOLDEN_NODE_NAMES = (
     ("asin", "AsinBackward0"),
     ("acos", "AcosBackward0"),
     ("atan", "AtanBackward0"),
+    ("rad2deg", "Rad2DegBackward0"),
+    ("sinc", "SincBackward0"),
     ("sinh", "SinhBackward0"),
     ("cosh", "CoshBackward0"),
     ("asinh", "AsinhBackward0"),
     ("acosh", "AcoshBackward0"),
     ("atanh", "AtanhBackward0"),
+    ("deg2rad", "Deg2RadBackward0"),
     ("logit", "LogitBackward0"),
     ("erf", "ErfBackward0"),
     ("erfc", "ErfcBackward0"),
@@ -618,13 +630,19 @@ GOLDEN_NODE_NAMES = (
     ("norm_ScalarOpt_dim", None),
     ("amax", "AmaxBackward0"),
     ("amin", "AminBackward0"),
+    ("nansum", "NansumBackward0"),
+    ("dist", "DistBackward0"),
     ("logsumexp", "LogsumexpBackward0"),
+    ("cummax", "CummaxBackward0"),
+    ("cummin", "CumminBackward0"),
     ("cumsum", "CumsumBackward0"),
     ("cumprod", "CumprodBackward0"),
     ("_softmax", "SoftmaxBackward0"),
     ("_log_softmax", "LogSoftmaxBackward0"),
     ("softmax_int", None),
     ("log_softmax_int", None),
+    ("count_nonzero_dim_IntList", None),
+    ("count_nonzero", None),
     ("argmax", None),
     ("argmin", None),
     ("all", None),
@@ -640,6 +658,10 @@ GOLDEN_NODE_NAMES = (
     ("bmm", "BmmBackward0"),
     ("outer", None),
     ("addmm", "AddmmBackward0"),
+    ("addmv", "AddmvBackward0"),
+    ("addr", "AddrBackward0"),
+    ("addbmm", "AddbmmBackward0"),
+    ("vdot", "VdotBackward0"),
     ("baddbmm", "BaddbmmBackward0"),
     ("trace", "TraceBackward0"),
     ("linalg_inv_ex", "LinalgInvExBackward0"),
@@ -672,6 +694,8 @@ GOLDEN_NODE_NAMES = (
     ("diagonal_backward", "DiagonalBackwardBackward0"),
     ("linalg_diagonal", None),
     ("diag", None),
+    ("unfold", "UnfoldBackward0"),
+    ("unfold_backward", "UnfoldBackwardBackward0"),
     ("flatten_using_ints", None),
     ("unflatten_int", None),
     ("movedim_intlist", None),
@@ -686,6 +710,14 @@ GOLDEN_NODE_NAMES = (
     ("squeeze__dims", "SqueezeBackward5"),
     ("unsqueeze", "UnsqueezeBackward0"),
     ("index_Tensor", "IndexBackward0"),
+    ("rot90", "Rot90Backward0"),
+    ("take", "TakeBackward0"),
+    ("slice_scatter", "SliceScatterBackward0"),
+    ("select_scatter", "SelectScatterBackward0"),
+    ("diagonal_scatter", "DiagonalScatterBackward0"),
+    ("index_copy", "IndexCopyBackward0"),
+    ("index_fill_int_Scalar", "IndexFillBackward0"),
+    ("put", "PutBackward0"),
     ("index_select", "IndexSelectBackward0"),
     ("gather", "GatherBackward0"),
     ("scatter_src", "ScatterBackward0"),
@@ -783,6 +815,16 @@ GOLDEN_NODE_NAMES = (
     ("sign_", "SignBackward0"),
     ("erf_", "ErfBackward0"),
     ("erfc_", "ErfcBackward0"),
+    ("ldexp_", "LdexpBackward0"),
+    ("deg2rad_", "Deg2RadBackward0"),
+    ("rad2deg_", "Rad2DegBackward0"),
+    ("sinc_", "SincBackward0"),
+    ("addmv_", "AddmvBackward0"),
+    ("addr_", "AddrBackward0"),
+    ("addbmm_", "AddbmmBackward0"),
+    ("index_copy_", "IndexCopyBackward0"),
+    ("index_fill__int_Scalar", "IndexFillBackward0"),
+    ("put_", "PutBackward0"),
     # nn: convolution, pooling, normalisation, embedding, dropout
     ("linear", None),
     ("bilinear", None),
@@ -795,6 +837,25 @@ GOLDEN_NODE_NAMES = (
     ("native_batch_norm", "NativeBatchNormBackward0"),
     ("native_group_norm", "NativeGroupNormBackward0"),
     ("embedding", "EmbeddingBackward0"),
+    # nn: padding, upsampling, shuffles and sliding blocks
+    ("reflection_pad1d", "ReflectionPad1DBackward0"),
+    ("reflection_pad2d", "ReflectionPad2DBackward0"),
+    ("reflection_pad3d", "ReflectionPad3DBackward0"),
+    ("replication_pad1d", "ReplicationPad1DBackward0"),
+    ("replication_pad2d", "ReplicationPad2DBackward0"),
+    ("replication_pad3d", "ReplicationPad3DBackward0"),
+    ("upsample_linear1d", "UpsampleLinear1DBackward0"),
+    ("upsample_bilinear2d", "UpsampleBilinear2DBackward0"),
+    ("upsample_bicubic2d", "UpsampleBicubic2DBackward0"),
+    ("upsample_trilinear3d", "UpsampleTrilinear3DBackward0"),
+    ("upsample_nearest1d", "UpsampleNearest1DBackward0"),
+    ("upsample_nearest2d", "UpsampleNearest2DBackward0"),
+    ("upsample_nearest3d", "UpsampleNearest3DBackward0"),
+    ("pixel_shuffle", "PixelShuffleBackward0"),
+    ("pixel_unshuffle", "PixelUnshuffleBackward0"),
+    ("channel_shuffle", "ChannelShuffleBackward0"),
+    ("col2im", "Col2ImBackward0"),
+    ("im2col", "Im2ColBackward0"),
     # nn: activations, softmax, distances and losses
     ("gelu", "GeluBackward0"),
     ("silu", "SiluBackward0"),
@@ -808,6 +869,11 @@ GOLDEN_NODE_NAMES = (
     ("hardswish", "HardswishBackward0"),
     ("hardsigmoid", "HardsigmoidBackward0"),
     ("log_sigmoid", "LogSigmoidBackward0"),
+    ("glu", "GluBackward0"),
+    ("hardshrink", "HardshrinkBackward0"),
+    ("softshrink", "SoftshrinkBackward0"),
+    ("threshold", "ThresholdBackward0"),
+    ("threshold_", "ThresholdBackward1"),
     ("leaky_relu_", "LeakyReluBackward1"),
     ("elu_", "EluBackward1"),
     ("celu_", "CeluBackward1"),
@@ -876,6 +942,7 @@ SINH_ENTRY = """
 
 SINH_SCRIPT = """
 import json
+import re
 import sys
 import numpy as np
 import yamlgrad as yg
@@ -1036,7 +1103,8 @@ def test_the_index_op_binds_tensors_lists_and_none() -> None:
 
 def test_the_op_table_lists_every_entry_with_its_node() -> None:
     """generated/OPS.md is written by the generator from the same model."""
-    table = (COMMITTED / "OPS.md").read_text(encoding="utf-8")
+    text = (COMMITTED / "OPS.md").read_text(encoding="utf-8")
+    table, _, left_out = text.partition("## PyTorch ops left out")
     infos = load_derivatives(REAL_YAML)
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert len(rows) == len(infos)
@@ -1044,6 +1112,25 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
         assert row.startswith(f"| `{info.func}` |")
         if info.op is not None:
             assert f"| {info.op}" in row
+    # Then PyTorch's ops left out, each with its reason, from not_covered.yaml.
+    listed = load_not_covered(NOT_COVERED_PATH)
+    rows = [line for line in left_out.splitlines() if line.startswith("| `")]
+    assert rows == [f"| `{r.op}` | {r.why} |" for r in listed]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("- {op: qr}\n", "an entry is `{op: name, why: reason}`"),
+        ("- {op: qr, why: ''}\n", "`op` and `why` must be non-empty text"),
+        ("- {op: qr, why: a}\n- {op: qr, why: b}\n", "listed twice (first at line 1)"),
+    ],
+)
+def test_not_covered_refuses_a_bad_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / NOT_COVERED_FILE
+    path.write_text(text)
+    with pytest.raises(GenError, match=re.escape(message)):
+        load_not_covered(path)
 
 
 def test_a_tensor_input_without_a_key_may_not_require_grad(tmp_path: Path) -> None:

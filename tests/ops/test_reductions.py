@@ -384,3 +384,31 @@ def test_reduction_call_answers_as_torch(name: str) -> None:
     assert call_outcome(FUZZ_REDUCTION_CALLS[name], yg) == call_outcome(
         FUZZ_REDUCTION_CALLS[name], torch
     )
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_cummin_ties_and_nan_as_torch(op: str) -> None:
+    """Ties take the last index; a NaN stays, and each later NaN takes over."""
+    torch = pytest.importorskip("torch")
+    data = np.array([[1.0, 3.0, 3.0, 2.0, 1.0], [0.0, NAN, 5.0, NAN, -1.0]])
+    x, t = yg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    ours, theirs = getattr(yg, op)(x, 1), getattr(torch, op)(t, 1)
+    np.testing.assert_array_equal(ours[0].detach().numpy(), theirs[0].detach().numpy())
+    np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+    ours[0].sum().backward()
+    theirs[0].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+def test_nansum_skips_nan_in_value_and_gradient_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    data = np.array([[1.0, NAN, 2.0], [NAN, NAN, 4.0]])
+    x, t = yg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    ours, theirs = yg.nansum(x, 1), torch.nansum(t, 1)
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    ours.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
