@@ -26,9 +26,11 @@ from yamlgrad.runtime.ops.activations import (
     log_sigmoid_backward,
     log_softmax_backward_data,
     mish_backward,
+    sigmoid_backward,
     silu_backward,
     softmax_backward_data,
     softplus_backward,
+    tanh_backward,
     threshold_backward,
 )
 from yamlgrad.runtime.ops.conv_pool import (
@@ -2008,7 +2010,7 @@ class CosBackward0(Node):
 class TanhBackward0(Node):
     """Backward of `tanh(Tensor self) -> Tensor`.
 
-    self: grad * (1 - result * result)
+    self: tanh_backward(grad, result)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2020,7 +2022,7 @@ class TanhBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (1 - result * result)
+            grad_inputs[0] = tanh_backward(grad, result)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2034,7 +2036,7 @@ class TanhBackward0(Node):
 class SigmoidBackward0(Node):
     """Backward of `sigmoid(Tensor self) -> Tensor`.
 
-    self: grad * (1 - result) * result
+    self: sigmoid_backward(grad, result)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2046,7 +2048,7 @@ class SigmoidBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (1 - result) * result
+            grad_inputs[0] = sigmoid_backward(grad, result)
         return grad_inputs
 
     def release_variables(self) -> None:

@@ -8890,7 +8890,7 @@ def silu(
 ) -> Tensor:
     """`silu(Tensor self) -> Tensor`
 
-    forward: self * sigmoid(self)
+    forward: silu_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "silu", "input", 1)
@@ -8900,7 +8900,7 @@ def silu(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(self_ * activations.sigmoid(self_))
+        result = Tensor._make(activations.silu_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("silu", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -9307,7 +9307,7 @@ def silu_(
 ) -> Tensor:
     """`silu_(Tensor(a!) self) -> Tensor(a!)`
 
-    forward: self * sigmoid(self)
+    forward: silu_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     self_ = tensor_arg(self, "silu_", "input", 1)
@@ -9318,7 +9318,7 @@ def silu_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
     try:
-        write_inplace(self, self_ * activations.sigmoid(self_))
+        write_inplace(self, activations.silu_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("silu_", kernel_failure, self=self_)
     result = self

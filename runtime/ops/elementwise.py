@@ -17,7 +17,7 @@ from yamlgrad.runtime.autograd.input_metadata import to_dtype
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
-from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw
+from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw, _special
 
 KERNELS = (
     "cast",
@@ -65,29 +65,14 @@ def cast(x: Any, dtype: np.dtype | None) -> Any:
     return np.array(x, dtype=dtype, copy=True)
 
 
-_ERF = np.frompyfunc(math.erf, 1, 1)
-
-
-_ERFC = np.frompyfunc(math.erfc, 1, 1)
-
-
-def _float_dtype(x: Any) -> np.dtype:
-    """The dtype of a float result: x's own, or float64 for integers and bools."""
-    dtype = np.asarray(x).dtype
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
-
-
 def erf(x: Any) -> Any:
-    """The error function, element-wise, to float64 accuracy (numpy has none).
-
-    math.erf per element, cast back to x's float dtype.
-    """
-    return np.asarray(_ERF(x), dtype=_float_dtype(x))
+    """The error function, element-wise (scipy.special.erf), in x's float dtype."""
+    return _special().erf(x)
 
 
 def erfc(x: Any) -> Any:
-    """1 - erf(x), without the cancellation for large x (math.erfc per element)."""
-    return np.asarray(_ERFC(x), dtype=_float_dtype(x))
+    """1 - erf(x), without the cancellation for large x (scipy.special.erfc)."""
+    return _special().erfc(x)
 
 
 def logit(x: Any, eps: float | None) -> Any:
