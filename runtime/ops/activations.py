@@ -206,15 +206,19 @@ def _mish_tanh_softplus(x: Any, out: Any) -> Any:
 
 
 def elu_kernel(x: Any, alpha: float, scale: float, input_scale: float) -> Any:
-    """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)."""
+    """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1),
+    as the sum scale * max(x, 0) + scale * alpha * expm1(input_scale * min(x, 0))
+    (one term is exactly 0 on each side): no mask."""
     out = _scratch(x)
     np.minimum(x, 0, out=out)
     if input_scale != 1:
         out *= input_scale
     np.expm1(out, out=out)
     out *= alpha * scale
-    positive = np.multiply(x, scale) if scale != 1 else x
-    return _select(x > 0, positive, out)
+    positive = np.maximum(x, 0)
+    if scale != 1:
+        positive = positive * scale
+    return np.add(out, positive, out=out)
 
 
 def celu_kernel(x: Any, alpha: float) -> Any:
@@ -450,13 +454,23 @@ def elu_backward(
             alpha * scale * input_scale
         )
         return grad * (positive * scale + (1 - positive) * negative)
-    negative = _scratch(self)
-    np.minimum(self, 0, out=negative)
+    # exp's side is exactly alpha * scale * input_scale where x > 0 (exp(0) is 1):
+    # adding (x > 0) * (scale - that) gives scale there, without a selection.
+    negative_scale = alpha * scale * input_scale
+    derivative = _scratch(self)
+    np.minimum(self, 0, out=derivative)
     if input_scale != 1:
-        negative *= input_scale
-    np.exp(negative, out=negative)
-    negative *= alpha * scale * input_scale
-    return _times(_select(self > 0, _filled(scale, negative), negative), grad)
+        derivative *= input_scale
+    np.exp(derivative, out=derivative)
+    derivative *= negative_scale
+    if scale != negative_scale:
+        derivative += _positive(self, derivative.dtype) * (scale - negative_scale)
+    return _times(derivative, grad)
+
+
+def _positive(x: Any, dtype: np.dtype) -> Any:
+    """1.0 where x > 0, else 0.0, in `dtype`, in one pass."""
+    return np.greater(x, 0, out=np.empty(np.shape(x), dtype))
 
 
 def elu_backward_result(
@@ -480,6 +494,11 @@ def leaky_relu_backward(grad: Any, self: Any, negative_slope: float) -> Any:
     if _any_tensor(grad, self):
         slope = np.where(_data(self) > 0, 1.0, negative_slope)
         return grad * _nn_factor(slope, self)
+    if 0 <= negative_slope <= 1:
+        # max(1.0, slope) is 1 and max(0.0, slope) the slope: no selection.
+        derivative = _positive(self, np.result_type(grad))
+        np.maximum(derivative, negative_slope, out=derivative)
+        return _times(derivative, grad)
     return _select(self > 0, grad, np.multiply(grad, negative_slope))
 
 
