@@ -123,15 +123,10 @@ def lerp(start: Any, end: Any, weight: Any) -> Any:
 
 
 def _xlogy(x: Any, y: Any) -> Any:
-    """x * log(y), with 0 where x is 0 (even where log(y) is -inf or nan) unless y
-    is nan, as torch.xlogy."""
+    """x * log(y), with 0 where x is 0 (even where log(y) is -inf) unless y is
+    nan, as torch.xlogy: scipy.special.xlogy, in the operands' float dtype."""
     dtype = np.result_type(x, y, 0.0)
-    x = np.asarray(x, dtype=dtype)
-    y = np.asarray(y, dtype=dtype)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = x * np.log(y)
-    out = np.where(x == 0, np.zeros_like(out), out)
-    return np.where(np.isnan(y), np.full_like(out, np.nan), out)
+    return _special().xlogy(np.asarray(x, dtype=dtype), np.asarray(y, dtype=dtype))
 
 
 def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
