@@ -4,6 +4,7 @@
     python benchmarks/ops.py --ops gelu,sigmoid       # some ops (nothing is written)
     python benchmarks/ops.py --sizes large --dtypes float32 --repeats 3
     python benchmarks/ops.py --json rows.json         # the rows as JSON too
+    python benchmarks/ops.py --merge a.json b.json    # one table from split runs
 
 The table is generated from the YAML: each differentiable entry with `samples`
 takes its largest sample, scales every dimension above 1 by one factor (so equal
@@ -371,7 +372,24 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, help="the table (default: ops.md, full runs)"
     )
     parser.add_argument("--json", type=Path, help="the rows as JSON too")
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        help="write the table from the JSON rows of runs split by size or dtype",
+    )
     args = parser.parse_args(argv)
+    command = "python benchmarks/ops.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    if args.merge:
+        merged = {}
+        for path in args.merge:
+            for r in json.loads(path.read_text()):
+                merged.setdefault((r["op"], r["size"], r["dtype"]), Row(**r))
+        rows = list(merged.values())
+        (args.out or HERE / "ops.md").write_text(table(rows, command.strip()))
+        return 0
     infos = selected(load_derivatives(YAML), args.ops)
     sizes, dtypes = args.sizes.split(","), args.dtypes.split(",")
     rows = []
@@ -383,9 +401,6 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 status = row.skipped or f"{_ratio(row.ratio)}x torch"
                 print(f"{row.op:32} {size:6} {dtype:8} {status}", flush=True)
-    command = "python benchmarks/ops.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
     text = table(rows, command.strip())
     full = not args.ops and len(sizes) == len(SIZES) and len(dtypes) == len(DTYPES)
     out = args.out or (HERE / "ops.md" if full else None)
