@@ -22,8 +22,9 @@ bookkeeping adds, and `kernels / torch` what numpy itself costs.
 
 An entry is skipped, with its reason in the table, when its samples cannot scale
 (given index values, in-place variants, which their functional entries cover) or
-when the scaled call fails. An op whose step grows faster than its elements
-(matrix products, convolutions) is scaled down until one step takes under
+when the scaled call fails. An op whose output is larger than its input is scaled down by that factor
+(measured at a small size first), and one whose step grows faster than its
+elements (matrix products, convolutions) is scaled down until one step takes under
 `STEP_BUDGET` seconds; the table gives the elements it ran at.
 
 Repetitions are paired and interleaved: in each one every framework runs its step
@@ -249,8 +250,8 @@ def prepare(
     info: DifferentiabilityInfo, size: str, dtype: str
 ) -> tuple[dict[str, Step], int]:
     """The steps of one entry at one size, scaled down while a step is too slow."""
-    elements = SIZES[size]
     sample = largest_sample(info)
+    elements = SIZES[size] // output_growth(info, sample, dtype)
     while True:
         rng = np.random.default_rng(0)
         kwargs = scaled(sample, elements).materialize(rng, np.dtype(dtype))
@@ -268,6 +269,21 @@ def prepare(
         steps["kernels"] = kernels
     largest = max(math.prod(s) for s in tensor_shapes(scaled(sample, elements)))
     return steps, largest
+
+
+def output_growth(info: DifferentiabilityInfo, sample: Sample, dtype: str) -> int:
+    """How many times more elements the outputs hold than the largest input, at a
+    small size (diag_embed's output is its input's size squared): the size is
+    divided by it, so no op allocates gigabytes."""
+    small = scaled(sample, 4096)
+    kwargs = small.materialize(np.random.default_rng(0), np.dtype(dtype))
+    wrapper = getattr(yg.generated.VariableType, info.wrapper_name)
+    with yg.no_grad():
+        result = wrapper(**python_names(build_args(kwargs, {}, yg.tensor)))
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    produced = sum(math.prod(o.shape) for o in outputs)
+    largest = max(math.prod(s) for s in tensor_shapes(small))
+    return max(1, round(produced / max(largest, 1)))
 
 
 def bench(info: DifferentiabilityInfo, size: str, dtype: str, repeats: int) -> Row:
