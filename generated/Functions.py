@@ -28,9 +28,11 @@ from yamlgrad.runtime.ops.activations import (
     log_softmax_backward_data,
     mish_backward,
     shrink_backward,
+    sigmoid_backward,
     silu_backward,
     softmax_backward_data,
     softplus_backward,
+    tanh_backward,
     threshold_backward,
 )
 from yamlgrad.runtime.ops.conv_pool import (
@@ -53,6 +55,7 @@ from yamlgrad.runtime.ops.elementwise import (
     exp,
     isfinite,
     isnan,
+    log,
     logical_and,
     logical_or,
     logit_backward,
@@ -63,7 +66,6 @@ from yamlgrad.runtime.ops.elementwise import (
     rsqrt,
     sign,
     sin,
-    sinc_backward,
     sinh,
     to_dtype,
     where,
@@ -170,6 +172,16 @@ from yamlgrad.runtime.ops.shapes import (
     unbind_backward,
     unsqueeze_to,
 )
+from yamlgrad.runtime.ops.special import (
+    digamma,
+    i1_backward,
+    i1e_backward,
+    polygamma,
+    sinc_backward,
+    special_i1,
+    special_i1e,
+    special_xlog1py,
+)
 from yamlgrad.runtime.autograd.node import Grad, Node
 from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
 
@@ -243,7 +255,6 @@ __all__ = [
     "AcosBackward0",
     "AtanBackward0",
     "Rad2DegBackward0",
-    "SincBackward0",
     "SinhBackward0",
     "CoshBackward0",
     "AsinhBackward0",
@@ -253,6 +264,20 @@ __all__ = [
     "LogitBackward0",
     "ErfBackward0",
     "ErfcBackward0",
+    "ErfinvBackward0",
+    "LgammaBackward0",
+    "DigammaBackward0",
+    "PolygammaBackward0",
+    "I0Backward0",
+    "SincBackward0",
+    "SpecialI0EBackward0",
+    "SpecialI1Backward0",
+    "SpecialI1EBackward0",
+    "SpecialErfcxBackward0",
+    "SpecialNdtriBackward0",
+    "SpecialLogNdtrBackward0",
+    "SpecialEntrBackward0",
+    "SpecialXlog1PyBackward0",
     "FloorBackward0",
     "CeilBackward0",
     "RoundBackward0",
@@ -2216,7 +2241,7 @@ class CosBackward0(Node):
 class TanhBackward0(Node):
     """Backward of `tanh(Tensor self) -> Tensor`.
 
-    self: grad * (1 - result * result)
+    self: tanh_backward(grad, result)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2228,7 +2253,7 @@ class TanhBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (1 - result * result)
+            grad_inputs[0] = tanh_backward(grad, result)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2242,7 +2267,7 @@ class TanhBackward0(Node):
 class SigmoidBackward0(Node):
     """Backward of `sigmoid(Tensor self) -> Tensor`.
 
-    self: grad * (1 - result) * result
+    self: sigmoid_backward(grad, result)
     """
 
     __slots__ = ("_raw_saved_result",)
@@ -2254,7 +2279,7 @@ class SigmoidBackward0(Node):
             return grad_inputs
         result = self._raw_saved_result.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = grad * (1 - result) * result
+            grad_inputs[0] = sigmoid_backward(grad, result)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -2678,32 +2703,6 @@ class Rad2DegBackward0(Node):
         return grad_inputs
 
 
-class SincBackward0(Node):
-    """Backward of `sinc(Tensor self) -> Tensor`.
-
-    self: sinc_backward(grad, self)
-    """
-
-    __slots__ = ("_raw_saved_self",)
-
-    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
-        grad_inputs: list[Grad | None] = [None] * 1
-        grad = grads[0]
-        if grad is None:
-            return grad_inputs
-        self_ = self._raw_saved_self.unpack(self, raw)
-        if self.task_should_compute_output(0):
-            grad_inputs[0] = sinc_backward(grad, self_)
-        return grad_inputs
-
-    def release_variables(self) -> None:
-        self._raw_saved_self.reset_data()
-
-    @property
-    def _saved_self(self) -> Any:
-        return self._raw_saved_self.unpack_wrapped(self)
-
-
 class SinhBackward0(Node):
     """Backward of `sinh(Tensor self) -> Tensor`.
 
@@ -2928,6 +2927,440 @@ class ErfcBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class ErfinvBackward0(Node):
+    """Backward of `erfinv(Tensor self) -> Tensor`.
+
+    self: 0.886226925452758 * exp(result * result) * grad
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = 0.886226925452758 * exp(result * result) * grad
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LgammaBackward0(Node):
+    """Backward of `lgamma(Tensor self) -> Tensor`.
+
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * digamma(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class DigammaBackward0(Node):
+    """Backward of `digamma(Tensor self) -> Tensor`.
+
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * polygamma(1, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class PolygammaBackward0(Node):
+    """Backward of `polygamma(int n, Tensor self) -> Tensor`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = (
+        "_saved_n",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        n = self._saved_n
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * polygamma(n + 1, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class I0Backward0(Node):
+    """Backward of `i0(Tensor self) -> Tensor`.
+
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * special_i1(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SincBackward0(Node):
+    """Backward of `sinc(Tensor self) -> Tensor`.
+
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = sinc_backward(grad, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialI0EBackward0(Node):
+    """Backward of `special_i0e(Tensor self) -> Tensor`.
+
+    self: grad * (special_i1e(self) - sign(self) * result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * (special_i1e(self_) - sign(self_) * result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialI1Backward0(Node):
+    """Backward of `special_i1(Tensor self) -> Tensor`.
+
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = i1_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialI1EBackward0(Node):
+    """Backward of `special_i1e(Tensor self) -> Tensor`.
+
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = i1e_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialErfcxBackward0(Node):
+    """Backward of `special_erfcx(Tensor self) -> Tensor`.
+
+    self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = (2.0 * self_ * result - 1.1283791670955126) * grad
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialNdtriBackward0(Node):
+    """Backward of `special_ndtri(Tensor self) -> Tensor`.
+
+    self: grad * 2.5066282746310002 * exp(result * result / 2)
+    """
+
+    __slots__ = ("_raw_saved_result",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * 2.5066282746310002 * exp(result * result / 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class SpecialLogNdtrBackward0(Node):
+    """Backward of `special_log_ndtr(Tensor self) -> Tensor`.
+
+    self: grad / 2.5066282746310002 * exp(-(result + self * self / 2))
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = (
+                grad / 2.5066282746310002 * exp(-(result + self_ * self_ / 2))
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialEntrBackward0(Node):
+    """Backward of `special_entr(Tensor self) -> Tensor`.
+
+    self: grad * -(1 + log(self))
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * -(1 + log(self_))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class SpecialXlog1PyBackward0(Node):
+    """Backward of `special_xlog1py(Tensor self, Tensor other) -> Tensor`.
+
+    self: grad * special_xlog1py(self != 0, other)
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grad * special_xlog1py(self_ != 0, other)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grad * self_ / (other + 1)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:

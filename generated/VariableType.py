@@ -28,6 +28,7 @@ from yamlgrad.runtime.ops import (
     reductions,
     resampling,
     shapes,
+    special,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -165,7 +166,6 @@ from .Functions import (
     AcosBackward0,
     AtanBackward0,
     Rad2DegBackward0,
-    SincBackward0,
     SinhBackward0,
     CoshBackward0,
     AsinhBackward0,
@@ -175,6 +175,20 @@ from .Functions import (
     LogitBackward0,
     ErfBackward0,
     ErfcBackward0,
+    ErfinvBackward0,
+    LgammaBackward0,
+    DigammaBackward0,
+    PolygammaBackward0,
+    I0Backward0,
+    SincBackward0,
+    SpecialI0EBackward0,
+    SpecialI1Backward0,
+    SpecialI1EBackward0,
+    SpecialErfcxBackward0,
+    SpecialNdtriBackward0,
+    SpecialLogNdtrBackward0,
+    SpecialEntrBackward0,
+    SpecialXlog1PyBackward0,
     FloorBackward0,
     CeilBackward0,
     RoundBackward0,
@@ -403,7 +417,6 @@ __all__ = [
     "acos",
     "atan",
     "rad2deg",
-    "sinc",
     "sinh",
     "cosh",
     "asinh",
@@ -413,6 +426,12 @@ __all__ = [
     "logit",
     "erf",
     "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "i0",
+    "sinc",
     "floor",
     "ceil",
     "round",
@@ -3416,7 +3435,7 @@ def tanh(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 - result * result)
+            result_t = activations.tanh_backward(self_t, result)
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -3450,7 +3469,7 @@ def sigmoid(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 - result) * result
+            result_t = activations.sigmoid_backward(self_t, result)
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -4023,39 +4042,6 @@ def rad2deg(
     return result
 
 
-def sinc(
-    input: Any,
-) -> Tensor:
-    """`sinc(Tensor self) -> Tensor`
-
-    forward: np.sinc(self)
-    """
-    self = input  # PyTorch's Python name for the schema's `self`
-    if vmap_hook.levels and is_batched(self):
-        return call_batched("sinc", "elementwise", sinc, self)
-    self_ = tensor_arg(self, "sinc", "input", 1)
-    if tracing.active and tracing.is_recording():
-        return tracing.record_call("sinc", sinc, (self,))
-    (self_,) = promote_operands(self_, int_to_float=True)
-    grad_fn = None
-    if compute_requires_grad(self):
-        grad_fn = SincBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn._raw_saved_self = SavedVariable(self, False)
-    try:
-        result = Tensor._make(np.sinc(self_))
-    except ValueError as kernel_failure:
-        raise kernel_error("sinc", kernel_failure, self=self_)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if forward_ad_state.active and any_has_forward_grad(self):
-        with formula_mode():
-            self_t = tangent_of(self)
-            result_t = derived_jvp(sinc, {"input": self}, {"input": self_t})
-        set_fw_grad(result, result_t)
-    return result
-
-
 def sinh(
     input: Any,
 ) -> Tensor:
@@ -4353,6 +4339,746 @@ def erfc(
             result_t = -1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
         set_fw_grad(result, result_t)
     return result
+
+
+def erfinv(
+    input: Any,
+) -> Tensor:
+    """`erfinv(Tensor self) -> Tensor`
+
+    forward: erfinv(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("erfinv", "elementwise", erfinv, self)
+    self_ = tensor_arg(self, "erfinv", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("erfinv", erfinv, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ErfinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(special.erfinv(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("erfinv", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(erfinv, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def lgamma(
+    input: Any,
+) -> Tensor:
+    """`lgamma(Tensor self) -> Tensor`
+
+    forward: lgamma(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("lgamma", "elementwise", lgamma, self)
+    self_ = tensor_arg(self, "lgamma", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("lgamma", lgamma, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.lgamma(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("lgamma", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(lgamma, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
+def digamma(
+    input: Any,
+) -> Tensor:
+    """`digamma(Tensor self) -> Tensor`
+
+    forward: digamma(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("digamma", "elementwise", digamma, self)
+    self_ = tensor_arg(self, "digamma", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("digamma", digamma, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = DigammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.digamma(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("digamma", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(digamma, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
+def polygamma(
+    n: Any,
+    input: Any,
+) -> Tensor:
+    """`polygamma(int n, Tensor self) -> Tensor`
+
+    forward: polygamma(n, self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("polygamma", "elementwise", polygamma, n, self)
+    n = int_arg(n, "polygamma", "n", 1)
+    self_ = tensor_arg(self, "polygamma", "input", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("polygamma", polygamma, (n, self))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PolygammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_n = n
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.polygamma(n, self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("polygamma", kernel_failure, n=n, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                polygamma, {"n": n, "input": self}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def i0(
+    input: Any,
+) -> Tensor:
+    """`i0(Tensor self) -> Tensor`
+
+    forward: i0(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("i0", "elementwise", i0, self)
+    self_ = tensor_arg(self, "i0", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("i0", i0, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = I0Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.i0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("i0", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(i0, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
+def sinc(
+    input: Any,
+) -> Tensor:
+    """`sinc(Tensor self) -> Tensor`
+
+    forward: sinc(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sinc", "elementwise", sinc, self)
+    self_ = tensor_arg(self, "sinc", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("sinc", sinc, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.sinc(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("sinc", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(sinc, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
+def special_i0e(
+    input: Any,
+) -> Tensor:
+    """`special_i0e(Tensor self) -> Tensor`
+
+    forward: special_i0e(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_i0e", "elementwise", special_i0e, self)
+    self_ = tensor_arg(self, "special_i0e", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_i0e", special_i0e, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SpecialI0EBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_i0e(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_i0e", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(special_i0e, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def special_i1(
+    input: Any,
+) -> Tensor:
+    """`special_i1(Tensor self) -> Tensor`
+
+    forward: special_i1(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_i1", "elementwise", special_i1, self)
+    self_ = tensor_arg(self, "special_i1", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_i1", special_i1, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SpecialI1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_i1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_i1", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(special_i1, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def special_i1e(
+    input: Any,
+) -> Tensor:
+    """`special_i1e(Tensor self) -> Tensor`
+
+    forward: special_i1e(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_i1e", "elementwise", special_i1e, self)
+    self_ = tensor_arg(self, "special_i1e", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_i1e", special_i1e, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SpecialI1EBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_i1e(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_i1e", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(special_i1e, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def special_erfcx(
+    input: Any,
+) -> Tensor:
+    """`special_erfcx(Tensor self) -> Tensor`
+
+    forward: special_erfcx(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_erfcx", "elementwise", special_erfcx, self)
+    self_ = tensor_arg(self, "special_erfcx", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_erfcx", special_erfcx, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SpecialErfcxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_erfcx(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_erfcx", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(special_erfcx, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def special_ndtri(
+    input: Any,
+) -> Tensor:
+    """`special_ndtri(Tensor self) -> Tensor`
+
+    forward: special_ndtri(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_ndtri", "elementwise", special_ndtri, self)
+    self_ = tensor_arg(self, "special_ndtri", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_ndtri", special_ndtri, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SpecialNdtriBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(special.special_ndtri(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_ndtri", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(special_ndtri, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def special_log_ndtr(
+    input: Any,
+) -> Tensor:
+    """`special_log_ndtr(Tensor self) -> Tensor`
+
+    forward: special_log_ndtr(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_log_ndtr", "elementwise", special_log_ndtr, self)
+    self_ = tensor_arg(self, "special_log_ndtr", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_log_ndtr", special_log_ndtr, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SpecialLogNdtrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_log_ndtr(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_log_ndtr", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(special_log_ndtr, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def special_entr(
+    input: Any,
+) -> Tensor:
+    """`special_entr(Tensor self) -> Tensor`
+
+    forward: special_entr(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_entr", "elementwise", special_entr, self)
+    self_ = tensor_arg(self, "special_entr", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_entr", special_entr, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SpecialEntrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_entr(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_entr", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(special_entr, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    return result
+
+
+def special_xlog1py(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`special_xlog1py(Tensor self, Tensor other) -> Tensor`
+
+    forward: special_xlog1py(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched(
+            "special_xlog1py", "elementwise", special_xlog1py, self, other
+        )
+    self_ = tensor_arg(self, "special_xlog1py", "input", 1)
+    other_ = tensor_arg(other, "special_xlog1py", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_xlog1py", special_xlog1py, (self, other))
+    self_, other_ = promote_operands(self_, other_, int_to_float=True)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = SpecialXlog1PyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(special.special_xlog1py(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_xlog1py", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                special_xlog1py,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def special_expit(
+    input: Any,
+) -> Tensor:
+    """`special_expit(Tensor self) -> Tensor`
+
+    composite: sigmoid(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return sigmoid(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_expit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_logit(
+    input: Any,
+    eps: Any = None,
+) -> Tensor:
+    """`special_logit(Tensor self, float? eps=None) -> Tensor`
+
+    composite: logit(self, eps)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return logit(self, eps)
+    except (AttributeError, TypeError):
+        check_arguments("special_logit", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_xlogy(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`special_xlogy(Tensor self, Tensor other) -> Tensor`
+
+    composite: xlogy(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return xlogy(self, other)
+    except (AttributeError, TypeError):
+        check_arguments(
+            "special_xlogy",
+            (
+                ("input", "Tensor", 1, self),
+                ("other", "Tensor", 2, other),
+            ),
+        )
+        raise
+
+
+def special_ndtr(
+    input: Any,
+) -> Tensor:
+    """`special_ndtr(Tensor self) -> Tensor`
+
+    composite: mul_Scalar(add_Scalar(erf(mul_Scalar(self, 0.7071067811865476)), 1), 0.5)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return mul_Scalar(add_Scalar(erf(mul_Scalar(self, 0.7071067811865476)), 1), 0.5)
+    except (AttributeError, TypeError):
+        check_arguments("special_ndtr", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_erf(
+    input: Any,
+) -> Tensor:
+    """`special_erf(Tensor self) -> Tensor`
+
+    composite: erf(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return erf(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_erf", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_erfc(
+    input: Any,
+) -> Tensor:
+    """`special_erfc(Tensor self) -> Tensor`
+
+    composite: erfc(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return erfc(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_erfc", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_erfinv(
+    input: Any,
+) -> Tensor:
+    """`special_erfinv(Tensor self) -> Tensor`
+
+    composite: erfinv(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return erfinv(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_erfinv", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_digamma(
+    input: Any,
+) -> Tensor:
+    """`special_digamma(Tensor self) -> Tensor`
+
+    composite: digamma(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return digamma(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_digamma", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_psi(
+    input: Any,
+) -> Tensor:
+    """`special_psi(Tensor self) -> Tensor`
+
+    composite: digamma(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return digamma(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_psi", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_gammaln(
+    input: Any,
+) -> Tensor:
+    """`special_gammaln(Tensor self) -> Tensor`
+
+    composite: lgamma(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return lgamma(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_gammaln", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_polygamma(
+    n: Any,
+    input: Any,
+) -> Tensor:
+    """`special_polygamma(int n, Tensor self) -> Tensor`
+
+    composite: polygamma(n, self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return polygamma(n, self)
+    except (AttributeError, TypeError):
+        check_arguments("special_polygamma", (("input", "Tensor", 2, self),))
+        raise
+
+
+def special_i0(
+    input: Any,
+) -> Tensor:
+    """`special_i0(Tensor self) -> Tensor`
+
+    composite: i0(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return i0(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_i0", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_sinc(
+    input: Any,
+) -> Tensor:
+    """`special_sinc(Tensor self) -> Tensor`
+
+    composite: sinc(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return sinc(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_sinc", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_log1p(
+    input: Any,
+) -> Tensor:
+    """`special_log1p(Tensor self) -> Tensor`
+
+    composite: log1p(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return log1p(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_log1p", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_expm1(
+    input: Any,
+) -> Tensor:
+    """`special_expm1(Tensor self) -> Tensor`
+
+    composite: expm1(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return expm1(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_expm1", (("input", "Tensor", 1, self),))
+        raise
+
+
+def special_exp2(
+    input: Any,
+) -> Tensor:
+    """`special_exp2(Tensor self) -> Tensor`
+
+    composite: exp2(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return exp2(self)
+    except (AttributeError, TypeError):
+        check_arguments("special_exp2", (("input", "Tensor", 1, self),))
+        raise
 
 
 def floor(
@@ -10184,7 +10910,7 @@ def tanh_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 - result * result)
+            result_t = activations.tanh_backward(self_t, result)
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -10221,7 +10947,7 @@ def sigmoid_(
     if needs_forward_grad:
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = self_t * (1 - result) * result
+            result_t = activations.sigmoid_backward(self_t, result)
         set_fw_grad_inplace(self, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -12740,7 +13466,7 @@ def sinc_(
 ) -> Tensor:
     """`sinc_(Tensor(a!) self) -> Tensor(a!)`
 
-    forward: np.sinc(self)
+    forward: sinc(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
@@ -12759,7 +13485,7 @@ def sinc_(
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, np.sinc(self_))
+        write_inplace(self, special.sinc(self_))
     except ValueError as kernel_failure:
         raise kernel_error("sinc_", kernel_failure, self=self_)
     result = self
@@ -15127,7 +15853,7 @@ def silu(
 ) -> Tensor:
     """`silu(Tensor self) -> Tensor`
 
-    forward: self * sigmoid(self)
+    forward: silu_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
@@ -15141,7 +15867,7 @@ def silu(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(self_ * activations.sigmoid(self_))
+        result = Tensor._make(activations.silu_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("silu", kernel_failure, self=self_)
     if grad_fn is not None:
@@ -15886,7 +16612,7 @@ def silu_(
 ) -> Tensor:
     """`silu_(Tensor(a!) self) -> Tensor(a!)`
 
-    forward: self * sigmoid(self)
+    forward: silu_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
@@ -15904,7 +16630,7 @@ def silu_(
     if needs_forward_grad:
         original_self = original_value(self)
     try:
-        write_inplace(self, self_ * activations.sigmoid(self_))
+        write_inplace(self, activations.silu_kernel(self_))
     except ValueError as kernel_failure:
         raise kernel_error("silu_", kernel_failure, self=self_)
     result = self
@@ -18424,7 +19150,6 @@ METHODS = {
     "acos": acos,
     "atan": atan,
     "rad2deg": rad2deg,
-    "sinc": sinc,
     "sinh": sinh,
     "cosh": cosh,
     "asinh": asinh,
@@ -18434,6 +19159,11 @@ METHODS = {
     "logit": logit,
     "erf": erf,
     "erfc": erfc,
+    "erfinv": erfinv,
+    "lgamma": lgamma,
+    "digamma": digamma,
+    "i0": i0,
+    "sinc": sinc,
     "floor": floor,
     "ceil": ceil,
     "round": round,
@@ -19015,9 +19745,6 @@ OVERLOADS = {
     "rad2deg": {
         "default": schema_names(rad2deg, "rad2deg(Tensor self) -> Tensor"),
     },
-    "sinc": {
-        "default": schema_names(sinc, "sinc(Tensor self) -> Tensor"),
-    },
     "sinh": {
         "default": schema_names(sinh, "sinh(Tensor self) -> Tensor"),
     },
@@ -19044,6 +19771,112 @@ OVERLOADS = {
     },
     "erfc": {
         "default": schema_names(erfc, "erfc(Tensor self) -> Tensor"),
+    },
+    "erfinv": {
+        "default": schema_names(erfinv, "erfinv(Tensor self) -> Tensor"),
+    },
+    "lgamma": {
+        "default": schema_names(lgamma, "lgamma(Tensor self) -> Tensor"),
+    },
+    "digamma": {
+        "default": schema_names(digamma, "digamma(Tensor self) -> Tensor"),
+    },
+    "polygamma": {
+        "default": schema_names(polygamma, "polygamma(int n, Tensor self) -> Tensor"),
+    },
+    "i0": {
+        "default": schema_names(i0, "i0(Tensor self) -> Tensor"),
+    },
+    "sinc": {
+        "default": schema_names(sinc, "sinc(Tensor self) -> Tensor"),
+    },
+    "special_i0e": {
+        "default": schema_names(special_i0e, "special_i0e(Tensor self) -> Tensor"),
+    },
+    "special_i1": {
+        "default": schema_names(special_i1, "special_i1(Tensor self) -> Tensor"),
+    },
+    "special_i1e": {
+        "default": schema_names(special_i1e, "special_i1e(Tensor self) -> Tensor"),
+    },
+    "special_erfcx": {
+        "default": schema_names(special_erfcx, "special_erfcx(Tensor self) -> Tensor"),
+    },
+    "special_ndtri": {
+        "default": schema_names(special_ndtri, "special_ndtri(Tensor self) -> Tensor"),
+    },
+    "special_log_ndtr": {
+        "default": schema_names(
+            special_log_ndtr, "special_log_ndtr(Tensor self) -> Tensor"
+        ),
+    },
+    "special_entr": {
+        "default": schema_names(special_entr, "special_entr(Tensor self) -> Tensor"),
+    },
+    "special_xlog1py": {
+        "default": schema_names(
+            special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "special_expit": {
+        "default": schema_names(special_expit, "special_expit(Tensor self) -> Tensor"),
+    },
+    "special_logit": {
+        "default": schema_names(
+            special_logit, "special_logit(Tensor self, float? eps=None) -> Tensor"
+        ),
+    },
+    "special_xlogy": {
+        "default": schema_names(
+            special_xlogy, "special_xlogy(Tensor self, Tensor other) -> Tensor"
+        ),
+    },
+    "special_ndtr": {
+        "default": schema_names(special_ndtr, "special_ndtr(Tensor self) -> Tensor"),
+    },
+    "special_erf": {
+        "default": schema_names(special_erf, "special_erf(Tensor self) -> Tensor"),
+    },
+    "special_erfc": {
+        "default": schema_names(special_erfc, "special_erfc(Tensor self) -> Tensor"),
+    },
+    "special_erfinv": {
+        "default": schema_names(
+            special_erfinv, "special_erfinv(Tensor self) -> Tensor"
+        ),
+    },
+    "special_digamma": {
+        "default": schema_names(
+            special_digamma, "special_digamma(Tensor self) -> Tensor"
+        ),
+    },
+    "special_psi": {
+        "default": schema_names(special_psi, "special_psi(Tensor self) -> Tensor"),
+    },
+    "special_gammaln": {
+        "default": schema_names(
+            special_gammaln, "special_gammaln(Tensor self) -> Tensor"
+        ),
+    },
+    "special_polygamma": {
+        "default": schema_names(
+            special_polygamma, "special_polygamma(int n, Tensor self) -> Tensor"
+        ),
+    },
+    "special_i0": {
+        "default": schema_names(special_i0, "special_i0(Tensor self) -> Tensor"),
+    },
+    "special_sinc": {
+        "default": schema_names(special_sinc, "special_sinc(Tensor self) -> Tensor"),
+    },
+    "special_log1p": {
+        "default": schema_names(special_log1p, "special_log1p(Tensor self) -> Tensor"),
+    },
+    "special_expm1": {
+        "default": schema_names(special_expm1, "special_expm1(Tensor self) -> Tensor"),
+    },
+    "special_exp2": {
+        "default": schema_names(special_exp2, "special_exp2(Tensor self) -> Tensor"),
     },
     "floor": {
         "default": schema_names(floor, "floor(Tensor self) -> Tensor"),

@@ -113,6 +113,7 @@ __all__ = [
     "autograd",
     "func",
     "linalg",
+    "special",
     "nn",
     "optim",
     "utils",
@@ -331,6 +332,20 @@ Tensor.var = var  # type: ignore[attr-defined]
 ops = SimpleNamespace(
     **{name: SimpleNamespace(**group) for name, group in VariableType.OVERLOADS.items()}
 )
+
+
+# -- yg.special --------------------------------------------------------------------
+
+special = SimpleNamespace(
+    **{
+        name.removeprefix("special_"): group["default"]
+        for name, group in VariableType.OVERLOADS.items()
+        if name.startswith("special_")
+    }
+)
+"""`torch.special`'s spelling: every `special_*` op of derivatives.yaml without its
+prefix (`yg.special.erfcx(x)` is `special_erfcx`, SpecialErfcxBackward0;
+`yg.special.expit(x)` records SigmoidBackward0, as torch.special.expit does)."""
 
 
 # -- yg.linalg ---------------------------------------------------------------------

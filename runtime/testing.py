@@ -164,6 +164,48 @@ def call(
     return wrapper(info, module)(**python_names(args))
 
 
+def split_arguments(
+    info: DifferentiabilityInfo, values: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """Positional arguments in schema order, keywords after a gap or a `*`."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    gap = False
+    for argument in info.func.arguments:
+        if argument.name not in values:
+            gap = True
+            continue
+        if argument.kwarg_only or gap:
+            kwargs[argument.name] = values[argument.name]
+        else:
+            args.append(values[argument.name])
+    return args, kwargs
+
+
+def overload_name(info: DifferentiabilityInfo) -> str:
+    """The overload's name as `torch.ops.aten.<name>` spells it."""
+    return info.func.overload or "default"
+
+
+def call_torch(
+    torch: types.ModuleType,
+    info: DifferentiabilityInfo,
+    values: dict,
+    leaf_safe: bool = True,
+) -> Any:
+    """The PyTorch call that reaches exactly this overload, as a user writes it.
+    `leaf_safe`: an in-place op gets `self * 1` for a leaf that requires grad."""
+    args, kwargs = split_arguments(
+        info, inplace_safe(info, values) if leaf_safe else values
+    )
+    name = info.func.name
+    if info.python_binding and hasattr(torch, name):
+        return getattr(torch, name)(*args, **kwargs)
+    if info.python_binding and hasattr(torch.Tensor, name):
+        return getattr(args[0], name)(*args[1:], **kwargs)
+    return getattr(getattr(torch.ops.aten, name), overload_name(info))(*args, **kwargs)
+
+
 def python_names(args: dict[str, Any]) -> dict[str, Any]:
     """Keyword arguments by schema name, renamed as a generated function takes
     them: the schema's `self` is `input` in Python, as in PyTorch."""

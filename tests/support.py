@@ -26,11 +26,14 @@ import yamlgrad as yg
 from yamlgrad.generated import VariableType
 from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the tests
     build_args,
+    call_torch,
     float_outputs,
     inplace_safe,
+    overload_name,
     python_names,
     sample_inputs,
     slot_array,
+    split_arguments,
 )
 from yamlgrad.tools.load import load_derivatives
 from yamlgrad.tools.model import DifferentiabilityInfo
@@ -61,44 +64,6 @@ def call(
 
 
 # -- calling an entry the way a user would ----------------------------------------
-
-
-def split_arguments(
-    info: DifferentiabilityInfo, values: dict[str, Any]
-) -> tuple[list[Any], dict[str, Any]]:
-    """Positional arguments in schema order, keywords after a gap or a `*`."""
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    gap = False
-    for argument in info.func.arguments:
-        if argument.name not in values:
-            gap = True
-            continue
-        if argument.kwarg_only or gap:
-            kwargs[argument.name] = values[argument.name]
-        else:
-            args.append(values[argument.name])
-    return args, kwargs
-
-
-def overload_name(info: DifferentiabilityInfo) -> str:
-    return info.func.overload or "default"
-
-
-def call_torch(
-    torch: ModuleType, info: DifferentiabilityInfo, values: dict, leaf_safe: bool = True
-) -> Any:
-    """The PyTorch call that reaches exactly this overload, as a user writes it.
-    `leaf_safe`: an in-place op gets `self * 1` for a leaf that requires grad."""
-    args, kwargs = split_arguments(
-        info, inplace_safe(info, values) if leaf_safe else values
-    )
-    name = info.func.name
-    if info.python_binding and hasattr(torch, name):
-        return getattr(torch, name)(*args, **kwargs)
-    if info.python_binding and hasattr(torch.Tensor, name):
-        return getattr(args[0], name)(*args[1:], **kwargs)
-    return getattr(getattr(torch.ops.aten, name), overload_name(info))(*args, **kwargs)
 
 
 def yamlgrad_routes(info: DifferentiabilityInfo) -> dict[str, Callable[..., Any]]:

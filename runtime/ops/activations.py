@@ -14,13 +14,23 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
-from yamlgrad.runtime.ops.common import _abs, _constant, _data, _dim, _zero_outside
-from yamlgrad.runtime.ops.elementwise import erf, exp, where
+from yamlgrad.runtime.ops.common import (
+    _abs,
+    _any_tensor,
+    _constant,
+    _data,
+    _dim,
+    _select,
+    _special,
+    _zero_outside,
+)
+from yamlgrad.runtime.ops.elementwise import exp, where
 from yamlgrad.runtime.ops.reductions import _dims, _single_axis, _sum_keepdim
 
 KERNELS = (
     "sigmoid",
     "relu",
+    "silu_kernel",
     "softmax",
     "log_softmax",
     "cpu_softmax_input",
@@ -42,6 +52,8 @@ KERNELS = (
 )
 BACKWARD_HELPERS = (
     "threshold_backward",
+    "sigmoid_backward",
+    "tanh_backward",
     "softmax_backward_data",
     "log_softmax_backward_data",
     "gelu_backward",
@@ -60,13 +72,40 @@ BACKWARD_HELPERS = (
 )
 
 
+def _scratch(x: Any) -> Any:
+    """A fresh array of x's shape, layout and float dtype, for a kernel to write
+    its passes into (0-d included: numpy's ufuncs return a scalar without it)."""
+    return np.empty_like(x, dtype=_float_type(x))
+
+
+def _float_type(x: Any) -> np.dtype:
+    dtype = np.asarray(x).dtype
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _sigmoid_into(x: Any, out: Any) -> Any:
+    """1 / (1 + exp(-x)) in `out`: exact in the limits (exp overflows to inf and
+    the result is 0; it underflows to 0 and the result is 1), four passes and no
+    temporary."""
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += 1
+    return np.reciprocal(out, out=out)
+
+
 def sigmoid(x: Any) -> Any:
-    """1 / (1 + exp(-x)), without overflow for large |x|."""
-    return np.exp(-np.logaddexp(0, -x))
+    """1 / (1 + exp(-x)), in x's float dtype."""
+    return _sigmoid_into(x, _scratch(x))
 
 
 def relu(x: Any) -> Any:
     return np.maximum(x, 0)
+
+
+def silu_kernel(x: Any) -> Any:
+    """x * sigmoid(x)."""
+    out = _sigmoid_into(x, _scratch(x))
+    return np.multiply(out, x, out=out)
 
 
 def softmax(x: Any, dim: int) -> Any:
@@ -74,16 +113,19 @@ def softmax(x: Any, dim: int) -> Any:
     axis = _single_axis(x, dim)
     if np.size(x) == 0:
         return np.array(x, copy=True)
-    shifted = np.exp(x - np.amax(x, axis=axis, keepdims=True))
-    return shifted / np.sum(shifted, axis=axis, keepdims=True)
+    shifted = np.subtract(x, np.amax(x, axis=axis, keepdims=True), out=_scratch(x))
+    np.exp(shifted, out=shifted)
+    shifted /= np.sum(shifted, axis=axis, keepdims=True)
+    return shifted
 
 
 def log_softmax(x: Any, dim: int) -> Any:
     axis = _single_axis(x, dim)
     if np.size(x) == 0:
         return np.array(x, copy=True)
-    shifted = x - np.amax(x, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    shifted = np.subtract(x, np.amax(x, axis=axis, keepdims=True), out=_scratch(x))
+    shifted -= np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    return shifted
 
 
 def cpu_softmax_input(x: Any, dim: int, half_to_float: bool) -> Any:
@@ -97,31 +139,93 @@ def cpu_softmax_input(x: Any, dim: int, half_to_float: bool) -> Any:
     return x
 
 
+# gelu's constants: sqrt(2 / pi) and PyTorch's cubic coefficient (tanh form), and
+# 1 / sqrt(2), 1 / sqrt(2 * pi) (exact form).
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
 def gelu_kernel(x: Any, approximate: str) -> Any:
     """x * Phi(x), Phi the standard normal CDF; "tanh" is PyTorch's approximation
-    0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))."""
+    0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3))), computed as
+    x * sigmoid(2 * inner) (the same function: 0.5 * (1 + tanh(z)) is
+    sigmoid(2z)), which takes two passes fewer."""
+    out = _scratch(x)
     if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + np.tanh(inner))
+        np.multiply(x, x, out=out)
+        out *= -2 * _GELU_K * _GELU_C
+        out -= 2 * _GELU_K
+        out *= x  # -2 * inner
+        np.exp(out, out=out)
+        out += 1
+        return np.divide(x, out, out=out)
     if approximate != "none":
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return 0.5 * x * (1.0 + erf(x * math.sqrt(0.5)))
+    np.multiply(x, _SQRT_HALF, out=out)
+    _special().erf(out, out=out)
+    out += 1
+    out *= x
+    out *= 0.5
+    return out
 
 
 def softplus_kernel(x: Any, beta: float, threshold: float) -> Any:
-    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
-    scaled = x * beta
-    return np.where(scaled > threshold, x, np.logaddexp(0, scaled) / beta)
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold;
+    computed as max(s, 0) + log1p(exp(-|s|)), s = beta * x, which never
+    overflows."""
+    out = _scratch(x)
+    scaled = np.multiply(x, beta, out=out) if beta != 1 else x
+    linear = scaled > threshold
+    softplus = _softplus(scaled, out)
+    if beta != 1:
+        softplus /= beta
+    return _select(linear, x, softplus)
+
+
+def _softplus(s: Any, out: Any) -> Any:
+    """log(1 + exp(s)) in `out` (which may be `s`): max(s, 0) + log1p(exp(-|s|))."""
+    positive = np.maximum(s, 0)
+    np.abs(s, out=out)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    out += positive
+    return out
 
 
 def mish_kernel(x: Any) -> Any:
-    return x * np.tanh(np.logaddexp(0, x))
+    """x * tanh(softplus(x)), with tanh(log(1 + e)) = e (e + 2) / (e (e + 2) + 2),
+    e = exp(x): one exp, no log (exp is clamped at x = 20, where tanh is 1 in
+    both float types)."""
+    out = _mish_tanh_softplus(x, _scratch(x))
+    return np.multiply(out, x, out=out)
+
+
+def _mish_tanh_softplus(x: Any, out: Any) -> Any:
+    np.minimum(x, 20, out=out)
+    np.exp(out, out=out)
+    product = np.add(out, 2, out=_scratch(out))
+    product *= out  # e (e + 2)
+    np.add(product, 2, out=out)
+    return np.divide(product, out, out=out)
 
 
 def elu_kernel(x: Any, alpha: float, scale: float, input_scale: float) -> Any:
-    """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)."""
-    negative = np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale)
-    return np.where(x > 0, x * scale, negative)
+    """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1),
+    as the sum scale * max(x, 0) + scale * alpha * expm1(input_scale * min(x, 0))
+    (one term is exactly 0 on each side): no mask."""
+    out = _scratch(x)
+    np.minimum(x, 0, out=out)
+    if input_scale != 1:
+        out *= input_scale
+    np.expm1(out, out=out)
+    out *= alpha * scale
+    positive = np.maximum(x, 0)
+    if scale != 1:
+        positive = positive * scale
+    return np.add(out, positive, out=out)
 
 
 def celu_kernel(x: Any, alpha: float) -> Any:
@@ -132,23 +236,49 @@ def celu_kernel(x: Any, alpha: float) -> Any:
 
 
 def leaky_relu_kernel(x: Any, negative_slope: float) -> Any:
-    return np.where(x > 0, x, x * negative_slope)
+    """x where x > 0, else x * negative_slope: for a slope in [0, 1] that is
+    max(x, slope * x), with no mask."""
+    out = np.multiply(x, negative_slope)
+    if 0 <= negative_slope <= 1 and np.ndim(out):
+        return np.maximum(out, x, out=out)
+    return _select(x > 0, x, out)
 
 
 def hardtanh_kernel(x: Any, min_val: float, max_val: float) -> Any:
-    return np.minimum(np.maximum(x, min_val), max_val)
+    out = np.maximum(x, min_val)
+    return (
+        np.minimum(out, max_val, out=out) if np.ndim(out) else np.minimum(out, max_val)
+    )
 
 
 def hardswish_kernel(x: Any) -> Any:
-    return x * np.minimum(np.maximum(x + 3, 0), 6) / 6
+    """x * min(max(x + 3, 0), 6) / 6."""
+    out = _hardsigmoid_into(x, _scratch(x))
+    return np.multiply(out, x, out=out)
+
+
+def _hardsigmoid_into(x: Any, out: Any) -> Any:
+    np.add(x, 3, out=out)
+    np.maximum(out, 0, out=out)
+    np.minimum(out, 6, out=out)
+    out /= 6
+    return out
 
 
 def hardsigmoid_kernel(x: Any) -> Any:
-    return np.minimum(np.maximum(x + 3, 0), 6) / 6
+    """min(max(x + 3, 0), 6) / 6."""
+    return _hardsigmoid_into(x, _scratch(x))
 
 
 def log_sigmoid_kernel(x: Any) -> Any:
-    return -np.logaddexp(0, -x)
+    """-log(1 + exp(-x)) = min(x, 0) - log1p(exp(-|x|))."""
+    out = _scratch(x)
+    negative = np.minimum(x, 0)
+    np.abs(x, out=out)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    return np.subtract(negative, out, out=out)
 
 
 def threshold_backward_kernel(grad: Any, self: Any, threshold: float) -> Any:
@@ -178,6 +308,21 @@ def log_softmax_backward_data(grad: Any, output: Any, dim: int) -> Any:
 # The Tensor side of every helper below is built from recorded ops, so a double
 # backward differentiates it again. Piecewise-constant factors (which branch of
 # an activation applies) are constants: their derivative is zero, as in PyTorch.
+# On ndarrays (a first-order backward) each helper computes the same derivative
+# in as few passes as numpy allows, into arrays of its own, and multiplies the
+# gradient in last (`_times`).
+
+
+def _times(derivative: Any, grad: Any) -> Any:
+    """derivative * grad, in place when `derivative` is an array of its own."""
+    if type(derivative) is np.ndarray and derivative.shape == np.shape(grad):
+        return np.multiply(derivative, grad, out=derivative)
+    return derivative * grad
+
+
+def _filled(value: float, like: Any) -> Any:
+    """`value` as a read-only array of like's shape and dtype, without a pass."""
+    return np.broadcast_to(np.asarray(value, dtype=like.dtype), like.shape)
 
 
 def _nn_tanh(x: Any) -> Any:
@@ -212,35 +357,105 @@ def _nn_softplus(x: Any) -> Any:
     return _nn_log1p(exp(-_abs(x))) + _nn_relu(x)
 
 
+def sigmoid_backward(grad: Any, result: Any) -> Any:
+    """grad * (1 - result) * result, from sigmoid's output."""
+    if _any_tensor(grad, result):
+        return grad * (1 - result) * result
+    derivative = np.subtract(1, result, out=_scratch(result))
+    derivative *= result
+    return _times(derivative, grad)
+
+
+def tanh_backward(grad: Any, result: Any) -> Any:
+    """grad * (1 - result**2), from tanh's output."""
+    if _any_tensor(grad, result):
+        return grad * (1 - result * result)
+    derivative = np.multiply(result, result, out=_scratch(result))
+    np.subtract(1, derivative, out=derivative)
+    return _times(derivative, grad)
+
+
 def gelu_backward(grad: Any, self: Any, approximate: str) -> Any:
     """d gelu/dx: Phi(x) + x * phi(x), or the derivative of the tanh form."""
+    if _any_tensor(grad, self):
+        return _gelu_backward_recorded(grad, self, approximate)
+    x = self
     if approximate == "tanh":
-        k = math.sqrt(2.0 / math.pi)
-        c = 0.044715
-        t = _nn_tanh(k * (self + c * self * self * self))
-        inner_d = k * (1 + 3 * c * self * self)
+        # d(x * sigmoid(z))/dx = s + x * s * (1 - s) * z', z = 2k(x + c x^3).
+        square = np.multiply(x, x, out=_scratch(x))
+        inner_d = np.multiply(square, 6 * _GELU_K * _GELU_C, out=_scratch(x))
+        inner_d += 2 * _GELU_K
+        square *= -2 * _GELU_K * _GELU_C
+        square -= 2 * _GELU_K
+        square *= x  # -z
+        s = _sigmoid_into(np.negative(square, out=square), square)
+        derivative = np.subtract(1, s, out=_scratch(s))
+        derivative *= s
+        derivative *= x
+        derivative *= inner_d
+        derivative += s
+        return _times(derivative, grad)
+    cdf = np.multiply(x, _SQRT_HALF, out=_scratch(x))
+    _special().erf(cdf, out=cdf)
+    cdf += 1
+    cdf *= 0.5
+    derivative = np.multiply(x, x, out=_scratch(x))
+    derivative *= -0.5
+    np.exp(derivative, out=derivative)
+    derivative *= _INV_SQRT_2PI
+    derivative *= x
+    derivative += cdf
+    return _times(derivative, grad)
+
+
+def _gelu_backward_recorded(grad: Any, self: Any, approximate: str) -> Any:
+    if approximate == "tanh":
+        t = _nn_tanh(_GELU_K * (self + _GELU_C * self * self * self))
+        inner_d = _GELU_K * (1 + 3 * _GELU_C * self * self)
         return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * inner_d)
-    cdf = 0.5 * (1 + _nn_erf(self * math.sqrt(0.5)))
-    pdf = exp(-0.5 * self * self) * (1 / math.sqrt(2 * math.pi))
+    cdf = 0.5 * (1 + _nn_erf(self * _SQRT_HALF))
+    pdf = exp(-0.5 * self * self) * _INV_SQRT_2PI
     return grad * (cdf + self * pdf)
 
 
 def silu_backward(grad: Any, self: Any) -> Any:
     """d(x * sigmoid(x))/dx = s * (1 + x * (1 - s))."""
-    s = _nn_sigmoid(self)
-    return grad * (s * (1 + self * (1 - s)))
+    if _any_tensor(grad, self):
+        s = _nn_sigmoid(self)
+        return grad * (s * (1 + self * (1 - s)))
+    s = sigmoid(self)
+    derivative = np.subtract(1, s, out=_scratch(s))
+    derivative *= self
+    derivative += 1
+    derivative *= s
+    return _times(derivative, grad)
 
 
 def mish_backward(grad: Any, self: Any) -> Any:
     """d(x * tanh(softplus(x)))/dx = t + x * sigmoid(x) * (1 - t**2)."""
-    t = _nn_tanh(_nn_softplus(self))
-    return grad * (t + self * _nn_sigmoid(self) * (1 - t * t))
+    if _any_tensor(grad, self):
+        t = _nn_tanh(_nn_softplus(self))
+        return grad * (t + self * _nn_sigmoid(self) * (1 - t * t))
+    t = _mish_tanh_softplus(self, _scratch(self))
+    derivative = np.multiply(t, t, out=_scratch(t))
+    np.subtract(1, derivative, out=derivative)
+    derivative *= self
+    derivative *= sigmoid(self)
+    derivative += t
+    return _times(derivative, grad)
 
 
 def softplus_backward(grad: Any, self: Any, beta: float, threshold: float) -> Any:
     """sigmoid(beta * x), and 1 where the forward returned x itself."""
-    linear = _nn_factor(_data(self) * beta > threshold, self)
-    return grad * (linear + (1 - linear) * _nn_sigmoid(self * beta))
+    if _any_tensor(grad, self):
+        linear = _nn_factor(_data(self) * beta > threshold, self)
+        return grad * (linear + (1 - linear) * _nn_sigmoid(self * beta))
+    derivative = _scratch(self)
+    scaled = np.multiply(self, beta, out=derivative) if beta != 1 else self
+    linear = scaled > threshold
+    _sigmoid_into(scaled, derivative)
+    np.maximum(derivative, linear, out=derivative)  # 1 where linear, as 0 <= s <= 1
+    return _times(derivative, grad)
 
 
 def elu_backward(
@@ -248,9 +463,29 @@ def elu_backward(
 ) -> Any:
     """scale for x > 0, else scale * alpha * input_scale * exp(input_scale * x)
     (the exponent is taken at 0 on the positive side, where it is unused)."""
-    positive = _nn_factor(_data(self) > 0, self)
-    negative = exp(self * (1 - positive) * input_scale) * (alpha * scale * input_scale)
-    return grad * (positive * scale + (1 - positive) * negative)
+    if _any_tensor(grad, self):
+        positive = _nn_factor(_data(self) > 0, self)
+        negative = exp(self * (1 - positive) * input_scale) * (
+            alpha * scale * input_scale
+        )
+        return grad * (positive * scale + (1 - positive) * negative)
+    # exp's side is exactly alpha * scale * input_scale where x > 0 (exp(0) is 1):
+    # adding (x > 0) * (scale - that) gives scale there, without a selection.
+    negative_scale = alpha * scale * input_scale
+    derivative = _scratch(self)
+    np.minimum(self, 0, out=derivative)
+    if input_scale != 1:
+        derivative *= input_scale
+    np.exp(derivative, out=derivative)
+    derivative *= negative_scale
+    if scale != negative_scale:
+        derivative += _positive(self, derivative.dtype) * (scale - negative_scale)
+    return _times(derivative, grad)
+
+
+def _positive(x: Any, dtype: np.dtype) -> Any:
+    """1.0 where x > 0, else 0.0, in `dtype`, in one pass."""
+    return np.greater(x, 0, out=np.empty(np.shape(x), dtype))
 
 
 def elu_backward_result(
@@ -258,43 +493,68 @@ def elu_backward_result(
 ) -> Any:
     """elu's derivative from its output (the in-place forms): scale where the
     output is positive, else input_scale * (result + alpha * scale)."""
-    positive = _nn_factor(_data(result) > 0, result)
-    negative = (result + alpha * scale) * input_scale
-    return grad * (positive * scale + (1 - positive) * negative)
+    if _any_tensor(grad, result):
+        positive = _nn_factor(_data(result) > 0, result)
+        negative = (result + alpha * scale) * input_scale
+        return grad * (positive * scale + (1 - positive) * negative)
+    negative = np.add(result, alpha * scale, out=_scratch(result))
+    if input_scale != 1:
+        negative *= input_scale
+    return _times(_select(result > 0, _filled(scale, negative), negative), grad)
 
 
 def leaky_relu_backward(grad: Any, self: Any, negative_slope: float) -> Any:
     """1 where `self` (or, for leaky_relu_, the result) is positive, else the
     slope."""
-    slope = np.where(_data(self) > 0, 1.0, negative_slope)
-    return grad * _nn_factor(slope, self)
+    if _any_tensor(grad, self):
+        slope = np.where(_data(self) > 0, 1.0, negative_slope)
+        return grad * _nn_factor(slope, self)
+    if 0 <= negative_slope <= 1:
+        # max(1.0, slope) is 1 and max(0.0, slope) the slope: no selection.
+        derivative = _positive(self, np.result_type(grad))
+        np.maximum(derivative, negative_slope, out=derivative)
+        return _times(derivative, grad)
+    return _select(self > 0, grad, np.multiply(grad, negative_slope))
 
 
 def hardtanh_backward(grad: Any, self: Any, min_val: float, max_val: float) -> Any:
     """The gradient strictly inside (min_val, max_val), zero outside."""
     x = _data(self)
-    return _zero_outside(grad, (x > min_val) & (x < max_val))
+    inside = np.greater(x, min_val)
+    inside &= x < max_val
+    return _zero_outside(grad, inside)
 
 
 def hardswish_backward(grad: Any, self: Any) -> Any:
-    """(2x + 3) / 6 on (-3, 3), 1 above, 0 below."""
+    """(2x + 3) / 6 on (-3, 3), 1 from 3 up, 0 up to -3, as PyTorch's kernel."""
     x = _data(self)
-    middle = _zero_outside(grad, (x > -3) & (x < 3)) * (self / 3 + 0.5)
-    return where(_nn_factor(x >= 3, self) > 0, grad, middle)
+    if _any_tensor(grad, self):
+        middle = _zero_outside(grad, x > -3) * (self / 3 + 0.5)
+        return where(_nn_factor(x >= 3, self) > 0, grad, middle)
+    middle = np.divide(x, 3, out=_scratch(x))
+    middle += 0.5
+    middle = _times(middle, grad)
+    upper = _select(x >= 3, np.asarray(grad, middle.dtype), middle)
+    return _zero_outside(upper, x > -3)
 
 
 def hardsigmoid_backward(grad: Any, self: Any) -> Any:
     """1/6 on (-3, 3), 0 elsewhere; PyTorch's 1/6 is a float32 constant."""
-    x = _data(self)
-    return _zero_outside(grad, (x > -3) & (x < 3)) * _NN_ONE_SIXTH
+    inside = np.abs(_data(self))
+    return _zero_outside(grad, np.less(inside, 3)) * _NN_ONE_SIXTH
 
 
 _NN_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
 
 
 def log_sigmoid_backward(grad: Any, self: Any) -> Any:
-    """d(-softplus(-x))/dx = sigmoid(-x)."""
-    return grad * _nn_sigmoid(-self)
+    """d(-softplus(-x))/dx = sigmoid(-x) = 1 / (1 + exp(x))."""
+    if _any_tensor(grad, self):
+        return grad * _nn_sigmoid(-self)
+    derivative = np.exp(self, out=_scratch(self))
+    derivative += 1
+    np.reciprocal(derivative, out=derivative)
+    return _times(derivative, grad)
 
 
 register_numpy_kernels(

@@ -124,10 +124,39 @@ def _zero_outside(value: Any, keep: Any) -> Any:
     # np.where on large arrays (slower on small ones, for its extra calls): an
     # all-ones mask keeps a value's bits exactly (inf, nan, -0.0), an all-zeros
     # one gives +0.0.
-    mask = keep.astype(bits)
-    np.negative(mask, out=mask)
+    mask = np.subtract(0, keep, dtype=bits)  # all ones where keep
     if mask.shape == value.shape:
         np.bitwise_and(mask, value.view(bits), out=mask)
     else:
         mask = np.bitwise_and(mask, value.view(bits))
     return mask.view(value.dtype)
+
+
+def _select(keep: Any, a: Any, b: Any) -> Any:
+    """`np.where(keep, a, b)` for float arrays of one dtype, by bit patterns
+    (a where the mask is all ones, b where it is zero): np.where branches per
+    element and is several times slower on masks that change often."""
+    a, b = np.asarray(a), np.asarray(b)
+    bits = _SAME_WIDTH.get(b.dtype.itemsize)
+    if (
+        bits is None
+        or b.dtype.kind != "f"
+        or a.dtype != b.dtype
+        or a.shape != b.shape
+        or np.shape(keep) != b.shape
+        or b.size < _BITS_FROM
+    ):
+        return np.where(keep, a, b).astype(b.dtype, copy=False)
+    mask = np.subtract(0, keep, dtype=bits)  # all ones where keep
+    a_bits, b_bits = a.view(bits), b.view(bits)
+    out = np.bitwise_xor(a_bits, b_bits)
+    out &= mask
+    out ^= b_bits
+    return out.view(b.dtype)
+
+
+def _special() -> Any:
+    """scipy.special, imported on first use so `import yamlgrad` does not load it."""
+    import scipy.special
+
+    return scipy.special

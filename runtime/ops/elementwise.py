@@ -17,7 +17,7 @@ from yamlgrad.runtime.autograd.input_metadata import to_dtype
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.namespace import array_namespace, register_numpy_kernels
 from yamlgrad.runtime.errors import type_meta_name as _tm
-from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw
+from yamlgrad.runtime.ops.common import _any_tensor, _constant_like, _raw, _special
 
 KERNELS = (
     "cast",
@@ -57,7 +57,6 @@ BACKWARD_HELPERS = (
     "clamp_backward_max",
     "copysign_tensor_self_backward",
     "logit_backward",
-    "sinc_backward",
 )
 
 
@@ -66,29 +65,14 @@ def cast(x: Any, dtype: np.dtype | None) -> Any:
     return np.array(x, dtype=dtype, copy=True)
 
 
-_ERF = np.frompyfunc(math.erf, 1, 1)
-
-
-_ERFC = np.frompyfunc(math.erfc, 1, 1)
-
-
-def _float_dtype(x: Any) -> np.dtype:
-    """The dtype of a float result: x's own, or float64 for integers and bools."""
-    dtype = np.asarray(x).dtype
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
-
-
 def erf(x: Any) -> Any:
-    """The error function, element-wise, to float64 accuracy (numpy has none).
-
-    math.erf per element, cast back to x's float dtype.
-    """
-    return np.asarray(_ERF(x), dtype=_float_dtype(x))
+    """The error function, element-wise (scipy.special.erf), in x's float dtype."""
+    return _special().erf(x)
 
 
 def erfc(x: Any) -> Any:
-    """1 - erf(x), without the cancellation for large x (math.erfc per element)."""
-    return np.asarray(_ERFC(x), dtype=_float_dtype(x))
+    """1 - erf(x), without the cancellation for large x (scipy.special.erfc)."""
+    return _special().erfc(x)
 
 
 def logit(x: Any, eps: float | None) -> Any:
@@ -139,15 +123,10 @@ def lerp(start: Any, end: Any, weight: Any) -> Any:
 
 
 def _xlogy(x: Any, y: Any) -> Any:
-    """x * log(y), with 0 where x is 0 (even where log(y) is -inf or nan) unless y
-    is nan, as torch.xlogy."""
+    """x * log(y), with 0 where x is 0 (even where log(y) is -inf) unless y is
+    nan, as torch.xlogy: scipy.special.xlogy, in the operands' float dtype."""
     dtype = np.result_type(x, y, 0.0)
-    x = np.asarray(x, dtype=dtype)
-    y = np.asarray(y, dtype=dtype)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = x * np.log(y)
-    out = np.where(x == 0, np.zeros_like(out), out)
-    return np.where(np.isnan(y), np.full_like(out, np.nan), out)
+    return _special().xlogy(np.asarray(x, dtype=dtype), np.asarray(y, dtype=dtype))
 
 
 def divide(a: Any, b: Any, rounding_mode: str | None) -> Any:
@@ -343,10 +322,3 @@ def logit_backward(grad: Any, self: Any, eps: float | None) -> Any:
 register_numpy_kernels(rsqrt=_rsqrt, erf=erf, xlogy=_xlogy, div=divide)
 
 
-def sinc_backward(grad: Any, self: Any) -> Any:
-    """(cos(pi x) pi x - sin(pi x)) / (pi x^2), and 0 at x = 0."""
-    xp = array_namespace(grad, self)
-    safe = xp.where(self == 0, 1.0, self)
-    angle = safe * np.pi
-    slope = (xp.cos(angle) * angle - xp.sin(angle)) / (angle * safe)
-    return xp.where(self == 0, 0.0, grad * slope)

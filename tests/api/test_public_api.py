@@ -95,6 +95,7 @@ NOT_FROM_YAML = {
     "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
     "ops": "a namespace of the YAML's own overloads",
     "linalg": "a namespace of YAML ops under torch.linalg's names",
+    "special": "a namespace: the YAML's special_* ops under torch.special's names",
     "nn": "a namespace: nn.functional.pad is the YAML's pad",
     "viz": "a module: make_dot draws the autograd graph, records nothing",
     "optim": "a namespace: optimisers and lr_scheduler, updates under no_grad",

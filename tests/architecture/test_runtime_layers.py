@@ -10,6 +10,9 @@ and keep files and functions a size a reader can hold.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,17 @@ def test_no_hand_written_function_is_over_the_limit() -> None:
                         where = f"{path.relative_to(REPO_ROOT)}:{node.lineno}"
                         long_functions.append(f"{where} {node.name}: {length} lines")
     assert not long_functions, "\n".join(long_functions)
+
+
+def test_import_yamlgrad_does_not_import_scipy() -> None:
+    """scipy.special is imported on an op's first use: `import yamlgrad` stays as
+    light as numpy plus the package (checked in a fresh interpreter)."""
+    code = "import sys, yamlgrad; print('scipy' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.stdout.strip() == "False"

@@ -108,12 +108,26 @@ def _samples(info: DifferentiabilityInfo, seed: int) -> Any:
         yield torch, sample, rng, Case(torch, info, sample, rng)
 
 
-def assert_same_values(ours: yg.Tensor, theirs: Any, where: str) -> None:
+# PyTorch's trigamma and polygamma series are accurate to about 1e-9 relative,
+# scipy's (yamlgrad's kernel) to about 1e-15: values or gradients that go through
+# polygamma are compared at this tolerance.
+POLYGAMMA_RTOL = 1e-8
+THROUGH_POLYGAMMA = ("polygamma", "special_polygamma", "digamma", "special_digamma")
+THROUGH_POLYGAMMA += ("special_psi",)
+
+
+def rtol_of(info: DifferentiabilityInfo) -> float:
+    return POLYGAMMA_RTOL if info.func.name in THROUGH_POLYGAMMA else RTOL
+
+
+def assert_same_values(
+    ours: yg.Tensor, theirs: Any, where: str, rtol: float = RTOL
+) -> None:
     got = ours.detach().numpy()
     want = theirs.detach().numpy()
     assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
     assert dtype_name(ours.dtype) == dtype_name(theirs.dtype), where
-    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=where)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=ATOL, err_msg=where)
 
 
 def _grad_array(grad: Any, like: np.ndarray) -> np.ndarray:
@@ -136,7 +150,7 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
         ref = call_torch(torch, info, case.theirs)
         assert len(as_outputs(out)) == len(as_outputs(ref)), where
         for o, r in zip(as_outputs(out), as_outputs(ref)):
-            assert_same_values(o, r, where)
+            assert_same_values(o, r, where, rtol_of(info))
             assert o.requires_grad == r.requires_grad, where
         outs, refs = float_outputs(out, info), float_outputs(ref, info)
         cotangents = [rng.standard_normal(tuple(r.shape)) for r in refs]
@@ -145,7 +159,9 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
         for name, x, t in zip(case.names, *case.leaves()):
             assert x.grad is not None and t.grad is not None, f"{where}: {name}"
             assert x.grad.shape == x.shape, f"{where}: {name}"
-            assert_same_values(x.grad, t.grad, f"{where}: grad of {name}")
+            assert_same_values(
+                x.grad, t.grad, f"{where}: grad of {name}", rtol_of(info)
+            )
 
 
 @pytest.mark.parametrize("info", [_name_param(i) for i in RECORDED])
@@ -174,7 +190,7 @@ def test_every_public_route_reaches_the_same_overload(
         want = type(ref.grad_fn).__name__
         for route in yamlgrad_routes(info):
             out = float_outputs(call_yamlgrad(info, case.ours, route), info)[0]
-            assert_same_values(out, ref, f"{sample.loc}: {route}")
+            assert_same_values(out, ref, f"{sample.loc}: {route}", rtol_of(info))
             if info.op is not None:
                 assert out.grad_fn.name() == info.op, f"{sample.loc}: {route}"
             elif ref.grad_fn is None:
@@ -210,7 +226,7 @@ def test_double_backward_matches_torch(info: DifferentiabilityInfo) -> None:
         for name, x, g, r in zip(case.names, xs, first, first_ref):
             want = _grad_array(r, x.detach().numpy())
             np.testing.assert_allclose(
-                _grad_array(g, want), want, rtol=RTOL, atol=ATOL, err_msg=where
+                _grad_array(g, want), want, rtol=rtol_of(info), atol=ATOL, err_msg=where
             )
         second = second_order(yg, first, xs, directions)
         second_ref = second_order(torch, first_ref, ts, directions)

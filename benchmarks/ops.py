@@ -1,0 +1,433 @@
+"""Every op of derivatives.yaml, forward + backward, against torch on one thread.
+
+    python benchmarks/ops.py                          # everything, writes benchmarks/ops.md
+    python benchmarks/ops.py --ops gelu,sigmoid       # some ops (nothing is written)
+    python benchmarks/ops.py --sizes large --dtypes float32 --repeats 3
+    python benchmarks/ops.py --json rows.json         # the rows as JSON too
+    python benchmarks/ops.py --merge a.json b.json    # one table from split runs
+
+The table is generated from the YAML: each differentiable entry with `samples`
+takes its largest sample, scales every dimension above 1 by one factor (so equal
+sizes stay equal: a matrix product still multiplies, a broadcast still
+broadcasts) until its largest tensor holds about 1,000,000 elements ("large") or
+16,384 ("small"), and times `op(...)` followed by the gradient of every
+differentiable input for a cotangent of ones (what `op(...).sum().backward()`
+computes, without the sum's own nodes), through `autograd.grad`, in yamlgrad and
+in torch (`torch.set_num_threads(1)`), in float32 and float64.
+
+A third column, "kernels", is the same step without autograd: the forward under
+`no_grad`, then the node's formulas called once on the ndarrays. It is the cost of
+the numpy kernels and formulas alone, so `ours / kernels` is what yamlgrad's
+bookkeeping adds, and `kernels / torch` what numpy itself costs.
+
+An entry is skipped, with its reason in the table, when its samples cannot scale
+(given index values, in-place variants, which their functional entries cover) or
+when the scaled call fails. An op whose output is larger than its input is scaled down by that factor
+(measured at a small size first), and one whose step grows faster than its
+elements (matrix products, convolutions) is scaled down until one step takes under
+`STEP_BUDGET` seconds; the table gives the elements it ran at.
+
+Repetitions are paired and interleaved: in each one every framework runs its step
+a few times in a row (enough for about 10 ms, at least three calls) and keeps its
+fastest call, in an order that rotates, and the ratio is taken within the
+repetition, so load on the machine cancels. The table reports each framework's
+median time and the median of the per-repetition ratios.
+Benchmarks are not tests: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import numpy as np  # noqa: E402
+
+import yamlgrad as yg  # noqa: E402
+from yamlgrad.testing import build_args, call_torch, python_names  # noqa: E402
+from yamlgrad.tools.load import load_derivatives  # noqa: E402
+from yamlgrad.tools.model import DifferentiabilityInfo, Sample  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+else:
+    torch.set_num_threads(1)
+
+HERE = Path(__file__).resolve().parent
+YAML = HERE.parent / "derivatives.yaml"
+SIZES = {"large": 1_000_000, "small": 16_384}
+DTYPES = ("float32", "float64")
+STEP_BUDGET = 0.2  # seconds for one yamlgrad step before an op is scaled down
+SAMPLE_TIME = 0.01  # seconds of calls per framework per repetition
+MIN_CALLS = 3  # calls per framework per repetition, at least
+
+Step = Callable[[], Any]
+
+
+@dataclass
+class Row:
+    op: str  # the entry's C++ name: gelu, add_Tensor, ...
+    size: str
+    dtype: str
+    elements: int = 0  # of the largest tensor, as run
+    ours: float = math.nan  # median seconds per step
+    torch: float = math.nan
+    kernels: float = math.nan
+    ratio: float = math.nan  # median over repetitions of ours / torch
+    kernels_ratio: float = math.nan  # kernels / torch
+    skipped: str = ""
+
+
+def tensor_shapes(sample: Sample) -> list[tuple[int, ...]]:
+    shapes: list[tuple[int, ...]] = []
+    for a in sample.args:
+        if a.shapes is not None:
+            shapes += list(a.shapes)
+        elif a.shape is not None and a.values is None and a.index_list is None:
+            shapes.append(a.shape)
+    return shapes
+
+
+def unscalable(info: DifferentiabilityInfo) -> str:
+    """Why no sample of this entry can scale, or ''."""
+    if info.inplace:
+        return "in-place variant (its functional entry is measured)"
+    if not info.samples:
+        return "no samples"
+    for sample in info.samples:
+        if any(a.values is not None or a.index_list is not None for a in sample.args):
+            continue
+        if any(math.prod(s) > 1 for s in tensor_shapes(sample)):
+            return ""
+    if any(a.values is not None for s in info.samples for a in s.args):
+        return "given index values do not scale"
+    if any(a.index_list is not None for s in info.samples for a in s.args):
+        return "given index lists do not scale"
+    return "no sample with a dimension above 1"
+
+
+def largest_sample(info: DifferentiabilityInfo) -> Sample:
+    candidates = [
+        s
+        for s in info.samples
+        if not any(a.values is not None or a.index_list is not None for a in s.args)
+    ]
+    return max(candidates, key=lambda s: max(map(math.prod, tensor_shapes(s))))
+
+
+def scaled(sample: Sample, elements: int) -> Sample:
+    """The sample with every dimension above 1 multiplied by one factor, so that
+    its largest tensor holds about `elements`."""
+    big = max(tensor_shapes(sample), key=math.prod)
+    grow = sum(d > 1 for d in big)
+    factor = (elements / math.prod(big)) ** (1 / grow)
+
+    def scale(shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(max(1, round(d * factor)) if d > 1 else d for d in shape)
+
+    args = []
+    for a in sample.args:
+        if a.shapes is not None:
+            a = _replace(a, shapes=tuple(scale(s) for s in a.shapes))
+        elif a.shape is not None and a.values is None:
+            a = _replace(a, shape=scale(a.shape))
+        args.append(a)
+    return _replace(sample, args=tuple(args))
+
+
+def _replace(obj: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(obj, **changes)
+
+
+def _differentiable(info: DifferentiabilityInfo, kwargs: dict[str, Any]) -> set[str]:
+    if info.composite is not None:
+        names = set(kwargs)
+    else:
+        names = {n for d in info.derivatives for n in d.var_names}
+    return {
+        n
+        for n in names
+        if isinstance(kwargs.get(n), np.ndarray) and kwargs[n].dtype.kind == "f"
+    }
+
+
+def _outputs(result: Any, info: DifferentiabilityInfo) -> list[Any]:
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    if info.output_differentiability is not None:
+        outputs = [o for o, d in zip(outputs, info.output_differentiability) if d]
+    return [o for o in outputs if o.dtype.is_floating_point and o.requires_grad]
+
+
+def yamlgrad_steps(
+    info: DifferentiabilityInfo, kwargs: dict[str, Any], diff: set[str]
+) -> tuple[Step, Step | None]:
+    """The autograd step, and the kernels-only step (None for a composite)."""
+    wrapper = getattr(yg.generated.VariableType, info.wrapper_name)
+    leaves = {n: yg.tensor(kwargs[n], requires_grad=True) for n in diff}
+    args = python_names(build_args(kwargs, leaves, yg.tensor))
+    ones = [yg.ones_like(o) for o in _outputs(wrapper(**args), info)]
+    inputs = list(leaves.values())
+
+    def ours() -> Any:
+        outputs = _outputs(wrapper(**args), info)
+        return yg.autograd.grad(outputs, inputs, ones, allow_unused=True)
+
+    if info.composite is not None:
+        return ours, None
+    node = _outputs(wrapper(**args), info)[0].grad_fn
+    raw_ones = [o.numpy() for o in ones]
+    with yg.no_grad():
+        plain = python_names(build_args(kwargs, {}, yg.tensor))
+
+    def kernels() -> Any:
+        with yg.no_grad():
+            wrapper(**plain)
+        return node.apply(raw_ones, True)
+
+    return ours, kernels
+
+
+def torch_step(
+    info: DifferentiabilityInfo, kwargs: dict[str, Any], diff: set[str]
+) -> Step:
+    def make(array: np.ndarray) -> Any:
+        return torch.from_numpy(np.ascontiguousarray(array))
+
+    leaves = {n: make(kwargs[n]).requires_grad_() for n in diff}
+    values = build_args(kwargs, leaves, make)
+    ones = [torch.ones_like(o) for o in _outputs(call_torch(torch, info, values), info)]
+    inputs = list(leaves.values())
+
+    def theirs() -> Any:
+        outputs = _outputs(call_torch(torch, info, values), info)
+        return torch.autograd.grad(outputs, inputs, ones, allow_unused=True)
+
+    return theirs
+
+
+def _time(step: Step, calls: int) -> float:
+    """The fastest of `calls` calls: on a shared machine a slower call measures
+    the other processes, not the step."""
+    best = math.inf
+    for _ in range(calls):
+        start = time.perf_counter()
+        step()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure(steps: dict[str, Step], repeats: int) -> dict[str, list[float]]:
+    """Per framework, `repeats` samples of seconds per step, interleaved."""
+    first = {name: _time(step, 1) for name, step in steps.items()}
+    calls = max(MIN_CALLS, min(200, int(SAMPLE_TIME / max(max(first.values()), 1e-7))))
+    names = list(steps)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for rep in range(repeats):
+        order = names[rep % len(names) :] + names[: rep % len(names)]
+        for name in order:
+            samples[name].append(_time(steps[name], calls))
+    return samples
+
+
+def prepare(
+    info: DifferentiabilityInfo, size: str, dtype: str
+) -> tuple[dict[str, Step], int]:
+    """The steps of one entry at one size, scaled down while a step is too slow."""
+    sample = largest_sample(info)
+    elements = SIZES[size] // output_growth(info, sample, dtype)
+    while True:
+        rng = np.random.default_rng(0)
+        kwargs = scaled(sample, elements).materialize(rng, np.dtype(dtype))
+        diff = _differentiable(info, kwargs)
+        if not diff:
+            raise ValueError("no floating input to differentiate")
+        ours, kernels = yamlgrad_steps(info, kwargs, diff)
+        if _time(ours, 1) < STEP_BUDGET or elements < 1024:
+            break
+        elements //= 4
+    steps = {"ours": ours}
+    if torch is not None:
+        steps["torch"] = torch_step(info, kwargs, diff)
+    if kernels is not None:
+        steps["kernels"] = kernels
+    largest = max(math.prod(s) for s in tensor_shapes(scaled(sample, elements)))
+    return steps, largest
+
+
+def output_growth(info: DifferentiabilityInfo, sample: Sample, dtype: str) -> int:
+    """How many times more elements the outputs hold than the largest input, at a
+    small size (diag_embed's output is its input's size squared): the size is
+    divided by it, so no op allocates gigabytes."""
+    small = scaled(sample, 4096)
+    kwargs = small.materialize(np.random.default_rng(0), np.dtype(dtype))
+    wrapper = getattr(yg.generated.VariableType, info.wrapper_name)
+    with yg.no_grad():
+        result = wrapper(**python_names(build_args(kwargs, {}, yg.tensor)))
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    produced = sum(math.prod(o.shape) for o in outputs)
+    largest = max(math.prod(s) for s in tensor_shapes(small))
+    return max(1, round(produced / max(largest, 1)))
+
+
+def bench(info: DifferentiabilityInfo, size: str, dtype: str, repeats: int) -> Row:
+    row = Row(info.func.cpp_name, size, dtype)
+    reason = unscalable(info)
+    if reason:
+        row.skipped = reason
+        return row
+    try:
+        steps, row.elements = prepare(info, size, dtype)
+        samples = measure(steps, repeats)
+    except Exception as failure:  # noqa: BLE001 - reported in the table
+        row.skipped = f"{type(failure).__name__}: {str(failure).splitlines()[0][:80]}"
+        return row
+    row.ours = statistics.median(samples["ours"])
+    if "torch" in samples:
+        row.torch = statistics.median(samples["torch"])
+        row.ratio = statistics.median(
+            a / b for a, b in zip(samples["ours"], samples["torch"])
+        )
+    if "kernels" in samples:
+        row.kernels = statistics.median(samples["kernels"])
+        if "torch" in samples:
+            row.kernels_ratio = statistics.median(
+                a / b for a, b in zip(samples["kernels"], samples["torch"])
+            )
+    return row
+
+
+def selected(infos: list[DifferentiabilityInfo], ops: str) -> list[Any]:
+    infos = [i for i in infos if i.op is not None or i.composite is not None]
+    if not ops:
+        return infos
+    wanted = set(ops.split(","))
+    return [i for i in infos if i.func.name in wanted or i.func.cpp_name in wanted]
+
+
+def _ms(seconds: float) -> str:
+    return "" if math.isnan(seconds) else f"{seconds * 1e3:.3f}"
+
+
+def _ratio(r: float) -> str:
+    return "" if math.isnan(r) else f"{r:.2f}"
+
+
+def table(rows: list[Row], command: str) -> str:
+    measured = [r for r in rows if not r.skipped]
+    measured.sort(key=lambda r: (-(r.ratio if not math.isnan(r.ratio) else 0), r.op))
+    lines = [
+        "# Per-op benchmark: forward + backward against torch",
+        "",
+        f"`{command}` on {platform.machine()}, Python {platform.python_version()}, "
+        f"numpy {np.__version__}"
+        + (f", torch {torch.__version__} (one thread)" if torch is not None else "")
+        + f", {time.strftime('%Y-%m-%d')}.",
+        "",
+        "Generated by [ops.py](ops.py) from derivatives.yaml (its docstring says how "
+        "samples are scaled and what is timed). Times are milliseconds per forward + "
+        "backward step (median); `ours/torch` and `kernels/torch` are medians of "
+        "per-repetition ratios; `kernels` is the numpy kernel and formulas alone, "
+        "without autograd.",
+        "",
+    ]
+    for size in SIZES:
+        for dtype in DTYPES:
+            group = [r for r in measured if r.size == size and r.dtype == dtype]
+            if not group:
+                continue
+            ratios = [r.ratio for r in group if not math.isnan(r.ratio)]
+            lines += [
+                f"## {size} ({SIZES[size]:,} elements), {dtype}",
+                "",
+                f"{len(group)} ops; median ours/torch "
+                f"{_ratio(statistics.median(ratios)) if ratios else 'n/a'}, "
+                f"{sum(r > 1.5 for r in ratios)} above 1.5.",
+                "",
+                "| op | elements | ours ms | torch ms | kernels ms | ours/torch "
+                "| kernels/torch |",
+                "|---|---:|---:|---:|---:|---:|---:|",
+            ]
+            lines += [
+                f"| {r.op} | {r.elements:,} | {_ms(r.ours)} | {_ms(r.torch)} "
+                f"| {_ms(r.kernels)} | {_ratio(r.ratio)} | {_ratio(r.kernels_ratio)} |"
+                for r in group
+            ]
+            lines.append("")
+    skipped = sorted({(r.op, r.skipped) for r in rows if r.skipped})
+    if skipped:
+        lines += ["## Not measured", "", "| op | why |", "|---|---|"]
+        lines += [f"| {op} | {why} |" for op, why in skipped]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", default="", help="comma-separated names (all)")
+    parser.add_argument("--sizes", default=",".join(SIZES), help="large,small")
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="float32,float64")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--out", type=Path, help="the table (default: ops.md, full runs)"
+    )
+    parser.add_argument("--json", type=Path, help="the rows as JSON too")
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        help="write the table from the JSON rows of runs split by size or dtype",
+    )
+    args = parser.parse_args(argv)
+    command = "python benchmarks/ops.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    if args.merge:
+        merged = {}
+        for path in args.merge:
+            for r in json.loads(path.read_text()):
+                merged.setdefault((r["op"], r["size"], r["dtype"]), Row(**r))
+        rows = list(merged.values())
+        (args.out or HERE / "ops.md").write_text(table(rows, command.strip()))
+        return 0
+    infos = selected(load_derivatives(YAML), args.ops)
+    sizes, dtypes = args.sizes.split(","), args.dtypes.split(",")
+    rows = []
+    warnings.simplefilter("ignore")
+    for info in infos:
+        for size in sizes:
+            for dtype in dtypes:
+                row = bench(info, size, dtype, args.repeats)
+                rows.append(row)
+                status = row.skipped or f"{_ratio(row.ratio)}x torch"
+                print(f"{row.op:32} {size:6} {dtype:8} {status}", flush=True)
+    text = table(rows, command.strip())
+    full = not args.ops and len(sizes) == len(SIZES) and len(dtypes) == len(DTYPES)
+    out = args.out or (HERE / "ops.md" if full else None)
+    if out is not None:
+        out.write_text(text)
+    else:
+        print(text)
+    if args.json is not None:
+        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

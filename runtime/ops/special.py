@@ -1,0 +1,154 @@
+"""Special functions: scipy.special's kernels for erfinv, lgamma, digamma,
+polygamma, the modified Bessel functions, erfcx, ndtri, log_ndtr, entr, xlog1py
+and sinc, and the backward helpers of their formulas.
+
+scipy is imported on the first call (`_special`), so `import yamlgrad` does not
+load it. Its ufuncs have float32 loops, so a float32 input stays float32;
+polygamma, which scipy computes in float64, is cast back. The helpers a formula
+calls (`digamma(self)`, `special_i1(self)`, ...) run on ndarrays through these
+kernels and on Tensors as the recorded ops, so every formula has a double
+backward.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.ops.common import _data, _special
+from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.ops.namespace import (
+    TENSOR_NAMESPACE,
+    array_namespace,
+    register_numpy_kernels,
+)
+
+KERNELS = (
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "i0",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_erfcx",
+    "special_ndtri",
+    "special_log_ndtr",
+    "special_entr",
+    "special_xlog1py",
+    "sinc",
+)
+BACKWARD_HELPERS = (
+    "erfinv",
+    "digamma",
+    "polygamma",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_xlog1py",
+    "i1_backward",
+    "i1e_backward",
+    "sinc_backward",
+)
+
+
+def _unary(name: str, scipy_name: str, doc: str) -> Any:
+    def kernel(x: Any) -> Any:
+        if isinstance(x, Tensor):
+            return getattr(TENSOR_NAMESPACE, name)(x)
+        return _special_fn(scipy_name)(x)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"{doc} (scipy.special.{scipy_name}); the recorded op on a Tensor."
+    return kernel
+
+
+def _special_fn(name: str) -> Any:
+    return getattr(_special(), name)
+
+
+erfinv = _unary("erfinv", "erfinv", "The inverse error function")
+lgamma = _unary("lgamma", "gammaln", "log |Gamma(x)|")
+digamma = _unary("digamma", "psi", "d/dx log Gamma(x)")
+i0 = _unary("i0", "i0", "The modified Bessel function I0")
+special_i0e = _unary("special_i0e", "i0e", "exp(-|x|) * I0(x)")
+special_i1 = _unary("special_i1", "i1", "The modified Bessel function I1")
+special_i1e = _unary("special_i1e", "i1e", "exp(-|x|) * I1(x)")
+special_erfcx = _unary("special_erfcx", "erfcx", "exp(x**2) * erfc(x)")
+special_ndtri = _unary("special_ndtri", "ndtri", "The inverse of the normal CDF")
+special_log_ndtr = _unary("special_log_ndtr", "log_ndtr", "log of the normal CDF")
+special_entr = _unary("special_entr", "entr", "-x * log(x), 0 at 0, -inf below")
+
+
+def polygamma(n: int, x: Any) -> Any:
+    """The n-th derivative of digamma (scipy.special.polygamma), in x's dtype;
+    PyTorch's error for a negative n."""
+    if isinstance(x, Tensor):
+        return TENSOR_NAMESPACE.polygamma(n, x)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    value = _special().polygamma(n, x)
+    dtype = np.asarray(x).dtype
+    return value.astype(dtype, copy=False) if dtype.kind == "f" else value
+
+
+def special_xlog1py(x: Any, y: Any) -> Any:
+    """x * log1p(y), 0 where x is 0 (unless y is nan); the recorded op on Tensors."""
+    if isinstance(x, Tensor) or isinstance(y, Tensor):
+        return TENSOR_NAMESPACE.special_xlog1py(x, y)
+    return _special().xlog1py(x, y)
+
+
+def sinc(x: Any) -> Any:
+    """sin(pi x) / (pi x), 1 at 0 (numpy's sinc), in x's float dtype."""
+    return np.sinc(x)
+
+
+def _eps(x: Any) -> float:
+    dtype = _data(x).dtype
+    return float(np.finfo(dtype if dtype.kind == "f" else np.float64).eps)
+
+
+def i1_backward(grad: Any, self: Any, result: Any) -> Any:
+    """d I1/dx = I0(x) - I1(x) / x, 0.5 at 0 (where the quotient is 0/0)."""
+    xp = array_namespace(grad, self)
+    eps = _eps(self)
+    not_tiny = abs(self) > eps
+    safe = xp.where(not_tiny, self, eps)
+    return grad * xp.where(not_tiny, i0(safe) - result / safe, 0.5)
+
+
+def i1e_backward(grad: Any, self: Any, result: Any) -> Any:
+    """d I1e/dx = I0e(x) - I1e(x) * (sign(x) + 1 / x), 0.5 at 0."""
+    xp = array_namespace(grad, self)
+    eps = _eps(self)
+    not_tiny = abs(self) > eps
+    safe = xp.where(not_tiny, self, eps)
+    derivative = special_i0e(safe) - result * (xp.sign(safe) + 1 / safe)
+    return grad * xp.where(not_tiny, derivative, 0.5)
+
+
+def sinc_backward(grad: Any, self: Any) -> Any:
+    """d sinc/dx = (pi x cos(pi x) - sin(pi x)) / (pi x**2), 0 at 0."""
+    xp = array_namespace(grad, self)
+    self_pi = self * math.pi
+    self_squared_pi = self * self * math.pi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = grad * (self_pi * xp.cos(self_pi) - xp.sin(self_pi)) / self_squared_pi
+    return xp.where(self_squared_pi == 0, 0, out)
+
+
+register_numpy_kernels(
+    erfinv=erfinv,
+    lgamma=lgamma,
+    digamma=digamma,
+    polygamma=polygamma,
+    i0=i0,
+    special_i0e=special_i0e,
+    special_i1=special_i1,
+    special_i1e=special_i1e,
+    special_xlog1py=special_xlog1py,
+)
