@@ -34,11 +34,14 @@ from yamlgrad.runtime.dtypes import (
     int16,
     int32,
     int64,
+    layout,
     long,
     short,
+    strided,
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
+from yamlgrad.runtime.functional import unique, unique_consecutive
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -56,6 +59,8 @@ __all__ = [
     *VariableType.__all__,
     *factories.__all__,
     "tensordot",
+    "unique",
+    "unique_consecutive",
     "Tensor",
     "Size",
     "autograd",
@@ -81,6 +86,8 @@ __all__ = [
     "long",
     "short",
     "uint8",
+    "layout",
+    "strided",
     "no_grad",
     "enable_grad",
     "inference_mode",
@@ -232,6 +239,8 @@ def _install_tensor_methods() -> None:
         setattr(Tensor, name, fn)
     Tensor.to = _to  # type: ignore[attr-defined]
     Tensor.norm = norm  # type: ignore[attr-defined]
+    Tensor.unique = unique  # type: ignore[attr-defined]
+    Tensor.unique_consecutive = unique_consecutive  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]
     Tensor.copy_ = inplace_ops.copy_  # type: ignore[attr-defined]

@@ -6,10 +6,9 @@ ints int64; `arange` is int64 when every bound is an int and float32 otherwise;
 `full` takes the dtype of its fill value; `requires_grad=True` on an integer
 dtype raises PyTorch's error. A factory's result is a leaf.
 
-Random numbers come from a numpy `Generator` (PCG64), not from PyTorch's Mersenne
-Twister, so values differ from torch's; what matches is the contract: the same
-seed gives the same numbers, `manual_seed` resets the default generator, and a
-`Generator` object passed as `generator=` draws from its own stream.
+Random numbers come from the generators of runtime/generator.py: the same seed
+gives the same numbers (not torch's numbers), `manual_seed` resets the default
+generator, and a `Generator` passed as `generator=` draws from its own stream.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.generator import Generator, default_generator
 
 __all__ = [
     "tensor",
@@ -53,54 +53,7 @@ __all__ = [
     "default_generator",
 ]
 
-# PyTorch's default CPU seed (`default_rng_seed_val`), so a fresh process repeats.
-_DEFAULT_SEED = 67280421310721
-
-
-# -- generators ----------------------------------------------------------------------
-
-
-class Generator:
-    """A random number stream with a seed, as `torch.Generator`.
-
-    >>> g = yg.Generator().manual_seed(0)
-    >>> yg.rand(2, generator=g)
-    """
-
-    __slots__ = ("_seed", "_rng")
-
-    def __init__(self, device: str = "cpu") -> None:
-        if str(device) != "cpu":
-            raise RuntimeError(f"yamlgrad has no device {device!r}; only 'cpu'")
-        self._seed = _DEFAULT_SEED
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
-
-    def manual_seed(self, seed: int) -> Generator:
-        """Restart the stream from `seed`; returns the generator itself."""
-        seed = operator.index(seed)
-        self._seed = seed
-        # PCG64 needs a non-negative seed; torch accepts negative ones and wraps.
-        self._rng = np.random.Generator(np.random.PCG64(seed % 2**64))
-        return self
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def seed(self) -> int:
-        """Seed from fresh OS entropy; returns the new seed."""
-        new_seed = int(np.random.SeedSequence().entropy) % 2**64
-        self.manual_seed(new_seed)
-        return new_seed
-
-    @property
-    def device(self) -> str:
-        return "cpu"
-
-    def __repr__(self) -> str:
-        return "<yamlgrad.Generator>"
-
-
-default_generator = Generator()
+# -- generators (runtime/generator.py) ---------------------------------------------
 
 
 def manual_seed(seed: int) -> Generator:

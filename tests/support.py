@@ -370,7 +370,11 @@ BAD_INPUTS = (
         "exp(Tensor self) -> (Tensor)",
         "does not round-trip: 'exp(Tensor self) -> (Tensor)'",
     ),
-    bad_schema("keyword_argument", "exp(Tensor self, int from=0) -> Tensor", "'from'"),
+    bad_schema(
+        "keyword_argument_clash",
+        "exp(Tensor self, int from_=0, int from=0) -> Tensor",
+        "'from' and 'from_'",
+    ),
     bad_schema("keyword_op_name", "import(Tensor self) -> Tensor", "'import'"),
     bad_schema(
         "argument_shadows_generated_name",

@@ -64,12 +64,13 @@ Fail = Callable[[str], NoReturn]
 BUILTIN_OP_NAMES = frozenset(
     {"abs", "all", "any", "max", "min", "pow", "round", "slice", "sum"}
 )
-BUILTIN_ARGUMENT_NAMES = frozenset({"input", "max", "min", "ord"})
+BUILTIN_ARGUMENT_NAMES = frozenset({"input", "max", "min", "ord", "sorted"})
 MAX_NAME_LENGTH = 64  # PyTorch's longest op name has about 50 characters
 # Names the Tensor class itself or the facade installs on it (runtime/facade.py's
 # _install_tensor_methods); a generated method of that name would replace them.
 FACADE_TENSOR_METHODS = frozenset(
     {"to", "copy_", "T", "float", "double", "half", "long", "int", "bool"}
+    | {"unique", "unique_consecutive"}
 )
 
 
@@ -374,7 +375,7 @@ def _load_schema(
         # A parameter named as a helper hides it from the formulas and kernels.
         # (The names the generated code binds itself are checked once it is
         # rendered: tools/reserved.py.)
-        if a.name in formula_helpers or a.name in kernel_helpers:
+        if a.safe_name in formula_helpers or a.safe_name in kernel_helpers:
             message = f"argument {a.name!r} shadows a name the generated code uses"
             raise e.error("name", message)
     _check_returns(func, e.loc("name"), e.op_text)

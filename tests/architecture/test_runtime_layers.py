@@ -19,7 +19,11 @@ from support import REPO_ROOT
 RUNTIME = REPO_ROOT / "runtime"
 
 # Modules every layer may import: they import nothing else of the runtime.
-LEAVES = ("yamlgrad.runtime.errors", "yamlgrad.runtime.dtypes")
+LEAVES = (
+    "yamlgrad.runtime.errors",
+    "yamlgrad.runtime.dtypes",
+    "yamlgrad.runtime.generator",
+)
 # What each layer may import from yamlgrad, besides itself and the leaves.
 ALLOWED = {
     "autograd": ("yamlgrad.runtime.dispatch",),
