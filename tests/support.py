@@ -371,6 +371,16 @@ BAD_INPUTS = (
         "does not round-trip: 'exp(Tensor self) -> (Tensor)'",
     ),
     bad_schema(
+        "unknown_enum_default",
+        "exp(Tensor self, int reduction=Median) -> Tensor",
+        "unsupported default 'Median'",
+    ),
+    bad_schema(
+        "unsupported_list_type",
+        "exp(Tensor self, bool[3] mask) -> Tensor",
+        "'bool[3]' is not supported",
+    ),
+    bad_schema(
         "keyword_argument_clash",
         "exp(Tensor self, int from_=0, int from=0) -> Tensor",
         "'from' and 'from_'",
