@@ -383,7 +383,7 @@ BAD_INPUTS = (
     bad_schema(
         "keyword_argument_clash",
         "exp(Tensor self, int from_=0, int from=0) -> Tensor",
-        "'from' and 'from_'",
+        "'from_' and 'from' are both 'from_'",
     ),
     bad_schema("keyword_op_name", "import(Tensor self) -> Tensor", "'import'"),
     bad_schema(

@@ -368,10 +368,12 @@ def _parse_schema(text: str) -> FunctionSchema:
         arg = _parse_argument(item, kwarg_only)
         if any(a.name == arg.name for a in arguments):
             raise SchemaError(f"argument {arg.name!r} appears twice")
-        if any(a.safe_name == arg.safe_name for a in arguments):
+        clash = [a.name for a in arguments if a.safe_name == arg.safe_name]
+        if clash:
             raise SchemaError(
-                f"arguments {arg.name!r} and {arg.safe_name!r}: Python spells a "
-                "keyword-named argument with a trailing '_'"
+                f"arguments {clash[0]!r} and {arg.name!r} are both "
+                f"{arg.safe_name!r} in Python (a keyword-named argument gets a "
+                "trailing '_')"
             )
         arguments.append(arg)
     return FunctionSchema(

@@ -70,6 +70,13 @@ NOT_FROM_YAML = {
             "is_inference_mode_enabled",
         )
     },
+    "layout": "the layout type: strided is the only one",
+    "strided": "the layout of every tensor",
+    **{
+        name: "torch.functional's Python over the YAML's _unique2, unique_dim and "
+        "unique_consecutive: returns only the outputs asked for"
+        for name in ("unique", "unique_consecutive")
+    },
     "Tensor": "the tensor type",
     "Size": "a shape",
     "autograd": "a namespace: backward, grad, Function, gradcheck, ...",

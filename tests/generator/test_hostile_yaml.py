@@ -124,7 +124,7 @@ HOSTILE = [
     Hostile(
         "argument keyword clash",
         entry(name="foo(Tensor self, int if_=1, int if=1) -> Tensor"),
-        "keyword-named",
+        "are both 'if_'",
     ),
     *(
         Hostile(f"op keyword {n}", entry(name=f"{n}(Tensor self) -> Tensor"), "keyword")
