@@ -8,7 +8,7 @@ descending; among NaNs, input order). A descending sort is the ascending
 stable sort of the reversed input, reversed back, so equal values are not
 reversed. topk, kthvalue and the medians then read positions of that order, so
 where PyTorch leaves the index of a tie to its partial sorts, these give the
-index the stable order gives.
+index the stable order gives (found by a partial sort where one suffices).
 
 The differentiable ones select values from their input; their gradient goes back
 to the selected positions (`value_selecting_reduction_backward`, in
@@ -73,18 +73,30 @@ def topk_along(
     return np.take_along_axis(x, indices, dim), indices.astype(np.int64)
 
 
-def _select(
-    x: np.ndarray, order: np.ndarray, position: Any, dim: int, keepdim: bool
-) -> tuple[Any, Any]:
-    """Entry number `position` (an int, or one per slice) of the order along dim."""
-    position = np.broadcast_to(
-        np.asarray(position), order.shape[:dim] + order.shape[dim + 1 :]
-    )
-    indices = np.take_along_axis(order, np.expand_dims(position, dim), dim)
-    values = np.take_along_axis(x, indices, dim)
-    if not keepdim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return values, indices.astype(np.int64)
+def _select(x: np.ndarray, position: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """Entry number `position` (an int, or one per slice) of the stable ascending
+    order along `dim`, and its index, without sorting it all: a partial sort
+    finds the value (a full one when slices want different positions), and the
+    index is that value's occurrence number `position - (entries below it)` in
+    input order, which is where the stable order has it."""
+    moved = np.moveaxis(x, dim, -1)
+    position = np.broadcast_to(np.asarray(position), moved.shape[:-1])[..., None]
+    first = int(position.flat[0]) if position.size else 0
+    if np.all(position == first):
+        ordered = np.partition(moved, first, axis=-1)
+    else:
+        ordered = np.sort(moved, axis=-1)
+    value = np.take_along_axis(ordered, position, -1)
+    equal, below = moved == value, np.sum(moved < value, -1, keepdims=True)
+    if x.dtype.kind == "f":  # NaN is largest, and equal to NaN here
+        nan_value, nans = np.isnan(value), np.isnan(moved)
+        equal = np.where(nan_value, nans, equal)
+        below = np.where(nan_value, np.sum(~nans, -1, keepdims=True), below)
+    index = np.argmax(np.cumsum(equal, -1) > position - below, axis=-1)
+    values, indices = value[..., 0], index.astype(np.int64)
+    if keepdim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices
 
 
 def kthvalue_along(x: Any, k: int, dim: int, keepdim: bool) -> tuple[Any, Any]:
@@ -98,7 +110,7 @@ def kthvalue_along(x: Any, k: int, dim: int, keepdim: bool) -> tuple[Any, Any]:
         )
     if x.ndim == 0:
         return x.copy(), np.zeros((), dtype=np.int64)
-    return _select(x, _argsort(x, dim, False), k - 1, dim, keepdim)
+    return _select(x, k - 1, dim, keepdim)
 
 
 def median_all(x: Any, ignore_nan: bool) -> Any:
@@ -126,14 +138,13 @@ def median_along(x: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any
     _no_identity(op, x, (dim,), True, True)
     if x.ndim == 0:
         return x.copy(), np.zeros((), dtype=np.int64)
-    order = _argsort(x, dim, False)
     size = x.shape[dim]
     nans = np.isnan(x).sum(axis=dim) if x.dtype.kind == "f" else np.zeros((), int)
     if ignore_nan:
         position = np.maximum(size - nans - 1, 0) // 2
     else:
         position = np.where(nans > 0, size - nans, (size - 1) // 2)
-    return _select(x, order, position, dim, keepdim)
+    return _select(x, position, dim, keepdim)
 
 
 def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
