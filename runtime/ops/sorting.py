@@ -69,8 +69,35 @@ def topk_along(
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
         return x.copy(), np.zeros((), dtype=np.int64)
-    indices = np.take(_argsort(x, dim, largest), np.arange(k), axis=dim)
+    if 0 < k < size // 4:  # a partial sort, then a sort of the k chosen
+        moved = np.moveaxis(x, dim, -1)
+        chosen = _top_k(moved, k, largest)
+        order = _argsort(np.take_along_axis(moved, chosen, -1), -1, largest)
+        indices = np.moveaxis(np.take_along_axis(chosen, order, -1), -1, dim)
+    else:
+        indices = np.take(_argsort(x, dim, largest), np.arange(k), axis=dim)
     return np.take_along_axis(x, indices, dim), indices.astype(np.int64)
+
+
+def _top_k(moved: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """The indices, in input order, of the first `k` entries of the stable order
+    along the last axis, found by a partial sort: every entry beyond the k-th
+    entry's value, then as many entries equal to it as fit, the earliest first."""
+    n = moved.shape[-1]
+    value = np.partition(moved, n - k if largest else k - 1, axis=-1)
+    value = value[..., n - k if largest else k - 1, None]
+    equal = moved == value
+    beyond = moved > value if largest else moved < value
+    if moved.dtype.kind == "f":  # NaN is largest, and equal to NaN here
+        nan_value, nans = np.isnan(value), np.isnan(moved)
+        equal = np.where(nan_value, nans, equal)
+        if largest:
+            beyond = np.where(nan_value, False, beyond | nans)
+        else:
+            beyond = np.where(nan_value, ~nans, beyond)
+    room = k - np.sum(beyond, -1, keepdims=True)
+    take = beyond | (equal & (np.cumsum(equal, -1) <= room))
+    return np.argsort(~take, axis=-1, kind="stable")[..., :k]
 
 
 def _select(x: np.ndarray, position: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:

@@ -17,6 +17,9 @@ NAN = float("nan")
 TIES = [[3.0, 1.0, 2.0, 1.0, 3.0, 1.0], [0.0, 0.0, -1.0, 5.0, 5.0, 0.0]]
 WITH_NAN = [[1.0, NAN, 0.0, NAN, -2.0, 1.0], [NAN, 4.0, 4.0, 2.0, 3.0, 0.0]]
 INTS = [[3, 1, 2, 1], [0, 7, 7, -1]]
+# Rows long enough for topk's partial sort (k below a quarter of the row).
+WIDE = [[float(v) for v in np.random.default_rng(0).permutation(20)] for _ in range(2)]
+WIDE[1][7] = NAN
 DISTINCT = [[0.5, -1.0, 2.0, 1.5], [3.0, 0.0, -2.0, 1.0], [NAN, 0.25, 4.0, -3.0]]
 
 
@@ -64,6 +67,8 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("topk", lambda t: t.topk(leaf(t, DISTINCT), 3)),
     ("topk smallest", lambda t: leaf(t, DISTINCT).topk(2, largest=False, dim=0)),
     ("topk nan", lambda t: t.topk(leaf(t, WITH_NAN), 2, dim=1)),
+    ("topk partial", lambda t: t.topk(leaf(t, WIDE), 4)),
+    ("topk partial smallest", lambda t: leaf(t, WIDE).topk(3, largest=False)),
     ("topk k=0", lambda t: t.topk(leaf(t, TIES), 0)),
     ("kthvalue ties", lambda t: t.kthvalue(leaf(t, TIES), 2, 1, True)),
     ("kthvalue nan", lambda t: leaf(t, WITH_NAN).kthvalue(2)),
@@ -136,6 +141,20 @@ def test_topk_ties_take_the_stable_order_and_the_gradient_follows() -> None:
     assert yg.kthvalue(x, 2).indices.tolist() == 3  # stable ascending: 1, 3, 0, 2
     top.values.backward(yg.tensor([1.0, 10.0, 100.0]))
     assert x.grad.tolist() == [1.0, 100.0, 10.0, 0.0]
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_by_partial_sort_picks_what_the_full_stable_sort_picks(
+    largest: bool,
+) -> None:
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 6, (40, 30)).astype(float)
+    x[rng.random(x.shape) < 0.1] = NAN
+    for k in (1, 3, 7):
+        for dim in (0, 1):
+            got = yg.topk(yg.tensor(x), k, dim, largest).indices.numpy()
+            order = yg.sort(yg.tensor(x), dim, descending=largest).indices.numpy()
+            np.testing.assert_array_equal(got, np.take(order, range(k), axis=dim))
 
 
 def test_median_shares_its_gradient_among_equal_values_as_torch() -> None:
