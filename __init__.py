@@ -26,6 +26,7 @@ from yamlgrad.runtime.dtypes import float32 as float  # noqa: A001
 from yamlgrad.runtime.dtypes import int32 as int  # noqa: A001
 
 sys.modules[__name__ + ".autograd"] = autograd
+sys.modules[__name__ + ".autograd.forward_ad"] = autograd.forward_ad
 __version__ = "0.1.0"
 
 try:

@@ -41,16 +41,21 @@ from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
+    any_has_forward_grad,
     args_sizes_of,
     bool_arg,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
+    derived_jvp,
     device_arg,
     dtype_of,
     float_arg,
+    formula_mode,
+    forward_ad_state,
     generator_arg,
+    index_tensors,
     int_arg,
     int_list_arg,
     layout_arg,
@@ -76,11 +81,16 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     return_type,
     scalar_arg,
     scalar_type_arg,
+    set_fw_grad,
+    set_fw_grad_inplace,
+    set_fw_grads,
     set_history,
     set_history_inplace_view,
     set_history_outputs,
     sizes_of,
     str_arg,
+    tangent_of,
+    tangents_of,
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
@@ -520,6 +530,12 @@ def add_Tensor(
         raise kernel_error("add", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = add_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -547,6 +563,11 @@ def add_Scalar(
         raise kernel_error("add", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -580,6 +601,12 @@ def sub_Tensor(
         raise kernel_error("sub", kernel_failure, self=self_, other=other_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = sub_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -607,6 +634,11 @@ def sub_Scalar(
         raise kernel_error("sub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -642,6 +674,12 @@ def rsub_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = rsub_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -674,6 +712,11 @@ def rsub_Scalar(
         raise kernel_error("rsub", kernel_failure, self=self_, other=other, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -elementwise.maybe_multiply(self_t, alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -703,6 +746,12 @@ def mul_Tensor(
         raise kernel_error("mul", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = other_t * self + self_t * other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -729,6 +778,11 @@ def mul_Scalar(
         raise kernel_error("mul", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -758,6 +812,12 @@ def div_Tensor(
         raise kernel_error("div", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t - other_t * result) / other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -784,6 +844,11 @@ def div_Scalar(
         raise kernel_error("div", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -819,6 +884,16 @@ def div_Tensor_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor_mode,
+                {"input": self, "other": other, "rounding_mode": rounding_mode},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -851,6 +926,15 @@ def div_Scalar_mode(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                self_t / other
+                if rounding_mode is None
+                else elementwise.zeros_like(self_t)
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -904,6 +988,12 @@ def where_self(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = where_self(condition=condition, input=self_t, other=other_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -933,6 +1023,16 @@ def maximum(
         raise kernel_error("maximum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                self == other,
+                (self_t + other_t) / 2,
+                elementwise.where(self > other, self_t, other_t),
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -962,6 +1062,16 @@ def fmax(
         raise kernel_error("fmax", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                elementwise.logical_or(self >= other, elementwise.isnan(other)),
+                self_t,
+                other_t,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -991,6 +1101,16 @@ def minimum(
         raise kernel_error("minimum", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                self == other,
+                (self_t + other_t) / 2,
+                elementwise.where(self < other, self_t, other_t),
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1020,6 +1140,16 @@ def fmin(
         raise kernel_error("fmin", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = elementwise.where(
+                elementwise.logical_or(self <= other, elementwise.isnan(other)),
+                self_t,
+                other_t,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1049,6 +1179,12 @@ def atan2(
         raise kernel_error("atan2", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t * other - other_t * self) / (self * self + other * other)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1078,6 +1214,13 @@ def hypot(
         raise kernel_error("hypot", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t * self + other_t * other) / result
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1106,6 +1249,17 @@ def copysign_Tensor(
         raise kernel_error("copysign", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                copysign_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1133,6 +1287,12 @@ def copysign_Scalar(
         raise kernel_error("copysign", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.copysign_tensor_self_backward(self_t, self, result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -1159,6 +1319,11 @@ def remainder_Scalar(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1188,6 +1353,12 @@ def remainder_Tensor(
         raise kernel_error("remainder", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_floor(self, other)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1213,6 +1384,11 @@ def fmod_Scalar(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1242,6 +1418,12 @@ def fmod_Tensor(
         raise kernel_error("fmod", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_trunc(self, other)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1271,6 +1453,16 @@ def xlogy_Tensor(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                xlogy_Tensor,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1298,6 +1490,11 @@ def xlogy_Scalar_Self(
         raise kernel_error("xlogy", kernel_failure, self=self, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(other):
+        with formula_mode():
+            other_t = tangent_of(other)
+            result_t = other_t * self / other
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1325,6 +1522,15 @@ def xlogy_Scalar_Other(
         raise kernel_error("xlogy", kernel_failure, self=self_, other=other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                elementwise.xlogy(self_t, other)
+                if other > 0
+                else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1352,6 +1558,12 @@ def lerp_Scalar(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, end):
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            result_t = lerp_Scalar(input=self_t, end=end_t, weight=weight)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1384,6 +1596,13 @@ def lerp_Tensor(
         raise kernel_error("lerp", kernel_failure, self=self_, end=end_, weight=weight_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, end, weight):
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            weight_t = tangent_of(weight)
+            result_t = self_t + weight * (end_t - self_t) + weight_t * (end - self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1426,6 +1645,13 @@ def addcmul(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, tensor1, tensor2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1468,6 +1694,15 @@ def addcdiv(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, tensor1, tensor2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (
+                (tensor1_t * tensor2 - tensor1 * tensor2_t) / (tensor2 * tensor2)
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1513,6 +1748,17 @@ def clamp_Tensor(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, min, max):
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            max_t = tangent_of(max)
+            result_t = derived_jvp(
+                clamp_Tensor,
+                {"input": self, "min": min, "max": max},
+                {"input": self_t, "min": min_t, "max": max_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1543,6 +1789,11 @@ def clamp_default(
         raise kernel_error("clamp", kernel_failure, self=self_, min=min, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.clamp_backward(self_t, self, min, max)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1570,6 +1821,11 @@ def clamp_min_default(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(self >= min, self_t, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1599,6 +1855,12 @@ def clamp_min_Tensor(
         raise kernel_error("clamp_min", kernel_failure, self=self_, min=min_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, min):
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            result_t = elementwise.where(self >= min, self_t, min_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1626,6 +1888,11 @@ def clamp_max_default(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(self <= max, self_t, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1655,6 +1922,12 @@ def clamp_max_Tensor(
         raise kernel_error("clamp_max", kernel_failure, self=self_, max=max_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, max):
+        with formula_mode():
+            self_t = tangent_of(self)
+            max_t = tangent_of(max)
+            result_t = elementwise.where(self <= max, self_t, max_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -1695,6 +1968,11 @@ def nan_to_num(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.isfinite(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2236,6 +2514,11 @@ def pow_Tensor_Scalar(
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.pow_backward(self_t, self, exponent)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2265,6 +2548,15 @@ def pow_Tensor_Tensor(
         raise kernel_error("pow", kernel_failure, self=self_, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, exponent):
+        with formula_mode():
+            self_t = tangent_of(self)
+            exponent_t = tangent_of(exponent)
+            result_t = elementwise.pow_backward_self(
+                self_t, self, exponent
+            ) + elementwise.pow_backward_exponent(exponent_t, self, exponent, result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2293,6 +2585,14 @@ def pow_Scalar(
         raise kernel_error("pow", kernel_failure, self=self, exponent=exponent_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(exponent):
+        with formula_mode():
+            exponent_t = tangent_of(exponent)
+            result_t = elementwise.pow_backward_exponent(
+                exponent_t, self, exponent, result
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2316,6 +2616,11 @@ def neg(
         raise kernel_error("neg", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = neg(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2339,6 +2644,12 @@ def reciprocal(
         raise kernel_error("reciprocal", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -self_t * (result * result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2363,6 +2674,12 @@ def exp(
         raise kernel_error("exp", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2388,6 +2705,11 @@ def log(
         raise kernel_error("log", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / self
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2412,6 +2734,11 @@ def sin(
         raise kernel_error("sin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cos(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2436,6 +2763,11 @@ def cos(
         raise kernel_error("cos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.sin(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2459,6 +2791,12 @@ def tanh(
         raise kernel_error("tanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result * result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2483,6 +2821,12 @@ def sigmoid(
         raise kernel_error("sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result) * result
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2506,6 +2850,12 @@ def relu(
         raise kernel_error("relu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.threshold_backward(self_t, result, 0)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2530,6 +2880,12 @@ def sqrt(
         raise kernel_error("sqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (2 * result)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2554,6 +2910,11 @@ def abs(
         raise kernel_error("abs", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sign(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2576,6 +2937,11 @@ def sign(
         raise kernel_error("sign", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2599,6 +2965,12 @@ def exp2(
         raise kernel_error("exp2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result * 0.6931471805599453
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2623,6 +2995,12 @@ def expm1(
         raise kernel_error("expm1", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (result + 1)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2648,6 +3026,11 @@ def log2(
         raise kernel_error("log2", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self * 0.6931471805599453)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2672,6 +3055,11 @@ def log10(
         raise kernel_error("log10", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self * 2.3025850929940455)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2696,6 +3084,11 @@ def log1p(
         raise kernel_error("log1p", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2719,6 +3112,12 @@ def rsqrt(
         raise kernel_error("rsqrt", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -0.5 * self_t * result**3
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2758,6 +3157,12 @@ def tan(
         raise kernel_error("tan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 + result**2)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -2783,6 +3188,11 @@ def asin(
         raise kernel_error("asin", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(-self * self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2807,6 +3217,11 @@ def acos(
         raise kernel_error("acos", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.rsqrt(-self * self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2831,6 +3246,11 @@ def atan(
         raise kernel_error("atan", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (self * self + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2855,6 +3275,11 @@ def sinh(
         raise kernel_error("sinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cosh(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2879,6 +3304,11 @@ def cosh(
         raise kernel_error("cosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sinh(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2903,6 +3333,11 @@ def asinh(
         raise kernel_error("asinh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(self**2 + 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2927,6 +3362,11 @@ def acosh(
         raise kernel_error("acosh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(self * self - 1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2951,6 +3391,11 @@ def atanh(
         raise kernel_error("atanh", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * 1 / (1 - self**2)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -2978,6 +3423,11 @@ def logit(
         raise kernel_error("logit", kernel_failure, self=self_, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.logit_backward(self_t, self, eps)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3002,6 +3452,11 @@ def erf(
         raise kernel_error("erf", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = 1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3026,6 +3481,11 @@ def erfc(
         raise kernel_error("erfc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -1.1283791670955126 * elementwise.exp(-(self**2)) * self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3048,6 +3508,11 @@ def floor(
         raise kernel_error("floor", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3070,6 +3535,11 @@ def ceil(
         raise kernel_error("ceil", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3092,6 +3562,11 @@ def round_default(
         raise kernel_error("round", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3117,6 +3592,11 @@ def round_decimals(
         raise kernel_error("round", kernel_failure, self=self_, decimals=decimals)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3139,6 +3619,11 @@ def trunc(
         raise kernel_error("trunc", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3161,6 +3646,11 @@ def frac(
         raise kernel_error("frac", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3187,6 +3677,11 @@ def sum_default(
         raise kernel_error("sum", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = sum_default(input=self_t, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3230,6 +3725,13 @@ def sum_dim_IntList(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = sum_dim_IntList(
+                input=self_t, dim=dim, keepdim=keepdim, dtype=dtype
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3256,6 +3758,11 @@ def mean_default(
         raise kernel_error("mean", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = mean_default(input=self_t, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3299,6 +3806,11 @@ def mean_dim(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = mean_dim(input=self_t, dim=dim, keepdim=keepdim, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3330,6 +3842,16 @@ def max_dim(
         raise kernel_error("max", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("max", ("values", "indices"))(*outputs)
 
@@ -3354,6 +3876,12 @@ def max_default(
         raise kernel_error("max", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(max_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3386,6 +3914,16 @@ def min_dim(
         raise kernel_error("min", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                min_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("min", ("values", "indices"))(*outputs)
 
@@ -3410,6 +3948,12 @@ def min_default(
         raise kernel_error("min", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(min_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3437,6 +3981,14 @@ def prod_default(
         raise kernel_error("prod", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                prod_default, {"input": self, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3481,6 +4033,16 @@ def prod_dim_int(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                prod_dim_int,
+                {"input": self, "dim": dim, "keepdim": keepdim, "dtype": dtype},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3524,6 +4086,20 @@ def var_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                var_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3566,6 +4142,21 @@ def std_correction(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                std_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3616,6 +4207,22 @@ def linalg_vector_norm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                linalg_vector_norm,
+                {
+                    "input": self,
+                    "ord": ord,
+                    "dim": dim,
+                    "keepdim": keepdim,
+                    "dtype": dtype,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3682,6 +4289,14 @@ def amax(
         raise kernel_error("amax", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                amax, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3714,6 +4329,14 @@ def amin(
         raise kernel_error("amin", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                amin, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3746,6 +4369,16 @@ def logsumexp(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                logsumexp,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3776,6 +4409,11 @@ def cumsum(
         raise kernel_error("cumsum", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = cumsum(input=self_t, dim=dim, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -3806,6 +4444,14 @@ def cumprod(
         raise kernel_error("cumprod", kernel_failure, self=self_, dim=dim, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cumprod, {"input": self, "dim": dim, "dtype": dtype}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3842,6 +4488,16 @@ def _softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _softmax,
+                {"input": self, "dim": dim, "half_to_float": half_to_float},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -3882,6 +4538,16 @@ def _log_softmax(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                _log_softmax,
+                {"input": self, "dim": dim, "half_to_float": half_to_float},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4141,6 +4807,16 @@ def kthvalue(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                kthvalue,
+                {"input": self, "k": k, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("kthvalue", ("values", "indices"))(*outputs)
 
@@ -4165,6 +4841,12 @@ def median_default(
         raise kernel_error("median", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(median_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4189,6 +4871,14 @@ def nanmedian_default(
         raise kernel_error("nanmedian", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                nanmedian_default, {"input": self}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4224,6 +4914,16 @@ def median_dim(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                median_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("median", ("values", "indices"))(*outputs)
 
@@ -4259,6 +4959,16 @@ def nanmedian_dim(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nanmedian_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("nanmedian", ("values", "indices"))(*outputs)
 
@@ -4291,6 +5001,14 @@ def mode(
         raise kernel_error("mode", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                mode, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("mode", ("values", "indices"))(*outputs)
 
@@ -4324,6 +5042,16 @@ def sort_default(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                sort_default,
+                {"input": self, "dim": dim, "descending": descending},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("sort", ("values", "indices"))(*outputs)
 
@@ -4365,6 +5093,16 @@ def sort_stable(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                sort_stable,
+                {"input": self, "stable": stable, "dim": dim, "descending": descending},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("sort", ("values", "indices"))(*outputs)
 
@@ -4476,6 +5214,22 @@ def topk(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                topk,
+                {
+                    "input": self,
+                    "k": k,
+                    "dim": dim,
+                    "largest": largest,
+                    "sorted": sorted,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
     return return_type("topk", ("values", "indices"))(*outputs)
 
@@ -4610,6 +5364,12 @@ def mm(
         raise kernel_error("mm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat2_t = tangent_of(mat2)
+            result_t = self_t @ mat2 + self @ mat2_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4660,6 +5420,12 @@ def dot(
         raise kernel_error("dot", kernel_failure, self=self_, tensor=tensor_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, tensor):
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor_t = tangent_of(tensor)
+            result_t = self_t @ tensor + self @ tensor_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4688,6 +5454,12 @@ def mv(
         raise kernel_error("mv", kernel_failure, self=self_, vec=vec_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, vec):
+        with formula_mode():
+            self_t = tangent_of(self)
+            vec_t = tangent_of(vec)
+            result_t = self_t @ vec + self @ vec_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4716,6 +5488,12 @@ def bmm(
         raise kernel_error("bmm", kernel_failure, self=self_, mat2=mat2_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat2_t = tangent_of(mat2)
+            result_t = linalg.bmm(self_t, mat2) + linalg.bmm(self, mat2_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4783,6 +5561,15 @@ def addmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, mat1, mat2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            mat1_t = tangent_of(mat1)
+            mat2_t = tangent_of(mat2)
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(mat1_t @ mat2 + mat1 @ mat2_t, alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4830,6 +5617,17 @@ def baddbmm(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, batch1, batch2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            batch1_t = tangent_of(batch1)
+            batch2_t = tangent_of(batch2)
+            result_t = elementwise.maybe_multiply(
+                self_t, beta
+            ) + elementwise.maybe_multiply(
+                linalg.bmm(batch1_t, batch2) + linalg.bmm(batch1, batch2_t), alpha
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4853,6 +5651,11 @@ def trace(
         raise kernel_error("trace", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = trace(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4881,6 +5684,18 @@ def linalg_inv_ex(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            inverse_t = -(outputs[0] @ (A_t @ outputs[0]))
+        set_fw_grads(
+            outputs,
+            (
+                inverse_t,
+                None,
+            ),
+        )
+    if grad_fn is not None:
         grad_fn._raw_saved_inverse = SavedVariable(outputs[0], True)
     return return_type("linalg_inv_ex", ("inverse", "info"))(*outputs)
 
@@ -4918,6 +5733,12 @@ def linalg_det(
         raise kernel_error("linalg_det", kernel_failure, A=A_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -4959,6 +5780,11 @@ def t(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = t(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -4990,6 +5816,11 @@ def transpose_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = transpose_int(input=self_t, dim0=dim0, dim1=dim1)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5016,6 +5847,11 @@ def permute_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = permute_default(input=self_t, dims=dims)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5042,6 +5878,11 @@ def view_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = view_default(input=self_t, size=size)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5091,6 +5932,11 @@ def expand_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = expand_default(input=self_t, size=size, implicit=implicit)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5116,6 +5962,11 @@ def cat(
         raise kernel_error("cat", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = cat(tensors=tensors_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5141,6 +5992,11 @@ def stack(
         raise kernel_error("stack", kernel_failure, tensors=tensors_, dim=dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = stack(tensors=tensors_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5171,6 +6027,11 @@ def select_int(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = select_int(input=self_t, dim=dim, index=index)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5209,6 +6070,13 @@ def select_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = select_backward(
+                grad_output=grad_output_t, input_sizes=input_sizes, dim=dim, index=index
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5253,6 +6121,13 @@ def slice_Tensor(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = slice_Tensor(
+                input=self_t, dim=dim, start=start, end=end, step=step
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5301,6 +6176,18 @@ def slice_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = slice_backward(
+                grad_output=grad_output_t,
+                input_sizes=input_sizes,
+                dim=dim,
+                start=start,
+                end=end,
+                step=step,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5335,6 +6222,11 @@ def split_Tensor(
     make_views(outputs, self, "Split")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -5412,6 +6304,11 @@ def split_with_sizes(
     make_views(outputs, self, "SplitWithSizes")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = split_with_sizes(input=self_t, split_sizes=split_sizes, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -5438,6 +6335,11 @@ def unbind_int(
     make_views(outputs, self, "Unbind")
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unbind_int(input=self_t, dim=dim)
+        set_fw_grads(outputs, result_t)
     return tuple(outputs)
 
 
@@ -5464,6 +6366,11 @@ def _to_copy(
         raise kernel_error("_to_copy", kernel_failure, self=self_, dtype=dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _to_copy(input=self_t, dtype=dtype)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5489,6 +6396,11 @@ def flip_default(
         raise kernel_error("flip", kernel_failure, self=self_, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = flip_default(input=self_t, dims=dims)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5514,6 +6426,11 @@ def tril(
         raise kernel_error("tril", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = tril(input=self_t, diagonal=diagonal)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5539,6 +6456,11 @@ def triu(
         raise kernel_error("triu", kernel_failure, self=self_, diagonal=diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = triu(input=self_t, diagonal=diagonal)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5574,6 +6496,11 @@ def diagonal(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = diagonal(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5614,6 +6541,11 @@ def diag_embed(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = diag_embed(input=self_t, offset=offset, dim1=dim1, dim2=dim2)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5656,6 +6588,17 @@ def diagonal_backward(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(grad_output):
+        with formula_mode():
+            grad_output_t = tangent_of(grad_output)
+            result_t = diagonal_backward(
+                grad_output=grad_output_t,
+                input_sizes=input_sizes,
+                offset=offset,
+                dim1=dim1,
+                dim2=dim2,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5836,6 +6779,11 @@ def squeeze_default(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_default(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5862,6 +6810,11 @@ def squeeze_dim(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dim(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5888,6 +6841,11 @@ def squeeze_dims(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dims(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -5906,6 +6864,7 @@ def squeeze__default(
         grad_fn = SqueezeBackward3()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, None))
     except ValueError as kernel_failure:
@@ -5913,6 +6872,11 @@ def squeeze__default(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_default(input=self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5933,6 +6897,7 @@ def squeeze__dim(
         grad_fn = SqueezeBackward4()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -5940,6 +6905,11 @@ def squeeze__dim(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dim(input=self_t, dim=dim)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5960,6 +6930,7 @@ def squeeze__dims(
         grad_fn = SqueezeBackward5()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.squeeze_dims(self_, dim))
     except ValueError as kernel_failure:
@@ -5967,6 +6938,11 @@ def squeeze__dims(
     result = self
     if grad_fn is not None:
         set_history_inplace_view(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = squeeze_dims(input=self_t, dim=dim)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -5993,6 +6969,11 @@ def unsqueeze(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsqueeze(input=self_t, dim=dim)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6019,6 +7000,11 @@ def index_Tensor(
         raise kernel_error("index", kernel_failure, self=self_, indices=indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = index_Tensor(input=self_t, indices=index_tensors(indices))
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6050,6 +7036,11 @@ def index_select(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = index_select(input=self_t, dim=dim, index=index)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6089,6 +7080,13 @@ def gather(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gather(
+                input=self_t, dim=dim, index=index, sparse_grad=sparse_grad
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6124,6 +7122,12 @@ def scatter_src(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_src(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6158,6 +7162,11 @@ def scatter_value(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.scatter_fill(self_t, dim, index, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6193,6 +7202,12 @@ def scatter_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_add(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6238,6 +7253,14 @@ def index_add(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = index_add(
+                input=self_t, dim=dim, index=index, source=source_t, alpha=alpha
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6267,6 +7290,11 @@ def masked_fill_Scalar(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.masked_fill(self_t, mask, 0)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6299,6 +7327,14 @@ def masked_fill_Tensor(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = indexing.masked_fill(self_t, mask, 0) + elementwise.where(
+                mask, value_t, 0
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6325,6 +7361,11 @@ def masked_select(
         raise kernel_error("masked_select", kernel_failure, self=self_, mask=mask_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = masked_select(input=self_t, mask=mask)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6430,6 +7471,11 @@ def roll(
         raise kernel_error("roll", kernel_failure, self=self_, shifts=shifts, dims=dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = roll(input=self_t, shifts=shifts, dims=dims)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6456,6 +7502,11 @@ def repeat_default(
         raise kernel_error("repeat", kernel_failure, self=self_, repeats=repeats)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = repeat_default(input=self_t, repeats=repeats)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6596,6 +7647,11 @@ def clone(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = clone(input=self_t, memory_format=memory_format)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6642,6 +7698,15 @@ def constant_pad_nd(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                constant_pad_nd,
+                {"input": self, "pad": pad, "value": value},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6709,6 +7774,11 @@ def _unsafe_view(
         raise kernel_error("_unsafe_view", kernel_failure, self=self_, size=size)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _unsafe_view(input=self_t, size=size)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6739,6 +7809,11 @@ def _reshape_alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _reshape_alias(input=self_t, size=size, stride=stride)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6762,6 +7837,11 @@ def alias(
     make_view(result, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = alias(input=self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6786,6 +7866,7 @@ def add__Tensor(
         grad_fn = AddBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(
             self,
@@ -6802,6 +7883,12 @@ def add__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = add_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6826,6 +7913,7 @@ def sub__Tensor(
         grad_fn = SubBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, other))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(
             self,
@@ -6842,6 +7930,12 @@ def sub__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = sub_Tensor(input=self_t, other=other_t, alpha=alpha)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6866,6 +7960,9 @@ def mul__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.multiply(self_, other_))
     except ValueError as kernel_failure:
@@ -6873,6 +7970,12 @@ def mul__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = other_t * original_self + self_t * other
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6897,6 +8000,7 @@ def div__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
     try:
         write_inplace(self, np.true_divide(self_, other_))
     except ValueError as kernel_failure:
@@ -6904,6 +8008,12 @@ def div__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t - other_t * result) / other
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6926,6 +8036,9 @@ def pow__Scalar(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_exponent = exponent
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.power(self_, exponent))
     except ValueError as kernel_failure:
@@ -6933,6 +8046,11 @@ def pow__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.pow_backward(self_t, original_self, exponent)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -6957,6 +8075,11 @@ def pow__Tensor(
             grad_fn._raw_saved_exponent = SavedVariable(exponent, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, exponent
+    )
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.power(self_, exponent_))
     except ValueError as kernel_failure:
@@ -6964,6 +8087,17 @@ def pow__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            exponent_t = tangent_of(exponent)
+            result_t = elementwise.pow_backward_self(
+                self_t, original_self, exponent
+            ) + elementwise.pow_backward_exponent(
+                exponent_t, original_self, exponent, result
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -6982,6 +8116,7 @@ def neg_(
         check_inplace(self)
         grad_fn = NegBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.negative(self_))
     except ValueError as kernel_failure:
@@ -6989,6 +8124,11 @@ def neg_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = neg(input=self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7007,6 +8147,7 @@ def reciprocal_(
         check_inplace(self)
         grad_fn = ReciprocalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.reciprocal(self_))
     except ValueError as kernel_failure:
@@ -7014,6 +8155,12 @@ def reciprocal_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -self_t * (result * result)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7033,6 +8180,7 @@ def exp_(
         check_inplace(self)
         grad_fn = ExpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.exp(self_))
     except ValueError as kernel_failure:
@@ -7040,6 +8188,12 @@ def exp_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7060,6 +8214,9 @@ def log_(
         grad_fn = LogBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log(self_))
     except ValueError as kernel_failure:
@@ -7067,6 +8224,11 @@ def log_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / original_self
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7086,6 +8248,9 @@ def sin_(
         grad_fn = SinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sin(self_))
     except ValueError as kernel_failure:
@@ -7093,6 +8258,11 @@ def sin_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cos(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7112,6 +8282,9 @@ def cos_(
         grad_fn = CosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.cos(self_))
     except ValueError as kernel_failure:
@@ -7119,6 +8292,11 @@ def cos_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.sin(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7137,6 +8315,7 @@ def tanh_(
         check_inplace(self)
         grad_fn = TanhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.tanh(self_))
     except ValueError as kernel_failure:
@@ -7144,6 +8323,12 @@ def tanh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result * result)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7163,6 +8348,7 @@ def sigmoid_(
         check_inplace(self)
         grad_fn = SigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -7170,6 +8356,12 @@ def sigmoid_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 - result) * result
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7188,6 +8380,7 @@ def relu_(
         check_inplace(self)
         grad_fn = ReluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.relu(self_))
     except ValueError as kernel_failure:
@@ -7195,6 +8388,12 @@ def relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.threshold_backward(self_t, result, 0)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7214,6 +8413,7 @@ def sqrt_(
         check_inplace(self)
         grad_fn = SqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.sqrt(self_))
     except ValueError as kernel_failure:
@@ -7221,6 +8421,12 @@ def sqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (2 * result)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7240,6 +8446,9 @@ def abs_(
         grad_fn = AbsBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.abs(self_))
     except ValueError as kernel_failure:
@@ -7247,6 +8456,11 @@ def abs_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sign(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7272,6 +8486,9 @@ def clamp_(
         grad_fn._saved_max = max
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min, max))
     except ValueError as kernel_failure:
@@ -7279,6 +8496,11 @@ def clamp_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.clamp_backward(self_t, original_self, min, max)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7301,6 +8523,9 @@ def clamp_min__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_min = min
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min, None))
     except ValueError as kernel_failure:
@@ -7308,6 +8533,11 @@ def clamp_min__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(original_self >= min, self_t, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7330,6 +8560,9 @@ def clamp_max__default(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_max = max
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max))
     except ValueError as kernel_failure:
@@ -7337,6 +8570,11 @@ def clamp_max__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.where(original_self <= max, self_t, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7361,6 +8599,11 @@ def fill_Scalar(
         raise kernel_error("fill", kernel_failure, self=self_, value=value)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -7386,6 +8629,12 @@ def fill_Tensor(
         raise kernel_error("fill", kernel_failure, self=self_, value=value_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, value):
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = elementwise.zeros_like(self_t) + value_t
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -7405,6 +8654,7 @@ def fill__Scalar(
         check_inplace(self)
         grad_fn = FillBackward2()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.full_like(self_, value))
     except ValueError as kernel_failure:
@@ -7412,6 +8662,11 @@ def fill__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7432,6 +8687,7 @@ def fill__Tensor(
         grad_fn = FillBackward3()
         grad_fn.set_next_edges(collect_next_edges(self, value))
         grad_fn._saved_value_sym_sizes = sizes_of(value_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
         write_inplace(self, np.full_like(self_, value_))
     except ValueError as kernel_failure:
@@ -7439,6 +8695,12 @@ def fill__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = elementwise.zeros_like(self_t) + value_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7456,6 +8718,7 @@ def zero_(
         check_inplace(self)
         grad_fn = ZeroBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.zeros_like(self_))
     except ValueError as kernel_failure:
@@ -7463,6 +8726,11 @@ def zero_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7485,6 +8753,7 @@ def masked_fill__Scalar(
         grad_fn = MaskedFillBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value)))
     except ValueError as kernel_failure:
@@ -7494,6 +8763,11 @@ def masked_fill__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.masked_fill(self_t, mask, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7517,6 +8791,7 @@ def masked_fill__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, value))
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_mask = SavedVariable(mask, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, value)
     try:
         write_inplace(self, shapes.c_order(indexing.masked_fill(self_, mask_, value_)))
     except ValueError as kernel_failure:
@@ -7526,6 +8801,14 @@ def masked_fill__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            value_t = tangent_of(value)
+            result_t = indexing.masked_fill(self_t, mask, 0) + elementwise.where(
+                mask, value_t, 0
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7556,6 +8839,7 @@ def index_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
     try:
         write_inplace(
             self, shapes.c_order(indexing.index_add(self_, dim, index_, source_, alpha))
@@ -7573,6 +8857,14 @@ def index_add_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = index_add(
+                input=self_t, dim=dim, index=index, source=source_t, alpha=alpha
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7599,6 +8891,7 @@ def scatter__src(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, src_)))
     except ValueError as kernel_failure:
@@ -7608,6 +8901,12 @@ def scatter__src(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_src(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7633,6 +8932,7 @@ def scatter__value(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_dim = dim
         grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, shapes.c_order(indexing.scatter(self_, dim, index_, value)))
     except ValueError as kernel_failure:
@@ -7642,6 +8942,11 @@ def scatter__value(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = indexing.scatter_fill(self_t, dim, index, 0)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7668,6 +8973,7 @@ def scatter_add_(
         grad_fn._saved_dim = dim
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_index = SavedVariable(index, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
     try:
         write_inplace(
             self, shapes.c_order(indexing.scatter_add(self_, dim, index_, src_))
@@ -7679,6 +8985,12 @@ def scatter_add_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = scatter_add(input=self_t, dim=dim, index=index, src=src_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7707,6 +9019,9 @@ def div__Tensor_mode(
         grad_fn._saved_rounding_mode = rounding_mode
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.divide(self_, other_, rounding_mode))
     except ValueError as kernel_failure:
@@ -7720,6 +9035,20 @@ def div__Tensor_mode(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                div_Tensor_mode,
+                {
+                    "input": original_self,
+                    "other": other,
+                    "rounding_mode": rounding_mode,
+                },
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7750,6 +9079,9 @@ def addcmul_(
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, tensor1, tensor2
+    )
     try:
         write_inplace(self, np.add(self_, value * tensor1_ * tensor2_))
     except ValueError as kernel_failure:
@@ -7764,6 +9096,13 @@ def addcmul_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (tensor1_t * tensor2 + tensor1 * tensor2_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7794,6 +9133,9 @@ def addcdiv_(
         if grad_fn.should_compute_output(1) or grad_fn.should_compute_output(2):
             grad_fn._raw_saved_tensor2 = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, tensor1, tensor2
+    )
     try:
         write_inplace(self, np.add(self_, value * np.true_divide(tensor1_, tensor2_)))
     except ValueError as kernel_failure:
@@ -7808,6 +9150,15 @@ def addcdiv_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            tensor1_t = tangent_of(tensor1)
+            tensor2_t = tangent_of(tensor2)
+            result_t = self_t + value * (
+                (tensor1_t * tensor2 - tensor1 * tensor2_t) / (tensor2 * tensor2)
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7830,6 +9181,7 @@ def lerp__Scalar(
         grad_fn = LerpBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, end))
         grad_fn._saved_weight = weight
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, end)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight))
     except ValueError as kernel_failure:
@@ -7837,6 +9189,12 @@ def lerp__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            result_t = lerp_Scalar(input=self_t, end=end_t, weight=weight)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7864,6 +9222,11 @@ def lerp__Tensor(
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(
+        self, end, weight
+    )
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.lerp(self_, end_, weight_))
     except ValueError as kernel_failure:
@@ -7873,6 +9236,15 @@ def lerp__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            end_t = tangent_of(end)
+            weight_t = tangent_of(weight)
+            result_t = (
+                self_t + weight * (end_t - self_t) + weight_t * (end - original_self)
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -7897,6 +9269,9 @@ def hypot_(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.hypot(self_, other_))
     except ValueError as kernel_failure:
@@ -7904,6 +9279,13 @@ def hypot_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = (self_t * original_self + other_t * other) / result
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7927,6 +9309,9 @@ def copysign__Tensor(
         grad_fn.set_next_edges(collect_next_edges(self, other))
         if grad_fn.should_compute_output(0):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.copysign(self_, other_))
     except ValueError as kernel_failure:
@@ -7934,6 +9319,17 @@ def copysign__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                copysign_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7956,6 +9352,9 @@ def copysign__Scalar(
         grad_fn = CopysignBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.copysign(self_, other))
     except ValueError as kernel_failure:
@@ -7963,6 +9362,14 @@ def copysign__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.copysign_tensor_self_backward(
+                self_t, original_self, result
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -7984,6 +9391,7 @@ def remainder__Scalar(
         check_inplace(self)
         grad_fn = RemainderBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.remainder(self_, other))
     except ValueError as kernel_failure:
@@ -7991,6 +9399,11 @@ def remainder__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8015,6 +9428,9 @@ def remainder__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.remainder(self_, other_))
     except ValueError as kernel_failure:
@@ -8022,6 +9438,12 @@ def remainder__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_floor(original_self, other)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8042,6 +9464,7 @@ def fmod__Scalar(
         check_inplace(self)
         grad_fn = FmodBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.fmod(self_, other))
     except ValueError as kernel_failure:
@@ -8049,6 +9472,11 @@ def fmod__Scalar(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8073,6 +9501,9 @@ def fmod__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.fmod(self_, other_))
     except ValueError as kernel_failure:
@@ -8080,6 +9511,12 @@ def fmod__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = self_t - other_t * elementwise.div_trunc(original_self, other)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8104,6 +9541,9 @@ def xlogy__Tensor(
             grad_fn._raw_saved_other = SavedVariable(other, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.xlogy(self_, other_))
     except ValueError as kernel_failure:
@@ -8111,6 +9551,16 @@ def xlogy__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                xlogy_Tensor,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8133,6 +9583,9 @@ def xlogy__Scalar_Other(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_other = other
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.xlogy(self_, other))
     except ValueError as kernel_failure:
@@ -8140,6 +9593,17 @@ def xlogy__Scalar_Other(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                elementwise.xlogy(self_t, other)
+                if other > 0
+                else elementwise.where(
+                    original_self == 0, 0, elementwise.xlogy(self_t, other)
+                )
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8164,6 +9628,9 @@ def clamp_min__Tensor(
             grad_fn._raw_saved_min = SavedVariable(min, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, min)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, min_, None))
     except ValueError as kernel_failure:
@@ -8171,6 +9638,12 @@ def clamp_min__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            min_t = tangent_of(min)
+            result_t = elementwise.where(original_self >= min, self_t, min_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8195,6 +9668,9 @@ def clamp_max__Tensor(
             grad_fn._raw_saved_max = SavedVariable(max, False)
         if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
             grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, max)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.clamp(self_, None, max_))
     except ValueError as kernel_failure:
@@ -8202,6 +9678,12 @@ def clamp_max__Tensor(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            max_t = tangent_of(max)
+            result_t = elementwise.where(original_self <= max, self_t, max_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8226,6 +9708,9 @@ def nan_to_num_(
         grad_fn = NanToNumBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(
             self,
@@ -8245,6 +9730,11 @@ def nan_to_num_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.isfinite(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8267,6 +9757,9 @@ def logit_(
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_eps = eps
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.logit(self_, eps))
     except ValueError as kernel_failure:
@@ -8274,6 +9767,11 @@ def logit_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.logit_backward(self_t, original_self, eps)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8294,6 +9792,7 @@ def round__decimals(
         check_inplace(self)
         grad_fn = RoundBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.round(self_, decimals))
     except ValueError as kernel_failure:
@@ -8301,6 +9800,11 @@ def round__decimals(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8320,6 +9824,9 @@ def asin_(
         grad_fn = AsinBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arcsin(self_))
     except ValueError as kernel_failure:
@@ -8327,6 +9834,11 @@ def asin_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.rsqrt(-original_self * original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8346,6 +9858,9 @@ def acos_(
         grad_fn = AcosBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arccos(self_))
     except ValueError as kernel_failure:
@@ -8353,6 +9868,11 @@ def acos_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * -elementwise.rsqrt(-original_self * original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8372,6 +9892,9 @@ def atan_(
         grad_fn = AtanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.arctan(self_))
     except ValueError as kernel_failure:
@@ -8379,6 +9902,11 @@ def atan_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self * original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8398,6 +9926,9 @@ def sinh_(
         grad_fn = SinhBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.sinh(self_))
     except ValueError as kernel_failure:
@@ -8405,6 +9936,11 @@ def sinh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.cosh(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8424,6 +9960,9 @@ def cosh_(
         grad_fn = CoshBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.cosh(self_))
     except ValueError as kernel_failure:
@@ -8431,6 +9970,11 @@ def cosh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * elementwise.sinh(original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8449,6 +9993,7 @@ def tan_(
         check_inplace(self)
         grad_fn = TanBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.tan(self_))
     except ValueError as kernel_failure:
@@ -8456,6 +10001,12 @@ def tan_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (1 + result**2)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -8476,6 +10027,9 @@ def log2_(
         grad_fn = Log2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log2(self_))
     except ValueError as kernel_failure:
@@ -8483,6 +10037,11 @@ def log2_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self * 0.6931471805599453)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8502,6 +10061,9 @@ def log10_(
         grad_fn = Log10Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log10(self_))
     except ValueError as kernel_failure:
@@ -8509,6 +10071,11 @@ def log10_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self * 2.3025850929940455)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8528,6 +10095,9 @@ def log1p_(
         grad_fn = Log1PBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, np.log1p(self_))
     except ValueError as kernel_failure:
@@ -8535,6 +10105,11 @@ def log1p_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t / (original_self + 1)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8553,6 +10128,7 @@ def expm1_(
         check_inplace(self)
         grad_fn = Expm1Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.expm1(self_))
     except ValueError as kernel_failure:
@@ -8560,6 +10136,12 @@ def expm1_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * (result + 1)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -8579,6 +10161,7 @@ def exp2_(
         check_inplace(self)
         grad_fn = Exp2Backward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.exp2(self_))
     except ValueError as kernel_failure:
@@ -8586,6 +10169,12 @@ def exp2_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t * result * 0.6931471805599453
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -8605,6 +10194,7 @@ def rsqrt_(
         check_inplace(self)
         grad_fn = RsqrtBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.reciprocal(np.sqrt(self_)))
     except ValueError as kernel_failure:
@@ -8612,6 +10202,12 @@ def rsqrt_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = -0.5 * self_t * result**3
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -8630,6 +10226,7 @@ def floor_(
         check_inplace(self)
         grad_fn = FloorBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.floor(self_))
     except ValueError as kernel_failure:
@@ -8637,6 +10234,11 @@ def floor_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8654,6 +10256,7 @@ def ceil_(
         check_inplace(self)
         grad_fn = CeilBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.ceil(self_))
     except ValueError as kernel_failure:
@@ -8661,6 +10264,11 @@ def ceil_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8678,6 +10286,7 @@ def round__default(
         check_inplace(self)
         grad_fn = RoundBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.round(self_))
     except ValueError as kernel_failure:
@@ -8685,6 +10294,11 @@ def round__default(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8702,6 +10316,7 @@ def trunc_(
         check_inplace(self)
         grad_fn = TruncBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.trunc(self_))
     except ValueError as kernel_failure:
@@ -8709,6 +10324,11 @@ def trunc_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8726,6 +10346,7 @@ def frac_(
         check_inplace(self)
         grad_fn = FracBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, self_ - np.trunc(self_))
     except ValueError as kernel_failure:
@@ -8733,6 +10354,11 @@ def frac_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = self_t
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8750,6 +10376,7 @@ def sign_(
         check_inplace(self)
         grad_fn = SignBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, np.sign(self_))
     except ValueError as kernel_failure:
@@ -8757,6 +10384,11 @@ def sign_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8776,6 +10408,9 @@ def erf_(
         grad_fn = ErfBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.erf(self_))
     except ValueError as kernel_failure:
@@ -8783,6 +10418,13 @@ def erf_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8802,6 +10444,9 @@ def erfc_(
         grad_fn = ErfcBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, elementwise.erfc(self_))
     except ValueError as kernel_failure:
@@ -8809,6 +10454,13 @@ def erfc_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = (
+                -1.1283791670955126 * elementwise.exp(-(original_self**2)) * self_t
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -8928,6 +10580,27 @@ def convolution(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                convolution,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "transposed": transposed,
+                    "output_padding": output_padding,
+                    "groups": groups,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -8977,6 +10650,23 @@ def max_pool2d_with_indices(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_pool2d_with_indices,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "ceil_mode": ceil_mode,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
     return tuple(outputs)
 
@@ -9065,6 +10755,19 @@ def avg_pool2d(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = avg_pool2d(
+                input=self_t,
+                kernel_size=kernel_size,
+                stride=stride,
+                padding=padding,
+                ceil_mode=ceil_mode,
+                count_include_pad=count_include_pad,
+                divisor_override=divisor_override,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9094,6 +10797,13 @@ def _adaptive_avg_pool2d_default(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = _adaptive_avg_pool2d_default(
+                input=self_t, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9154,6 +10864,23 @@ def native_layer_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_layer_norm,
+                {
+                    "input": input,
+                    "normalized_shape": normalized_shape,
+                    "weight": weight,
+                    "bias": bias,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -9246,6 +10973,26 @@ def native_batch_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_batch_norm,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "running_mean": running_mean,
+                    "running_var": running_var,
+                    "training": training,
+                    "momentum": momentum,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -9314,6 +11061,26 @@ def native_group_norm(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, weight, bias):
+        with formula_mode():
+            input_t = tangent_of(input)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            outputs_t = derived_jvp(
+                native_group_norm,
+                {
+                    "input": input,
+                    "weight": weight,
+                    "bias": bias,
+                    "N": N,
+                    "C": C,
+                    "HxW": HxW,
+                    "group": group,
+                    "eps": eps,
+                },
+                {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return tuple(outputs)
 
 
@@ -9357,6 +11124,17 @@ def embedding(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(weight):
+        with formula_mode():
+            weight_t = tangent_of(weight)
+            result_t = embedding(
+                weight=weight_t,
+                indices=indices,
+                padding_idx=padding_idx,
+                scale_grad_by_freq=scale_grad_by_freq,
+                sparse=sparse,
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9384,6 +11162,11 @@ def gelu(
         raise kernel_error("gelu", kernel_failure, self=self_, approximate=approximate)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.gelu_backward(self_t, self, approximate)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9407,6 +11190,11 @@ def silu(
         raise kernel_error("silu", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.silu_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9430,6 +11218,11 @@ def mish(
         raise kernel_error("mish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.mish_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9461,6 +11254,11 @@ def softplus(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.softplus_backward(self_t, self, beta, threshold)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9500,6 +11298,11 @@ def elu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward(self_t, self, alpha, scale, input_scale)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9541,6 +11344,11 @@ def celu(
         raise kernel_error("celu", kernel_failure, self=self_, alpha=alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward(self_t, self, alpha, 1.0, 1.0 / alpha)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9569,6 +11377,11 @@ def leaky_relu(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.leaky_relu_backward(self_t, self, negative_slope)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9600,6 +11413,11 @@ def hardtanh(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardtanh_backward(self_t, self, min_val, max_val)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9623,6 +11441,11 @@ def hardswish(
         raise kernel_error("hardswish", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardswish_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9646,6 +11469,11 @@ def hardsigmoid(
         raise kernel_error("hardsigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardsigmoid_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9669,6 +11497,11 @@ def log_sigmoid(
         raise kernel_error("log_sigmoid", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.log_sigmoid_backward(self_t, self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9689,6 +11522,7 @@ def leaky_relu_(
         grad_fn = LeakyReluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_negative_slope = negative_slope
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.leaky_relu_kernel(self_, negative_slope))
     except ValueError as kernel_failure:
@@ -9698,6 +11532,12 @@ def leaky_relu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.leaky_relu_backward(self_t, result, negative_slope)
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -9725,6 +11565,7 @@ def elu_(
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
         grad_fn._saved_scale = scale
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.elu_kernel(self_, alpha, scale, input_scale))
     except ValueError as kernel_failure:
@@ -9739,6 +11580,14 @@ def elu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward_result(
+                self_t, result, alpha, scale, input_scale
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -9760,6 +11609,7 @@ def celu_(
         grad_fn = CeluBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._saved_alpha = alpha
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
     try:
         write_inplace(self, activations.celu_kernel(self_, alpha))
     except ValueError as kernel_failure:
@@ -9767,6 +11617,14 @@ def celu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.elu_backward_result(
+                self_t, result, alpha, 1.0, 1.0 / alpha
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
@@ -9792,6 +11650,9 @@ def hardtanh_(
         grad_fn._saved_max_val = max_val
         grad_fn._saved_min_val = min_val
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardtanh_kernel(self_, min_val, max_val))
     except ValueError as kernel_failure:
@@ -9801,6 +11662,13 @@ def hardtanh_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardtanh_backward(
+                self_t, original_self, min_val, max_val
+            )
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9819,6 +11687,9 @@ def silu_(
         grad_fn = SiluBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, self_ * activations.sigmoid(self_))
     except ValueError as kernel_failure:
@@ -9826,6 +11697,11 @@ def silu_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.silu_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9844,6 +11720,9 @@ def mish_(
         grad_fn = MishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.mish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9851,6 +11730,11 @@ def mish_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.mish_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9869,6 +11753,9 @@ def hardswish_(
         grad_fn = HardswishBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardswish_kernel(self_))
     except ValueError as kernel_failure:
@@ -9876,6 +11763,11 @@ def hardswish_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardswish_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9894,6 +11786,9 @@ def hardsigmoid_(
         grad_fn = HardsigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
     try:
         write_inplace(self, activations.hardsigmoid_kernel(self_))
     except ValueError as kernel_failure:
@@ -9901,6 +11796,11 @@ def hardsigmoid_(
     result = self
     if grad_fn is not None:
         rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = activations.hardsigmoid_backward(self_t, original_self)
+        set_fw_grad_inplace(self, result_t)
     return result
 
 
@@ -9934,6 +11834,16 @@ def mse_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                mse_loss,
+                {"input": self, "target": target, "reduction": reduction},
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -9977,6 +11887,16 @@ def smooth_l1_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                smooth_l1_loss,
+                {"input": self, "target": target, "reduction": reduction, "beta": beta},
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -10020,6 +11940,21 @@ def huber_loss(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                huber_loss,
+                {
+                    "input": self,
+                    "target": target,
+                    "reduction": reduction,
+                    "delta": delta,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -10065,6 +12000,21 @@ def binary_cross_entropy(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                binary_cross_entropy,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -10122,6 +12072,22 @@ def binary_cross_entropy_with_logits(
         )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, target):
+        with formula_mode():
+            self_t = tangent_of(self)
+            target_t = tangent_of(target)
+            result_t = derived_jvp(
+                binary_cross_entropy_with_logits,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "pos_weight": pos_weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t, "target": target_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -10171,6 +12137,21 @@ def nll_loss_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nll_loss_forward,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                    "ignore_index": ignore_index,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("nll_loss_forward", ("output", "total_weight"))(*outputs)
 
 
@@ -10222,6 +12203,21 @@ def nll_loss2d_forward(
         )
     if grad_fn is not None:
         set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nll_loss2d_forward,
+                {
+                    "input": self,
+                    "target": target,
+                    "weight": weight,
+                    "reduction": reduction,
+                    "ignore_index": ignore_index,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
     return return_type("nll_loss2d_forward", ("output", "total_weight"))(*outputs)
 
 

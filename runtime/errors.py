@@ -249,3 +249,43 @@ def silence_numpy_warnings(package: str) -> None:
     wins. It costs nothing per op, unlike a numpy errstate around each kernel."""
     pattern = re.escape(package) + r"(\.|$)"
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=pattern)
+
+# Forward-mode AD (torch.autograd.forward_ad and the forward-grad paths of the ops).
+ERR_NO_DUAL_LEVEL = (
+    "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+    "enter_dual_level() first."
+)
+ERR_NESTED_DUAL_LEVEL = "Nested forward mode AD is not supported at the moment"
+ERR_EXIT_NOT_LAST_LEVEL = (
+    "Trying to exit a forward AD level that was not the last one that was created. "
+    "This is not supported."
+)
+ERR_DUAL_LEVEL_NEGATIVE = "Dual level must be a positive number."
+ERR_MAKE_DUAL_INVALID_LEVEL = "Invalid level given to _make_dual"
+ERR_UNPACK_DUAL_INVALID_LEVEL = "Invalid level given to _fw_primal"
+ERR_ALREADY_DUAL = (
+    "Making a dual Tensor based on a Tensor that already has a forward gradient at "
+    "the same level {level} is not supported."
+)
+
+
+def forward_grad_size(size: tuple[int, ...], grad_size: tuple[int, ...]) -> str:
+    return (
+        "Trying to set a forward gradient that has a different size than that of the "
+        f"original Tensor, this is not supported. Tensor is of size {list(size)} while "
+        f"the given forward gradient is of size {list(grad_size)}."
+    )
+
+
+def not_floating(what: str, dtype_name: str) -> str:
+    return f"Expected {what} to be floating point or complex, but got: {dtype_name}"
+
+
+def no_forward_formula(op: str) -> str:
+    return (
+        f"Trying to use forward AD with {op} that does not support it because it has "
+        "not been implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so "
+        "that we can prioritize its implementation or submit a PR adding the "
+        "implementation to derivatives.yaml"
+    )

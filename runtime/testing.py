@@ -331,6 +331,7 @@ def check_yaml(
     *,
     helpers: str | Path | None = None,
     double_backward: bool = True,
+    forward: bool = True,
     raise_on_failure: bool = True,
     entries: Iterable[str] | None = None,
 ) -> Report:
@@ -340,6 +341,8 @@ def check_yaml(
 
     `helpers` is the pack's helper module, if it was generated with one
     (`yamlgrad-gen --helpers`). `entries` limits the check to those op names (`my_op`, or `my_op.overload`).
+    With `forward`, each entry's forward-mode JVP is checked too, against finite
+    differences and against its backward formulas (yamlgrad/runtime/testing_forward.py).
     Every failure is collected in the Report; with `raise_on_failure` (the
     default) an OpCheckError listing all of them is raised at the end.
     """
@@ -355,6 +358,11 @@ def check_yaml(
         checks = [("backward", check_backward)]
         if double_backward:
             checks.append(("double backward", check_double_backward))
+        if forward:
+            from yamlgrad.runtime.testing_forward import check_adjoint, check_forward
+
+            checks.append(("forward", check_forward))
+            checks.append(("adjoint", check_adjoint))
         for order, check in checks:
             try:
                 check(info, module)

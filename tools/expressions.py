@@ -533,3 +533,110 @@ class _Replacer(ast.NodeTransformer):
         if node.id in self.renames:
             return ast.copy_location(ast.Name(self.renames[node.id], ast.Load()), node)
         return node
+
+
+# --- forward-mode (JVP) formulas -------------------------------------------------
+#
+# A forward formula is keyed by an output (`result`, `result0`, a return's name). It
+# reads `<input>_p` (the primal), `<input>_t` (the tangent), the outputs, the other
+# arguments and the backward helpers. The loader keeps it in this spelling; the
+# wrapper's names replace it only when it is rendered (`render_forward_formula`),
+# since an in-place variant reads `self_p` as the value before the op.
+
+
+def check_forward_formula(
+    text: str,
+    schema: FunctionSchema,
+    helpers: frozenset[str],
+    differentiable: tuple[str, ...],
+) -> str:
+    """Check an explicit forward formula; return it canonical (`_p`/`_t` names)."""
+    what = "forward formula"
+    tree = _parse(text, what)
+    _check_shape(tree, text, what)
+    _check_formula_calls(tree, text, helpers)
+    args = {a.name: a for a in schema.arguments}
+    tensors = {n for n, a in args.items() if a.is_tensor or a.is_tensor_list}
+    outputs = output_names(schema)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name):
+            continue
+        name = node.id
+        if name in tensors:
+            raise ExpressionError(
+                f"the forward formula is using the base name of the {name} argument "
+                f"which is ambiguous. You should use {name}_p to access the primal "
+                f"value and {name}_t to access the tangent: {text!r}"
+            )
+        base, _, suffix = name.rpartition("_")
+        if suffix == "p" and base in tensors:
+            continue
+        if suffix == "t" and base in tensors:
+            if base not in differentiable:
+                raise ExpressionError(
+                    f"forward formula reads the tangent of {base!r}, which is not "
+                    f"differentiable: {text!r}"
+                )
+            continue
+        if name in outputs or name in args or name in helpers:
+            continue
+        raise ExpressionError(
+            f"forward formula uses the unknown name {name!r}: {text!r}"
+        )
+    return _unparse(tree)
+
+
+def element_wise_forward(
+    backward_formula: str, input_name: str, schema: FunctionSchema
+) -> str:
+    """`auto_element_wise`: the backward formula with `grad` as the input's tangent
+    and every tensor input as its primal (torchgen's rewrite, for real numbers)."""
+    tensors = {a.name for a in schema.arguments if a.is_tensor or a.is_tensor_list}
+    renames = {name: f"{name}_p" for name in tensors}
+    renames["grad"] = f"{input_name}_t"
+    tree = ast.parse(backward_formula, mode="eval")
+    return _unparse(_Renamer(renames, {}).visit(tree))
+
+
+def forward_formula_names(formula: str) -> set[str]:
+    return {
+        n.id
+        for n in ast.walk(ast.parse(formula, mode="eval"))
+        if isinstance(n, ast.Name)
+    }
+
+
+def render_forward_formula(
+    formula: str,
+    schema: FunctionSchema,
+    inplace: bool,
+    helpers: Mapping[str, str] | None = None,
+) -> str:
+    """The formula in the wrapper's names: `x_p` is the argument `x` itself
+    (`original_self` in place), `x_t` stays the local of its tangent, an output
+    is `result` or `outputs[i]`. A call of a backward helper goes through its
+    module (`elementwise.where(...)`), since the wrappers' module binds the ops'
+    own names (`where`)."""
+    renames: dict[str, str] = {}
+    for a in schema.arguments:
+        if a.is_tensor or a.is_tensor_list:
+            renames[f"{a.name}_p"] = a.name
+    if inplace:
+        renames["self_p"] = "original_self"
+    if len(schema.returns) > 1:
+        renames.update(
+            {name: f"outputs[{i}]" for name, i in output_names(schema).items()}
+        )
+    tree = ast.parse(formula, mode="eval")
+    for node in ast.walk(tree):
+        if (
+            helpers
+            and isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in helpers
+        ):
+            module = helpers[node.func.id]
+            node.func = ast.Attribute(
+                ast.Name(module, ast.Load()), node.func.id, ast.Load()
+            )
+    return _unparse(_Renamer(renames, {}).visit(tree))

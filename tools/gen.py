@@ -119,6 +119,7 @@ def _helper_context(
     formulas = [d.formula for i in nodes for d in i.derivatives]
     bodies = [i.forward for i in infos if i.forward]
     bodies += [i.composite for i in infos if i.composite]
+    bodies += [f.rendered for i in infos for f in i.forward_derivatives]
     used = _used_names(formulas, frozenset(table))
     pack = frozenset({PACK_MODULE})
     return {

@@ -24,7 +24,11 @@ from yamlgrad.tools.expressions import (
     check_composite,
     check_formula,
     check_forward,
+    check_forward_formula,
+    element_wise_forward,
     helper_names,
+    output_names,
+    render_forward_formula,
 )
 from yamlgrad.tools.catalog import (
     PACK_MODULE,
@@ -37,6 +41,7 @@ from yamlgrad.tools.model import (
     Argument,
     Derivative,
     DifferentiabilityInfo,
+    ForwardDerivative,
     FunctionSchema,
     GenError,
     Location,
@@ -211,7 +216,9 @@ def load_derivatives(
         _check_composite(info, op_names, kernel_helpers, composite_helpers)
         for info in infos
     ]
-    return _name_wrappers(tuple(infos))
+    return _postprocess_forward_derivatives(
+        _name_wrappers(tuple(infos)), catalog.backward_helpers
+    )
 
 
 def _name_wrappers(
@@ -391,7 +398,8 @@ def _load_covered(e: _Entry, func: FunctionSchema) -> dict[str, str]:
     args = {a.name for a in func.arguments}
     tensor_inputs = _tensor_inputs(func)
     covered: dict[str, str] = {}
-    for key in (k for k in e.entry if k not in ENTRY_KEYS):
+    forward_keys = _forward_keys(e.entry, func)
+    for key in (k for k in e.entry if k not in ENTRY_KEYS and k not in forward_keys):
         for name in (n.strip() for n in key.split(",")):
             if name not in args:
                 raise e.error(key, f"formula for {name!r}, which is not an argument")
@@ -489,6 +497,130 @@ def _load_formulas(
     return derivatives, [k.strip() for k in non_differentiable]
 
 
+AUTO_ELEMENT_WISE = "auto_element_wise"
+AUTO_LINEAR = "auto_linear"
+
+
+def _forward_keys(entry: YamlMap, func: FunctionSchema) -> list[str]:
+    """The keys naming an output (`result`, `result0`, a return's name) rather
+    than an input: forward-mode formulas (PyTorch's
+    is_forward_derivative_definition)."""
+    args = {a.name for a in func.arguments}
+    outputs = output_names(func)
+    return [k for k in entry if k in outputs and k not in args]
+
+
+def _load_forward_derivatives(
+    e: _Entry,
+    func: FunctionSchema,
+    derivatives: list[Derivative],
+    helpers: frozenset[str],
+) -> tuple[ForwardDerivative, ...]:
+    """The entry's forward formulas, checked; `auto_element_wise` expanded here
+    (`auto_linear` once the wrappers are named)."""
+    keys = _forward_keys(e.entry, func)
+    if keys and not derivatives:
+        raise e.error(keys[0], "a forward formula needs a differentiable input")
+    differentiable = tuple(n for d in derivatives for n in d.var_names)
+    found = []
+    for key in keys:
+        text = e.entry[key]
+        if text == AUTO_ELEMENT_WISE:
+            formula = _element_wise(e, key, func, derivatives)
+        elif text == AUTO_LINEAR:
+            formula = ""
+        else:
+            try:
+                formula = check_forward_formula(text, func, helpers, differentiable)
+            except ExpressionError as err:
+                raise e.error(key, str(err)) from None
+        kind = text if text in (AUTO_ELEMENT_WISE, AUTO_LINEAR) else "formula"
+        original = canonical(text) if kind == "formula" else text
+        found.append(ForwardDerivative(key, kind, original, formula, e.loc(key)))
+    return tuple(found)
+
+
+def _element_wise(
+    e: _Entry, key: str, func: FunctionSchema, derivatives: list[Derivative]
+) -> str:
+    """`auto_element_wise`, allowed only for one differentiable input and output."""
+    if len(func.returns) != 1 or len(derivatives) != 1 or derivatives[0].is_multi:
+        message = (
+            "defines the forward definition of gradient as element_wise but this "
+            "only works for functions with a single differentiable input and a "
+            "single differentiable output"
+        )
+        raise e.error(key, message)
+    d = derivatives[0]
+    text = e.entry[d.var_name]
+    return element_wise_forward(canonical(text), d.var_names[0], func)
+
+
+def _postprocess_forward_derivatives(
+    infos: tuple[DifferentiabilityInfo, ...], helpers: Mapping[str, str]
+) -> tuple[DifferentiabilityInfo, ...]:
+    """Every differentiable entry's forward derivatives, in the wrapper's names
+    (torchgen's postprocess_forward_derivatives): `auto_linear` calls the op on
+    the tangents; an entry without forward formulas gets a "derived" one. An
+    in-place entry uses its functional entry's op."""
+    functional = {
+        i.func.signature_key(): i.wrapper_name for i in infos if not i.inplace
+    }
+    done = []
+    for info in infos:
+        if info.op is None or info.composite:
+            done.append(info)
+            continue
+        op = functional.get(info.func.signature_key(), info.wrapper_name)
+        fds = info.forward_derivatives or (
+            ForwardDerivative("", "derived", "", "", info.loc),
+        )
+        if len(info.func.returns) == 1 and fds[0].kind == "derived":
+            fds = (dataclasses.replace(fds[0], output="result"),)
+        rendered = []
+        for f in fds:
+            formula, modules = f.formula, helpers
+            if f.kind == AUTO_LINEAR:
+                formula, modules = _call_text(op, info, tangents=True), {}
+            elif f.kind == "derived":
+                formula, modules = _derived_text(op, info), {}
+            text = render_forward_formula(formula, info.func, info.inplace, modules)
+            rendered.append(dataclasses.replace(f, formula=formula, rendered=text))
+        done.append(dataclasses.replace(info, forward_derivatives=tuple(rendered)))
+    return tuple(done)
+
+
+def _call_text(op: str, info: DifferentiabilityInfo, tangents: bool) -> str:
+    """`op(input=self_t, other=other_t, alpha=alpha)`: the op on the tangents of
+    its differentiable inputs, every other argument as given."""
+    differentiable = {a.name for a in info.differentiable_inputs}
+    parts = []
+    for a in info.func.arguments:
+        value = a.safe_name
+        if a.is_tensor or a.is_tensor_list:
+            value = (
+                f"{a.name}_t"
+                if tangents and a.name in differentiable
+                else f"{a.name}_p"
+            )
+        elif a.type.elem_optional:
+            value = f"index_tensors({a.name})"
+        parts.append(f"{a.parameter}={value}")
+    return f"{op}({', '.join(parts)})"
+
+
+def _derived_text(op: str, info: DifferentiabilityInfo) -> str:
+    """`derived_jvp(op, {"input": self_p, ...}, {"input": self_t})`."""
+    args = []
+    for a in info.func.arguments:
+        value = f"{a.name}_p" if a.is_tensor or a.is_tensor_list else a.safe_name
+        if a.type.elem_optional:
+            value = f"index_tensors({a.name})"
+        args.append(f"{a.parameter!r}: {value}")
+    tangents = [f"{a.parameter!r}: {a.name}_t" for a in info.differentiable_inputs]
+    return f"derived_jvp({op}, {{{', '.join(args)}}}, {{{', '.join(tangents)}}})"
+
+
 def _load_output_differentiability(
     e: _Entry, func: FunctionSchema
 ) -> tuple[bool, ...] | None:
@@ -552,6 +684,9 @@ def _load_entry(
         entry, e.loc("type_promotion"), e.op_text, func
     )
     output_differentiability = _load_output_differentiability(e, func)
+    forward_derivatives = _load_forward_derivatives(
+        e, func, derivatives, formula_helpers
+    )
     domains = _load_domains(entry, e.loc("domain"), e.op_text, func)
     samples = _load_samples(entry, e.loc("samples"), e.op_text, func, domains, display)
     return DifferentiabilityInfo(
@@ -572,6 +707,7 @@ def _load_entry(
         promotion_operands=operands,
         inplace=inplace,
         output_differentiability=output_differentiability,
+        forward_derivatives=forward_derivatives,
     )
 
 

@@ -9,6 +9,7 @@ it came from: `FunctionSchema.parse` refuses any text that does not round-trip.
 
 from __future__ import annotations
 
+import ast
 import keyword
 import re
 from dataclasses import dataclass
@@ -438,6 +439,29 @@ class Derivative:
 
 
 @dataclass(frozen=True)
+class ForwardDerivative:
+    """The forward-mode (JVP) formula of one output, or of every output at once.
+
+    `kind` says where it comes from: "formula" (written in the YAML),
+    "auto_element_wise" (the backward formula with `grad` as the tangent),
+    "auto_linear" (the op called on the tangents) or "derived" (from the backward
+    formulas by the double-backward trick, for an entry that gives none).
+    """
+
+    output: str  # the key: "result", "result0", "values"; "" for every output
+    kind: str
+    original_formula: str  # as the YAML writes it ("auto_linear" for the macros)
+    formula: str  # checked and expanded, in the `x_p` / `x_t` spelling
+    loc: Location
+    rendered: str = ""  # in the wrapper's names, set once the wrappers are named
+
+    @property
+    def target(self) -> str:
+        """The wrapper's local that holds the tangent(s) it computes."""
+        return f"{self.output}_t" if self.output else "outputs_t"
+
+
+@dataclass(frozen=True)
 class SampleArg:
     """One argument of one test sample: a tensor's shape, or a plain value."""
 
@@ -544,6 +568,48 @@ class DifferentiabilityInfo:
     # Tensor inputs with no key: refused when they require grad (PyTorch's
     # check_no_requires_grad), in grad mode.
     no_requires_grad: tuple[str, ...] = ()
+    # Forward-mode formulas (the YAML's `result:` keys, expanded and rendered by the
+    # loader; one "derived" entry when the YAML gives none).
+    forward_derivatives: tuple[ForwardDerivative, ...] = ()
+
+    @property
+    def forward_kind(self) -> str:
+        """How the op's forward derivative is obtained, for the op table."""
+        kinds = dict.fromkeys(f.kind for f in self.forward_derivatives)
+        return ", ".join(kinds)
+
+    @property
+    def tangent_inputs(self) -> tuple[Argument, ...]:
+        """The differentiable inputs whose tangents the forward formulas read."""
+        names: set[str] = set()
+        for f in self.forward_derivatives:
+            names |= _names_of(f.rendered)
+        return tuple(a for a in self.differentiable_inputs if f"{a.name}_t" in names)
+
+    @property
+    def reads_original_self(self) -> bool:
+        """An in-place op whose forward formula reads `self` before the op."""
+        return self.inplace and any(
+            "original_self" in _names_of(f.rendered) for f in self.forward_derivatives
+        )
+
+    @property
+    def set_fw_grad_call(self) -> str:
+        """How the wrapper attaches the tangents it computed to its outputs."""
+        fds = self.forward_derivatives
+        if self.inplace:
+            return f"set_fw_grad_inplace(self, {fds[0].target})"
+        if self.output_kind == "single":
+            return f"set_fw_grad(result, {fds[0].target})"
+        if self.output_kind == "list":
+            return f"set_fw_grads(outputs, {fds[0].target})"
+        if len(fds) == 1 and not fds[0].output:
+            return "set_fw_grads(outputs, outputs_t)"
+        from yamlgrad.tools.expressions import output_names
+
+        by_index = {output_names(self.func)[f.output]: f.target for f in fds}
+        targets = [by_index.get(i, "None") for i in range(len(self.func.returns))]
+        return f"set_fw_grads(outputs, ({', '.join(targets)},))"
 
     @property
     def differentiable_inputs(self) -> tuple[Argument, ...]:
@@ -705,3 +771,10 @@ def python_bindings(
         if info.python_binding:
             groups.setdefault(info.func.name, []).append(info)
     return tuple(PythonBinding(name, tuple(group)) for name, group in groups.items())
+
+
+def _names_of(expression: str) -> set[str]:
+    if not expression:
+        return set()
+    tree = ast.parse(expression, mode="eval")
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

@@ -30,6 +30,7 @@ from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
 from yamlgrad.runtime.autograd import function  # noqa: E402 - `yg.autograd.function`
+from yamlgrad.runtime.autograd import forward_ad  # noqa: E402 - `yg.autograd.forward_ad`
 from yamlgrad.runtime.autograd.function import (
     Function,
     once_differentiable,
@@ -40,6 +41,7 @@ __all__ = [
     "grad",
     "Function",
     "function",
+    "forward_ad",
     "once_differentiable",
     "no_grad",
     "enable_grad",

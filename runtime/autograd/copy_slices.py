@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.autograd.accumulate_grad import grad_accumulator
-from yamlgrad.runtime.autograd.node import INVALID_EDGE, Edge, Grad, Node
+from yamlgrad.runtime.autograd.node import INVALID_EDGE, Edge, Grad, Node, flat_edges
 from yamlgrad.runtime.autograd.tensor import Tensor
 
 # Compact a base's list of weak references to its views when it grows past this.
@@ -225,7 +225,7 @@ def _regenerate_views(root: Tensor) -> None:
         node = AsStridedBackward0(
             view_index_map(view._data, root._data), root._data.shape
         )
-        node.set_next_edges((edge,))
+        node.set_next_edges(flat_edges((edge,)))
         view.output_nr = node.add_input_metadata(view)
         view.grad_fn = node
         view._requires_grad = True

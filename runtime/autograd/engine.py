@@ -51,11 +51,12 @@ from yamlgrad.runtime.autograd import anomaly_mode, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
-from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.autograd.grad_mode import _set as set_grad_mode
 from yamlgrad.runtime.autograd.node import (
     Edge,
     Grad,
     Node,
+    flat_edges,
     pruned_tasks,
     pruned_tasks_lock,
     task_state,
@@ -75,7 +76,7 @@ class GraphRoot(Node):
 
     def __init__(self, edges: tuple[Edge, ...], grads: list[Grad]) -> None:
         super().__init__()
-        self.set_next_edges(edges)
+        self.set_next_edges(flat_edges(edges))
         self._grads = grads
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
@@ -243,8 +244,8 @@ def execute(
         should_execute = needed | set(captures)
     captured: list[Grad | None] = [None] * (len(outputs) if outputs else 0)
 
-    previous_mode, previous_task = _grad_mode.enabled, task_state.should_execute
-    _grad_mode.enabled = create_graph
+    previous_mode = set_grad_mode(create_graph)
+    previous_task = task_state.should_execute
     task_state.should_execute = should_execute
     if should_execute is not None:
         with pruned_tasks_lock:
@@ -253,7 +254,7 @@ def execute(
         task = _GraphTask(dependencies, needed, should_execute, captures, captured)
         task.run(graph_root, root_buffer, keep_graph, raw)
     finally:
-        _grad_mode.enabled = previous_mode
+        set_grad_mode(previous_mode)
         task_state.should_execute = previous_task
         if should_execute is not None:
             with pruned_tasks_lock:

@@ -30,7 +30,7 @@ import numpy as np
 
 from yamlgrad.runtime.autograd import grad_mode
 from yamlgrad.runtime.errors import ERR_LEAF_INPLACE
-from yamlgrad.runtime.autograd.node import INVALID_EDGE, Grad, Node
+from yamlgrad.runtime.autograd.node import INVALID_EDGE, Grad, Node, flat_edges
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
@@ -160,10 +160,10 @@ class Function(metaclass=_FunctionMeta):
         results = (outputs,) if single else outputs
         if record:
             inputs = [args[i] for i in positions]
-            ctx.set_next_edges(tuple(gradient_edge(t) for t in inputs))
+            ctx.set_next_edges(flat_edges(gradient_edge(t) for t in inputs))
             results = tuple(_wrap_output(ctx, out, inputs) for out in results)
         else:
-            ctx.set_next_edges(tuple(INVALID_EDGE for _ in positions))
+            ctx.set_next_edges(flat_edges(INVALID_EDGE for _ in positions))
         ctx._saved = [
             None if t is None else SavedVariable(t, is_output=t.grad_fn is ctx)
             for t in ctx._to_save

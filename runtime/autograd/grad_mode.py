@@ -49,8 +49,24 @@ def is_grad_enabled() -> bool:
     return _state.enabled
 
 
-def _set(mode: bool) -> None:
-    _state.enabled = mode
+# How many threads have grad mode off now (a thread that ends with it off stays
+# counted, which only costs it the fast path). While none has, grad mode is on
+# in every thread, and compute_requires_grad knows it without the thread-local
+# lookup, which costs more than the rest of its common case.
+disabled_threads = [0]
+_disabled_lock = threading.Lock()
+
+
+def _set(mode: bool) -> bool:
+    """Set this thread's grad mode, keeping `disabled_threads`; returns the
+    previous mode. Every change of grad mode goes through here."""
+    mode = bool(mode)
+    prev = _state.enabled
+    if mode is not prev:
+        with _disabled_lock:
+            disabled_threads[0] += -1 if mode else 1
+        _state.enabled = mode
+    return prev
 
 
 class _GradModeContext:
@@ -59,11 +75,10 @@ class _GradModeContext:
     mode: bool = True
 
     def __enter__(self) -> None:
-        self._prev = _state.enabled
-        _state.enabled = self.mode
+        self._prev = _set(self.mode)
 
     def __exit__(self, *exc: object) -> None:
-        _state.enabled = self._prev
+        _set(self._prev)
 
     def __call__(self, fn: F) -> F:
         mode = self.mode
@@ -74,28 +89,27 @@ class _GradModeContext:
                 gen = fn(*args, **kwargs)
                 prev = _state.enabled
                 try:
-                    _state.enabled = mode
+                    _set(mode)
                     value = next(gen)
                     while True:
-                        _state.enabled = prev
+                        _set(prev)
                         sent = yield value
-                        _state.enabled = mode
+                        _set(mode)
                         value = gen.send(sent)
                 except StopIteration as stop:
                     return stop.value
                 finally:
-                    _state.enabled = prev
+                    _set(prev)
 
             return generator  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            prev = _state.enabled
-            _state.enabled = mode
+            prev = _set(mode)
             try:
                 return fn(*args, **kwargs)
             finally:
-                _state.enabled = prev
+                _set(prev)
 
         return wrapper  # type: ignore[return-value]
 
@@ -126,14 +140,13 @@ class set_grad_enabled(_GradModeContext):
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
-        self._prev = _state.enabled
-        _state.enabled = self.mode
+        self._prev = _set(self.mode)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc: object) -> None:
-        _state.enabled = self._prev
+        _set(self._prev)
 
 
 class inference_mode:
@@ -154,11 +167,11 @@ class inference_mode:
     def __enter__(self) -> None:
         self._prev = (_state.enabled, _state.inference)
         if self.mode:
-            _state.enabled = False
+            _set(False)
         _set_inference(self.mode)
 
     def __exit__(self, *exc: object) -> None:
-        _state.enabled = self._prev[0]
+        _set(self._prev[0])
         _set_inference(self._prev[1])
 
     def __call__(self, fn: F) -> F:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -56,6 +56,11 @@ class Edge(NamedTuple):
 
 
 INVALID_EDGE = Edge(None, 0)
+
+
+def flat_edges(edges: Iterable[tuple[Node | None, int]]) -> tuple[Any, ...]:
+    """`(node, input_nr)` pairs in a node's flat form (Node.set_next_edges)."""
+    return tuple(item for edge in edges for item in edge)
 
 
 class _TaskState(threading.local):
@@ -112,11 +117,8 @@ class Node:
     # -- the graph ---------------------------------------------------------------
 
     def set_next_edges(self, edges: tuple[Any, ...]) -> None:
-        """Set the edges: collect_next_edges's flat `(node, input_nr, node, ...)`,
-        or `(node, input_nr)` pairs. (A node is never a tuple, so the first item
-        tells which.)"""
-        if edges and isinstance(edges[0], tuple):
-            edges = tuple(item for edge in edges for item in edge)
+        """Set the edges, flat: `(node, input_nr, node, input_nr, ...)`, as
+        collect_next_edges and flat_edges give them."""
         self._next_edges = edges
 
     @property

@@ -29,6 +29,7 @@ from yamlgrad.runtime.errors import (
     ERR_INFERENCE_SAVED,
     modified_by_inplace,
 )
+from yamlgrad.runtime.autograd import forward_ad
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor, VersionCounter
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class SavedVariable:
         "_version_counter",
         "_saved_version",
         "_weak_grad_fn",
+        "_fw_grad",
     )
 
     def __init__(
@@ -98,6 +100,9 @@ class SavedVariable:
         self._saved_version = counter.value
         # A leaf output has no grad_fn to close a cycle through; keep it whole.
         self._tensor = None if is_output and value.grad_fn is not None else value
+        # An output rebuilt on unpack gets its tangent back (PyTorch's SavedVariable
+        # saves the forward grad too), for forward-over-reverse.
+        self._fw_grad = value._fw_grad if self._tensor is None else None
         # The output of an in-place op on a view: its grad_fn is the view's
         # regenerated AsStridedBackward0, not the node that saves it. Keep that
         # weakly, as PyTorch does (a strong one would close a cycle through the
@@ -131,6 +136,8 @@ class SavedVariable:
             return self._tensor
         out = Tensor._make(data)
         out._version_counter = counter
+        if self._fw_grad is not None and forward_ad.STATE.level >= 0:
+            forward_ad.attach_tangent(out, self._fw_grad)
         if self._weak_grad_fn is not None:
             grad_fn = self._weak_grad_fn() or grad_fn
             out.output_nr = 0
@@ -169,6 +176,7 @@ class SavedVariable:
             return
         self._data = _FREED
         self._tensor = None
+        self._fw_grad = None
 
 
 # A value a node did not save (its gradient was not needed): unpacks to None.

@@ -125,6 +125,9 @@ class Tensor:
     _post_accumulate_hooks: dict | None = None
     _base: Tensor | None = None
     _creation_meta: Any = None
+    # The tangent of forward-mode AD at the active dual level (runtime/autograd/
+    # forward_ad.py sets and clears it); PyTorch's ForwardGrad.
+    _fw_grad: Tensor | None = None
 
     def __init__(self, data: Any, *, requires_grad: bool = False) -> None:
         self._data = data if type(data) is np.ndarray else np.asarray(data)

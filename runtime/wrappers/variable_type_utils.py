@@ -34,6 +34,7 @@ from yamlgrad.runtime.errors import (
     multi_output_view_inplace,
 )
 from yamlgrad.runtime.autograd.grad_mode import _state as _grad_mode
+from yamlgrad.runtime.autograd.grad_mode import disabled_threads as grad_disabled_threads
 from yamlgrad.runtime.autograd.node import (
     INVALID_EDGE,
     METADATA_CACHE,
@@ -43,10 +44,32 @@ from yamlgrad.runtime.autograd.node import (
 )
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
 from yamlgrad.runtime.generator import Generator, default_generator
+from yamlgrad.runtime.wrappers.forward_grad import (
+    any_has_forward_grad,
+    derived_jvp,
+    forward_ad_state,
+    formula_mode,
+    index_tensors,
+    set_fw_grad,
+    set_fw_grad_inplace,
+    set_fw_grads,
+    tangent_of,
+    tangents_of,
+)
 
 # What the generated wrappers call: VariableType.py imports exactly these names, and
 # the generator refuses an op or argument that would hide one.
 __all__ = [
+    "forward_ad_state",
+    "any_has_forward_grad",
+    "tangent_of",
+    "tangents_of",
+    "formula_mode",
+    "set_fw_grad",
+    "set_fw_grads",
+    "set_fw_grad_inplace",
+    "derived_jvp",
+    "index_tensors",
     "tensor_arg",
     "tensor_list_arg",
     "tensor_optional_list_arg",
@@ -93,6 +116,16 @@ __all__ = [
     "rebase_history",
 ]
 
+class _Absent:
+    """No argument given (None is an argument: an optional tensor left out)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
 # numpy's module has a `__getattr__`, which keeps CPython from specializing a read
 # of `np.ndarray`; a global of our own is read at full speed, on every operand.
@@ -364,39 +397,42 @@ def result_type(*values: Any) -> np.dtype:
     return _FLOAT32 if result is None else result
 
 
-def promote_operands(*values: Any, int_to_float: bool = False) -> Sequence[Any]:
-    """The operands cast to their common dtype (Python numbers stay Python numbers,
-    which numpy treats as weak). `int_to_float`: an integer or bool result type
-    becomes float32, as PyTorch's true division and float-only ops do."""
-    first = values[0]
-    if type(first) is _ndarray:
-        dtype = first.dtype
+def promote_operands(
+    a: Any, b: Any = ABSENT, c: Any = ABSENT, int_to_float: bool = False
+) -> tuple[Any, ...]:
+    """The operands (one to three) cast to their common dtype (Python numbers stay
+    Python numbers, which numpy treats as weak). `int_to_float`: an integer or bool
+    result type becomes float32, as PyTorch's true division and float-only ops do."""
+    if type(a) is _ndarray:
+        dtype = a.dtype
         if dtype is _FLOAT64 or dtype is _FLOAT32:
             # The common case, decided without result_type: a float tensor with
             # Python numbers (weak) and tensors of its own dtype keeps its dtype.
             # numpy's builtin dtypes are singletons, so `is` decides it without
             # the cost of `==` or `.kind`; anything else (another float dtype, a
             # bool, None) takes the general path, which is right for every case.
-            for v in values:
-                kind = type(v)
-                if kind is float or kind is int:
-                    continue
-                if kind is not _ndarray or v.dtype is not dtype:
-                    break
-            else:
-                return values  # type: ignore[return-value]  # callers unpack it
+            if b is ABSENT:
+                return (a,)
+            kind = type(b)
+            if kind is float or kind is int or kind is _ndarray and b.dtype is dtype:
+                if c is ABSENT:
+                    return (a, b)
+                kind = type(c)
+                if kind is float or kind is int or kind is _ndarray and c.dtype is dtype:
+                    return (a, b, c)
+    values = tuple(v for v in (a, b, c) if v is not ABSENT)
     dtype = result_type(*values)
     if int_to_float and dtype.kind in "biu":
         dtype = _FLOAT32
-    return [
+    return tuple(
         v.astype(dtype) if type(v) is np.ndarray and v.dtype != dtype else v
         for v in values
-    ]
+    )
 
 
 def compute_requires_grad(*args: Any) -> bool:
     """Grad mode is on and some tensor argument requires grad."""
-    if not _grad_mode.enabled:
+    if grad_disabled_threads[0] and not _grad_mode.enabled:
         return False
     for a in args:
         kind = type(a)

@@ -45,3 +45,17 @@ def test_compare_times_two_checkouts_in_one_table() -> None:
     float(rows[2][3])  # after/before
     assert rows[2][5].strip().startswith("op: ")
     assert run.stderr.count("round 1/1") == 2
+
+
+def test_jvp_benchmark_smoke_run_checks_every_jvp() -> None:
+    """benchmarks/jvp_chain.py at tiny sizes: it checks each JVP and gradient
+    against the chain's exact derivative before timing, and prints one row each."""
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "benchmarks" / "jvp_chain.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [line.split("|")[1:-1] for line in run.stdout.splitlines() if "|" in line]
+    names = [row[0].strip() for row in rows[2:]]
+    assert names[:2] == ["yamlgrad jvp", "yamlgrad backward"]

@@ -33,7 +33,7 @@ def test_readme_python_blocks_run(monkeypatch: pytest.MonkeyPatch, capsys) -> No
     for index, code in enumerate(blocks()):
         exec(compile(code, f"README.md python block {index}", "exec"), namespace)
     out = capsys.readouterr().out
-    assert "8 checks, 0 failed" in out
+    assert "16 checks, 0 failed" in out
     assert "<SumBackward0" in out
     assert "digraph {" in out and "PowBackward0" in out
     for module in [m for m in sys.modules if m == "my_ops" or m.startswith("my_ops.")]:

@@ -46,8 +46,10 @@ def test_every_recording_wrapper_collects_edges_and_sets_history() -> None:
 
 
 def test_the_median_wrapper_is_short() -> None:
+    """About 30 lines of reverse mode, and the forward-grad block (PyTorch's
+    `isFwGradDefined` ... `_set_fw_grad`, about 6 more)."""
     lengths = [text.count("\n") + 1 for text in WRAPPERS.values()]
-    assert statistics.median(lengths) <= 30
+    assert statistics.median(lengths) <= 36
 
 
 def test_wrappers_inline_no_runtime_internals() -> None:

@@ -93,7 +93,7 @@ def test_testing_checks_every_entry_of_the_pack(pack_root: Path) -> None:
     assert report.checked == [
         f"{op}: {order}"
         for op in ("softsign", "swish", "cubic", "smooth_abs")
-        for order in ("backward", "double backward")
+        for order in ("backward", "double backward", "forward", "adjoint")
     ]
 
 

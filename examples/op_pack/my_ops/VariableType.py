@@ -28,16 +28,21 @@ from yamlgrad.runtime.wrappers.kernel_errors import kernel_error
 from yamlgrad.runtime.autograd.saved_variable import SavedVariable
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.wrappers.variable_type_utils import (
+    any_has_forward_grad,
     args_sizes_of,
     bool_arg,
     check_inplace,
     check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
+    derived_jvp,
     device_arg,
     dtype_of,
     float_arg,
+    formula_mode,
+    forward_ad_state,
     generator_arg,
+    index_tensors,
     int_arg,
     int_list_arg,
     layout_arg,
@@ -63,11 +68,16 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     return_type,
     scalar_arg,
     scalar_type_arg,
+    set_fw_grad,
+    set_fw_grad_inplace,
+    set_fw_grads,
     set_history,
     set_history_inplace_view,
     set_history_outputs,
     sizes_of,
     str_arg,
+    tangent_of,
+    tangents_of,
     tensor_arg,
     tensor_list_arg,
     tensor_optional_list_arg,
@@ -110,6 +120,11 @@ def softsign(
         raise kernel_error("softsign", kernel_failure, self=self_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(softsign, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -137,6 +152,13 @@ def swish(
         raise kernel_error("swish", kernel_failure, self=self_, beta=beta)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                swish, {"input": self, "beta": beta}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -166,6 +188,16 @@ def cubic(
         raise kernel_error("cubic", kernel_failure, self=self_, other=other_)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                cubic,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -193,6 +225,13 @@ def smooth_abs(
         raise kernel_error("smooth_abs", kernel_failure, self=self_, eps=eps)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                smooth_abs, {"input": self, "eps": eps}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
