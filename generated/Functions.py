@@ -308,6 +308,15 @@ __all__ = [
     "CumprodBackward0",
     "SoftmaxBackward0",
     "LogSoftmaxBackward0",
+    "KthvalueBackward0",
+    "MedianBackward0",
+    "NanmedianBackward0",
+    "MedianBackward1",
+    "NanmedianBackward1",
+    "ModeBackward0",
+    "SortBackward0",
+    "SortBackward1",
+    "TopkBackward0",
     "MmBackward0",
     "DotBackward0",
     "MvBackward0",
@@ -4312,6 +4321,322 @@ class LogSoftmaxBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+
+class KthvalueBackward0(Node):
+    """Backward of `kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_keepdim",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class MedianBackward0(Node):
+    """Backward of `median(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class NanmedianBackward0(Node):
+    """Backward of `nanmedian(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = evenly_distribute_backward(grad, self_, result)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class MedianBackward1(Node):
+    """Backward of `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_keepdim",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class NanmedianBackward1(Node):
+    """Backward of `nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_keepdim",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class ModeBackward0(Node):
+    """Backward of `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_keepdim",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        keepdim = self._saved_keepdim
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class SortBackward0(Node):
+    """Backward of `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, True)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, True
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class SortBackward1(Node):
+    """Backward of `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, True)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, True
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class TopkBackward0(Node):
+    """Backward of `topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, True)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_indices",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        indices = self._raw_saved_indices.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, True
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
 
 
 class MmBackward0(Node):

@@ -28,6 +28,7 @@ from yamlgrad.runtime.ops import (
     reductions,
     resampling,
     shapes,
+    sorting,
     special,
 )
 from yamlgrad.runtime.wrappers.binding import (
@@ -51,22 +52,28 @@ from yamlgrad.runtime.wrappers.variable_type_utils import (
     collect_next_edges,
     compute_requires_grad,
     derived_jvp,
+    device_arg,
     dtype_of,
     float_arg,
     formula_mode,
     forward_ad_state,
+    generator_arg,
     index_tensors,
     int_arg,
     int_list_arg,
     is_batched,
+    layout_arg,
     make_view,
     make_views,
     memory_format_arg,
     ndim_of,
     optional_bool_arg,
+    optional_device_arg,
     optional_float_arg,
+    optional_generator_arg,
     optional_int_arg,
     optional_int_list_arg,
+    optional_layout_arg,
     optional_memory_format_arg,
     optional_scalar_arg,
     optional_scalar_type_arg,
@@ -219,6 +226,15 @@ from .Functions import (
     CumprodBackward0,
     SoftmaxBackward0,
     LogSoftmaxBackward0,
+    KthvalueBackward0,
+    MedianBackward0,
+    NanmedianBackward0,
+    MedianBackward1,
+    NanmedianBackward1,
+    ModeBackward0,
+    SortBackward0,
+    SortBackward1,
+    TopkBackward0,
     MmBackward0,
     DotBackward0,
     MvBackward0,
@@ -464,6 +480,15 @@ __all__ = [
     "argmin",
     "all",
     "any",
+    "kthvalue",
+    "median",
+    "nanmedian",
+    "mode",
+    "sort",
+    "argsort",
+    "msort",
+    "topk",
+    "_unique2",
     "mm",
     "matmul",
     "dot",
@@ -6774,6 +6799,666 @@ def any_dims(
     except ValueError as kernel_failure:
         raise kernel_error("any", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
     return result
+
+
+def kthvalue(
+    input: Any,
+    k: Any,
+    dim: Any = -1,
+    keepdim: Any = False,
+) -> Any:
+    """`kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+
+    forward: kthvalue_along(self, k, dim, keepdim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("kthvalue", "dim", kthvalue, self, k, dim, keepdim)
+    self_ = tensor_arg(self, "kthvalue", "input", 1)
+    k = int_arg(k, "kthvalue", "k", 2)
+    dim = int_arg(dim, "kthvalue", "dim", 3)
+    keepdim = bool_arg(keepdim, "kthvalue", "keepdim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("kthvalue", kthvalue, (self, k, dim, keepdim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = KthvalueBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.kthvalue_along(self_, k, dim, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "kthvalue", kernel_failure, self=self_, k=k, dim=dim, keepdim=keepdim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                kthvalue,
+                {"input": self, "k": k, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("kthvalue", ("values", "indices"))(*outputs)
+
+
+def median_default(
+    input: Any,
+) -> Tensor:
+    """`median(Tensor self) -> Tensor`
+
+    forward: median_all(self, False)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("median", "", median_default, self)
+    self_ = tensor_arg(self, "median", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("median_default", median_default, (self,))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MedianBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(sorting.median_all(self_, False))
+    except ValueError as kernel_failure:
+        raise kernel_error("median", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(median_default, {"input": self}, {"input": self_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def nanmedian_default(
+    input: Any,
+) -> Tensor:
+    """`nanmedian(Tensor self) -> Tensor`
+
+    forward: median_all(self, True)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("nanmedian", "", nanmedian_default, self)
+    self_ = tensor_arg(self, "nanmedian", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("nanmedian_default", nanmedian_default, (self,))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NanmedianBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(sorting.median_all(self_, True))
+    except ValueError as kernel_failure:
+        raise kernel_error("nanmedian", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                nanmedian_default, {"input": self}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def median_dim(
+    input: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Any:
+    """`median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+
+    forward: median_along(self, dim, keepdim, False)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("median.dim", "dim", median_dim, self, dim, keepdim)
+    self_ = tensor_arg(self, "median", "input", 1)
+    dim = int_arg(dim, "median", "dim", 2)
+    keepdim = bool_arg(keepdim, "median", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("median_dim", median_dim, (self, dim, keepdim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MedianBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.median_along(self_, dim, keepdim, False)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "median", kernel_failure, self=self_, dim=dim, keepdim=keepdim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                median_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("median", ("values", "indices"))(*outputs)
+
+
+def nanmedian_dim(
+    input: Any,
+    dim: Any,
+    keepdim: Any = False,
+) -> Any:
+    """`nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+
+    forward: median_along(self, dim, keepdim, True)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("nanmedian.dim", "dim", nanmedian_dim, self, dim, keepdim)
+    self_ = tensor_arg(self, "nanmedian", "input", 1)
+    dim = int_arg(dim, "nanmedian", "dim", 2)
+    keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("nanmedian_dim", nanmedian_dim, (self, dim, keepdim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NanmedianBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.median_along(self_, dim, keepdim, True)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "nanmedian", kernel_failure, self=self_, dim=dim, keepdim=keepdim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                nanmedian_dim,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("nanmedian", ("values", "indices"))(*outputs)
+
+
+def mode(
+    input: Any,
+    dim: Any = -1,
+    keepdim: Any = False,
+) -> Any:
+    """`mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+
+    forward: mode_along(self, dim, keepdim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mode", "dim", mode, self, dim, keepdim)
+    self_ = tensor_arg(self, "mode", "input", 1)
+    dim = int_arg(dim, "mode", "dim", 2)
+    keepdim = bool_arg(keepdim, "mode", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mode", mode, (self, dim, keepdim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = ModeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value) for value in sorting.mode_along(self_, dim, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("mode", kernel_failure, self=self_, dim=dim, keepdim=keepdim)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                mode, {"input": self, "dim": dim, "keepdim": keepdim}, {"input": self_t}
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("mode", ("values", "indices"))(*outputs)
+
+
+def sort_default(
+    input: Any,
+    dim: Any = -1,
+    descending: Any = False,
+) -> Any:
+    """`sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+
+    forward: sort_along(self, dim, descending)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("sort", "dim", sort_default, self, dim, descending)
+    self_ = tensor_arg(self, "sort", "input", 1)
+    dim = int_arg(dim, "sort", "dim", 2)
+    descending = bool_arg(descending, "sort", "descending", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "sort_default", sort_default, (self, dim, descending)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SortBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value) for value in sorting.sort_along(self_, dim, descending)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "sort", kernel_failure, self=self_, dim=dim, descending=descending
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                sort_default,
+                {"input": self, "dim": dim, "descending": descending},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("sort", ("values", "indices"))(*outputs)
+
+
+def sort_stable(
+    input: Any,
+    *,
+    stable: Any,
+    dim: Any = -1,
+    descending: Any = False,
+) -> Any:
+    """`sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+
+    forward: sort_along(self, dim, descending)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "sort.stable", "dim", sort_stable, self, stable, dim, descending
+        )
+    self_ = tensor_arg(self, "sort", "input", 1)
+    stable = optional_bool_arg(stable, "sort", "stable", 2)
+    dim = int_arg(dim, "sort", "dim", 3)
+    descending = bool_arg(descending, "sort", "descending", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "sort_stable", sort_stable, (self, stable, dim, descending)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SortBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value) for value in sorting.sort_along(self_, dim, descending)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "sort",
+            kernel_failure,
+            self=self_,
+            stable=stable,
+            dim=dim,
+            descending=descending,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                sort_stable,
+                {"input": self, "stable": stable, "dim": dim, "descending": descending},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("sort", ("values", "indices"))(*outputs)
+
+
+def argsort_default(
+    input: Any,
+    dim: Any = -1,
+    descending: Any = False,
+) -> Tensor:
+    """`argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+
+    forward: sort_along(self, dim, descending)[1]
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("argsort", "dim", argsort_default, self, dim, descending)
+    self_ = tensor_arg(self, "argsort", "input", 1)
+    dim = int_arg(dim, "argsort", "dim", 2)
+    descending = bool_arg(descending, "argsort", "descending", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "argsort_default", argsort_default, (self, dim, descending)
+        )
+    try:
+        result = Tensor._make(sorting.sort_along(self_, dim, descending)[1])
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "argsort", kernel_failure, self=self_, dim=dim, descending=descending
+        )
+    return result
+
+
+def argsort_stable(
+    input: Any,
+    *,
+    stable: Any,
+    dim: Any = -1,
+    descending: Any = False,
+) -> Tensor:
+    """`argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+
+    forward: sort_along(self, dim, descending)[1]
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "argsort.stable", "dim", argsort_stable, self, stable, dim, descending
+        )
+    self_ = tensor_arg(self, "argsort", "input", 1)
+    stable = bool_arg(stable, "argsort", "stable", 2)
+    dim = int_arg(dim, "argsort", "dim", 3)
+    descending = bool_arg(descending, "argsort", "descending", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "argsort_stable", argsort_stable, (self, stable, dim, descending)
+        )
+    try:
+        result = Tensor._make(sorting.sort_along(self_, dim, descending)[1])
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "argsort",
+            kernel_failure,
+            self=self_,
+            stable=stable,
+            dim=dim,
+            descending=descending,
+        )
+    return result
+
+
+def msort(
+    input: Any,
+) -> Tensor:
+    """`msort(Tensor self) -> Tensor`
+
+    composite: sort(self, 0)[0]
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return sort(self, 0)[0]
+    except (AttributeError, TypeError):
+        check_arguments("msort", (("input", "Tensor", 1, self),))
+        raise
+
+
+def topk(
+    input: Any,
+    k: Any,
+    dim: Any = -1,
+    largest: Any = True,
+    sorted: Any = True,
+) -> Any:
+    """`topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`
+
+    forward: topk_along(self, k, dim, largest, sorted)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("topk", "dim", topk, self, k, dim, largest, sorted)
+    self_ = tensor_arg(self, "topk", "input", 1)
+    k = int_arg(k, "topk", "k", 2)
+    dim = int_arg(dim, "topk", "dim", 3)
+    largest = bool_arg(largest, "topk", "largest", 4)
+    sorted = bool_arg(sorted, "topk", "sorted", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("topk", topk, (self, k, dim, largest, sorted))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = TopkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.topk_along(self_, k, dim, largest, sorted)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "topk",
+            kernel_failure,
+            self=self_,
+            k=k,
+            dim=dim,
+            largest=largest,
+            sorted=sorted,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                topk,
+                {
+                    "input": self,
+                    "k": k,
+                    "dim": dim,
+                    "largest": largest,
+                    "sorted": sorted,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_indices = SavedVariable(outputs[1], True)
+    return return_type("topk", ("values", "indices"))(*outputs)
+
+
+def unique_dim(
+    input: Any,
+    dim: Any,
+    sorted: Any = True,
+    return_inverse: Any = False,
+    return_counts: Any = False,
+) -> Any:
+    """`unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+
+    forward: unique_dim_sorted(self, dim, sorted, return_inverse, return_counts)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "unique_dim",
+            "dim",
+            unique_dim,
+            self,
+            dim,
+            sorted,
+            return_inverse,
+            return_counts,
+        )
+    self_ = tensor_arg(self, "unique_dim", "input", 1)
+    dim = int_arg(dim, "unique_dim", "dim", 2)
+    sorted = bool_arg(sorted, "unique_dim", "sorted", 3)
+    return_inverse = bool_arg(return_inverse, "unique_dim", "return_inverse", 4)
+    return_counts = bool_arg(return_counts, "unique_dim", "return_counts", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "unique_dim", unique_dim, (self, dim, sorted, return_inverse, return_counts)
+        )
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.unique_dim_sorted(
+                self_, dim, sorted, return_inverse, return_counts
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unique_dim",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            sorted=sorted,
+            return_inverse=return_inverse,
+            return_counts=return_counts,
+        )
+    return tuple(outputs)
+
+
+def unique_consecutive(
+    input: Any,
+    return_inverse: Any = False,
+    return_counts: Any = False,
+    dim: Any = None,
+) -> Any:
+    """`unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
+
+    forward: unique_consecutive_along(self, return_inverse, return_counts, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "unique_consecutive",
+            "dim",
+            unique_consecutive,
+            self,
+            return_inverse,
+            return_counts,
+            dim,
+        )
+    self_ = tensor_arg(self, "unique_consecutive", "input", 1)
+    return_inverse = bool_arg(return_inverse, "unique_consecutive", "return_inverse", 2)
+    return_counts = bool_arg(return_counts, "unique_consecutive", "return_counts", 3)
+    dim = optional_int_arg(dim, "unique_consecutive", "dim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "unique_consecutive",
+            unique_consecutive,
+            (self, return_inverse, return_counts, dim),
+        )
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.unique_consecutive_along(
+                self_, return_inverse, return_counts, dim
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unique_consecutive",
+            kernel_failure,
+            self=self_,
+            return_inverse=return_inverse,
+            return_counts=return_counts,
+            dim=dim,
+        )
+    return tuple(outputs)
+
+
+def _unique2(
+    input: Any,
+    sorted: Any = True,
+    return_inverse: Any = False,
+    return_counts: Any = False,
+) -> Any:
+    """`_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+
+    forward: unique_sorted(self, sorted, return_inverse, return_counts)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "_unique2", "", _unique2, self, sorted, return_inverse, return_counts
+        )
+    self_ = tensor_arg(self, "_unique2", "input", 1)
+    sorted = bool_arg(sorted, "_unique2", "sorted", 2)
+    return_inverse = bool_arg(return_inverse, "_unique2", "return_inverse", 3)
+    return_counts = bool_arg(return_counts, "_unique2", "return_counts", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "_unique2", _unique2, (self, sorted, return_inverse, return_counts)
+        )
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.unique_sorted(
+                self_, sorted, return_inverse, return_counts
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "_unique2",
+            kernel_failure,
+            self=self_,
+            sorted=sorted,
+            return_inverse=return_inverse,
+            return_counts=return_counts,
+        )
+    return tuple(outputs)
 
 
 def mm(
@@ -18226,6 +18911,116 @@ def any(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("any", _ANY_OVERLOADS, args, kwargs)
 
 
+_MEDIAN_OVERLOADS = (
+    Overload(
+        median_default,
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
+    ),
+    Overload(
+        median_dim,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def median(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `median(Tensor self) -> Tensor`
+    `median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    """
+    return dispatch("median", _MEDIAN_OVERLOADS, args, kwargs)
+
+
+_NANMEDIAN_OVERLOADS = (
+    Overload(
+        nanmedian_default,
+        (Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),),
+    ),
+    Overload(
+        nanmedian_dim,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, REQUIRED, False, "int dim"),
+            Param("keepdim", "bool", False, False, False, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def nanmedian(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `nanmedian(Tensor self) -> Tensor`
+    `nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    """
+    return dispatch("nanmedian", _NANMEDIAN_OVERLOADS, args, kwargs)
+
+
+_SORT_OVERLOADS = (
+    Overload(
+        sort_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, -1, False, "int dim=-1"),
+            Param("descending", "bool", False, False, False, "bool descending=False"),
+        ),
+    ),
+    Overload(
+        sort_stable,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("stable", "bool", True, REQUIRED, True, "bool? stable"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+            Param("descending", "bool", False, False, True, "bool descending=False"),
+        ),
+    ),
+)
+
+
+def sort(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+    `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
+    """
+    return dispatch("sort", _SORT_OVERLOADS, args, kwargs)
+
+
+_ARGSORT_OVERLOADS = (
+    Overload(
+        argsort_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int", False, -1, False, "int dim=-1"),
+            Param("descending", "bool", False, False, False, "bool descending=False"),
+        ),
+    ),
+    Overload(
+        argsort_stable,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("stable", "bool", False, REQUIRED, True, "bool stable"),
+            Param("dim", "int", False, -1, True, "int dim=-1"),
+            Param("descending", "bool", False, False, True, "bool descending=False"),
+        ),
+    ),
+)
+
+
+def argsort(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+    `argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
+    """
+    return dispatch("argsort", _ARGSORT_OVERLOADS, args, kwargs)
+
+
 _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
@@ -19193,6 +19988,14 @@ METHODS = {
     "argmin": argmin,
     "all": all,
     "any": any,
+    "kthvalue": kthvalue,
+    "median": median,
+    "nanmedian": nanmedian,
+    "mode": mode,
+    "sort": sort,
+    "argsort": argsort,
+    "msort": msort,
+    "topk": topk,
     "mm": mm,
     "matmul": matmul,
     "dot": dot,
@@ -20072,6 +20875,79 @@ OVERLOADS = {
         "dims": schema_names(
             any_dims,
             "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        ),
+    },
+    "kthvalue": {
+        "default": schema_names(
+            kthvalue,
+            "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        ),
+    },
+    "median": {
+        "default": schema_names(median_default, "median(Tensor self) -> Tensor"),
+        "dim": schema_names(
+            median_dim,
+            "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        ),
+    },
+    "nanmedian": {
+        "default": schema_names(nanmedian_default, "nanmedian(Tensor self) -> Tensor"),
+        "dim": schema_names(
+            nanmedian_dim,
+            "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        ),
+    },
+    "mode": {
+        "default": schema_names(
+            mode,
+            "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        ),
+    },
+    "sort": {
+        "default": schema_names(
+            sort_default,
+            "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+        ),
+        "stable": schema_names(
+            sort_stable,
+            "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+        ),
+    },
+    "argsort": {
+        "default": schema_names(
+            argsort_default,
+            "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
+        ),
+        "stable": schema_names(
+            argsort_stable,
+            "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor",
+        ),
+    },
+    "msort": {
+        "default": schema_names(msort, "msort(Tensor self) -> Tensor"),
+    },
+    "topk": {
+        "default": schema_names(
+            topk,
+            "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+        ),
+    },
+    "unique_dim": {
+        "default": schema_names(
+            unique_dim,
+            "unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+        ),
+    },
+    "unique_consecutive": {
+        "default": schema_names(
+            unique_consecutive,
+            "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
+        ),
+    },
+    "_unique2": {
+        "default": schema_names(
+            _unique2,
+            "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
         ),
     },
     "mm": {

@@ -45,6 +45,25 @@ _BY_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL}
 DEFAULT_FLOAT = float32
 
 
+class layout:
+    """A tensor's memory layout, as `torch.layout`: yamlgrad has only `strided`
+    (dense ndarrays), which a `Layout? layout` argument accepts besides None."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"yamlgrad.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+strided = layout("strided")
+
+
 def from_numpy(np_dtype: np.dtype) -> dtype:
     """The yamlgrad dtype of a numpy dtype; TypeError for one yamlgrad does not have."""
     try:

@@ -78,11 +78,14 @@ from yamlgrad.runtime.dtypes import (
     int16,
     int32,
     int64,
+    layout,
     long,
     short,
+    strided,
     uint8,
 )
 from yamlgrad.runtime.factories import *  # noqa: F403 - tensor, zeros, ...
+from yamlgrad.runtime.functional import unique, unique_consecutive
 from yamlgrad.runtime.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -107,6 +110,8 @@ __all__ = [
     "is_anomaly_check_nan_enabled",
     "set_detect_anomaly",
     "tensordot",
+    "unique",
+    "unique_consecutive",
     "Tensor",
     "Size",
     "set_printoptions",
@@ -136,6 +141,8 @@ __all__ = [
     "long",
     "short",
     "uint8",
+    "layout",
+    "strided",
     "no_grad",
     "enable_grad",
     "inference_mode",
@@ -285,6 +292,8 @@ def _install_tensor_methods() -> None:
     for name, fn in sampling.METHODS.items():
         setattr(Tensor, name, fn)
     Tensor.norm = norm  # type: ignore[attr-defined]
+    Tensor.unique = unique  # type: ignore[attr-defined]
+    Tensor.unique_consecutive = unique_consecutive  # type: ignore[attr-defined]
     Tensor.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tensor.__setitem__ = inplace_ops.setitem  # type: ignore[method-assign]
     Tensor.copy_ = inplace_ops.copy_  # type: ignore[attr-defined]

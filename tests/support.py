@@ -336,7 +336,21 @@ BAD_INPUTS = (
         "exp(Tensor self) -> (Tensor)",
         "does not round-trip: 'exp(Tensor self) -> (Tensor)'",
     ),
-    bad_schema("keyword_argument", "exp(Tensor self, int from=0) -> Tensor", "'from'"),
+    bad_schema(
+        "unknown_enum_default",
+        "exp(Tensor self, int reduction=Median) -> Tensor",
+        "unsupported default 'Median'",
+    ),
+    bad_schema(
+        "unsupported_list_type",
+        "exp(Tensor self, bool[3] mask) -> Tensor",
+        "'bool[3]' is not supported",
+    ),
+    bad_schema(
+        "keyword_argument_clash",
+        "exp(Tensor self, int from_=0, int from=0) -> Tensor",
+        "'from_' and 'from' are both 'from_'",
+    ),
     bad_schema("keyword_op_name", "import(Tensor self) -> Tensor", "'import'"),
     bad_schema(
         "argument_shadows_generated_name",

@@ -200,7 +200,7 @@ def check_forward(
     what = "forward"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
-    args = {a.name: a for a in schema.arguments}
+    args = {a.safe_name: a for a in schema.arguments}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             chain = _attribute_chain(node)
@@ -223,7 +223,7 @@ def check_forward(
             if node.id == "np" or node.id in args or node.id in kernel_helpers:
                 continue
             raise ExpressionError(f"{what} uses the unknown name {node.id!r}: {text!r}")
-    renames = {a.name: a.local for a in schema.arguments if a.local != a.name}
+    renames = {a.safe_name: a.local for a in schema.arguments if a.local != a.safe_name}
     tree = _Renamer(renames, {}).visit(tree)
     # Helpers are called through their module, so an op may share a helper's name
     # (the `sigmoid` wrapper calls `elementwise.sigmoid`).
@@ -284,7 +284,7 @@ def check_composite(
     what = "composite"
     tree = _parse(text, what)
     _check_shape(tree, text, what)
-    args = {a.name for a in schema.arguments}
+    args = {a.safe_name for a in schema.arguments}
     tensor_helpers = set(composite_helpers) - op_names - args
     helpers = (set(kernel_helpers) - op_names - args) | tensor_helpers
     for node in ast.walk(tree):
@@ -457,7 +457,7 @@ def _collect_name_saves(
     """Save each argument and output the formula names; True when it reads every
     output's gradient (`grads`, `grad_<name>`)."""
     text = walk.text
-    args = {a.name: a for a in walk.schema.arguments}
+    args = {a.safe_name: a for a in walk.schema.arguments}
     uses_grads = False
     for node in ast.walk(tree):
         if not isinstance(node, ast.Name) or id(node) in walk.skip:

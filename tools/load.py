@@ -70,12 +70,13 @@ Fail = Callable[[str], NoReturn]
 BUILTIN_OP_NAMES = frozenset(
     {"abs", "all", "any", "max", "min", "pow", "round", "slice", "sum"}
 )
-BUILTIN_ARGUMENT_NAMES = frozenset({"input", "max", "min", "ord"})
+BUILTIN_ARGUMENT_NAMES = frozenset({"input", "max", "min", "ord", "sorted"})
 MAX_NAME_LENGTH = 64  # PyTorch's longest op name has about 50 characters
 # Names the Tensor class itself or the facade installs on it (runtime/facade.py's
 # _install_tensor_methods); a generated method of that name would replace them.
 FACADE_TENSOR_METHODS = frozenset(
     {"copy_", "T", "float", "double", "half", "long", "int", "bool"}
+    | {"unique", "unique_consecutive"}
 )
 
 
@@ -423,7 +424,7 @@ def _load_schema(
         # A parameter named as a helper hides it from the formulas and kernels.
         # (The names the generated code binds itself are checked once it is
         # rendered: tools/reserved.py.)
-        if a.name in formula_helpers or a.name in kernel_helpers:
+        if a.safe_name in formula_helpers or a.safe_name in kernel_helpers:
             message = f"argument {a.name!r} shadows a name the generated code uses"
             raise e.error("name", message)
     _check_returns(func, e.loc("name"), e.op_text)
@@ -637,7 +638,7 @@ def _call_text(op: str, info: DifferentiabilityInfo, tangents: bool) -> str:
     differentiable = {a.name for a in info.differentiable_inputs}
     parts = []
     for a in info.func.arguments:
-        value = a.name
+        value = a.safe_name
         if a.is_tensor or a.is_tensor_list:
             value = (
                 f"{a.name}_t"
@@ -646,7 +647,7 @@ def _call_text(op: str, info: DifferentiabilityInfo, tangents: bool) -> str:
             )
         elif a.type.elem_optional:
             value = f"index_tensors({a.name})"
-        parts.append(f"{a.python_name}={value}")
+        parts.append(f"{a.parameter}={value}")
     return f"{op}({', '.join(parts)})"
 
 
@@ -654,11 +655,11 @@ def _derived_text(op: str, info: DifferentiabilityInfo) -> str:
     """`derived_jvp(op, {"input": self_p, ...}, {"input": self_t})`."""
     args = []
     for a in info.func.arguments:
-        value = f"{a.name}_p" if a.is_tensor or a.is_tensor_list else a.name
+        value = f"{a.name}_p" if a.is_tensor or a.is_tensor_list else a.safe_name
         if a.type.elem_optional:
             value = f"index_tensors({a.name})"
-        args.append(f"{a.python_name!r}: {value}")
-    tangents = [f"{a.python_name!r}: {a.name}_t" for a in info.differentiable_inputs]
+        args.append(f"{a.parameter!r}: {value}")
+    tangents = [f"{a.parameter!r}: {a.name}_t" for a in info.differentiable_inputs]
     return f"derived_jvp({op}, {{{', '.join(args)}}}, {{{', '.join(tangents)}}})"
 
 

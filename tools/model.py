@@ -18,17 +18,24 @@ from typing import Any
 # The base types of the signature grammar that yamlgrad's runtime binds.
 BASE_TYPES = frozenset(
     {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType"}
-    | {"MemoryFormat"}
+    | {"MemoryFormat", "Generator", "Layout", "Device"}
 )
+
+# Defaults that name one of PyTorch's enum constants, by the Python value its
+# binding passes for them (at::Reduction for `int reduction=Mean`).
+ENUM_DEFAULTS = {"Mean": "1", "Sum": "2"}
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _OPNAME_RE = re.compile(
     r"^(?P<base>[a-z_][a-z0-9_]*)(\.(?P<overload>[A-Za-z0-9_]+))?\Z"
 )
 _ANNOTATION_RE = re.compile(r"^([a-z])(\|[a-z])*(!?)( -> (\*|[a-z](\|[a-z])*))?\Z")
-# Defaults are raw text, as in PyTorch, limited to what has a Python literal.
+# Defaults are raw text, as in PyTorch, limited to what has a Python literal:
+# numbers, True/False/None, int lists (`[]`, `[0, 1]`, `[0,1]`), strings in
+# either quotes (`'none'`, `"L"`) and the ENUM_DEFAULTS names.
 _DEFAULT_RE = re.compile(
-    r"^(True|False|None|-?\d+(\.\d+)?(e-?\d+)?|\[(-?\d+(, -?\d+)*)?\]|\"[A-Za-z0-9_]*\")\Z"
+    r"^(True|False|None|-?\d+(\.\d+)?(e-?\d+)?|\[(-?\d+(, ?-?\d+)*)?\]"
+    r"|\"[A-Za-z0-9_]*\"|'[A-Za-z0-9_]*'|" + "|".join(ENUM_DEFAULTS) + r")\Z"
 )
 _TYPE_RE = re.compile(
     r"^(?P<base>[A-Za-z]+)(\((?P<annotation>[^)]*)\))?"
@@ -147,7 +154,7 @@ class Argument:
     @property
     def splat(self) -> str:
         """How the wrapper passes it to collect_next_edges: `*tensors` for a list."""
-        return f"*{self.name}" if self.is_tensor_list else self.name
+        return f"*{self.safe_name}" if self.is_tensor_list else self.safe_name
 
     @property
     def binding_kind(self) -> str:
@@ -171,23 +178,43 @@ class Argument:
 
     @property
     def python_name(self) -> str:
-        """Its name in PyTorch's Python signature, for messages: `self` is `input`."""
+        """Its keyword in PyTorch's Python signature, also in messages: `self` is
+        `input`; a Python keyword stays itself (`x.random_(**{"from": 1})`)."""
         return "input" if self.name == "self" else self.name
+
+    @property
+    def safe_name(self) -> str:
+        """The name as a Python identifier, which `forward` and formulas use: a
+        Python keyword gets a trailing `_` (`from` is `from_`)."""
+        return f"{self.name}_" if self.is_keyword else self.name
+
+    @property
+    def is_keyword(self) -> bool:
+        """Named with a Python keyword (`int from`): its parameter is `from_`."""
+        return keyword.iskeyword(self.name)
+
+    @property
+    def parameter(self) -> str:
+        """The wrapper's parameter: the Python keyword, or its safe name when that
+        is a Python keyword (the binding maps `from=` to `from_`)."""
+        return "input" if self.name == "self" else self.safe_name
 
     @property
     def local(self) -> str:
         """Its name inside the wrapper once unpacked: tensors become `<name>_`, as PyTorch names them."""
-        return f"{self.name}_" if self.is_tensor or self.is_tensor_list else self.name
+        tensor = self.is_tensor or self.is_tensor_list
+        return f"{self.safe_name}_" if tensor else self.safe_name
 
     @property
     def py_default(self) -> str | None:
-        """The default as a Python literal: `[]` -> `()`, `[0, 1]` -> `(0, 1)`."""
+        """The default as a Python literal: `[]` -> `()`, `[0, 1]` -> `(0, 1)`,
+        `Mean` -> `1` (ENUM_DEFAULTS)."""
         if self.default is None:
             return None
         if self.default.startswith("["):
             items = self.default[1:-1]
             return f"({items},)" if items and "," not in items else f"({items})"
-        return self.default
+        return ENUM_DEFAULTS.get(self.default, self.default)
 
     @property
     def python_text(self) -> str:
@@ -257,6 +284,12 @@ class FunctionSchema:
         """Whether the Python signature calls `self` `input` (torch.abs(input=x))."""
         return any(a.name == "self" for a in self.arguments)
 
+    @property
+    def keyword_parameters(self) -> tuple[tuple[str, str], ...]:
+        """(name, wrapper parameter) of each argument named with a Python keyword:
+        `(("from", "from_"),)`. The bindings map the keyword to the parameter."""
+        return tuple((a.name, a.parameter) for a in self.arguments if a.is_keyword)
+
     def __str__(self) -> str:
         parts: list[str] = []
         kwarg_only = False
@@ -266,7 +299,7 @@ class FunctionSchema:
                 kwarg_only = True
             parts.append(str(a))
         name = f"{self.name}.{self.overload}" if self.overload else self.name
-        if len(self.returns) == 1 and self.returns[0].name is None:
+        if len(self.returns) == 1:  # `-> Tensor`, `-> Tensor output`
             returns = str(self.returns[0])
         else:
             returns = "(" + ", ".join(str(r) for r in self.returns) + ")"
@@ -296,8 +329,6 @@ def _parse_argument(text: str, kwarg_only: bool) -> Argument:
     type_text, name = head.rsplit(" ", 1)
     if _NAME_RE.match(name) is None:
         raise SchemaError(f"bad argument name {name!r}")
-    if keyword.iskeyword(name):
-        raise SchemaError(f"argument name {name!r} is a Python keyword")
     if sep and _DEFAULT_RE.match(default) is None:
         raise SchemaError(f"unsupported default {default!r} for argument {name!r}")
     return Argument(name, Type.parse(type_text), default if sep else None, kwarg_only)
@@ -338,6 +369,13 @@ def _parse_schema(text: str) -> FunctionSchema:
         arg = _parse_argument(item, kwarg_only)
         if any(a.name == arg.name for a in arguments):
             raise SchemaError(f"argument {arg.name!r} appears twice")
+        clash = [a.name for a in arguments if a.safe_name == arg.safe_name]
+        if clash:
+            raise SchemaError(
+                f"arguments {clash[0]!r} and {arg.name!r} are both "
+                f"{arg.safe_name!r} in Python (a keyword-named argument gets a "
+                "trailing '_')"
+            )
         arguments.append(arg)
     return FunctionSchema(
         name=m["base"],
@@ -750,10 +788,11 @@ class PythonBinding:
     def dispatcher(self) -> bool:
         """A generated dispatcher, unless one overload can be bound directly.
 
-        One is needed to choose among overloads, and for a lone `int[]` argument
-        after `self`, which also takes its ints unpacked (`x.view(2, 3)`).
+        One is needed to choose among overloads, for a lone `int[]` argument
+        after `self`, which also takes its ints unpacked (`x.view(2, 3)`), and
+        for an argument named with a Python keyword (`from=` binds to `from_`).
         """
-        if len(self.overloads) > 1:
+        if len(self.overloads) > 1 or self.overloads[0].func.keyword_parameters:
             return True
         positional = [a for a in self.overloads[0].func.arguments if not a.kwarg_only]
         return len(positional) == 2 and positional[1].binding_kind == "int[]"

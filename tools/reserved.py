@@ -119,7 +119,10 @@ def template_names(
     yaml_made = {i.wrapper_name for i in infos} | {i.op for i in infos if i.op}
     yaml_made |= {b.name for b in bindings} | {b.table for b in bindings}
     arguments = frozenset(
-        n for i in infos for a in i.func.arguments for n in (a.name, a.local)
+        n
+        for i in infos
+        for a in i.func.arguments
+        for n in (a.name, a.safe_name, a.local)
     )
     wrapper_locals: set[str] = set()
     for node in wrappers.body:
@@ -156,8 +159,8 @@ def check_names(
         for a in info.func.arguments:
             # In the wrapper: its parameter and unpacked local; in apply(): the
             # local a saved value gets.
-            in_wrapper = {a.name, a.python_name, a.local} & wrapper_names
-            if in_wrapper or local_name(a.name) in apply_names:
+            in_wrapper = {a.name, a.parameter, a.local} & wrapper_names
+            if in_wrapper or local_name(a.safe_name) in apply_names:
                 message = f"argument {a.name!r} shadows a name the generated code uses"
                 raise GenError(info.loc, str(info.func), message)
     clashes = sorted(pack_helpers & (taken.node_module | taken.apply_locals))

@@ -25,6 +25,7 @@ from yamlgrad.runtime.ops.common import (
     _dim,
     _wrap_dim,
     _zero_outside,
+    _zeros,
 )
 from yamlgrad.runtime.ops.elementwise import cast, exp, sign, where, zeros_like
 from yamlgrad.runtime.ops.shapes import expand, flip, reshape, transpose
@@ -435,7 +436,9 @@ def mean_backward(
 def value_selecting_reduction_backward(
     grad: Any, dim: int, indices: Any, sizes: tuple[int, ...], keepdim: bool
 ) -> Any:
-    """max.dim/min.dim: the gradient goes to the selected entry along `dim` only."""
+    """max.dim, min.dim, median.dim, kthvalue, mode (one entry per slice along
+    `dim`), sort and topk (several, `keepdim` True): each gradient goes to the
+    position its value was selected from, zeros elsewhere."""
     if not sizes:
         return grad
     dim = _wrap_dim(dim, len(sizes))
@@ -443,6 +446,8 @@ def value_selecting_reduction_backward(
     if not keepdim:
         index = np.expand_dims(index, dim)
         grad = reshape(grad, tuple(index.shape))
+    if index.shape[dim] != 1:  # sort, topk: scattered into zeros
+        return array_namespace(grad).scatter_add(_zeros(sizes, grad), dim, index, grad)
     positions = np.arange(sizes[dim]).reshape((-1,) + (1,) * (len(sizes) - dim - 1))
     mask = (positions == index).astype(_data(grad).dtype)
     return expand(grad, sizes) * _constant_like(grad, mask)

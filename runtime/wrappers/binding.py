@@ -22,6 +22,7 @@ import numpy as np
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.errors import argument_type
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.generator import Generator
 
 REQUIRED = object()
 _NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
@@ -37,6 +38,9 @@ class Param:
     default: Any  # REQUIRED when there is none
     kwarg_only: bool
     text: str  # as the schema writes it, for messages: "int[1]? dim=None"
+    # The wrapper's parameter when the keyword is a Python keyword: `from` binds
+    # to `from_`, as PyTorch's Python binding takes `**{"from": 1}`.
+    parameter: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,12 @@ def _matches(param: Param, value: Any, strict: bool) -> bool:
         return isinstance(value, dtypes.dtype)
     if kind == "str":
         return isinstance(value, str)
+    if kind == "Generator":
+        return isinstance(value, Generator)
+    if kind == "Layout":
+        return isinstance(value, dtypes.layout)
+    if kind == "Device":
+        return isinstance(value, str) or isinstance(getattr(value, "type", None), str)
     return False
 
 
@@ -115,6 +125,11 @@ def _bind(
                 return None
         elif p.default is REQUIRED:
             return None
+    renamed = [p for p in params if p.parameter and p.name in kwargs]
+    if renamed:
+        kwargs = dict(kwargs)
+        for p in renamed:
+            kwargs[p.parameter] = kwargs.pop(p.name)
     return args, kwargs
 
 
@@ -159,9 +174,13 @@ def dispatch(
         for overload in overloads:
             bound = _bind(overload, args, kwargs, strict)
             if bound is not None:
-                if bound[0] is args and not any(
-                    type(v) is tuple or type(v) is list
-                    for v in (*args, *kwargs.values())
+                if (
+                    bound[0] is args
+                    and bound[1] is kwargs
+                    and not any(
+                        type(v) is tuple or type(v) is list
+                        for v in (*args, *kwargs.values())
+                    )
                 ):
                     if len(_CHOSEN) >= _CHOSEN_LIMIT:
                         _CHOSEN.clear()
@@ -218,15 +237,22 @@ def check_arguments(op: str, checks: tuple[tuple[str, str, int, Any], ...]) -> N
             raise TypeError(argument_type(op, name, position, expected, value))
 
 
-def schema_names(fn: Callable[..., Any], schema: str) -> Callable[..., Any]:
+def schema_names(
+    fn: Callable[..., Any], schema: str, keywords: tuple[tuple[str, str], ...] = ()
+) -> Callable[..., Any]:
     """`fn` as `yamlgrad.ops.<name>.<overload>` offers it: called by the schema's
     argument names, as `torch.ops.aten` is. The Python function calls the
     schema's `self` `input` (PyTorch's Python signatures do); here it is `self=`
-    again, and `input=` gets PyTorch's error for the missing `self`."""
+    again, and `input=` gets PyTorch's error for the missing `self`. `keywords`
+    pairs an argument named with a Python keyword with fn's parameter for it
+    (`("from", "from_")`)."""
 
     name = schema.split("(")[0].split(".")[0]
 
     def op(*args: Any, **kwargs: Any) -> Any:
+        for keyword, parameter in keywords:
+            if keyword in kwargs:
+                kwargs[parameter] = kwargs.pop(keyword)
         if "self" in kwargs:
             kwargs["input"] = kwargs.pop("self")
         elif "input" in kwargs and not args:

@@ -43,6 +43,7 @@ from yamlgrad.runtime.autograd.node import (
     output_metadata,
 )
 from yamlgrad.runtime.autograd.tensor import InferenceTensor, Tensor
+from yamlgrad.runtime.generator import Generator, default_generator
 from yamlgrad.runtime.wrappers.forward_grad import (
     any_has_forward_grad,
     derived_jvp,
@@ -90,6 +91,12 @@ __all__ = [
     "optional_bool_arg",
     "optional_str_arg",
     "optional_memory_format_arg",
+    "generator_arg",
+    "optional_generator_arg",
+    "layout_arg",
+    "optional_layout_arg",
+    "device_arg",
+    "optional_device_arg",
     "sizes_of",
     "ndim_of",
     "dtype_of",
@@ -250,6 +257,41 @@ def memory_format_arg(value: Any, op: str, name: str, position: int) -> int:
     raise TypeError(argument_type(op, name, position, "memory_format", value))
 
 
+def generator_arg(value: Any, op: str, name: str, position: int) -> Generator:
+    """`Generator`: the kernel draws from it."""
+    if isinstance(value, Generator):
+        return value
+    raise TypeError(argument_type(op, name, position, "torch.Generator", value))
+
+
+def optional_generator_arg(value: Any, op: str, name: str, position: int) -> Generator:
+    """`Generator?`: None is the default generator (PyTorch's
+    get_generator_or_default), so a kernel always gets a Generator."""
+    if value is None:
+        return default_generator
+    return generator_arg(value, op, name, position)
+
+
+def layout_arg(value: Any, op: str, name: str, position: int) -> dtypes.layout:
+    """`Layout`: yamlgrad's tensors are dense; only `strided` is accepted."""
+    if value is dtypes.strided:
+        return value
+    if isinstance(value, dtypes.layout):
+        raise RuntimeError(f"{op}(): yamlgrad has no layout {value!r}; only strided")
+    raise TypeError(argument_type(op, name, position, "torch.layout", value))
+
+
+def device_arg(value: Any, op: str, name: str, position: int) -> str:
+    """`Device`: a device string or object (anything with a `.type`), which must
+    be the CPU; the kernel gets "cpu"."""
+    kind = value if isinstance(value, str) else getattr(value, "type", None)
+    if not isinstance(kind, str):
+        raise TypeError(argument_type(op, name, position, "torch.device", value))
+    if kind.split(":")[0] != "cpu":
+        raise RuntimeError(f"{op}(): yamlgrad has no device {value!r}; only 'cpu'")
+    return "cpu"
+
+
 def optional(convert: Any) -> Any:
     """`T?`: None passes through, anything else is converted as `T`."""
 
@@ -272,6 +314,8 @@ optional_scalar_type_arg = optional(scalar_type_arg)
 optional_bool_arg = optional(bool_arg)
 optional_str_arg = optional(str_arg)
 optional_memory_format_arg = optional(memory_format_arg)
+optional_layout_arg = optional(layout_arg)
+optional_device_arg = optional(device_arg)
 
 
 def sizes_of(value: Any) -> tuple[int, ...]:

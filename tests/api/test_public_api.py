@@ -89,6 +89,13 @@ NOT_FROM_YAML = {
         "Tensor's own as torch offers it as a function"
         for name in tensor_methods.__all__
     },
+    "layout": "the layout type: strided is the only one",
+    "strided": "the layout of every tensor",
+    **{
+        name: "torch.functional's Python over the YAML's _unique2, unique_dim and "
+        "unique_consecutive: returns only the outputs asked for"
+        for name in ("unique", "unique_consecutive")
+    },
     "Tensor": "the tensor type",
     "set_printoptions": "how tensors print",
     "Size": "a shape",

@@ -22,14 +22,24 @@ from support import REPO_ROOT
 RUNTIME = REPO_ROOT / "runtime"
 
 # Modules every layer may import: they import nothing else of the runtime.
-LEAVES = ("yamlgrad.runtime.errors", "yamlgrad.runtime.dtypes")
+LEAVES = (
+    "yamlgrad.runtime.errors",
+    "yamlgrad.runtime.dtypes",
+)
 # What each layer may import from yamlgrad, besides itself and the leaves.
 ALLOWED = {
     "autograd": ("yamlgrad.runtime.dispatch",),
-    "wrappers": ("yamlgrad.runtime.dispatch", "yamlgrad.runtime.autograd"),
+    # runtime/generator.py (Generator, whose state is a Tensor) sits just above
+    # the autograd core: the wrappers hand a `Generator?` argument to a kernel.
+    "wrappers": (
+        "yamlgrad.runtime.dispatch",
+        "yamlgrad.runtime.autograd",
+        "yamlgrad.runtime.generator",
+    ),
     "ops": (
         "yamlgrad.runtime.dispatch",
         "yamlgrad.runtime.autograd",
+        "yamlgrad.runtime.generator",
         "yamlgrad.runtime.wrappers",
     ),
     # The function transforms (vmap, grad, autograd.functional) sit beside the

@@ -265,7 +265,7 @@ MALFORMED_SCHEMAS = (
     "f(Tensor self) -> Tensor ",
     "f(Tensor self) -> (Tensor)",
     "f(Tensor self) -> Tensor 1x",
-    "f(Tensor self, int from) -> Tensor",  # a Python keyword
+    "f(Tensor self, int from, int from_) -> Tensor",  # both `from_` in Python
     "lambda(Tensor self) -> Tensor",
 )
 
@@ -396,9 +396,7 @@ def test_wrappers_save_inputs_before_and_outputs_after_the_kernel(
     assert "SavedVariable" not in shape_only
     uses_result = wrapper_def(variable_type, "uses_result")
     history = uses_result.index("set_history(result, grad_fn)")
-    saved = uses_result.index(
-        "grad_fn._raw_saved_result = SavedVariable(result, True)"
-    )
+    saved = uses_result.index("grad_fn._raw_saved_result = SavedVariable(result, True)")
     assert history < saved
     output_shape = wrapper_def(variable_type, "output_shape")
     history = output_shape.index("set_history(result, grad_fn)")
@@ -680,6 +678,21 @@ GOLDEN_NODE_NAMES = (
     ("any", None),
     ("any_dim", None),
     ("any_dims", None),
+    ("kthvalue", "KthvalueBackward0"),
+    ("median", "MedianBackward0"),
+    ("nanmedian", "NanmedianBackward0"),
+    ("median_dim", "MedianBackward1"),
+    ("nanmedian_dim", "NanmedianBackward1"),
+    ("mode", "ModeBackward0"),
+    ("sort", "SortBackward0"),
+    ("sort_stable", "SortBackward1"),
+    ("argsort", None),
+    ("argsort_stable", None),
+    ("msort", None),
+    ("topk", "TopkBackward0"),
+    ("unique_dim", None),
+    ("unique_consecutive", None),
+    ("_unique2", None),
     ("mm", "MmBackward0"),
     ("matmul", None),
     ("dot", "DotBackward0"),
@@ -1008,9 +1021,7 @@ def test_a_new_op_is_only_a_yaml_entry(tmp_path: Path) -> None:
     assert "self: grad * (exp(self) + exp(-self)) / 2" in functions
     assert "\ndef example_sinh(\n" in variable_type
     assert "from .Functions import (" in variable_type
-    assert (
-        "from yamlgrad.runtime.autograd.tensor import Tensor" in variable_type
-    )
+    assert "from yamlgrad.runtime.autograd.tensor import Tensor" in variable_type
     assert "from yamlgrad.runtime.autograd.node import Grad, Node" in functions
     # The repository's own generated/ is untouched by a generation elsewhere.
     assert "ExampleSinhBackward0" not in (COMMITTED / "Functions.py").read_text()

@@ -122,9 +122,9 @@ HOSTILE = [
     ),
     Hostile("op keyword", entry(name="lambda(Tensor self) -> Tensor"), "keyword"),
     Hostile(
-        "argument keyword",
-        entry(name="foo(Tensor self, int if=1) -> Tensor"),
-        "keyword",
+        "argument keyword clash",
+        entry(name="foo(Tensor self, int if_=1, int if=1) -> Tensor"),
+        "are both 'if_'",
     ),
     *(
         Hostile(f"op keyword {n}", entry(name=f"{n}(Tensor self) -> Tensor"), "keyword")

@@ -50,7 +50,13 @@ NON_DIFFERENTIABLE = tuple(i for i in NON_DIFFERENTIABLE if i not in FLOOR_DIVID
 COMPARISON_ENTRIES = tuple(
     i for i in NON_DIFFERENTIABLE if len(i.func.tensor_arguments) == 2
 )
-INDEX_REDUCTIONS = tuple(i for i in NON_DIFFERENTIABLE if i not in COMPARISON_ENTRIES)
+# The unique ops: three outputs, and PyTorch records a NotImplemented-style node.
+UNIQUE_ENTRIES = tuple(i for i in NON_DIFFERENTIABLE if i.output_kind == "tuple")
+INDEX_REDUCTIONS = tuple(
+    i
+    for i in NON_DIFFERENTIABLE
+    if i not in COMPARISON_ENTRIES and i not in UNIQUE_ENTRIES
+)
 # Every entry whose output has a grad_fn: the differentiable ones and the composites.
 RECORDED = tuple(i for i in INFOS if i.op is not None or i.composite is not None)
 
@@ -327,6 +333,25 @@ def test_floor_divide_matches_torch_but_records_no_node(
             assert type(ref.grad_fn).__name__ == "NotImplemented", where
             with pytest.raises(RuntimeError, match="not implemented"):
                 ref.sum().backward()
+
+
+@pytest.mark.parametrize("info", UNIQUE_ENTRIES, ids=op_id)
+def test_unique_ops_match_torch_but_record_no_node(
+    info: DifferentiabilityInfo,
+) -> None:
+    """Every output's values and dtype as torch's (the ones not asked for empty).
+    PyTorch's float output requires grad through a node whose backward raises
+    ("the derivative for '_unique2' is not implemented"); yamlgrad's has none."""
+    for torch, sample, _, case in _samples(info, seed=2):
+        where = str(sample.loc)
+        outs = call_yamlgrad(info, case.ours)
+        refs = call_torch(torch, info, case.theirs)
+        assert len(outs) == len(refs) == 3, where
+        for out, ref in zip(outs, refs):
+            assert dtype_name(out.dtype) == dtype_name(ref.dtype), where
+            assert out.shape == tuple(ref.shape), where
+            np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=where)
+            assert out.grad_fn is None and not out.requires_grad, where
 
 
 # -- Python operators ---------------------------------------------------------------

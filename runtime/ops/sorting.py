@@ -1,0 +1,271 @@
+"""Sorting and selection: sort, argsort, topk, kthvalue, median, nanmedian, mode,
+unique and unique_consecutive (PyTorch's kernels, over numpy).
+
+Every kernel here orders values with one stable sort (`sort_along`), as
+PyTorch's CPU sort is: ties keep their input order, ascending or descending
+alike, and NaN counts as larger than any number (last ascending, first
+descending; among NaNs, input order). A descending sort is the ascending
+stable sort of the reversed input, reversed back, so equal values are not
+reversed. topk, kthvalue and the medians then read positions of that order, so
+where PyTorch leaves the index of a tie to its partial sorts, these give the
+index the stable order gives (found by a partial sort where one suffices).
+
+The differentiable ones select values from their input; their gradient goes back
+to the selected positions (`value_selecting_reduction_backward`, in
+reductions.py, PyTorch's helper of that name).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.ops.common import _dim
+from yamlgrad.runtime.ops.reductions import _no_identity
+
+KERNELS = (
+    "sort_along",
+    "topk_along",
+    "kthvalue_along",
+    "median_all",
+    "median_along",
+    "mode_along",
+    "unique_sorted",
+    "unique_dim_sorted",
+    "unique_consecutive_along",
+)
+BACKWARD_HELPERS: tuple[str, ...] = ()
+COMPOSITE_HELPERS: tuple[str, ...] = ()
+
+
+def _argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable order along `axis` (NaN largest); descending keeps ties in order."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    reversed_order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return x.shape[axis] - 1 - np.flip(reversed_order, axis)
+
+
+def sort_along(x: Any, dim: int, descending: bool) -> tuple[Any, Any]:
+    """(values, indices) of `x` sorted along `dim`, stably (sort, sort.stable)."""
+    x = np.asarray(x)
+    dim = _dim(dim, x.ndim, "sort")
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    indices = _argsort(x, dim, descending)
+    return np.take_along_axis(x, indices, dim), indices.astype(np.int64)
+
+
+def topk_along(
+    x: Any, k: int, dim: int, largest: bool, sorted: bool
+) -> tuple[Any, Any]:
+    """The `k` largest (or smallest) entries along `dim` and their indices, in
+    order (also for sorted=False, which leaves the order to the kernel)."""
+    x = np.asarray(x)
+    dim = _dim(dim, x.ndim, "topk")
+    size = x.shape[dim] if x.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    if 0 < k < size // 4:  # a partial sort, then a sort of the k chosen
+        moved = np.moveaxis(x, dim, -1)
+        chosen = _top_k(moved, k, largest)
+        order = _argsort(np.take_along_axis(moved, chosen, -1), -1, largest)
+        indices = np.moveaxis(np.take_along_axis(chosen, order, -1), -1, dim)
+    else:
+        indices = np.take(_argsort(x, dim, largest), np.arange(k), axis=dim)
+    return np.take_along_axis(x, indices, dim), indices.astype(np.int64)
+
+
+def _top_k(moved: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """The indices, in input order, of the first `k` entries of the stable order
+    along the last axis, found by a partial sort: every entry beyond the k-th
+    entry's value, then as many entries equal to it as fit, the earliest first."""
+    n = moved.shape[-1]
+    value = np.partition(moved, n - k if largest else k - 1, axis=-1)
+    value = value[..., n - k if largest else k - 1, None]
+    equal = moved == value
+    beyond = moved > value if largest else moved < value
+    if moved.dtype.kind == "f":  # NaN is largest, and equal to NaN here
+        nan_value, nans = np.isnan(value), np.isnan(moved)
+        equal = np.where(nan_value, nans, equal)
+        if largest:
+            beyond = np.where(nan_value, False, beyond | nans)
+        else:
+            beyond = np.where(nan_value, ~nans, beyond)
+    room = k - np.sum(beyond, -1, keepdims=True)
+    take = beyond | (equal & (np.cumsum(equal, -1) <= room))
+    return np.argsort(~take, axis=-1, kind="stable")[..., :k]
+
+
+def _select(x: np.ndarray, position: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """Entry number `position` (an int, or one per slice) of the stable ascending
+    order along `dim`, and its index, without sorting it all: a partial sort
+    finds the value (a full one when slices want different positions), and the
+    index is that value's occurrence number `position - (entries below it)` in
+    input order, which is where the stable order has it."""
+    moved = np.moveaxis(x, dim, -1)
+    position = np.broadcast_to(np.asarray(position), moved.shape[:-1])[..., None]
+    first = int(position.flat[0]) if position.size else 0
+    if np.all(position == first):
+        ordered = np.partition(moved, first, axis=-1)
+    else:
+        ordered = np.sort(moved, axis=-1)
+    value = np.take_along_axis(ordered, position, -1)
+    equal, below = moved == value, np.sum(moved < value, -1, keepdims=True)
+    if x.dtype.kind == "f":  # NaN is largest, and equal to NaN here
+        nan_value, nans = np.isnan(value), np.isnan(moved)
+        equal = np.where(nan_value, nans, equal)
+        below = np.where(nan_value, np.sum(~nans, -1, keepdims=True), below)
+    index = np.argmax(np.cumsum(equal, -1) > position - below, axis=-1)
+    values, indices = value[..., 0], index.astype(np.int64)
+    if keepdim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices
+
+
+def kthvalue_along(x: Any, k: int, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """The k-th smallest entry along `dim` (k counts from 1) and its index."""
+    x = np.asarray(x)
+    dim = _dim(dim, x.ndim, "kthvalue")
+    size = x.shape[dim] if x.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(
+            f"kthvalue(): selected number k out of range for dimension {dim}"
+        )
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    return _select(x, k - 1, dim, keepdim)
+
+
+def median_all(x: Any, ignore_nan: bool) -> Any:
+    """The lower median of every entry (median(), nanmedian()): NaN if there is
+    one (with ignore_nan, if there is nothing else)."""
+    flat = np.asarray(x).reshape(-1)
+    if ignore_nan:
+        flat = flat[~np.isnan(flat)] if flat.dtype.kind == "f" else flat
+    if flat.size == 0:
+        return np.array(np.nan, dtype=np.asarray(x).dtype)
+    ordered = np.sort(flat, kind="stable")  # NaN last: a NaN makes the median NaN
+    if ordered.dtype.kind == "f" and np.isnan(ordered[-1]):
+        return ordered[-1].copy()
+    return ordered[(flat.size - 1) // 2].copy()
+
+
+def median_along(x: Any, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[Any, Any]:
+    """The lower median along `dim` and its index (median.dim, nanmedian.dim).
+
+    A slice with a NaN has median NaN at its first NaN; with `ignore_nan` the
+    NaNs are left out, and a slice of only NaNs gives its first one."""
+    x = np.asarray(x)
+    op = "nanmedian" if ignore_nan else "median"
+    dim = _dim(dim, x.ndim, op)
+    _no_identity(op, x, (dim,), True, True)
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    size = x.shape[dim]
+    nans = np.isnan(x).sum(axis=dim) if x.dtype.kind == "f" else np.zeros((), int)
+    if ignore_nan:
+        position = np.maximum(size - nans - 1, 0) // 2
+    else:
+        position = np.where(nans > 0, size - nans, (size - 1) // 2)
+    return _select(x, position, dim, keepdim)
+
+
+def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """The most frequent value along `dim` (the smallest of equally frequent
+    ones; NaNs count as equal) and the index of its last occurrence."""
+    x = np.asarray(x)
+    dim = _dim(dim, x.ndim, "mode")
+    _no_identity("mode", x, (dim,), True, True)
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), dtype=np.int64)
+    moved = np.moveaxis(x, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    order = np.argsort(rows, axis=-1, kind="stable")
+    ordered = np.take_along_axis(rows, order, -1)
+    changes = ordered[:, 1:] != ordered[:, :-1]
+    if rows.dtype.kind == "f":
+        changes &= ~(np.isnan(ordered[:, 1:]) & np.isnan(ordered[:, :-1]))
+    run = np.concatenate([np.zeros((len(rows), 1), int), np.cumsum(changes, 1)], 1)
+    flat_run = run + np.arange(len(rows))[:, None] * rows.shape[-1]
+    counts = np.bincount(flat_run.reshape(-1))[flat_run]
+    first = np.argmax(counts, axis=-1)  # the first longest run: the smallest value
+    chosen = run == np.take_along_axis(run, first[:, None], -1)
+    last = np.max(np.where(chosen, order, -1), axis=-1)
+    values = rows[np.arange(len(rows)), last]
+    shape = moved.shape[:-1]
+    values, indices = values.reshape(shape), last.reshape(shape).astype(np.int64)
+    if keepdim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices
+
+
+_EMPTY_INDEX = np.zeros(0, dtype=np.int64)
+
+
+def unique_sorted(
+    x: Any, sorted: bool, return_inverse: bool, return_counts: bool
+) -> tuple[Any, Any, Any]:
+    """_unique2: the distinct values of `x`, sorted (also for sorted=False, which
+    leaves the order to the kernel), and when asked the index of each entry's
+    value among them (shaped as `x`) and how often each occurs. What was not
+    asked for is an empty int64 tensor, as in PyTorch."""
+    x = np.asarray(x)
+    values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    return (
+        values,
+        inverse.reshape(x.shape).astype(np.int64) if return_inverse else _EMPTY_INDEX,
+        counts.astype(np.int64) if return_counts else _EMPTY_INDEX,
+    )
+
+
+def unique_dim_sorted(
+    x: Any, dim: int, sorted: bool, return_inverse: bool, return_counts: bool
+) -> tuple[Any, Any, Any]:
+    """unique_dim: the distinct slices of `x` along `dim`, in lexicographic order,
+    with the inverse and the counts (given whatever the flags say, as PyTorch's
+    kernel gives them)."""
+    x = np.asarray(x)
+    dim = _dim(dim, x.ndim, "unique_dim")
+    values, inverse, counts = np.unique(
+        x, axis=dim, return_inverse=True, return_counts=True
+    )
+    return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+def unique_consecutive_along(
+    x: Any, return_inverse: bool, return_counts: bool, dim: int | None
+) -> tuple[Any, Any, Any]:
+    """unique_consecutive: `x` (flattened when dim is None) with each run of equal
+    values (or slices along `dim`) kept once; the inverse gives each entry's run.
+    Along a dim, the inverse and counts come whatever the flags say (PyTorch's
+    kernel does the same)."""
+    x = np.asarray(x)
+    if dim is None:
+        flat = x.reshape(-1)
+        changes = flat[1:] != flat[:-1]
+        inverse_shape: tuple[int, ...] = x.shape
+        axis = 0
+    else:
+        axis = _dim(dim, x.ndim, "unique_consecutive")
+        flat = x
+        moved = np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
+        changes = np.any(moved[1:] != moved[:-1], axis=1)
+        inverse_shape = (x.shape[axis],)
+        return_inverse = return_counts = True
+    starts = np.concatenate([[True], changes]) if flat.shape[axis] else changes
+    keep = np.flatnonzero(starts)
+    inverse = np.cumsum(starts) - 1
+    counts = np.diff(np.append(keep, flat.shape[axis]))
+    return (
+        np.take(flat, keep, axis=axis),
+        (
+            inverse.reshape(inverse_shape).astype(np.int64)
+            if return_inverse
+            else _EMPTY_INDEX
+        ),
+        counts.astype(np.int64) if return_counts else _EMPTY_INDEX,
+    )
