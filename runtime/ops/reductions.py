@@ -699,7 +699,7 @@ def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
     positions = np.arange(x.shape[axis]).reshape(shape)
     indices = np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
     # Contiguous results, as PyTorch's, whatever the input's strides.
-    return np.ascontiguousarray(values), np.ascontiguousarray(indices, np.int64)
+    return np.asarray(values, order="C"), np.asarray(indices, np.int64, order="C")
 
 
 def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:

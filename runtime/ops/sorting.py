@@ -105,7 +105,7 @@ def _reduced(values: Any, indices: Any, dim: int, keepdim: bool) -> tuple[Any, A
     fresh contiguous arrays, as PyTorch's, whatever the input's strides."""
     if keepdim:
         values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
-    return np.ascontiguousarray(values), np.ascontiguousarray(indices)
+    return np.asarray(values, order="C"), np.asarray(indices, order="C")
 
 
 def _select(x: np.ndarray, position: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
