@@ -118,8 +118,11 @@ def _size(size: tuple[Any, ...], keyword: Any = None) -> tuple[int, ...]:
     return shape
 
 
-def _np_dtype(dtype: Any, default: dtypes.dtype = dtypes.DEFAULT_FLOAT) -> np.dtype:
-    return dtypes.to_numpy(dtype) if dtype is not None else default.np
+def _np_dtype(dtype: Any, default: dtypes.dtype | None = None) -> np.dtype:
+    """`dtype` as numpy's; None is `default`, else the default float dtype."""
+    if dtype is not None:
+        return dtypes.to_numpy(dtype)
+    return (default or dtypes.DEFAULT_FLOAT).np
 
 
 def _scalar_dtype(value: Any) -> dtypes.dtype:
