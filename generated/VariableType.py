@@ -605,6 +605,11 @@ __all__ = [
     "frac_",
     "erf_",
     "erfc_",
+    "ldexp_",
+    "deg2rad_",
+    "rad2deg_",
+    "sinc_",
+    "addmv_",
     "linear",
     "bilinear",
     "convolution",
@@ -3553,7 +3558,12 @@ def threshold_backward(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(grad_output, self):
         return call_batched(
-            "threshold_backward", "", threshold_backward, grad_output, self, threshold
+            "threshold_backward",
+            "elementwise",
+            threshold_backward,
+            grad_output,
+            self,
+            threshold,
         )
     grad_output_ = tensor_arg(grad_output, "threshold_backward", "grad_output", 1)
     self_ = tensor_arg(self, "threshold_backward", "input", 2)
@@ -3562,6 +3572,7 @@ def threshold_backward(
         return tracing.record_call(
             "threshold_backward", threshold_backward, (grad_output, self, threshold)
         )
+    grad_output_, self_ = promote_operands(grad_output_, self_)
     grad_fn = None
     if compute_requires_grad(grad_output, self):
         grad_fn = ThresholdBackwardBackward0()
@@ -6584,7 +6595,7 @@ def count_nonzero_default(
 ) -> Tensor:
     """`count_nonzero(Tensor self, int? dim=None) -> Tensor`
 
-    forward: count_nonzero_kernel(self, None if dim is None else [dim])
+    forward: count_nonzero_kernel(self, None if dim is None else (dim,))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
@@ -6597,7 +6608,7 @@ def count_nonzero_default(
         )
     try:
         result = Tensor._make(
-            reductions.count_nonzero_kernel(self_, None if dim is None else [dim])
+            reductions.count_nonzero_kernel(self_, None if dim is None else (dim,))
         )
     except ValueError as kernel_failure:
         raise kernel_error("count_nonzero", kernel_failure, self=self_, dim=dim)
@@ -11149,7 +11160,7 @@ def constant_pad_nd(
     return result
 
 
-def pad(
+def pad_default(
     input: Any,
     pad: Any,
     mode: Any = "constant",
@@ -17257,7 +17268,7 @@ def softshrink(
     return result
 
 
-def threshold(
+def threshold_default(
     input: Any,
     threshold: Any,
     value: Any,
@@ -17268,12 +17279,14 @@ def threshold(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("threshold", "", threshold, self, threshold, value)
+        return call_batched("threshold", "", threshold_default, self, threshold, value)
     self_ = tensor_arg(self, "threshold", "input", 1)
     threshold = scalar_arg(threshold, "threshold", "threshold", 2)
     value = scalar_arg(value, "threshold", "value", 3)
     if tracing.active and tracing.is_recording():
-        return tracing.record_call("threshold", threshold, (self, threshold, value))
+        return tracing.record_call(
+            "threshold_default", threshold_default, (self, threshold, value)
+        )
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = ThresholdBackward0()
@@ -17292,7 +17305,7 @@ def threshold(
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
-                threshold,
+                threshold_default,
                 {"input": self, "threshold": threshold, "value": value},
                 {"input": self_t},
             )
@@ -17339,7 +17352,7 @@ def threshold_(
         with formula_mode():
             self_t = tangent_of(self)
             result_t = derived_jvp(
-                threshold,
+                threshold_default,
                 {"input": original_self, "threshold": threshold, "value": value},
                 {"input": self_t},
             )
@@ -20130,6 +20143,10 @@ index_fill = index_fill_int_Scalar
 # Python's own argument errors then name the op as it is called: "add() got ...".
 index_fill.__qualname__ = "index_fill"
 
+pad = pad_default
+# Python's own argument errors then name the op as it is called: "add() got ...".
+pad.__qualname__ = "pad"
+
 add_ = add__Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 add_.__qualname__ = "add_"
@@ -20145,6 +20162,10 @@ mul_.__qualname__ = "mul_"
 index_fill_ = index_fill__int_Scalar
 # Python's own argument errors then name the op as it is called: "add() got ...".
 index_fill_.__qualname__ = "index_fill_"
+
+threshold = threshold_default
+# Python's own argument errors then name the op as it is called: "add() got ...".
+threshold.__qualname__ = "threshold"
 
 # Tensor methods: `x.sum()` is `sum(x)`.
 METHODS = {
@@ -21656,7 +21677,7 @@ OVERLOADS = {
     },
     "pad": {
         "default": schema_names(
-            pad,
+            pad_default,
             'pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor',
         ),
     },
@@ -22230,7 +22251,7 @@ OVERLOADS = {
     },
     "threshold": {
         "default": schema_names(
-            threshold,
+            threshold_default,
             "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
         ),
     },

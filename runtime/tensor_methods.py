@@ -237,6 +237,11 @@ def where(self: Tensor, condition: Tensor, other: Any) -> Tensor:
     return VariableType.where(condition, self, other)
 
 
+def polygamma(self: Tensor, n: int) -> Tensor:
+    """`x.polygamma(n)` is `polygamma(n, x)` (the schema's `self` comes second)."""
+    return VariableType.polygamma(n, self)
+
+
 # -- Tensor's own methods as functions, as torch offers them ------------------------
 
 
@@ -414,6 +419,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "view_as": view_as,
     "reshape_as": reshape_as,
     "where": where,
+    "polygamma": polygamma,
     "equal": equal,
     "isclose": isclose,
     "allclose": allclose,

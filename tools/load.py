@@ -270,7 +270,13 @@ def _name_wrappers(
     named = []
     for info in infos:
         name = info.func.cpp_name
-        if not info.func.overload and info.func.name in dispatched:
+        # A dispatcher takes the public name; so does an argument of the same
+        # name (threshold's `threshold`), which would hide the wrapper from the
+        # calls it makes of itself (vmap's rule, tracing, a derived JVP).
+        arguments = {a.name for a in info.func.arguments}
+        if not info.func.overload and (
+            info.func.name in dispatched or name in arguments
+        ):
             name = f"{info.func.name}_default"
         named.append(dataclasses.replace(info, wrapper_name=name))
     return tuple(named)

@@ -685,12 +685,12 @@ def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
     """cummax (largest) or cummin: the running extreme along `dim` and where it
     was last reached; a NaN, once seen, stays, and each later NaN is the index."""
     x = np.asarray(x)
+    if x.size == 0:  # PyTorch returns an empty input as it is, whatever `dim`
+        return x.copy(), np.zeros(x.shape, dtype=np.int64)
     if x.ndim == 0:
         _dim(dim, 1, "cummax")
         return x.copy(), np.zeros((), dtype=np.int64)
     axis = _dim(dim, x.ndim, "cummax")
-    if x.shape[axis] == 0:
-        return x.copy(), np.zeros(x.shape, dtype=np.int64)
     running = np.maximum if largest else np.minimum
     values = running.accumulate(x, axis=axis)
     reached = (x == values) | np.isnan(x) if x.dtype.kind == "f" else x == values
@@ -698,7 +698,8 @@ def cummaxmin(x: Any, dim: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
     shape[axis] = x.shape[axis]
     positions = np.arange(x.shape[axis]).reshape(shape)
     indices = np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
-    return values, indices.astype(np.int64)
+    # Contiguous results, as PyTorch's, whatever the input's strides.
+    return np.ascontiguousarray(values), np.ascontiguousarray(indices, np.int64)
 
 
 def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:

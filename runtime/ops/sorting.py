@@ -100,6 +100,14 @@ def _top_k(moved: np.ndarray, k: int, largest: bool) -> np.ndarray:
     return np.argsort(~take, axis=-1, kind="stable")[..., :k]
 
 
+def _reduced(values: Any, indices: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
+    """A selecting reduction's results: `dim` kept as size 1 when asked, and
+    fresh contiguous arrays, as PyTorch's, whatever the input's strides."""
+    if keepdim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return np.ascontiguousarray(values), np.ascontiguousarray(indices)
+
+
 def _select(x: np.ndarray, position: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     """Entry number `position` (an int, or one per slice) of the stable ascending
     order along `dim`, and its index, without sorting it all: a partial sort
@@ -121,9 +129,7 @@ def _select(x: np.ndarray, position: Any, dim: int, keepdim: bool) -> tuple[Any,
         below = np.where(nan_value, np.sum(~nans, -1, keepdims=True), below)
     index = np.argmax(np.cumsum(equal, -1) > position - below, axis=-1)
     values, indices = value[..., 0], index.astype(np.int64)
-    if keepdim:
-        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
-    return values, indices
+    return _reduced(values, indices, dim, keepdim)
 
 
 def kthvalue_along(x: Any, k: int, dim: int, keepdim: bool) -> tuple[Any, Any]:
@@ -198,9 +204,7 @@ def mode_along(x: Any, dim: int, keepdim: bool) -> tuple[Any, Any]:
     values = rows[np.arange(len(rows)), last]
     shape = moved.shape[:-1]
     values, indices = values.reshape(shape), last.reshape(shape).astype(np.int64)
-    if keepdim:
-        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
-    return values, indices
+    return _reduced(values, indices, dim, keepdim)
 
 
 _EMPTY_INDEX = np.zeros(0, dtype=np.int64)
