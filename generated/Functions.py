@@ -317,6 +317,11 @@ __all__ = [
     "SortBackward0",
     "SortBackward1",
     "TopkBackward0",
+    "BernoulliBackward0",
+    "NormalBackward0",
+    "NormalBackward1",
+    "NormalBackward2",
+    "NormalBackward3",
     "MmBackward0",
     "DotBackward0",
     "MvBackward0",
@@ -4637,6 +4642,99 @@ class TopkBackward0(Node):
     @property
     def _saved_indices(self) -> Any:
         return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class BernoulliBackward0(Node):
+    """Backward of `bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class NormalBackward0(Node):
+    """Backward of `normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class NormalBackward1(Node):
+    """Backward of `normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`.
+
+    mean: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class NormalBackward2(Node):
+    """Backward of `normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`.
+
+    std: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        return grad_inputs
+
+
+class NormalBackward3(Node):
+    """Backward of `normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`.
+
+    mean: zeros_like(grad)
+    std: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(grad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(grad)
+        return grad_inputs
 
 
 class MmBackward0(Node):

@@ -25,6 +25,7 @@ from yamlgrad.runtime.ops import (
     linalg,
     losses,
     normalization,
+    random_draws,
     reductions,
     resampling,
     shapes,
@@ -235,6 +236,11 @@ from .Functions import (
     SortBackward0,
     SortBackward1,
     TopkBackward0,
+    BernoulliBackward0,
+    NormalBackward0,
+    NormalBackward1,
+    NormalBackward2,
+    NormalBackward3,
     MmBackward0,
     DotBackward0,
     MvBackward0,
@@ -489,6 +495,7 @@ __all__ = [
     "msort",
     "topk",
     "_unique2",
+    "bernoulli",
     "mm",
     "matmul",
     "dot",
@@ -5820,7 +5827,7 @@ def std_correction(
 ) -> Tensor:
     """`std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
 
-    forward: c_order(std(self, dim, correction, keepdim))
+    forward: c_order(std_kernel(self, dim, correction, keepdim))
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
@@ -5845,7 +5852,7 @@ def std_correction(
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(
-            shapes.c_order(reductions.std(self_, dim, correction, keepdim))
+            shapes.c_order(reductions.std_kernel(self_, dim, correction, keepdim))
         )
     except ValueError as kernel_failure:
         raise kernel_error(
@@ -7470,6 +7477,239 @@ def _unique2(
             return_counts=return_counts,
         )
     return tuple(outputs)
+
+
+def bernoulli_default(
+    input: Any,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """`bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`
+
+    forward: bernoulli_draw(self, self, generator)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("bernoulli", "", bernoulli_default, self, generator)
+    self_ = tensor_arg(self, "bernoulli", "input", 1)
+    generator = optional_generator_arg(generator, "bernoulli", "generator", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "bernoulli_default", bernoulli_default, (self, generator)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = BernoulliBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        result = Tensor._make(random_draws.bernoulli_draw(self_, self_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error("bernoulli", kernel_failure, self=self_, generator=generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def bernoulli_p(
+    input: Any,
+    p: Any,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """`bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`
+
+    forward: bernoulli_draw(self, p, generator)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("bernoulli.p", "", bernoulli_p, self, p, generator)
+    self_ = tensor_arg(self, "bernoulli", "input", 1)
+    p = float_arg(p, "bernoulli", "p", 2)
+    generator = optional_generator_arg(generator, "bernoulli", "generator", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("bernoulli_p", bernoulli_p, (self, p, generator))
+    try:
+        result = Tensor._make(random_draws.bernoulli_draw(self_, p, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "bernoulli", kernel_failure, self=self_, p=p, generator=generator
+        )
+    return result
+
+
+def normal_(
+    input: Any,
+    mean: Any = 0,
+    std: Any = 1,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """`normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
+
+    forward: normal_fill(self, mean, std, generator)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("normal_", "", normal_, self, mean, std, generator)
+    self_ = tensor_arg(self, "normal_", "input", 1)
+    mean = float_arg(mean, "normal_", "mean", 2)
+    std = float_arg(std, "normal_", "std", 3)
+    generator = optional_generator_arg(generator, "normal_", "generator", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("normal_", normal_, (self, mean, std, generator))
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = NormalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    try:
+        write_inplace(self, random_draws.normal_fill(self_, mean, std, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "normal_",
+            kernel_failure,
+            self=self_,
+            mean=mean,
+            std=std,
+            generator=generator,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = elementwise.zeros_like(self_t)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def normal_Tensor_float(
+    mean: Any,
+    std: Any = 1,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """`normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`
+
+    forward: normal_draw(mean, std, generator)
+    """
+    if vmap_hook.levels and is_batched(mean):
+        return call_batched(
+            "normal.Tensor_float", "", normal_Tensor_float, mean, std, generator
+        )
+    mean_ = tensor_arg(mean, "normal", "mean", 1)
+    std = float_arg(std, "normal", "std", 2)
+    generator = optional_generator_arg(generator, "normal", "generator", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "normal_Tensor_float", normal_Tensor_float, (mean, std, generator)
+        )
+    grad_fn = None
+    if compute_requires_grad(mean):
+        grad_fn = NormalBackward1()
+        grad_fn.set_next_edges(collect_next_edges(mean))
+    try:
+        result = Tensor._make(random_draws.normal_draw(mean_, std, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "normal", kernel_failure, mean=mean_, std=std, generator=generator
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(mean):
+        with formula_mode():
+            mean_t = tangent_of(mean)
+            result_t = elementwise.zeros_like(mean_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def normal_float_Tensor(
+    mean: Any,
+    std: Any,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """`normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`
+
+    forward: normal_draw(mean, std, generator)
+    """
+    if vmap_hook.levels and is_batched(std):
+        return call_batched(
+            "normal.float_Tensor", "", normal_float_Tensor, mean, std, generator
+        )
+    mean = float_arg(mean, "normal", "mean", 1)
+    std_ = tensor_arg(std, "normal", "std", 2)
+    generator = optional_generator_arg(generator, "normal", "generator", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "normal_float_Tensor", normal_float_Tensor, (mean, std, generator)
+        )
+    grad_fn = None
+    if compute_requires_grad(std):
+        grad_fn = NormalBackward2()
+        grad_fn.set_next_edges(collect_next_edges(std))
+    try:
+        result = Tensor._make(random_draws.normal_draw(mean, std_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "normal", kernel_failure, mean=mean, std=std_, generator=generator
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(std):
+        with formula_mode():
+            std_t = tangent_of(std)
+            result_t = elementwise.zeros_like(std_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def normal_Tensor_Tensor(
+    mean: Any,
+    std: Any,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """`normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
+
+    forward: normal_draw(mean, std, generator)
+    """
+    if vmap_hook.levels and is_batched(mean, std):
+        return call_batched(
+            "normal.Tensor_Tensor", "", normal_Tensor_Tensor, mean, std, generator
+        )
+    mean_ = tensor_arg(mean, "normal", "mean", 1)
+    std_ = tensor_arg(std, "normal", "std", 2)
+    generator = optional_generator_arg(generator, "normal", "generator", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "normal_Tensor_Tensor", normal_Tensor_Tensor, (mean, std, generator)
+        )
+    grad_fn = None
+    if compute_requires_grad(mean, std):
+        grad_fn = NormalBackward3()
+        grad_fn.set_next_edges(collect_next_edges(mean, std))
+    try:
+        result = Tensor._make(random_draws.normal_draw(mean_, std_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "normal", kernel_failure, mean=mean_, std=std_, generator=generator
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(mean, std):
+        with formula_mode():
+            result_t = elementwise.zeros_like(result)
+        set_fw_grad(result, result_t)
+    return result
 
 
 def mm(
@@ -19034,6 +19274,38 @@ def argsort(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("argsort", _ARGSORT_OVERLOADS, args, kwargs)
 
 
+_BERNOULLI_OVERLOADS = (
+    Overload(
+        bernoulli_default,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param(
+                "generator", "Generator", True, None, True, "Generator? generator=None"
+            ),
+        ),
+    ),
+    Overload(
+        bernoulli_p,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("p", "float", False, REQUIRED, False, "float p"),
+            Param(
+                "generator", "Generator", True, None, True, "Generator? generator=None"
+            ),
+        ),
+    ),
+)
+
+
+def bernoulli(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`
+    `bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`
+    """
+    return dispatch("bernoulli", _BERNOULLI_OVERLOADS, args, kwargs)
+
+
 _PERMUTE_OVERLOADS = (
     Overload(
         permute_default,
@@ -20017,6 +20289,8 @@ METHODS = {
     "argsort": argsort,
     "msort": msort,
     "topk": topk,
+    "bernoulli": bernoulli,
+    "normal_": normal_,
     "mm": mm,
     "matmul": matmul,
     "dot": dot,
@@ -20970,6 +21244,27 @@ OVERLOADS = {
             _unique2,
             "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
         ),
+    },
+    "bernoulli": {
+        "default": schema_names(
+            bernoulli_default,
+            "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        ),
+        "p": schema_names(
+            bernoulli_p,
+            "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "normal_": {
+        "default": schema_names(
+            normal_,
+            "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
+        ),
+    },
+    "normal": {
+        "Tensor_float": normal_Tensor_float,
+        "float_Tensor": normal_float_Tensor,
+        "Tensor_Tensor": normal_Tensor_Tensor,
     },
     "mm": {
         "default": schema_names(mm, "mm(Tensor self, Tensor mat2) -> Tensor"),

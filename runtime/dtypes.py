@@ -42,7 +42,28 @@ short, int, long = int16, int32, int64
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 _BY_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL}
 
+# What a Python float becomes (`get_default_dtype`); `set_default_dtype` changes
+# it, so read it as `dtypes.DEFAULT_FLOAT` when it is needed, never bind it.
 DEFAULT_FLOAT = float32
+
+ERR_DEFAULT_DTYPE = "only floating-point types are supported as the default type"
+
+
+def set_default_dtype(d: dtype) -> None:
+    """The dtype of a float tensor made from Python floats, of the float factories
+    (`zeros`, `rand`, ...) and of an integer tensor's result with a Python float
+    or true division, as torch.set_default_dtype: a floating dtype only."""
+    global DEFAULT_FLOAT
+    if not isinstance(d, dtype):
+        raise TypeError(f"invalid dtype object: {ERR_DEFAULT_DTYPE}")
+    if not d.is_floating_point:
+        raise TypeError(ERR_DEFAULT_DTYPE)
+    DEFAULT_FLOAT = d
+
+
+def get_default_dtype() -> dtype:
+    """What a Python float becomes: float32 unless `set_default_dtype` said otherwise."""
+    return DEFAULT_FLOAT
 
 
 class layout:

@@ -521,3 +521,10 @@ ERR_TANGENT_SIZE = (
     "original Tensor, this is not supported. Tensor is of size {primal} while the "
     "given forward gradient is of size {tangent}."
 )
+
+# autograd.grad(..., is_grads_batched=True) with a 0-d grad_output (its batch
+# dimension is read by indexing it, as PyTorch's vmap does).
+ERR_INDEX_ZERO_DIM = (
+    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+    "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+)

@@ -36,7 +36,7 @@ from yamlgrad.runtime.devices import (
     get_default_device,
     set_default_device,
 )
-from yamlgrad.runtime.sampling import bernoulli, multinomial, normal, poisson
+from yamlgrad.runtime.sampling import multinomial, normal, poisson
 from yamlgrad.runtime.tensor_methods import (
     BoolTensor,
     ByteTensor,
@@ -47,7 +47,6 @@ from yamlgrad.runtime.tensor_methods import (
     IntTensor,
     LongTensor,
     ShortTensor,
-    get_default_dtype,
     is_tensor,
     meshgrid,
     allclose,
@@ -73,6 +72,7 @@ from yamlgrad.runtime.dtypes import (
     float16,
     float32,
     float64,
+    get_default_dtype,
     half,
     int8,
     int16,
@@ -80,6 +80,7 @@ from yamlgrad.runtime.dtypes import (
     int64,
     layout,
     long,
+    set_default_dtype,
     short,
     strided,
     uint8,
@@ -129,6 +130,8 @@ __all__ = [
     "ops",
     "compile",
     "dtype",
+    "get_default_dtype",
+    "set_default_dtype",
     "float16",
     "float32",
     "float64",

@@ -22,9 +22,8 @@ import numpy as np
 
 from yamlgrad.runtime import devices, dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
-from yamlgrad.runtime.errors import ERR_VMAP_DIFFERENT_RANDOMNESS, ERR_VMAP_RANDOM
 from yamlgrad.runtime.generator import Generator, default_generator
-from yamlgrad.runtime.wrappers.tracing import tracing
+from yamlgrad.runtime.wrappers.randomness import draw_rng
 
 __all__ = [
     "tensor",
@@ -83,21 +82,7 @@ def seed() -> int:
     return default_generator.seed()
 
 
-# The `randomness` of each open vmap, innermost last (runtime/func/vmap.py keeps
-# it): every random draw passes through _rng, which applies the innermost one.
-vmap_randomness: list[str] = []
-
-
-def _rng(generator: Generator | None) -> np.random.Generator:
-    if vmap_randomness and vmap_randomness[-1] != "same":
-        raise RuntimeError(
-            ERR_VMAP_RANDOM
-            if vmap_randomness[-1] == "error"
-            else ERR_VMAP_DIFFERENT_RANDOMNESS
-        )
-    if tracing.active:  # a draw would be baked into a compiled graph
-        tracing.data_dependent("a random draw")
-    return (generator if generator is not None else default_generator)._rng
+_rng = draw_rng
 
 
 # -- helpers -------------------------------------------------------------------------
@@ -133,8 +118,11 @@ def _size(size: tuple[Any, ...], keyword: Any = None) -> tuple[int, ...]:
     return shape
 
 
-def _np_dtype(dtype: Any, default: dtypes.dtype = dtypes.DEFAULT_FLOAT) -> np.dtype:
-    return dtypes.to_numpy(dtype) if dtype is not None else default.np
+def _np_dtype(dtype: Any, default: dtypes.dtype | None = None) -> np.dtype:
+    """`dtype` as numpy's; None is `default`, else the default float dtype."""
+    if dtype is not None:
+        return dtypes.to_numpy(dtype)
+    return (default or dtypes.DEFAULT_FLOAT).np
 
 
 def _scalar_dtype(value: Any) -> dtypes.dtype:

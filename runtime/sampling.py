@@ -1,7 +1,10 @@
-"""Sampling: `multinomial`, `bernoulli`, `normal`, `poisson` and the in-place
-samplers (`x.uniform_()`, `x.normal_()`, ...), with PyTorch's signatures.
+"""Sampling: `multinomial`, `normal`, `poisson` and the in-place samplers
+(`x.uniform_()`, `x.bernoulli_()`, ...), with PyTorch's signatures. `bernoulli`,
+`normal`'s tensor overloads and `normal_` are derivatives.yaml entries (their
+kernels are runtime/ops/random_draws.py); `normal` here binds those overloads
+and the factory one, `normal(mean, std, size)`.
 
-Draws come from a `Generator` (runtime/factories.py): the one passed as
+Draws come from a `Generator` (runtime/generator.py): the one passed as
 `generator=`, else the default one that `manual_seed` reseeds. The values are not
 PyTorch's (its generator is another algorithm); the contract is: shapes, dtypes,
 errors, the distribution, and the same numbers for the same seed.
@@ -9,10 +12,6 @@ errors, the distribution, and the same numbers for the same seed.
 `multinomial` without replacement draws as PyTorch does: each category gets the
 key p / E with E exponential, and the `num_samples` largest keys win, so a
 category of probability 0 comes only after every other.
-
-These samples are constants to autograd: the result of `bernoulli(p)` or
-`normal(mean, std)` does not require grad even when its arguments do (PyTorch
-records a node whose gradient is zero).
 """
 
 from __future__ import annotations
@@ -24,15 +23,11 @@ import numpy as np
 
 from yamlgrad.runtime import dtypes
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
+from yamlgrad.runtime.ops.random_draws import ERR_PROBABILITY
 
-__all__ = ["multinomial", "bernoulli", "normal", "poisson"]
-
-ERR_PROBABILITY = (
-    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
-    "message be improved?  If so, please report an enhancement request to PyTorch.)"
-)
-
+__all__ = ["multinomial", "normal", "poisson"]
 
 def _array(value: Any) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
@@ -88,25 +83,6 @@ def multinomial(
     return Tensor._make(picks.reshape(*p.shape[:-1], num_samples).astype(np.int64))
 
 
-def bernoulli(
-    input: Tensor,
-    p: float | None = None,
-    *,
-    generator: Generator | None = None,
-) -> Tensor:
-    """1 with probability `input` (or `p`, when given), else 0, in input's dtype."""
-    probs = _array(input) if p is None else np.full(input.shape, p, np.float64)
-    if np.any(probs < 0) or np.any(probs > 1) or np.any(np.isnan(probs)):
-        raise RuntimeError(ERR_PROBABILITY)
-    draw = _rng(generator).random(probs.shape) < probs
-    return Tensor._make(draw.astype(input._data.dtype))
-
-
-def _check_std(std: np.ndarray) -> None:
-    if np.any(std < 0):
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std.min():g}")
-
-
 def normal(
     mean: Any,
     std: Any = 1.0,
@@ -118,23 +94,22 @@ def normal(
     device: Any = None,
 ) -> Tensor:
     """Samples of N(mean, std**2): `normal(mean_tensor, std)`, `normal(mean,
-    std_tensor)`, `normal(mean_tensor, std_tensor)` (broadcast), or
-    `normal(mean, std, size)` of floats (float32 unless a dtype is given)."""
-    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
-        if size is None:
-            raise TypeError("normal() missing required argument 'size'")
-        shape = _size((size,))
-        _check_std(np.asarray(std))
-        np_dtype = _np_dtype(dtype)
-        draw = _rng(generator).standard_normal(shape)
-        return _leaf((mean + std * draw).astype(np_dtype), requires_grad, device)
-    mean_a, std_a = _array(mean), _array(std)
-    _check_std(std_a)
-    tensors = [t._data for t in (mean, std) if isinstance(t, Tensor)]
-    out_dtype = np.result_type(*tensors)
-    shape = np.broadcast_shapes(np.shape(mean_a), np.shape(std_a))
+    std_tensor)`, `normal(mean_tensor, std_tensor)` (broadcast; derivatives.yaml's
+    normal overloads, which record NormalBackward1..3), or `normal(mean, std,
+    size)` of floats (float32 unless a dtype is given), a new leaf."""
+    if isinstance(mean, Tensor) and isinstance(std, Tensor):
+        return ops.normal_Tensor_Tensor(mean, std, generator=generator)
+    if isinstance(mean, Tensor):
+        return ops.normal_Tensor_float(mean, std, generator=generator)
+    if isinstance(std, Tensor):
+        return ops.normal_float_Tensor(mean, std, generator=generator)
+    if size is None:
+        raise TypeError("normal() missing required argument 'size'")
+    shape = _size((size,))
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     draw = _rng(generator).standard_normal(shape)
-    return Tensor._make((mean_a + std_a * draw).astype(out_dtype))
+    return _leaf((mean + std * draw).astype(_np_dtype(dtype)), requires_grad, device)
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
@@ -165,14 +140,6 @@ def uniform_(
 ) -> Tensor:
     draw = _rng(generator).random(self.shape, dtype=_draw_dtype(self))
     return fill_with(self, from_ + (to - from_) * draw)
-
-
-def normal_(
-    self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None
-) -> Tensor:
-    _check_std(np.asarray(std))
-    draw = _rng(generator).standard_normal(self.shape, dtype=_draw_dtype(self))
-    return fill_with(self, mean + std * draw)
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
@@ -228,9 +195,7 @@ def cauchy_(
 # The Tensor methods of this module (torch has no Tensor.normal or .poisson).
 METHODS = {
     "multinomial": multinomial,
-    "bernoulli": bernoulli,
     "uniform_": uniform_,
-    "normal_": normal_,
     "bernoulli_": bernoulli_,
     "exponential_": exponential_,
     "random_": random_,

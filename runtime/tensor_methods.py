@@ -30,7 +30,6 @@ __all__ = [
     "detach",
     "detach_",
     "is_tensor",
-    "get_default_dtype",
     "meshgrid",
     "FloatTensor",
     "DoubleTensor",
@@ -268,11 +267,6 @@ def detach_(input: Tensor) -> Tensor:
 
 def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
-
-
-def get_default_dtype() -> dtypes.dtype:
-    """float32: what a Python float becomes."""
-    return dtypes.DEFAULT_FLOAT
 
 
 def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:

@@ -12,6 +12,12 @@ so is the gradient of `<direction, first-order gradient>` computed with
 `create_graph=True` (double backward). A mismatch raises `OpCheckError`, naming the
 YAML file and line of the sample, the entry and the input.
 
+A random op (one that takes a Generator: bernoulli, normal) gets a Generator
+seeded alike at every call, so it is a function of its inputs; its sample is a
+constant to autograd (PyTorch's definition: the draw is not reparameterised), so
+its gradients are compared with those of a constant, zero, after checking that
+one seed gives one draw.
+
 The project's tests (tests/ops/test_gradients.py) run exactly these functions over
 derivatives.yaml. Loading a YAML file needs the generator's dependencies (pyyaml);
 `import yamlgrad` does not load this module's imports of them.
@@ -30,6 +36,7 @@ import numpy as np
 from yamlgrad.runtime import autograd
 from yamlgrad.runtime.factories import tensor
 from yamlgrad.runtime.autograd.tensor import Tensor
+from yamlgrad.runtime.generator import Generator, default_generator
 
 if TYPE_CHECKING:
     from yamlgrad.tools.model import DifferentiabilityInfo, Sample
@@ -39,10 +46,14 @@ __all__ = [
     "Report",
     "check_backward",
     "check_double_backward",
+    "check_reproducible",
     "check_yaml",
     "load_entries",
     "numerical_vjp",
 ]
+
+# The seed of the Generator a random op gets at every call of a check.
+RANDOM_OP_SEED = 0
 
 # Tolerances of the float64 comparisons: first and second order.
 FIRST_ORDER = {"rtol": 1e-5, "atol": 1e-7}
@@ -159,9 +170,30 @@ def call(
     tensors: dict[str, Tensor],
     module: Any,
 ) -> Any:
-    """The generated function of this overload on the sample's arguments."""
+    """The generated function of this overload on the sample's arguments (a
+    random op draws from a Generator seeded alike at every call)."""
     args = inplace_safe(info, build_args(kwargs, tensors, tensor))
+    if info.random and "generator" not in args:
+        args["generator"] = Generator().manual_seed(RANDOM_OP_SEED)
     return wrapper(info, module)(**python_names(args))
+
+
+def check_reproducible(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> int:
+    """A random op: one seed gives one draw, and the default generator is the one
+    `manual_seed` reseeds. Returns the number of samples checked."""
+    rng = np.random.default_rng(seed)
+    for index, sample in enumerate(info.samples):
+        where = _where(info, index, sample)
+        kwargs, _ = sample_inputs(info, sample, rng, np.float64)
+        draws = [call(info, kwargs, {}, module) for _ in range(2)]
+        seeded = []
+        for _ in range(2):
+            default_generator.manual_seed(RANDOM_OP_SEED)
+            seeded.append(call(info, {**kwargs, "generator": None}, {}, module))
+        for first, second in (draws, seeded):
+            if not np.array_equal(first.numpy(), second.numpy(), equal_nan=True):
+                raise OpCheckError(f"{where}: one seed gave two different draws")
+    return len(info.samples)
 
 
 def split_arguments(
@@ -298,7 +330,10 @@ def check_backward(info: DifferentiabilityInfo, module: Any, seed: int = 0) -> i
             return _flat(float_outputs(call(info, kwargs, tensors, module), info))
 
         arrays = [slot_array(kwargs, s).copy() for s in slots]
-        expected = numerical_vjp(f, arrays, _flat([tensor(c) for c in cotangents]))
+        if info.random:  # the draw is a constant to autograd
+            expected = [np.zeros_like(a) for a in arrays]
+        else:
+            expected = numerical_vjp(f, arrays, _flat([tensor(c) for c in cotangents]))
         for slot, want in zip(slots, expected):
             got = leaves[slot].grad
             if got is None:
@@ -398,6 +433,8 @@ def check_yaml(
         if wanted is not None and name not in wanted and full not in wanted:
             continue
         checks = [("backward", check_backward)]
+        if info.random:
+            checks.append(("reproducible", check_reproducible))
         if double_backward:
             checks.append(("double backward", check_double_backward))
         if forward:

@@ -24,6 +24,7 @@ import pytest
 
 import yamlgrad as yg
 from yamlgrad.generated import VariableType
+from yamlgrad import testing
 from yamlgrad.testing import (  # noqa: F401 - some are re-exported for the tests
     build_args,
     call_torch,
@@ -58,9 +59,9 @@ def call(
     kwargs: dict[str, object],
     tensors: dict[str, yg.Tensor],
 ) -> Any:
-    """The generated function of this overload on the sample's arguments."""
-    args = inplace_safe(info, build_args(kwargs, tensors, yg.tensor))
-    return wrapper(info)(**python_names(args))
+    """The generated function of this overload on the sample's arguments (a
+    random op draws from a Generator seeded alike at every call)."""
+    return testing.call(info, kwargs, tensors, VariableType)
 
 
 # -- calling an entry the way a user would ----------------------------------------

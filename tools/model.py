@@ -579,6 +579,11 @@ class DifferentiabilityInfo:
         return ", ".join(kinds)
 
     @property
+    def random(self) -> bool:
+        """The op draws random numbers: it takes a Generator (bernoulli, normal)."""
+        return any(a.type.base == "Generator" for a in self.func.arguments)
+
+    @property
     def tangent_inputs(self) -> tuple[Argument, ...]:
         """The differentiable inputs whose tangents the forward formulas read."""
         names: set[str] = set()

@@ -15,11 +15,13 @@ import numpy as np
 import warnings
 
 from yamlgrad.runtime.autograd import engine
+from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import (
     ERR_EMPTY_BACKWARD_INPUTS,
     ERR_EMPTY_GRAD_INPUTS,
     ERR_GRADIENT_COUNT,
     ERR_IMPLICIT_GRAD,
+    ERR_INDEX_ZERO_DIM,
     ERR_INPUT_NO_GRAD,
     ERR_MATERIALIZE_UNUSED,
     ERR_MISMATCH_SHAPE,
@@ -170,9 +172,14 @@ def grad(
     create_graph: bool = False,
     only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
     """The gradients of `outputs` with respect to `inputs`; `.grad` is left alone.
+
+    `is_grads_batched`: the first dimension of every `grad_outputs` tensor is a
+    batch of cotangents; each gradient gets the same leading dimension (one
+    vector-Jacobian product per row, as PyTorch's vmap over them gives).
 
     >>> x = yg.tensor(3.0, requires_grad=True)
     >>> yg.autograd.grad(x * x, x)
@@ -191,6 +198,10 @@ def grad(
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _grad_batched(
+            outs, ins, grads, retain_graph, create_graph, allow_unused, materialize_grads
+        )
     input_edges = [_input_edge(t) for t in ins]
     roots = _root_edges(outs)
     seeds = _make_grads(outs, grads, create_graph)
@@ -213,6 +224,41 @@ def grad(
             result.append(None)
             continue
         result.append(_to_tensor(g))
+    return tuple(result)
+
+
+def _grad_batched(
+    outs: tuple[Tensor, ...],
+    ins: tuple[Tensor, ...],
+    grads: tuple[Any, ...],
+    retain_graph: bool,
+    create_graph: bool,
+    allow_unused: bool,
+    materialize_grads: bool,
+) -> tuple[Tensor | None, ...]:
+    """grad() once per row of the batched `grads`, stacked along a new dim 0."""
+    if any(g is None or g.ndim == 0 for g in grads):
+        raise IndexError(ERR_INDEX_ZERO_DIM)
+    size = grads[0].shape[0]
+    rows = [
+        grad(
+            outs,
+            ins,
+            [g[i] for g in grads],
+            retain_graph=retain_graph or i < size - 1,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize_grads,
+        )
+        for i in range(size)
+    ]
+    result: list[Tensor | None] = []
+    for index, t in enumerate(ins):
+        column = [row[index] for row in rows]
+        if size == 0 or column[0] is None:
+            result.append(None)
+        else:
+            result.append(ops.stack(column))
     return tuple(result)
 
 

@@ -14,7 +14,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import (
@@ -32,6 +31,7 @@ from yamlgrad.runtime.errors import (
 from yamlgrad.runtime.func import batching_rules
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
 from yamlgrad.runtime.func.pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from yamlgrad.runtime.wrappers.randomness import vmap_randomness
 from yamlgrad.runtime.wrappers.variable_type_utils import vmap_hook
 
 vmap_hook.handler = batching_rules.handle
@@ -66,13 +66,13 @@ def vmap(
         level = len(LEVELS) + 1
         batched = [a if d is None else BatchedTensor(a, d, level) for a, d in pairs]
         LEVELS.append((level, size, randomness))
-        factories.vmap_randomness.append(randomness)
+        vmap_randomness.append(randomness)
         vmap_hook.levels += 1
         try:
             outputs = func(*tree_unflatten(batched, spec), **kwargs)
         finally:
             vmap_hook.levels -= 1
-            factories.vmap_randomness.pop()
+            vmap_randomness.pop()
             LEVELS.pop()
         return _unbatch_outputs(name, outputs, out_dims, level, size)
 

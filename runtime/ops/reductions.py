@@ -41,7 +41,7 @@ KERNELS = (
     "min_dim",
     "wrap_dims",
     "var",
-    "std",
+    "std_kernel",
     "vector_norm",
     "logsumexp",
     "cumsum",
@@ -255,7 +255,7 @@ def _divide(total: Any, count: Any) -> Any:
     return total.dtype.type(total / count)
 
 
-def std(
+def std_kernel(
     x: Any, dim: tuple[int, ...] | None, correction: float | None, keepdim: bool
 ) -> Any:
     return np.sqrt(var(x, dim, correction, keepdim, "std"))

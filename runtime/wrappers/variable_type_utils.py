@@ -384,7 +384,7 @@ def result_type(*values: Any) -> np.dtype:
     Python numbers given for tensors). Dimensioned tensors decide first, then 0-d
     tensors, then Python numbers, each only when it is of a higher category: a
     float32 tensor times a float64 0-d tensor or a Python float stays float32, an
-    int64 tensor times 2.5 is float32 (the default float dtype)."""
+    int64 tensor times 2.5 is float32 (the default float dtype, get_default_dtype)."""
     dim = zero = wrapped = None
     for v in values:
         if type(v) is np.ndarray:
@@ -397,9 +397,9 @@ def result_type(*values: Any) -> np.dtype:
         elif isinstance(v, (int, np.integer)):
             wrapped = _promote(wrapped, _INT64)
         elif v is not None:
-            wrapped = _promote(wrapped, _FLOAT32)
+            wrapped = _promote(wrapped, dtypes.DEFAULT_FLOAT.np)
     result = _combine(dim, _combine(zero, wrapped))
-    return _FLOAT32 if result is None else result
+    return dtypes.DEFAULT_FLOAT.np if result is None else result
 
 
 def promote_operands(
@@ -407,7 +407,7 @@ def promote_operands(
 ) -> tuple[Any, ...]:
     """The operands (one to three) cast to their common dtype (Python numbers stay
     Python numbers, which numpy treats as weak). `int_to_float`: an integer or bool
-    result type becomes float32, as PyTorch's true division and float-only ops do."""
+    result type becomes the default float dtype (float32), as PyTorch's true division and float-only ops do."""
     if type(a) is _ndarray:
         dtype = a.dtype
         if dtype is _FLOAT64 or dtype is _FLOAT32:
@@ -428,7 +428,7 @@ def promote_operands(
     values = tuple(v for v in (a, b, c) if v is not ABSENT)
     dtype = result_type(*values)
     if int_to_float and dtype.kind in "biu":
-        dtype = _FLOAT32
+        dtype = dtypes.DEFAULT_FLOAT.np
     return tuple(
         v.astype(dtype) if type(v) is np.ndarray and v.dtype != dtype else v
         for v in values

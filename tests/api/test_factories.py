@@ -9,13 +9,14 @@ repeats a stream exactly.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
 
 import yamlgrad as yg
-from support import dtype_name
+from support import dtype_name, libraries_under_test
 
 
 def _assert_same(ours: yg.Tensor, theirs: Any, rtol: float = 0.0) -> None:
@@ -292,3 +293,44 @@ def test_randperm_is_a_permutation() -> None:
     assert sorted(p.tolist()) == list(range(50))
     assert p.tolist() != list(range(50))
     assert yg.randperm(0).shape == (0,)
+
+
+# -- the default dtype -----------------------------------------------------------------
+
+
+def _default_dtype_results(lib: ModuleType) -> list[str]:
+    """What follows the default dtype: Python floats, float factories, an integer
+    tensor with a Python float or true division; not a float32 tensor's result."""
+    made = [
+        lib.get_default_dtype(),
+        lib.tensor([1.5]).dtype,
+        lib.zeros(2).dtype,
+        lib.rand(2).dtype,
+        lib.full((2,), 1.5).dtype,
+        lib.linspace(0, 1, 3).dtype,
+        lib.arange(0.0, 1.0, 0.5).dtype,
+        (lib.arange(3) * 2.5).dtype,
+        (lib.arange(3) / 2).dtype,
+        (lib.ones(2, dtype=lib.float32) * 2.5).dtype,
+    ]
+    return [dtype_name(d) for d in made]
+
+
+@pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
+def test_set_default_dtype_as_torch(lib: ModuleType) -> None:
+    lib.set_default_dtype(lib.float64)
+    try:
+        got = _default_dtype_results(lib)
+    finally:
+        lib.set_default_dtype(lib.float32)
+    assert got == ["float64"] * 9 + ["float32"]
+    assert _default_dtype_results(lib) == ["float32"] * 10
+
+
+@pytest.mark.parametrize("lib", libraries_under_test(), ids=lambda m: m.__name__)
+def test_set_default_dtype_refuses_a_non_float_dtype(lib: ModuleType) -> None:
+    with pytest.raises(TypeError, match="^only floating-point types are supported"):
+        lib.set_default_dtype(lib.int64)
+    with pytest.raises(TypeError, match="^invalid dtype object: only floating-point"):
+        lib.set_default_dtype("float64")
+    assert lib.get_default_dtype() == lib.float32

@@ -46,7 +46,11 @@ ATOL = 1e-12
 NON_DIFFERENTIABLE = tuple(i for i in INFOS if i.op is None and i.composite is None)
 # floor_divide: PyTorch records a NotImplemented node; yamlgrad records none (below).
 FLOOR_DIVIDE = tuple(i for i in NON_DIFFERENTIABLE if i.func.name == "floor_divide")
-NON_DIFFERENTIABLE = tuple(i for i in NON_DIFFERENTIABLE if i not in FLOOR_DIVIDE)
+# bernoulli.p: random, and PyTorch records a NotImplemented node; here none.
+RANDOM_NO_NODE = tuple(i for i in NON_DIFFERENTIABLE if i.random)
+NON_DIFFERENTIABLE = tuple(
+    i for i in NON_DIFFERENTIABLE if i not in FLOOR_DIVIDE and i not in RANDOM_NO_NODE
+)
 COMPARISON_ENTRIES = tuple(
     i for i in NON_DIFFERENTIABLE if len(i.func.tensor_arguments) == 2
 )
@@ -136,6 +140,18 @@ def assert_same_values(
     np.testing.assert_allclose(got, want, rtol=rtol, atol=ATOL, err_msg=where)
 
 
+def assert_same_outputs(
+    info: DifferentiabilityInfo, ours: yg.Tensor, theirs: Any, where: str
+) -> None:
+    """Values as torch's; a random op's only in shape and dtype (its draws are
+    not torch's: one seed giving one draw is tests/ops/test_gradients.py's)."""
+    if not info.random:
+        assert_same_values(ours, theirs, where, rtol_of(info))
+        return
+    assert ours.shape == tuple(theirs.shape), where
+    assert dtype_name(ours.dtype) == dtype_name(theirs.dtype), where
+
+
 def _grad_array(grad: Any, like: np.ndarray) -> np.ndarray:
     """A gradient as an ndarray; None (unused input) as zeros."""
     if grad is None:
@@ -156,7 +172,7 @@ def test_forward_and_gradients_match_torch(info: DifferentiabilityInfo) -> None:
         ref = call_torch(torch, info, case.theirs)
         assert len(as_outputs(out)) == len(as_outputs(ref)), where
         for o, r in zip(as_outputs(out), as_outputs(ref)):
-            assert_same_values(o, r, where, rtol_of(info))
+            assert_same_outputs(info, o, r, where)
             assert o.requires_grad == r.requires_grad, where
         outs, refs = float_outputs(out, info), float_outputs(ref, info)
         cotangents = [rng.standard_normal(tuple(r.shape)) for r in refs]
@@ -196,7 +212,7 @@ def test_every_public_route_reaches_the_same_overload(
         want = type(ref.grad_fn).__name__
         for route in yamlgrad_routes(info):
             out = float_outputs(call_yamlgrad(info, case.ours, route), info)[0]
-            assert_same_values(out, ref, f"{sample.loc}: {route}", rtol_of(info))
+            assert_same_outputs(info, out, ref, f"{sample.loc}: {route}")
             if info.op is not None:
                 assert out.grad_fn.name() == info.op, f"{sample.loc}: {route}"
             elif ref.grad_fn is None:
@@ -307,6 +323,25 @@ def test_index_and_truth_reductions_match_torch(info: DifferentiabilityInfo) -> 
         np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=where)
         assert out.grad_fn is None and ref.grad_fn is None, where
         assert not out.requires_grad and not ref.requires_grad, where
+
+
+@pytest.mark.parametrize("info", RANDOM_NO_NODE, ids=op_id)
+def test_random_op_without_derivative_records_no_node(
+    info: DifferentiabilityInfo,
+) -> None:
+    """bernoulli.p: PyTorch records a NotImplemented node (its backward raises);
+    here the draw has no history. Shapes and dtypes as torch's."""
+    for torch, sample, _, case in _samples(info, seed=2):
+        where = str(sample.loc)
+        for name, value in case.ours.items():
+            if isinstance(value, yg.Tensor) and value.dtype == yg.float64:
+                value.requires_grad_(True)
+                case.theirs[name].requires_grad_(True)
+        out = call_yamlgrad(info, case.ours)
+        ref = call_torch(torch, info, case.theirs)
+        assert_same_outputs(info, out, ref, where)
+        assert type(ref.grad_fn).__name__ == "NotImplemented", where
+        assert out.grad_fn is None and not out.requires_grad, where
 
 
 @pytest.mark.parametrize("info", FLOOR_DIVIDE, ids=op_id)

@@ -1,0 +1,79 @@
+"""Forward kernels of the random ops of derivatives.yaml (`bernoulli`, `normal`).
+
+Each draws from the `Generator` its op was given (the default one for None,
+resolved by the wrapper) through `draw_rng`, so an open vmap's `randomness=`
+applies. The values are not PyTorch's (its generator is another algorithm); the
+shapes, dtypes, errors and the distribution are, and one seed gives one draw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yamlgrad.runtime.errors import scalar_type_name
+from yamlgrad.runtime.generator import Generator
+from yamlgrad.runtime.wrappers.randomness import draw_rng
+
+KERNELS = ("bernoulli_draw", "normal_draw", "normal_fill")
+BACKWARD_HELPERS: tuple[str, ...] = ()
+COMPOSITE_HELPERS: tuple[str, ...] = ()
+
+ERR_PROBABILITY = (
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+    "message be improved?  If so, please report an enhancement request to PyTorch.)"
+)
+
+
+def _not_implemented_for(kernel: str, dtype: np.dtype) -> NotImplementedError:
+    return NotImplementedError(
+        f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\''
+    )
+
+
+def _draw_dtype(dtype: np.dtype) -> np.dtype:
+    """Draw in the output's float dtype (float64 for half precision)."""
+    return dtype if dtype.kind == "f" and dtype.itemsize >= 4 else np.dtype(np.float64)
+
+
+def bernoulli_draw(self: np.ndarray, p: Any, generator: Generator) -> np.ndarray:
+    """1 with probability `p` (self's values, or one float), else 0, in self's
+    dtype: bernoulli(self) and bernoulli.p(self, p)."""
+    probs = np.asarray(p)
+    if probs is self and self.dtype.kind != "f":
+        raise _not_implemented_for("bernoulli_tensor_cpu_p_", self.dtype)
+    if np.any(probs < 0) or np.any(probs > 1) or np.any(np.isnan(probs)):
+        raise RuntimeError(ERR_PROBABILITY)
+    draw = draw_rng(generator).random(self.shape) < probs
+    return draw.astype(self.dtype)
+
+
+def _check_std(std: Any) -> None:
+    if isinstance(std, np.ndarray):
+        if np.any(std < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+def normal_draw(mean: Any, std: Any, generator: Generator) -> np.ndarray:
+    """Samples of N(mean, std**2), broadcast, in the tensors' dtype: the
+    overloads normal.Tensor_float, float_Tensor and Tensor_Tensor."""
+    arrays = [a for a in (mean, std) if isinstance(a, np.ndarray)]
+    dtype = np.result_type(*arrays)
+    if dtype.kind != "f":
+        raise _not_implemented_for("normal_kernel_cpu", dtype)
+    _check_std(std)
+    shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
+    draw = draw_rng(generator).standard_normal(shape, dtype=_draw_dtype(dtype))
+    return (mean + std * draw).astype(dtype, copy=False)
+
+
+def normal_fill(self: np.ndarray, mean: float, std: float, generator: Generator) -> np.ndarray:
+    """normal_'s new values: self's shape and dtype, drawn afresh."""
+    if self.dtype.kind != "f":
+        raise _not_implemented_for("normal_kernel_cpu", self.dtype)
+    _check_std(std)
+    draw = draw_rng(generator).standard_normal(self.shape, dtype=_draw_dtype(self.dtype))
+    return (mean + std * draw).astype(self.dtype, copy=False)
