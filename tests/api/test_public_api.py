@@ -98,6 +98,8 @@ NOT_FROM_YAML = {
     },
     "Tensor": "the tensor type",
     "set_printoptions": "how tensors print",
+    "get_default_dtype": "the default floating dtype, not an op",
+    "set_default_dtype": "the default floating dtype, not an op",
     "Size": "a shape",
     "autograd": "a namespace: backward, grad, Function, gradcheck, ...",
     "ops": "a namespace of the YAML's own overloads",

@@ -22,7 +22,10 @@ from yamlgrad.runtime.testing import call, float_outputs, sample_inputs, slot_ar
 from yamlgrad.generated import VariableType
 from yamlgrad.tools.model import DifferentiabilityInfo
 
-SAMPLED = tuple(i for i in INFOS if i.samples)
+# A random entry (one that takes a Generator) draws anew in each run, so its
+# compiled and eager values cannot agree; its gradients are zero by definition
+# and are checked by the eager per-entry tests.
+SAMPLED = tuple(i for i in INFOS if i.samples and not i.random)
 # float64 throughout: compiled and eager run the same kernels and formulas, so
 # they agree far inside PyTorch's float64 tolerances.
 TOLERANCE = {"rtol": 1e-7, "atol": 1e-9}

@@ -193,7 +193,8 @@ FD_EXCEPTIONS = {
 NO_DOUBLE_BACKWARD_IN_TORCH = ("hardsigmoid", "hardsigmoid_")
 
 ENTRIES: tuple[DifferentiabilityInfo, ...] = tuple(
-    i for i in INFOS if i.samples and i.func.name not in LEFT_OUT
+    # (random entries draw values torch cannot match; their own tests pin them)
+    i for i in INFOS if i.samples and not i.random and i.func.name not in LEFT_OUT
 )
 # How often each thing happened over the run (a failure's message and the final
 # sanity test read it).
@@ -997,9 +998,10 @@ def test_the_op_table_is_fuzzed_whole() -> None:
     """Every entry of derivatives.yaml is drawn from, save those left out by name."""
     names = {i.func.name for i in INFOS}
     assert set(LEFT_OUT) <= names
-    assert len(ENTRIES) == sum(1 for i in INFOS if i.samples) - sum(
-        1 for i in INFOS if i.func.name in LEFT_OUT and i.samples
+    left_out = sum(
+        1 for i in INFOS if i.samples and (i.random or i.func.name in LEFT_OUT)
     )
+    assert len(ENTRIES) == sum(1 for i in INFOS if i.samples) - left_out
     assert {i.func.name for i in ENTRIES} >= {"matmul", "index", "add_", "cat"}
 
 
