@@ -152,6 +152,13 @@ from yamlgrad.runtime.ops.resampling import (
     upsample_linear_backward,
     upsample_nearest_backward,
 )
+from yamlgrad.runtime.ops.scatters import (
+    index_of,
+    index_put,
+    index_reduce_backward,
+    masked_scatter_backward,
+    scatter_reduce_backward,
+)
 from yamlgrad.runtime.ops.shapes import (
     cat_tensors_backward,
     constant_pad_nd_backward,
@@ -181,6 +188,13 @@ from yamlgrad.runtime.ops.special import (
     special_i1,
     special_i1e,
     special_xlog1py,
+)
+from yamlgrad.runtime.ops.statistics import (
+    aminmax_backward,
+    logcumsumexp_backward,
+    renorm_backward,
+    std_mean_backward,
+    var_mean_backward,
 )
 from yamlgrad.runtime.autograd.node import Grad, Node
 from yamlgrad.runtime.autograd.saved_variable import UNDEFINED
@@ -295,15 +309,20 @@ __all__ = [
     "ProdBackward0",
     "ProdBackward1",
     "VarBackward0",
+    "VarMeanBackward0",
     "StdBackward0",
+    "StdMeanBackward0",
     "LinalgVectorNormBackward0",
     "AmaxBackward0",
     "AminBackward0",
+    "AminmaxBackward0",
     "NansumBackward0",
     "DistBackward0",
+    "RenormBackward0",
     "LogsumexpBackward0",
     "CummaxBackward0",
     "CumminBackward0",
+    "LogcumsumexpBackward0",
     "CumsumBackward0",
     "CumprodBackward0",
     "SoftmaxBackward0",
@@ -371,17 +390,21 @@ __all__ = [
     "SliceScatterBackward0",
     "SelectScatterBackward0",
     "DiagonalScatterBackward0",
+    "IndexReduceBackward0",
     "IndexCopyBackward0",
     "IndexFillBackward0",
     "PutBackward0",
+    "IndexPutBackward0",
     "IndexSelectBackward0",
     "GatherBackward0",
     "ScatterBackward0",
     "ScatterBackward1",
     "ScatterAddBackward0",
     "IndexAddBackward0",
+    "ScatterReduceBackward0",
     "MaskedFillBackward0",
     "MaskedFillBackward1",
+    "MaskedScatterBackward0",
     "MaskedSelectBackward0",
     "RollBackward0",
     "RepeatBackward0",
@@ -3827,6 +3850,42 @@ class VarBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class VarMeanBackward0(Node):
+    """Backward of `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_correction",
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = var_mean_backward(
+                grads[0], grads[1], self_, dim, correction, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class StdBackward0(Node):
     """Backward of `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`.
 
@@ -3862,6 +3921,49 @@ class StdBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class StdMeanBackward0(Node):
+    """Backward of `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`.
+
+    self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "_saved_correction",
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_result0",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        correction = self._saved_correction
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        result0 = self._raw_saved_result0.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = std_mean_backward(
+                grads[0], grads[1], self_, result0, dim, correction, keepdim
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result0.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result0(self) -> Any:
+        return self._raw_saved_result0.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -3997,6 +4099,54 @@ class AminBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class AminmaxBackward0(Node):
+    """Backward of `aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`.
+
+    self: aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_keepdim",
+        "_raw_saved_max",
+        "_raw_saved_min",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        max = self._raw_saved_max.unpack(self, raw)
+        min = self._raw_saved_min.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = aminmax_backward(
+                self_, dim, keepdim, grads[0], grads[1], min, max
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_max.reset_data()
+        self._raw_saved_min.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_max(self) -> Any:
+        return self._raw_saved_max.unpack_wrapped(self)
+
+    @property
+    def _saved_min(self) -> Any:
+        return self._raw_saved_min.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class NansumBackward0(Node):
     """Backward of `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`.
 
@@ -4085,6 +4235,40 @@ class DistBackward0(Node):
     @property
     def _saved_result(self) -> Any:
         return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class RenormBackward0(Node):
+    """Backward of `renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`.
+
+    self: renorm_backward(grad, self, p, dim, maxnorm)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_maxnorm",
+        "_saved_p",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        maxnorm = self._saved_maxnorm
+        p = self._saved_p
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = renorm_backward(grad, self_, p, dim, maxnorm)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
 
     @property
     def _saved_self(self) -> Any:
@@ -4198,6 +4382,43 @@ class CumminBackward0(Node):
     @property
     def _saved_result1(self) -> Any:
         return self._raw_saved_result1.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LogcumsumexpBackward0(Node):
+    """Backward of `logcumsumexp(Tensor self, int dim) -> Tensor`.
+
+    self: logcumsumexp_backward(grad, self, result, dim)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = logcumsumexp_backward(grad, self_, result, dim)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -6188,6 +6409,79 @@ class DiagonalScatterBackward0(Node):
         return self._raw_saved_src.unpack_wrapped(self)
 
 
+class IndexReduceBackward0(Node):
+    """Backward of `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`.
+
+    self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_include_self",
+        "_raw_saved_index",
+        "_saved_reduce",
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_raw_saved_source",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_source: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        include_self = self._saved_include_self
+        index = self._raw_saved_index.unpack(self, raw)
+        reduce = self._saved_reduce
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        source = self._raw_saved_source.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = index_reduce_backward(
+                grad, self_, dim, index, source, reduce, include_self, result
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_source.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_source(self) -> Any:
+        return self._raw_saved_source.unpack_wrapped(self)
+
+
 class IndexCopyBackward0(Node):
     """Backward of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`.
 
@@ -6308,6 +6602,51 @@ class PutBackward0(Node):
     @property
     def _saved_source(self) -> Any:
         return self._raw_saved_source.unpack_wrapped(self)
+
+
+class IndexPutBackward0(Node):
+    """Backward of `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`.
+
+    self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+    values: index_of(grad, indices)
+    """
+
+    __slots__ = (
+        "_saved_accumulate",
+        "_saved_indices",
+        "_raw_saved_values",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_values: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        accumulate = self._saved_accumulate
+        indices = self._saved_indices
+        values = self._raw_saved_values.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = (
+                grad
+                if accumulate
+                else index_put(grad, indices, zeros_like(values), False)
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = index_of(grad, indices)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_values.reset_data()
+
+    @property
+    def _saved_values(self) -> Any:
+        return self._raw_saved_values.unpack_wrapped(self)
 
 
 class IndexSelectBackward0(Node):
@@ -6523,6 +6862,79 @@ class IndexAddBackward0(Node):
         return self._raw_saved_index.unpack_wrapped(self)
 
 
+class ScatterReduceBackward0(Node):
+    """Backward of `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`.
+
+    self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_include_self",
+        "_raw_saved_index",
+        "_saved_reduce",
+        "_raw_saved_result",
+        "_raw_saved_self",
+        "_raw_saved_src",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_index: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_src: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        include_self = self._saved_include_self
+        index = self._raw_saved_index.unpack(self, raw)
+        reduce = self._saved_reduce
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        src = self._raw_saved_src.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = scatter_reduce_backward(
+                grad, self_, dim, index, src, reduce, include_self, result
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_index.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_src.reset_data()
+
+    @property
+    def _saved_index(self) -> Any:
+        return self._raw_saved_index.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_src(self) -> Any:
+        return self._raw_saved_src.unpack_wrapped(self)
+
+
 class MaskedFillBackward0(Node):
     """Backward of `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`.
 
@@ -6574,6 +6986,45 @@ class MaskedFillBackward1(Node):
             grad_inputs[0] = masked_fill(grad, mask, 0)
         if self.task_should_compute_output(1):
             grad_inputs[1] = masked_fill_backward(grad, mask)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_mask.reset_data()
+
+    @property
+    def _saved_mask(self) -> Any:
+        return self._raw_saved_mask.unpack_wrapped(self)
+
+
+class MaskedScatterBackward0(Node):
+    """Backward of `masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`.
+
+    self: masked_fill(grad, mask, 0)
+    source: masked_scatter_backward(grad, mask, source.shape)
+    """
+
+    __slots__ = (
+        "_raw_saved_mask",
+        "_saved_source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_mask: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        mask = self._raw_saved_mask.unpack(self, raw)
+        source_sym_sizes = self._saved_source_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = masked_fill(grad, mask, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = masked_scatter_backward(grad, mask, source_sym_sizes)
         return grad_inputs
 
     def release_variables(self) -> None:

@@ -28,9 +28,11 @@ from yamlgrad.runtime.ops import (
     random_draws,
     reductions,
     resampling,
+    scatters,
     shapes,
     sorting,
     special,
+    statistics,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -214,15 +216,20 @@ from .Functions import (
     ProdBackward0,
     ProdBackward1,
     VarBackward0,
+    VarMeanBackward0,
     StdBackward0,
+    StdMeanBackward0,
     LinalgVectorNormBackward0,
     AmaxBackward0,
     AminBackward0,
+    AminmaxBackward0,
     NansumBackward0,
     DistBackward0,
+    RenormBackward0,
     LogsumexpBackward0,
     CummaxBackward0,
     CumminBackward0,
+    LogcumsumexpBackward0,
     CumsumBackward0,
     CumprodBackward0,
     SoftmaxBackward0,
@@ -290,17 +297,21 @@ from .Functions import (
     SliceScatterBackward0,
     SelectScatterBackward0,
     DiagonalScatterBackward0,
+    IndexReduceBackward0,
     IndexCopyBackward0,
     IndexFillBackward0,
     PutBackward0,
+    IndexPutBackward0,
     IndexSelectBackward0,
     GatherBackward0,
     ScatterBackward0,
     ScatterBackward1,
     ScatterAddBackward0,
     IndexAddBackward0,
+    ScatterReduceBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
+    MaskedScatterBackward0,
     MaskedSelectBackward0,
     RollBackward0,
     RepeatBackward0,
@@ -465,16 +476,21 @@ __all__ = [
     "min",
     "prod",
     "var",
+    "var_mean",
     "std",
+    "std_mean",
     "linalg_vector_norm",
     "norm",
     "amax",
     "amin",
+    "aminmax",
     "nansum",
     "dist",
+    "renorm",
     "logsumexp",
     "cummax",
     "cummin",
+    "logcumsumexp",
     "cumsum",
     "cumprod",
     "_softmax",
@@ -482,6 +498,7 @@ __all__ = [
     "softmax",
     "log_softmax",
     "count_nonzero",
+    "histc",
     "argmax",
     "argmin",
     "all",
@@ -545,15 +562,19 @@ __all__ = [
     "slice_scatter",
     "select_scatter",
     "diagonal_scatter",
+    "index_reduce",
     "index_copy",
     "index_fill",
     "put",
+    "index_put",
     "index_select",
     "gather",
     "scatter",
     "scatter_add",
     "index_add",
+    "scatter_reduce",
     "masked_fill",
+    "masked_scatter",
     "masked_select",
     "take_along_dim",
     "hstack",
@@ -5818,6 +5839,77 @@ def var_correction(
     return result
 
 
+def var_mean_correction(
+    input: Any,
+    dim: Any = None,
+    *,
+    correction: Any = None,
+    keepdim: Any = False,
+) -> Any:
+    """`var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+
+    forward: var_mean_kernel(self, dim, correction, keepdim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "var_mean.correction",
+            "dim",
+            var_mean_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
+        )
+    self_ = tensor_arg(self, "var_mean", "input", 1)
+    dim = optional_int_list_arg(dim, "var_mean", "dim", 2, size=1)
+    correction = optional_scalar_arg(correction, "var_mean", "correction", 3)
+    keepdim = bool_arg(keepdim, "var_mean", "keepdim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "var_mean_correction", var_mean_correction, (self, dim, correction, keepdim)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = VarMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_correction = correction
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in statistics.var_mean_kernel(self_, dim, correction, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "var_mean",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            correction=correction,
+            keepdim=keepdim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                var_mean_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    return tuple(outputs)
+
+
 def std_correction(
     input: Any,
     dim: Any = None,
@@ -5882,6 +5974,79 @@ def std_correction(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def std_mean_correction(
+    input: Any,
+    dim: Any = None,
+    *,
+    correction: Any = None,
+    keepdim: Any = False,
+) -> Any:
+    """`std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+
+    forward: std_mean_kernel(self, dim, correction, keepdim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "std_mean.correction",
+            "dim",
+            std_mean_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
+        )
+    self_ = tensor_arg(self, "std_mean", "input", 1)
+    dim = optional_int_list_arg(dim, "std_mean", "dim", 2, size=1)
+    correction = optional_scalar_arg(correction, "std_mean", "correction", 3)
+    keepdim = bool_arg(keepdim, "std_mean", "keepdim", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "std_mean_correction", std_mean_correction, (self, dim, correction, keepdim)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = StdMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_correction = correction
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in statistics.std_mean_kernel(self_, dim, correction, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "std_mean",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            correction=correction,
+            keepdim=keepdim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                std_mean_correction,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "correction": correction,
+                    "keepdim": keepdim,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result0 = SavedVariable(outputs[0], True)
+    return tuple(outputs)
 
 
 def linalg_vector_norm(
@@ -6087,6 +6252,57 @@ def amin(
     return result
 
 
+def aminmax(
+    input: Any,
+    *,
+    dim: Any = None,
+    keepdim: Any = False,
+) -> Any:
+    """`aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`
+
+    forward: aminmax_kernel(self, dim, keepdim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("aminmax", "dim", aminmax, self, dim, keepdim)
+    self_ = tensor_arg(self, "aminmax", "input", 1)
+    dim = optional_int_arg(dim, "aminmax", "dim", 2)
+    keepdim = bool_arg(keepdim, "aminmax", "keepdim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("aminmax", aminmax, (self, dim, keepdim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AminmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in statistics.aminmax_kernel(self_, dim, keepdim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "aminmax", kernel_failure, self=self_, dim=dim, keepdim=keepdim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                aminmax,
+                {"input": self, "dim": dim, "keepdim": keepdim},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_max = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_min = SavedVariable(outputs[0], True)
+    return return_type("aminmax", ("min", "max"))(*outputs)
+
+
 def nansum(
     input: Any,
     dim: Any = None,
@@ -6193,6 +6409,53 @@ def dist(
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def renorm(
+    input: Any,
+    p: Any,
+    dim: Any,
+    maxnorm: Any,
+) -> Tensor:
+    """`renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`
+
+    forward: renorm_kernel(self, p, dim, maxnorm)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("renorm", "dim", renorm, self, p, dim, maxnorm)
+    self_ = tensor_arg(self, "renorm", "input", 1)
+    p = scalar_arg(p, "renorm", "p", 2)
+    dim = int_arg(dim, "renorm", "dim", 3)
+    maxnorm = scalar_arg(maxnorm, "renorm", "maxnorm", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("renorm", renorm, (self, p, dim, maxnorm))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(statistics.renorm_kernel(self_, p, dim, maxnorm))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "renorm", kernel_failure, self=self_, p=p, dim=dim, maxnorm=maxnorm
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                renorm,
+                {"input": self, "p": p, "dim": dim, "maxnorm": maxnorm},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -6322,6 +6585,43 @@ def cummin(
     if grad_fn is not None:
         grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
     return return_type("cummin", ("values", "indices"))(*outputs)
+
+
+def logcumsumexp(
+    input: Any,
+    dim: Any,
+) -> Tensor:
+    """`logcumsumexp(Tensor self, int dim) -> Tensor`
+
+    forward: logcumsumexp_kernel(self, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("logcumsumexp", "dim", logcumsumexp, self, dim)
+    self_ = tensor_arg(self, "logcumsumexp", "input", 1)
+    dim = int_arg(dim, "logcumsumexp", "dim", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("logcumsumexp", logcumsumexp, (self, dim))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LogcumsumexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(statistics.logcumsumexp_kernel(self_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error("logcumsumexp", kernel_failure, self=self_, dim=dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = statistics.logcumsumexp_jvp(self, self_t, dim)
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
 
 
 def cumsum(
@@ -6612,6 +6912,34 @@ def count_nonzero_default(
         )
     except ValueError as kernel_failure:
         raise kernel_error("count_nonzero", kernel_failure, self=self_, dim=dim)
+    return result
+
+
+def histc(
+    input: Any,
+    bins: Any = 100,
+    min: Any = 0,
+    max: Any = 0,
+) -> Tensor:
+    """`histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+
+    forward: histc_kernel(self, bins, min, max)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("histc", "", histc, self, bins, min, max)
+    self_ = tensor_arg(self, "histc", "input", 1)
+    bins = int_arg(bins, "histc", "bins", 2)
+    min = scalar_arg(min, "histc", "min", 3)
+    max = scalar_arg(max, "histc", "max", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("histc", histc, (self, bins, min, max))
+    try:
+        result = Tensor._make(statistics.histc_kernel(self_, bins, min, max))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "histc", kernel_failure, self=self_, bins=bins, min=min, max=max
+        )
     return result
 
 
@@ -10218,6 +10546,98 @@ def diagonal_scatter(
     return result
 
 
+def index_reduce(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+    reduce: Any,
+    *,
+    include_self: Any = True,
+) -> Tensor:
+    """`index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`
+
+    forward: index_reduce_kernel(self, dim, index, source, reduce, include_self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched(
+            "index_reduce",
+            "",
+            index_reduce,
+            self,
+            dim,
+            index,
+            source,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "index_reduce", "input", 1)
+    dim = int_arg(dim, "index_reduce", "dim", 2)
+    index_ = tensor_arg(index, "index_reduce", "index", 3)
+    source_ = tensor_arg(source, "index_reduce", "source", 4)
+    reduce = str_arg(reduce, "index_reduce", "reduce", 5)
+    include_self = bool_arg(include_self, "index_reduce", "include_self", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_reduce",
+            index_reduce,
+            (self, dim, index, source, reduce, include_self),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+    try:
+        result = Tensor._make(
+            scatters.index_reduce_kernel(
+                self_, dim, index_, source_, reduce, include_self
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_reduce",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_reduce,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "index": index,
+                    "source": source,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def index_copy(
     input: Any,
     dim: Any,
@@ -10375,6 +10795,66 @@ def put(
                     "accumulate": accumulate,
                 },
                 {"input": self_t, "source": source_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def index_put(
+    input: Any,
+    indices: Any,
+    values: Any,
+    accumulate: Any = False,
+) -> Tensor:
+    """`index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
+
+    forward: index_put_kernel(self, indices, values, accumulate)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, values):
+        return call_batched(
+            "index_put", "", index_put, self, indices, values, accumulate
+        )
+    self_ = tensor_arg(self, "index_put", "input", 1)
+    indices = tensor_optional_list_arg(indices, "index_put", "indices", 2)
+    values_ = tensor_arg(values, "index_put", "values", 3)
+    accumulate = bool_arg(accumulate, "index_put", "accumulate", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_put", index_put, (self, indices, values, accumulate)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, values):
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn._saved_indices = indices
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_values = SavedVariable(values, False)
+    try:
+        result = Tensor._make(
+            scatters.index_put_kernel(self_, indices, values_, accumulate)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_put",
+            kernel_failure,
+            self=self_,
+            indices=indices,
+            values=values_,
+            accumulate=accumulate,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, values):
+        with formula_mode():
+            self_t = tangent_of(self)
+            values_t = tangent_of(values)
+            result_t = index_put(
+                input=self_t,
+                indices=index_tensors(indices),
+                values=values_t,
+                accumulate=accumulate,
             )
         set_fw_grad(result, result_t)
     return result
@@ -10664,6 +11144,98 @@ def index_add(
     return result
 
 
+def scatter_reduce_two(
+    input: Any,
+    dim: Any,
+    index: Any,
+    src: Any,
+    reduce: Any,
+    *,
+    include_self: Any = True,
+) -> Tensor:
+    """`scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
+
+    forward: scatter_reduce_kernel(self, dim, index, src, reduce, include_self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, src):
+        return call_batched(
+            "scatter_reduce.two",
+            "",
+            scatter_reduce_two,
+            self,
+            dim,
+            index,
+            src,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "scatter_reduce", "input", 1)
+    dim = int_arg(dim, "scatter_reduce", "dim", 2)
+    index_ = tensor_arg(index, "scatter_reduce", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce", "src", 4)
+    reduce = str_arg(reduce, "scatter_reduce", "reduce", 5)
+    include_self = bool_arg(include_self, "scatter_reduce", "include_self", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter_reduce_two",
+            scatter_reduce_two,
+            (self, dim, index, src, reduce, include_self),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        grad_fn = ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    try:
+        result = Tensor._make(
+            scatters.scatter_reduce_kernel(
+                self_, dim, index_, src_, reduce, include_self
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_reduce",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            src=src_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, src):
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_reduce_two,
+                {
+                    "input": self,
+                    "dim": dim,
+                    "index": index,
+                    "src": src,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
 def masked_fill_Scalar(
     input: Any,
     mask: Any,
@@ -10749,6 +11321,53 @@ def masked_fill_Tensor(
             value_t = tangent_of(value)
             result_t = indexing.masked_fill(self_t, mask, 0) + elementwise.where(
                 mask, value_t, 0
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def masked_scatter(
+    input: Any,
+    mask: Any,
+    source: Any,
+) -> Tensor:
+    """`masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`
+
+    forward: masked_scatter_kernel(self, mask, source)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mask, source):
+        return call_batched("masked_scatter", "", masked_scatter, self, mask, source)
+    self_ = tensor_arg(self, "masked_scatter", "input", 1)
+    mask_ = tensor_arg(mask, "masked_scatter", "mask", 2)
+    source_ = tensor_arg(source, "masked_scatter", "source", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_scatter", masked_scatter, (self, mask, source)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        grad_fn = MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    try:
+        result = Tensor._make(scatters.masked_scatter_kernel(self_, mask_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_scatter", kernel_failure, self=self_, mask=mask_, source=source_
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, source):
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                masked_scatter,
+                {"input": self, "mask": mask, "source": source},
+                {"input": self_t, "source": source_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -14653,6 +15272,369 @@ def addbmm_(
                     "alpha": alpha,
                 },
                 {"input": self_t, "batch1": batch1_t, "batch2": batch2_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def renorm_(
+    input: Any,
+    p: Any,
+    dim: Any,
+    maxnorm: Any,
+) -> Tensor:
+    """`renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)`
+
+    forward: renorm_kernel(self, p, dim, maxnorm)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("renorm_", "dim", renorm_, self, p, dim, maxnorm)
+    self_ = tensor_arg(self, "renorm_", "input", 1)
+    p = scalar_arg(p, "renorm_", "p", 2)
+    dim = int_arg(dim, "renorm_", "dim", 3)
+    maxnorm = scalar_arg(maxnorm, "renorm_", "maxnorm", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("renorm_", renorm_, (self, p, dim, maxnorm))
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, statistics.renorm_kernel(self_, p, dim, maxnorm))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "renorm_", kernel_failure, self=self_, p=p, dim=dim, maxnorm=maxnorm
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                renorm,
+                {"input": original_self, "p": p, "dim": dim, "maxnorm": maxnorm},
+                {"input": self_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def index_put_(
+    input: Any,
+    indices: Any,
+    values: Any,
+    accumulate: Any = False,
+) -> Tensor:
+    """`index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
+
+    forward: index_put_kernel(self, indices, values, accumulate)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, values):
+        return call_batched(
+            "index_put_", "", index_put_, self, indices, values, accumulate
+        )
+    self_ = tensor_arg(self, "index_put_", "input", 1)
+    indices = tensor_optional_list_arg(indices, "index_put_", "indices", 2)
+    values_ = tensor_arg(values, "index_put_", "values", 3)
+    accumulate = bool_arg(accumulate, "index_put_", "accumulate", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_put_", index_put_, (self, indices, values, accumulate)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, values):
+        check_inplace(self)
+        grad_fn = IndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn._saved_indices = indices
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_values = SavedVariable(values, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, values)
+    try:
+        write_inplace(
+            self, scatters.index_put_kernel(self_, indices, values_, accumulate)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_put_",
+            kernel_failure,
+            self=self_,
+            indices=indices,
+            values=values_,
+            accumulate=accumulate,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            values_t = tangent_of(values)
+            result_t = index_put(
+                input=self_t,
+                indices=index_tensors(indices),
+                values=values_t,
+                accumulate=accumulate,
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def index_reduce_(
+    input: Any,
+    dim: Any,
+    index: Any,
+    source: Any,
+    reduce: Any,
+    *,
+    include_self: Any = True,
+) -> Tensor:
+    """`index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)`
+
+    forward: index_reduce_kernel(self, dim, index, source, reduce, include_self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, source):
+        return call_batched(
+            "index_reduce_",
+            "",
+            index_reduce_,
+            self,
+            dim,
+            index,
+            source,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "index_reduce_", "input", 1)
+    dim = int_arg(dim, "index_reduce_", "dim", 2)
+    index_ = tensor_arg(index, "index_reduce_", "index", 3)
+    source_ = tensor_arg(source, "index_reduce_", "source", 4)
+    reduce = str_arg(reduce, "index_reduce_", "reduce", 5)
+    include_self = bool_arg(include_self, "index_reduce_", "include_self", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "index_reduce_",
+            index_reduce_,
+            (self, dim, index, source, reduce, include_self),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_source = SavedVariable(source, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(
+            self,
+            scatters.index_reduce_kernel(
+                self_, dim, index_, source_, reduce, include_self
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "index_reduce_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            source=source_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                index_reduce,
+                {
+                    "input": original_self,
+                    "dim": dim,
+                    "index": index,
+                    "source": source,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "source": source_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def scatter_reduce__two(
+    input: Any,
+    dim: Any,
+    index: Any,
+    src: Any,
+    reduce: Any,
+    *,
+    include_self: Any = True,
+) -> Tensor:
+    """`scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)`
+
+    forward: scatter_reduce_kernel(self, dim, index, src, reduce, include_self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, index, src):
+        return call_batched(
+            "scatter_reduce_.two",
+            "",
+            scatter_reduce__two,
+            self,
+            dim,
+            index,
+            src,
+            reduce,
+            include_self,
+        )
+    self_ = tensor_arg(self, "scatter_reduce_", "input", 1)
+    dim = int_arg(dim, "scatter_reduce_", "dim", 2)
+    index_ = tensor_arg(index, "scatter_reduce_", "index", 3)
+    src_ = tensor_arg(src, "scatter_reduce_", "src", 4)
+    reduce = str_arg(reduce, "scatter_reduce_", "reduce", 5)
+    include_self = bool_arg(include_self, "scatter_reduce_", "include_self", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "scatter_reduce__two",
+            scatter_reduce__two,
+            (self, dim, index, src, reduce, include_self),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, src):
+        check_inplace(self)
+        grad_fn = ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_include_self = include_self
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_index = SavedVariable(index, False)
+        grad_fn._saved_reduce = reduce
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_src = SavedVariable(src, False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, src)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(
+            self,
+            scatters.scatter_reduce_kernel(
+                self_, dim, index_, src_, reduce, include_self
+            ),
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "scatter_reduce_",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            index=index_,
+            src=src_,
+            reduce=reduce,
+            include_self=include_self,
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            src_t = tangent_of(src)
+            result_t = derived_jvp(
+                scatter_reduce_two,
+                {
+                    "input": original_self,
+                    "dim": dim,
+                    "index": index,
+                    "src": src,
+                    "reduce": reduce,
+                    "include_self": include_self,
+                },
+                {"input": self_t, "src": src_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def masked_scatter_(
+    input: Any,
+    mask: Any,
+    source: Any,
+) -> Tensor:
+    """`masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`
+
+    forward: masked_scatter_kernel(self, mask, source)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, mask, source):
+        return call_batched("masked_scatter_", "", masked_scatter_, self, mask, source)
+    self_ = tensor_arg(self, "masked_scatter_", "input", 1)
+    mask_ = tensor_arg(mask, "masked_scatter_", "mask", 2)
+    source_ = tensor_arg(source, "masked_scatter_", "source", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "masked_scatter_", masked_scatter_, (self, mask, source)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, source):
+        check_inplace(self)
+        grad_fn = MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_mask = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = sizes_of(source_)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, source)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, scatters.masked_scatter_kernel(self_, mask_, source_))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "masked_scatter_", kernel_failure, self=self_, mask=mask_, source=source_
+        )
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            source_t = tangent_of(source)
+            result_t = derived_jvp(
+                masked_scatter,
+                {"input": original_self, "mask": mask, "source": source},
+                {"input": self_t, "source": source_t},
             )
         set_fw_grad_inplace(self, result_t)
     return result
@@ -19019,6 +20001,27 @@ def var(*args: Any, **kwargs: Any) -> Tensor:
     return dispatch("var", _VAR_OVERLOADS, args, kwargs)
 
 
+_VAR_MEAN_OVERLOADS = (
+    Overload(
+        var_mean_correction,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
+            Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def var_mean(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    """
+    return dispatch("var_mean", _VAR_MEAN_OVERLOADS, args, kwargs)
+
+
 _STD_OVERLOADS = (
     Overload(
         std_correction,
@@ -19038,6 +20041,27 @@ def std(*args: Any, **kwargs: Any) -> Tensor:
     `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
     """
     return dispatch("std", _STD_OVERLOADS, args, kwargs)
+
+
+_STD_MEAN_OVERLOADS = (
+    Overload(
+        std_mean_correction,
+        (
+            Param("input", "Tensor", False, REQUIRED, False, "Tensor input"),
+            Param("dim", "int[]", True, None, False, "int[1]? dim=None"),
+            Param("correction", "Scalar", True, None, True, "Scalar? correction=None"),
+            Param("keepdim", "bool", False, False, True, "bool keepdim=False"),
+        ),
+    ),
+)
+
+
+def std_mean(*args: Any, **kwargs: Any) -> Tensor:
+    """Binds to the first overload that accepts the arguments:
+
+    `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    """
+    return dispatch("std_mean", _STD_MEAN_OVERLOADS, args, kwargs)
 
 
 _NORM_OVERLOADS = (
@@ -20143,6 +21167,10 @@ index_fill = index_fill_int_Scalar
 # Python's own argument errors then name the op as it is called: "add() got ...".
 index_fill.__qualname__ = "index_fill"
 
+scatter_reduce = scatter_reduce_two
+# Python's own argument errors then name the op as it is called: "add() got ...".
+scatter_reduce.__qualname__ = "scatter_reduce"
+
 pad = pad_default
 # Python's own argument errors then name the op as it is called: "add() got ...".
 pad.__qualname__ = "pad"
@@ -20158,6 +21186,10 @@ sub_.__qualname__ = "sub_"
 mul_ = mul__Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 mul_.__qualname__ = "mul_"
+
+scatter_reduce_ = scatter_reduce__two
+# Python's own argument errors then name the op as it is called: "add() got ...".
+scatter_reduce_.__qualname__ = "scatter_reduce_"
 
 index_fill_ = index_fill__int_Scalar
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -20263,20 +21295,26 @@ METHODS = {
     "min": min,
     "prod": prod,
     "var": var,
+    "var_mean": var_mean,
     "std": std,
+    "std_mean": std_mean,
     "norm": norm,
     "amax": amax,
     "amin": amin,
+    "aminmax": aminmax,
     "nansum": nansum,
     "dist": dist,
+    "renorm": renorm,
     "logsumexp": logsumexp,
     "cummax": cummax,
     "cummin": cummin,
+    "logcumsumexp": logcumsumexp,
     "cumsum": cumsum,
     "cumprod": cumprod,
     "softmax": softmax,
     "log_softmax": log_softmax,
     "count_nonzero": count_nonzero,
+    "histc": histc,
     "argmax": argmax,
     "argmin": argmin,
     "all": all,
@@ -20335,15 +21373,19 @@ METHODS = {
     "slice_scatter": slice_scatter,
     "select_scatter": select_scatter,
     "diagonal_scatter": diagonal_scatter,
+    "index_reduce": index_reduce,
     "index_copy": index_copy,
     "index_fill": index_fill,
     "put": put,
+    "index_put": index_put,
     "index_select": index_select,
     "gather": gather,
     "scatter": scatter,
     "scatter_add": scatter_add,
     "index_add": index_add,
+    "scatter_reduce": scatter_reduce,
     "masked_fill": masked_fill,
+    "masked_scatter": masked_scatter,
     "masked_select": masked_select,
     "take_along_dim": take_along_dim,
     "narrow": narrow,
@@ -20416,6 +21458,11 @@ METHODS = {
     "addmv_": addmv_,
     "addr_": addr_,
     "addbmm_": addbmm_,
+    "renorm_": renorm_,
+    "index_put_": index_put_,
+    "index_reduce_": index_reduce_,
+    "scatter_reduce_": scatter_reduce_,
+    "masked_scatter_": masked_scatter_,
     "index_copy_": index_copy_,
     "index_fill_": index_fill_,
     "put_": put_,
@@ -21041,10 +22088,22 @@ OVERLOADS = {
             "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
         ),
     },
+    "var_mean": {
+        "correction": schema_names(
+            var_mean_correction,
+            "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+        ),
+    },
     "std": {
         "correction": schema_names(
             std_correction,
             "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        ),
+    },
+    "std_mean": {
+        "correction": schema_names(
+            std_mean_correction,
+            "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
         ),
     },
     "linalg_vector_norm": {
@@ -21072,6 +22131,12 @@ OVERLOADS = {
             amin, "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
         ),
     },
+    "aminmax": {
+        "default": schema_names(
+            aminmax,
+            "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+        ),
+    },
     "nansum": {
         "default": schema_names(
             nansum,
@@ -21081,6 +22146,11 @@ OVERLOADS = {
     "dist": {
         "default": schema_names(
             dist, "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"
+        ),
+    },
+    "renorm": {
+        "default": schema_names(
+            renorm, "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"
         ),
     },
     "logsumexp": {
@@ -21097,6 +22167,11 @@ OVERLOADS = {
     "cummin": {
         "default": schema_names(
             cummin, "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+        ),
+    },
+    "logcumsumexp": {
+        "default": schema_names(
+            logcumsumexp, "logcumsumexp(Tensor self, int dim) -> Tensor"
         ),
     },
     "cumsum": {
@@ -21140,6 +22215,12 @@ OVERLOADS = {
         ),
         "default": schema_names(
             count_nonzero_default, "count_nonzero(Tensor self, int? dim=None) -> Tensor"
+        ),
+    },
+    "histc": {
+        "default": schema_names(
+            histc,
+            "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor",
         ),
     },
     "argmax": {
@@ -21548,6 +22629,12 @@ OVERLOADS = {
             "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
         ),
     },
+    "index_reduce": {
+        "default": schema_names(
+            index_reduce,
+            "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",
+        ),
+    },
     "index_copy": {
         "default": schema_names(
             index_copy,
@@ -21564,6 +22651,12 @@ OVERLOADS = {
         "default": schema_names(
             put,
             "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
+        ),
+    },
+    "index_put": {
+        "default": schema_names(
+            index_put,
+            "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
         ),
     },
     "index_select": {
@@ -21599,6 +22692,12 @@ OVERLOADS = {
             "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
         ),
     },
+    "scatter_reduce": {
+        "two": schema_names(
+            scatter_reduce_two,
+            "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+        ),
+    },
     "masked_fill": {
         "Scalar": schema_names(
             masked_fill_Scalar,
@@ -21607,6 +22706,12 @@ OVERLOADS = {
         "Tensor": schema_names(
             masked_fill_Tensor,
             "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+        ),
+    },
+    "masked_scatter": {
+        "default": schema_names(
+            masked_scatter,
+            "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
         ),
     },
     "masked_select": {
@@ -22016,6 +23121,36 @@ OVERLOADS = {
         "default": schema_names(
             addbmm_,
             "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "renorm_": {
+        "default": schema_names(
+            renorm_,
+            "renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)",
+        ),
+    },
+    "index_put_": {
+        "default": schema_names(
+            index_put_,
+            "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
+        ),
+    },
+    "index_reduce_": {
+        "default": schema_names(
+            index_reduce_,
+            "index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)",
+        ),
+    },
+    "scatter_reduce_": {
+        "two": schema_names(
+            scatter_reduce__two,
+            "scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)",
+        ),
+    },
+    "masked_scatter_": {
+        "default": schema_names(
+            masked_scatter_,
+            "masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
         ),
     },
     "index_copy_": {
