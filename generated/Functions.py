@@ -35,6 +35,7 @@ from yamlgrad.runtime.ops.activations import (
     tanh_backward,
     threshold_backward,
 )
+from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backward
 from yamlgrad.runtime.ops.conv_pool import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
@@ -53,6 +54,7 @@ from yamlgrad.runtime.ops.elementwise import (
     div_floor,
     div_trunc,
     exp,
+    frexp_backward,
     isfinite,
     isnan,
     log,
@@ -72,6 +74,7 @@ from yamlgrad.runtime.ops.elementwise import (
     xlogy,
     zeros_like,
 )
+from yamlgrad.runtime.ops.gamma import mvlgamma_backward
 from yamlgrad.runtime.ops.indexing import (
     diagonal_scatter,
     embedding_backward,
@@ -114,6 +117,11 @@ from yamlgrad.runtime.ops.losses import (
     mse_loss_backward,
     nll_loss_backward,
     smooth_l1_loss_backward,
+)
+from yamlgrad.runtime.ops.margin_losses import (
+    multi_margin_loss_backward,
+    multilabel_margin_loss_backward,
+    soft_margin_loss_backward,
 )
 from yamlgrad.runtime.ops.normalization import (
     native_batch_norm_backward,
@@ -228,6 +236,8 @@ __all__ = [
     "XlogyBackward0",
     "XlogyBackward1",
     "XlogyBackward2",
+    "FrexpBackward0",
+    "NextafterBackward0",
     "LdexpBackward0",
     "LogaddexpBackward0",
     "Logaddexp2Backward0",
@@ -280,6 +290,7 @@ __all__ = [
     "ErfcBackward0",
     "ErfinvBackward0",
     "LgammaBackward0",
+    "MvlgammaBackward0",
     "DigammaBackward0",
     "PolygammaBackward0",
     "I0Backward0",
@@ -359,6 +370,7 @@ __all__ = [
     "PermuteBackward0",
     "ViewBackward0",
     "ExpandBackward0",
+    "BlockDiagBackward0",
     "CatBackward0",
     "StackBackward0",
     "SelectBackward0",
@@ -366,6 +378,8 @@ __all__ = [
     "SliceBackward0",
     "SliceBackwardBackward0",
     "SplitBackward0",
+    "UnsafeSplitBackward0",
+    "UnsafeSplitWithSizesBackward0",
     "SplitWithSizesBackward0",
     "UnbindBackward0",
     "ToCopyBackward0",
@@ -406,6 +420,7 @@ __all__ = [
     "MaskedFillBackward1",
     "MaskedScatterBackward0",
     "MaskedSelectBackward0",
+    "NarrowCopyBackward0",
     "RollBackward0",
     "RepeatBackward0",
     "CloneBackward0",
@@ -470,6 +485,9 @@ __all__ = [
     "BinaryCrossEntropyWithLogitsBackward0",
     "NllLossBackward0",
     "NllLoss2DBackward0",
+    "MultiMarginLossBackward0",
+    "MultilabelMarginLossBackward0",
+    "SoftMarginLossBackward0",
 ]
 
 
@@ -1426,6 +1444,77 @@ class XlogyBackward2(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class FrexpBackward0(Node):
+    """Backward of `frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`.
+
+    self: frexp_backward(grad, exponent)
+    """
+
+    __slots__ = ("_raw_saved_exponent",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        exponent = self._raw_saved_exponent.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = frexp_backward(grad, exponent)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_exponent.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Any:
+        return self._raw_saved_exponent.unpack_wrapped(self)
+
+
+class NextafterBackward0(Node):
+    """Backward of `nextafter(Tensor self, Tensor other) -> Tensor`.
+
+    self: where(self != other, grad, 0)
+    other: zeros_like(other)
+    """
+
+    __slots__ = (
+        "_raw_saved_other",
+        "_raw_saved_self",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_other: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        other = self._raw_saved_other.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = where(self_ != other, grad, 0)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = zeros_like(other)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_other.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_other(self) -> Any:
+        return self._raw_saved_other.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -3012,6 +3101,36 @@ class LgammaBackward0(Node):
         self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
             grad_inputs[0] = grad * digamma(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class MvlgammaBackward0(Node):
+    """Backward of `mvlgamma(Tensor self, int p) -> Tensor`.
+
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = (
+        "_saved_p",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        p = self._saved_p
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = mvlgamma_backward(grad, self_, p)
         return grad_inputs
 
     def release_variables(self) -> None:
@@ -5645,6 +5764,25 @@ class ExpandBackward0(Node):
         return grad_inputs
 
 
+class BlockDiagBackward0(Node):
+    """Backward of `block_diag(Tensor[] tensors) -> Tensor`.
+
+    tensors: block_diag_backward(grad, to_args_sizes(tensors))
+    """
+
+    __slots__ = ("_saved_tensors_args_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * (len(self._next_edges) // 2)
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        if any(self.task_should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs = list(block_diag_backward(grad, tensors_args_sizes))
+        return grad_inputs
+
+
 class CatBackward0(Node):
     """Backward of `cat(Tensor[] tensors, int dim=0) -> Tensor`.
 
@@ -5817,6 +5955,56 @@ class SplitBackward0(Node):
         split_size = self._saved_split_size
         if self.task_should_compute_output(0):
             grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnsafeSplitBackward0(Node):
+    """Backward of `unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`.
+
+    self: split_backward(grads, split_size, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_size",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_size = self._saved_split_size
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_size, dim, self_sym_sizes)
+        return grad_inputs
+
+
+class UnsafeSplitWithSizesBackward0(Node):
+    """Backward of `unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`.
+
+    self: split_backward(grads, split_sizes, dim, self.shape)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_self_sym_sizes",
+        "_saved_split_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        dim = self._saved_dim
+        self_sym_sizes = self._saved_self_sym_sizes
+        split_sizes = self._saved_split_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = split_backward(grads, split_sizes, dim, self_sym_sizes)
         return grad_inputs
 
 
@@ -7068,6 +7256,35 @@ class MaskedSelectBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class NarrowCopyBackward0(Node):
+    """Backward of `narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`.
+
+    self: narrow_copy_backward(grad, self.shape, dim, start, length)
+    """
+
+    __slots__ = (
+        "_saved_dim",
+        "_saved_length",
+        "_saved_self_sym_sizes",
+        "_saved_start",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dim = self._saved_dim
+        length = self._saved_length
+        self_sym_sizes = self._saved_self_sym_sizes
+        start = self._saved_start
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = narrow_copy_backward(
+                grad, self_sym_sizes, dim, start, length
+            )
+        return grad_inputs
 
 
 class RollBackward0(Node):
@@ -8492,7 +8709,7 @@ class HardsigmoidBackward0(Node):
 
 
 class LogSigmoidBackward0(Node):
-    """Backward of `log_sigmoid(Tensor self) -> Tensor`.
+    """Backward of `log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`.
 
     self: log_sigmoid_backward(grad, self)
     """
@@ -9132,3 +9349,136 @@ class NllLoss2DBackward0(Node):
     @property
     def _saved_weight(self) -> Any:
         return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class MultiMarginLossBackward0(Node):
+    """Backward of `multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`.
+
+    self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = (
+        "_saved_margin",
+        "_saved_p",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+        "_raw_saved_weight",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        margin = self._saved_margin
+        p = self._saved_p
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        weight = self._raw_saved_weight.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = multi_margin_loss_backward(
+                grad, self_, target, p, margin, weight, reduction
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class MultilabelMarginLossBackward0(Node):
+    """Backward of `multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`.
+
+    self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+    """
+
+    __slots__ = (
+        "_raw_saved_is_target",
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        is_target = self._raw_saved_is_target.unpack(self, raw)
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = multilabel_margin_loss_backward(
+                grad, self_, target, reduction, is_target
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_is_target.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+
+    @property
+    def _saved_is_target(self) -> Any:
+        return self._raw_saved_is_target.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack_wrapped(self)
+
+
+class SoftMarginLossBackward0(Node):
+    """Backward of `soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`.
+
+    self: soft_margin_loss_backward(grad, self, target, reduction)
+    """
+
+    __slots__ = (
+        "_saved_reduction",
+        "_raw_saved_self",
+        "_raw_saved_target",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        reduction = self._saved_reduction
+        self_ = self._raw_saved_self.unpack(self, raw)
+        target = self._raw_saved_target.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = soft_margin_loss_backward(grad, self_, target, reduction)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_target.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_target(self) -> Any:
+        return self._raw_saved_target.unpack_wrapped(self)

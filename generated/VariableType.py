@@ -18,12 +18,15 @@ import numpy as np
 
 from yamlgrad.runtime.ops import (
     activations,
+    blocks,
     composites,
     conv_pool,
     elementwise,
+    gamma,
     indexing,
     linalg,
     losses,
+    margin_losses,
     normalization,
     random_draws,
     reductions,
@@ -135,6 +138,8 @@ from .Functions import (
     XlogyBackward0,
     XlogyBackward1,
     XlogyBackward2,
+    FrexpBackward0,
+    NextafterBackward0,
     LdexpBackward0,
     LogaddexpBackward0,
     Logaddexp2Backward0,
@@ -187,6 +192,7 @@ from .Functions import (
     ErfcBackward0,
     ErfinvBackward0,
     LgammaBackward0,
+    MvlgammaBackward0,
     DigammaBackward0,
     PolygammaBackward0,
     I0Backward0,
@@ -266,6 +272,7 @@ from .Functions import (
     PermuteBackward0,
     ViewBackward0,
     ExpandBackward0,
+    BlockDiagBackward0,
     CatBackward0,
     StackBackward0,
     SelectBackward0,
@@ -273,6 +280,8 @@ from .Functions import (
     SliceBackward0,
     SliceBackwardBackward0,
     SplitBackward0,
+    UnsafeSplitBackward0,
+    UnsafeSplitWithSizesBackward0,
     SplitWithSizesBackward0,
     UnbindBackward0,
     ToCopyBackward0,
@@ -313,6 +322,7 @@ from .Functions import (
     MaskedFillBackward1,
     MaskedScatterBackward0,
     MaskedSelectBackward0,
+    NarrowCopyBackward0,
     RollBackward0,
     RepeatBackward0,
     CloneBackward0,
@@ -377,6 +387,9 @@ from .Functions import (
     BinaryCrossEntropyWithLogitsBackward0,
     NllLossBackward0,
     NllLoss2DBackward0,
+    MultiMarginLossBackward0,
+    MultilabelMarginLossBackward0,
+    SoftMarginLossBackward0,
 )
 
 __all__ = [
@@ -397,6 +410,8 @@ __all__ = [
     "remainder",
     "fmod",
     "xlogy",
+    "frexp",
+    "nextafter",
     "ldexp",
     "logaddexp",
     "logaddexp2",
@@ -461,6 +476,7 @@ __all__ = [
     "erfc",
     "erfinv",
     "lgamma",
+    "mvlgamma",
     "digamma",
     "polygamma",
     "i0",
@@ -500,6 +516,7 @@ __all__ = [
     "count_nonzero",
     "histc",
     "argmax",
+    "nonzero",
     "argmin",
     "all",
     "any",
@@ -540,6 +557,8 @@ __all__ = [
     "select",
     "split",
     "chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
     "split_with_sizes",
     "unbind",
     "_to_copy",
@@ -579,6 +598,7 @@ __all__ = [
     "take_along_dim",
     "hstack",
     "vstack",
+    "narrow_copy",
     "narrow",
     "roll",
     "repeat",
@@ -655,6 +675,7 @@ __all__ = [
     "hardtanh",
     "hardswish",
     "hardsigmoid",
+    "log_sigmoid_forward",
     "log_sigmoid",
     "glu",
     "hardshrink",
@@ -667,6 +688,10 @@ __all__ = [
     "binary_cross_entropy",
     "nll_loss_forward",
     "nll_loss2d_forward",
+    "multi_margin_loss",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss",
+    "soft_margin_loss",
     "nll_loss",
     "nll_loss2d",
 ]
@@ -1853,6 +1878,82 @@ def xlogy_Scalar_Other(
                 elementwise.xlogy(self_t, other)
                 if other > 0
                 else elementwise.where(self == 0, 0, elementwise.xlogy(self_t, other))
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def frexp_Tensor(
+    input: Any,
+) -> Any:
+    """`frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`
+
+    forward: frexp_kernel(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("frexp.Tensor", "", frexp_Tensor, self)
+    self_ = tensor_arg(self, "frexp", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("frexp_Tensor", frexp_Tensor, (self,))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FrexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    try:
+        outputs = [Tensor._make(value) for value in elementwise.frexp_kernel(self_)]
+    except ValueError as kernel_failure:
+        raise kernel_error("frexp", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(frexp_Tensor, {"input": self}, {"input": self_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_exponent = SavedVariable(outputs[1], True)
+    return return_type("frexp", ("mantissa", "exponent"))(*outputs)
+
+
+def nextafter(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`nextafter(Tensor self, Tensor other) -> Tensor`
+
+    forward: np.nextafter(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("nextafter", "elementwise", nextafter, self, other)
+    self_ = tensor_arg(self, "nextafter", "input", 1)
+    other_ = tensor_arg(other, "nextafter", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("nextafter", nextafter, (self, other))
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(np.nextafter(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("nextafter", kernel_failure, self=self_, other=other_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                nextafter,
+                {"input": self, "other": other},
+                {"input": self_t, "other": other_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -4472,6 +4573,41 @@ def lgamma(
     return result
 
 
+def mvlgamma(
+    input: Any,
+    p: Any,
+) -> Tensor:
+    """`mvlgamma(Tensor self, int p) -> Tensor`
+
+    forward: mvlgamma_kernel(self, p)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mvlgamma", "", mvlgamma, self, p)
+    self_ = tensor_arg(self, "mvlgamma", "input", 1)
+    p = int_arg(p, "mvlgamma", "p", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mvlgamma", mvlgamma, (self, p))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(gamma.mvlgamma_kernel(self_, p))
+    except ValueError as kernel_failure:
+        raise kernel_error("mvlgamma", kernel_failure, self=self_, p=p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gamma.mvlgamma_backward(self_t, self, p)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def digamma(
     input: Any,
 ) -> Tensor:
@@ -6969,6 +7105,50 @@ def argmax(
     return result
 
 
+def nonzero(
+    input: Any,
+) -> Tensor:
+    """`nonzero(Tensor self) -> Tensor`
+
+    forward: nonzero_kernel(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("nonzero", "", nonzero, self)
+    self_ = tensor_arg(self, "nonzero", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("nonzero", nonzero, (self,))
+    try:
+        result = Tensor._make(blocks.nonzero_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("nonzero", kernel_failure, self=self_)
+    return result
+
+
+def one_hot(
+    input: Any,
+    num_classes: Any = -1,
+) -> Tensor:
+    """`one_hot(Tensor self, int num_classes=-1) -> Tensor`
+
+    forward: one_hot_kernel(self, num_classes)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("one_hot", "", one_hot, self, num_classes)
+    self_ = tensor_arg(self, "one_hot", "input", 1)
+    num_classes = int_arg(num_classes, "one_hot", "num_classes", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("one_hot", one_hot, (self, num_classes))
+    try:
+        result = Tensor._make(blocks.one_hot_kernel(self_, num_classes))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "one_hot", kernel_failure, self=self_, num_classes=num_classes
+        )
+    return result
+
+
 def argmin(
     input: Any,
     dim: Any = None,
@@ -8941,6 +9121,37 @@ def expand_default(
     return result
 
 
+def block_diag(
+    tensors: Any,
+) -> Tensor:
+    """`block_diag(Tensor[] tensors) -> Tensor`
+
+    forward: block_diag_kernel(tensors)
+    """
+    if vmap_hook.levels and is_batched(tensors):
+        return call_batched("block_diag", "", block_diag, tensors)
+    tensors_ = tensor_list_arg(tensors, "block_diag", "tensors", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("block_diag", block_diag, (tensors,))
+    grad_fn = None
+    if compute_requires_grad(*tensors):
+        grad_fn = BlockDiagBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn._saved_tensors_args_sizes = args_sizes_of(tensors_)
+    try:
+        result = Tensor._make(blocks.block_diag_kernel(tensors_))
+    except ValueError as kernel_failure:
+        raise kernel_error("block_diag", kernel_failure, tensors=tensors_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(*tensors):
+        with formula_mode():
+            tensors_t = tangents_of(tensors)
+            result_t = block_diag(tensors=tensors_t)
+        set_fw_grad(result, result_t)
+    return result
+
+
 def cat(
     tensors: Any,
     dim: Any = 0,
@@ -9325,6 +9536,111 @@ def chunk(
     except (AttributeError, TypeError):
         check_arguments("chunk", (("input", "Tensor", 1, self),))
         raise
+
+
+def unsafe_split_Tensor(
+    input: Any,
+    split_size: Any,
+    dim: Any = 0,
+) -> Any:
+    """`unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`
+
+    forward: unsafe_split_kernel(self, split_size, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "unsafe_split.Tensor", "dim", unsafe_split_Tensor, self, split_size, dim
+        )
+    self_ = tensor_arg(self, "unsafe_split", "input", 1)
+    split_size = int_arg(split_size, "unsafe_split", "split_size", 2)
+    dim = int_arg(dim, "unsafe_split", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "unsafe_split_Tensor", unsafe_split_Tensor, (self, split_size, dim)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsafeSplitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_size = split_size
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in blocks.unsafe_split_kernel(self_, split_size, dim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unsafe_split", kernel_failure, self=self_, split_size=split_size, dim=dim
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsafe_split_Tensor(input=self_t, split_size=split_size, dim=dim)
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
+
+
+def unsafe_split_with_sizes(
+    input: Any,
+    split_sizes: Any,
+    dim: Any = 0,
+) -> Any:
+    """`unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`
+
+    forward: unsafe_split_with_sizes_kernel(self, split_sizes, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "unsafe_split_with_sizes",
+            "dim",
+            unsafe_split_with_sizes,
+            self,
+            split_sizes,
+            dim,
+        )
+    self_ = tensor_arg(self, "unsafe_split_with_sizes", "input", 1)
+    split_sizes = int_list_arg(split_sizes, "unsafe_split_with_sizes", "split_sizes", 2)
+    dim = int_arg(dim, "unsafe_split_with_sizes", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "unsafe_split_with_sizes", unsafe_split_with_sizes, (self, split_sizes, dim)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = UnsafeSplitWithSizesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_split_sizes = split_sizes
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in blocks.unsafe_split_with_sizes_kernel(self_, split_sizes, dim)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unsafe_split_with_sizes",
+            kernel_failure,
+            self=self_,
+            split_sizes=split_sizes,
+            dim=dim,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = unsafe_split_with_sizes(
+                input=self_t, split_sizes=split_sizes, dim=dim
+            )
+        set_fw_grads(outputs, result_t)
+    return tuple(outputs)
 
 
 def split_with_sizes(
@@ -11459,6 +11775,56 @@ def vstack(
     except (AttributeError, TypeError):
         check_arguments("vstack", (("tensors", "Tensor[]", 1, tensors),))
         raise
+
+
+def narrow_copy(
+    input: Any,
+    dim: Any,
+    start: Any,
+    length: Any,
+) -> Tensor:
+    """`narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`
+
+    forward: narrow_copy_kernel(self, dim, start, length)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("narrow_copy", "dim", narrow_copy, self, dim, start, length)
+    self_ = tensor_arg(self, "narrow_copy", "input", 1)
+    dim = int_arg(dim, "narrow_copy", "dim", 2)
+    start = int_arg(start, "narrow_copy", "start", 3)
+    length = int_arg(length, "narrow_copy", "length", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "narrow_copy", narrow_copy, (self, dim, start, length)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = NarrowCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_length = length
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_start = start
+    try:
+        result = Tensor._make(blocks.narrow_copy_kernel(self_, dim, start, length))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "narrow_copy",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            start=start,
+            length=length,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = narrow_copy(input=self_t, dim=dim, start=start, length=length)
+        set_fw_grad(result, result_t)
+    return result
 
 
 def narrow(
@@ -18109,36 +18475,56 @@ def hardsigmoid(
     return result
 
 
-def log_sigmoid(
+def log_sigmoid_forward(
     input: Any,
-) -> Tensor:
-    """`log_sigmoid(Tensor self) -> Tensor`
+) -> Any:
+    """`log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`
 
-    forward: c_order(log_sigmoid_kernel(self))
+    forward: log_sigmoid_forward_kernel(self)
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("log_sigmoid", "", log_sigmoid, self)
-    self_ = tensor_arg(self, "log_sigmoid", "input", 1)
+        return call_batched("log_sigmoid_forward", "", log_sigmoid_forward, self)
+    self_ = tensor_arg(self, "log_sigmoid_forward", "input", 1)
     if tracing.active and tracing.is_recording():
-        return tracing.record_call("log_sigmoid", log_sigmoid, (self,))
+        return tracing.record_call("log_sigmoid_forward", log_sigmoid_forward, (self,))
     grad_fn = None
     if compute_requires_grad(self):
         grad_fn = LogSigmoidBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
-        result = Tensor._make(shapes.c_order(activations.log_sigmoid_kernel(self_)))
+        outputs = [
+            Tensor._make(value)
+            for value in activations.log_sigmoid_forward_kernel(self_)
+        ]
     except ValueError as kernel_failure:
-        raise kernel_error("log_sigmoid", kernel_failure, self=self_)
+        raise kernel_error("log_sigmoid_forward", kernel_failure, self=self_)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_outputs(outputs, grad_fn, (True, False))
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = activations.log_sigmoid_backward(self_t, self)
-        set_fw_grad(result, result_t)
-    return result
+            outputs_t = derived_jvp(
+                log_sigmoid_forward, {"input": self}, {"input": self_t}
+            )
+        set_fw_grads(outputs, outputs_t)
+    return return_type("log_sigmoid_forward", ("output", "buffer"))(*outputs)
+
+
+def log_sigmoid(
+    input: Any,
+) -> Tensor:
+    """`log_sigmoid(Tensor self) -> Tensor`
+
+    composite: log_sigmoid_forward(self)[0]
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return log_sigmoid_forward(self)[0]
+    except (AttributeError, TypeError):
+        check_arguments("log_sigmoid", (("input", "Tensor", 1, self),))
+        raise
 
 
 def glu(
@@ -19177,6 +19563,238 @@ def nll_loss2d_forward(
             )
         set_fw_grads(outputs, outputs_t)
     return return_type("nll_loss2d_forward", ("output", "total_weight"))(*outputs)
+
+
+def multi_margin_loss(
+    input: Any,
+    target: Any,
+    p: Any = 1,
+    margin: Any = 1,
+    weight: Any = None,
+    reduction: Any = 1,
+) -> Tensor:
+    """`multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`
+
+    forward: multi_margin_loss_kernel(self, target, p, margin, weight, reduction)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target, weight):
+        return call_batched(
+            "multi_margin_loss",
+            "",
+            multi_margin_loss,
+            self,
+            target,
+            p,
+            margin,
+            weight,
+            reduction,
+        )
+    self_ = tensor_arg(self, "multi_margin_loss", "input", 1)
+    target_ = tensor_arg(target, "multi_margin_loss", "target", 2)
+    p = scalar_arg(p, "multi_margin_loss", "p", 3)
+    margin = scalar_arg(margin, "multi_margin_loss", "margin", 4)
+    weight_ = optional_tensor_arg(weight, "multi_margin_loss", "weight", 5)
+    reduction = int_arg(reduction, "multi_margin_loss", "reduction", 6)
+    check_no_requires_grad(weight, "weight", "multi_margin_loss")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "multi_margin_loss",
+            multi_margin_loss,
+            (self, target, p, margin, weight, reduction),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MultiMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_margin = margin
+        grad_fn._saved_p = p
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+        grad_fn._raw_saved_weight = SavedVariable(weight, False)
+    try:
+        result = Tensor._make(
+            margin_losses.multi_margin_loss_kernel(
+                self_, target_, p, margin, weight_, reduction
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "multi_margin_loss",
+            kernel_failure,
+            self=self_,
+            target=target_,
+            p=p,
+            margin=margin,
+            weight=weight_,
+            reduction=reduction,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                multi_margin_loss,
+                {
+                    "input": self,
+                    "target": target,
+                    "p": p,
+                    "margin": margin,
+                    "weight": weight,
+                    "reduction": reduction,
+                },
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def multilabel_margin_loss_forward(
+    input: Any,
+    target: Any,
+    reduction: Any,
+) -> Any:
+    """`multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`
+
+    forward: multilabel_margin_loss_kernel(self, target, reduction)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target):
+        return call_batched(
+            "multilabel_margin_loss_forward",
+            "",
+            multilabel_margin_loss_forward,
+            self,
+            target,
+            reduction,
+        )
+    self_ = tensor_arg(self, "multilabel_margin_loss_forward", "input", 1)
+    target_ = tensor_arg(target, "multilabel_margin_loss_forward", "target", 2)
+    reduction = int_arg(reduction, "multilabel_margin_loss_forward", "reduction", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "multilabel_margin_loss_forward",
+            multilabel_margin_loss_forward,
+            (self, target, reduction),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MultilabelMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in margin_losses.multilabel_margin_loss_kernel(
+                self_, target_, reduction
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "multilabel_margin_loss_forward",
+            kernel_failure,
+            self=self_,
+            target=target_,
+            reduction=reduction,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                multilabel_margin_loss_forward,
+                {"input": self, "target": target, "reduction": reduction},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_is_target = SavedVariable(outputs[1], True)
+    return return_type("multilabel_margin_loss_forward", ("output", "is_target"))(
+        *outputs
+    )
+
+
+def multilabel_margin_loss(
+    input: Any,
+    target: Any,
+    reduction: Any = 1,
+) -> Tensor:
+    """`multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`
+
+    composite: multilabel_margin_loss_forward(self, target, reduction)[0]
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return multilabel_margin_loss_forward(self, target, reduction)[0]
+    except (AttributeError, TypeError):
+        check_arguments(
+            "multilabel_margin_loss",
+            (
+                ("input", "Tensor", 1, self),
+                ("target", "Tensor", 2, target),
+            ),
+        )
+        raise
+
+
+def soft_margin_loss(
+    input: Any,
+    target: Any,
+    reduction: Any = 1,
+) -> Tensor:
+    """`soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor`
+
+    forward: soft_margin_loss_kernel(self, target, reduction)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, target):
+        return call_batched(
+            "soft_margin_loss", "", soft_margin_loss, self, target, reduction
+        )
+    self_ = tensor_arg(self, "soft_margin_loss", "input", 1)
+    target_ = tensor_arg(target, "soft_margin_loss", "target", 2)
+    reduction = int_arg(reduction, "soft_margin_loss", "reduction", 3)
+    check_no_requires_grad(target, "target", "soft_margin_loss")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "soft_margin_loss", soft_margin_loss, (self, target, reduction)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = SoftMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_reduction = reduction
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._raw_saved_target = SavedVariable(target, False)
+    try:
+        result = Tensor._make(
+            margin_losses.soft_margin_loss_kernel(self_, target_, reduction)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "soft_margin_loss",
+            kernel_failure,
+            self=self_,
+            target=target_,
+            reduction=reduction,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                soft_margin_loss,
+                {"input": self, "target": target, "reduction": reduction},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
 
 
 def nll_loss(
@@ -21131,6 +21749,10 @@ where = where_self
 # Python's own argument errors then name the op as it is called: "add() got ...".
 where.__qualname__ = "where"
 
+frexp = frexp_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+frexp.__qualname__ = "frexp"
+
 ldexp = ldexp_Tensor
 # Python's own argument errors then name the op as it is called: "add() got ...".
 ldexp.__qualname__ = "ldexp"
@@ -21150,6 +21772,10 @@ transpose.__qualname__ = "transpose"
 select = select_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 select.__qualname__ = "select"
+
+unsafe_split = unsafe_split_Tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+unsafe_split.__qualname__ = "unsafe_split"
 
 unbind = unbind_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
@@ -21217,6 +21843,8 @@ METHODS = {
     "remainder": remainder,
     "fmod": fmod,
     "xlogy": xlogy,
+    "frexp": frexp,
+    "nextafter": nextafter,
     "ldexp": ldexp,
     "logaddexp": logaddexp,
     "logaddexp2": logaddexp2,
@@ -21281,6 +21909,7 @@ METHODS = {
     "erfc": erfc,
     "erfinv": erfinv,
     "lgamma": lgamma,
+    "mvlgamma": mvlgamma,
     "digamma": digamma,
     "i0": i0,
     "sinc": sinc,
@@ -21316,6 +21945,7 @@ METHODS = {
     "count_nonzero": count_nonzero,
     "histc": histc,
     "argmax": argmax,
+    "nonzero": nonzero,
     "argmin": argmin,
     "all": all,
     "any": any,
@@ -21351,6 +21981,8 @@ METHODS = {
     "select": select,
     "split": split,
     "chunk": chunk,
+    "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
     "split_with_sizes": split_with_sizes,
     "unbind": unbind,
     "flip": flip,
@@ -21388,6 +22020,7 @@ METHODS = {
     "masked_scatter": masked_scatter,
     "masked_select": masked_select,
     "take_along_dim": take_along_dim,
+    "narrow_copy": narrow_copy,
     "narrow": narrow,
     "roll": roll,
     "repeat": repeat,
@@ -21615,6 +22248,17 @@ OVERLOADS = {
         "Scalar_Other": schema_names(
             xlogy_Scalar_Other,
             "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        ),
+    },
+    "frexp": {
+        "Tensor": schema_names(
+            frexp_Tensor,
+            "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
+        ),
+    },
+    "nextafter": {
+        "default": schema_names(
+            nextafter, "nextafter(Tensor self, Tensor other) -> Tensor"
         ),
     },
     "ldexp": {
@@ -21923,6 +22567,9 @@ OVERLOADS = {
     "lgamma": {
         "default": schema_names(lgamma, "lgamma(Tensor self) -> Tensor"),
     },
+    "mvlgamma": {
+        "default": schema_names(mvlgamma, "mvlgamma(Tensor self, int p) -> Tensor"),
+    },
     "digamma": {
         "default": schema_names(digamma, "digamma(Tensor self) -> Tensor"),
     },
@@ -22228,6 +22875,14 @@ OVERLOADS = {
             argmax, "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
         ),
     },
+    "nonzero": {
+        "default": schema_names(nonzero, "nonzero(Tensor self) -> Tensor"),
+    },
+    "one_hot": {
+        "default": schema_names(
+            one_hot, "one_hot(Tensor self, int num_classes=-1) -> Tensor"
+        ),
+    },
     "argmin": {
         "default": schema_names(
             argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
@@ -22443,6 +23098,9 @@ OVERLOADS = {
             "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
         ),
     },
+    "block_diag": {
+        "default": block_diag,
+    },
     "cat": {
         "default": cat,
     },
@@ -22479,6 +23137,18 @@ OVERLOADS = {
     "chunk": {
         "default": schema_names(
             chunk, "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"
+        ),
+    },
+    "unsafe_split": {
+        "Tensor": schema_names(
+            unsafe_split_Tensor,
+            "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+        ),
+    },
+    "unsafe_split_with_sizes": {
+        "default": schema_names(
+            unsafe_split_with_sizes,
+            "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
         ),
     },
     "split_with_sizes": {
@@ -22730,6 +23400,12 @@ OVERLOADS = {
     },
     "vstack": {
         "default": vstack,
+    },
+    "narrow_copy": {
+        "default": schema_names(
+            narrow_copy,
+            "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+        ),
     },
     "narrow": {
         "default": schema_names(
@@ -23368,6 +24044,12 @@ OVERLOADS = {
     "hardsigmoid": {
         "default": schema_names(hardsigmoid, "hardsigmoid(Tensor self) -> Tensor"),
     },
+    "log_sigmoid_forward": {
+        "default": schema_names(
+            log_sigmoid_forward,
+            "log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)",
+        ),
+    },
     "log_sigmoid": {
         "default": schema_names(log_sigmoid, "log_sigmoid(Tensor self) -> Tensor"),
     },
@@ -23474,6 +24156,30 @@ OVERLOADS = {
         "default": schema_names(
             nll_loss2d_forward,
             "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+        ),
+    },
+    "multi_margin_loss": {
+        "default": schema_names(
+            multi_margin_loss,
+            "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",
+        ),
+    },
+    "multilabel_margin_loss_forward": {
+        "default": schema_names(
+            multilabel_margin_loss_forward,
+            "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)",
+        ),
+    },
+    "multilabel_margin_loss": {
+        "default": schema_names(
+            multilabel_margin_loss,
+            "multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+        ),
+    },
+    "soft_margin_loss": {
+        "default": schema_names(
+            soft_margin_loss,
+            "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
         ),
     },
     "nll_loss": {

@@ -77,6 +77,9 @@ __all__ = [
     "normalize",
     "cosine_similarity",
     "pairwise_distance",
+    "soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
 ]
 
 pad = VariableType.pad
@@ -654,23 +657,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
-    indices = tensor._data
-    if indices.dtype != np.int64:
-        raise RuntimeError(
-            "one_hot is only applicable to index tensor of type LongTensor."
-        )
-    if indices.size and indices.min() < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        if indices.size == 0:
-            raise RuntimeError(
-                "Can not infer total number of classes from empty tensor."
-            )
-        num_classes = int(indices.max()) + 1
-    elif indices.size and indices.max() >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    eye = np.eye(num_classes, dtype=np.int64)
-    return Tensor._make(eye[indices])
+    return VariableType.one_hot(tensor, num_classes)
 
 
 # -- activations and softmax ---------------------------------------------------------
@@ -852,4 +839,7 @@ from yamlgrad.runtime.nn.functional_losses import (  # noqa: E402
     normalize,
     cosine_similarity,
     pairwise_distance,
+    soft_margin_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
 )

@@ -72,7 +72,12 @@ KNOWN_NAME_DIFFERENCES: dict[str, tuple[str, str]] = {}
 # Ops whose backward PyTorch cannot differentiate ("derivative for
 # aten::hardsigmoid_backward is not implemented"): their double backward is checked
 # against finite differences (tests/ops/test_gradients.py) and PyTorch's refusal pinned.
-NO_DOUBLE_BACKWARD_IN_TORCH = ("hardsigmoid", "hardsigmoid_")
+NO_DOUBLE_BACKWARD_IN_TORCH = (
+    "hardsigmoid",
+    "hardsigmoid_",
+    "multi_margin_loss",
+    "multilabel_margin_loss_forward",
+)
 TWICE_DIFFERENTIABLE = tuple(
     i for i in DIFFERENTIABLE if i.func.name not in NO_DOUBLE_BACKWARD_IN_TORCH
 )
