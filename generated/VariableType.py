@@ -651,6 +651,7 @@ __all__ = [
     "rad2deg_",
     "sinc_",
     "addmv_",
+    "index_put_",
     "linear",
     "bilinear",
     "convolution",
@@ -15643,6 +15644,94 @@ def addbmm_(
     return result
 
 
+def nextafter_(
+    input: Any,
+    other: Any,
+) -> Tensor:
+    """`nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+
+    forward: np.nextafter(self, other)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("nextafter_", "elementwise", nextafter_, self, other)
+    self_ = tensor_arg(self, "nextafter_", "input", 1)
+    other_ = tensor_arg(other, "nextafter_", "other", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("nextafter_", nextafter_, (self, other))
+    self_, other_ = promote_operands(self_, other_)
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        check_inplace(self)
+        grad_fn = NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self, other)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, np.nextafter(self_, other_))
+    except ValueError as kernel_failure:
+        raise kernel_error("nextafter_", kernel_failure, self=self_, other=other_)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = derived_jvp(
+                nextafter,
+                {"input": original_self, "other": other},
+                {"input": self_t, "other": other_t},
+            )
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
+def mvlgamma_(
+    input: Any,
+    p: Any,
+) -> Tensor:
+    """`mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)`
+
+    forward: mvlgamma_kernel(self, p)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("mvlgamma_", "", mvlgamma_, self, p)
+    self_ = tensor_arg(self, "mvlgamma_", "input", 1)
+    p = int_arg(p, "mvlgamma_", "p", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("mvlgamma_", mvlgamma_, (self, p))
+    grad_fn = None
+    if compute_requires_grad(self):
+        check_inplace(self)
+        grad_fn = MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_p = p
+        grad_fn._raw_saved_self = SavedVariable(original_value(self), False)
+    needs_forward_grad = forward_ad_state.active and any_has_forward_grad(self)
+    if needs_forward_grad:
+        original_self = original_value(self)
+    try:
+        write_inplace(self, gamma.mvlgamma_kernel(self_, p))
+    except ValueError as kernel_failure:
+        raise kernel_error("mvlgamma_", kernel_failure, self=self_, p=p)
+    result = self
+    if grad_fn is not None:
+        rebase_history(result, grad_fn)
+    if needs_forward_grad:
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = gamma.mvlgamma_backward(self_t, original_self, p)
+        set_fw_grad_inplace(self, result_t)
+    return result
+
+
 def renorm_(
     input: Any,
     p: Any,
@@ -21924,9 +22013,7 @@ METHODS = {
     "min": min,
     "prod": prod,
     "var": var,
-    "var_mean": var_mean,
     "std": std,
-    "std_mean": std_mean,
     "norm": norm,
     "amax": amax,
     "amin": amin,
@@ -22091,6 +22178,8 @@ METHODS = {
     "addmv_": addmv_,
     "addr_": addr_,
     "addbmm_": addbmm_,
+    "nextafter_": nextafter_,
+    "mvlgamma_": mvlgamma_,
     "renorm_": renorm_,
     "index_put_": index_put_,
     "index_reduce_": index_reduce_,
@@ -23797,6 +23886,16 @@ OVERLOADS = {
         "default": schema_names(
             addbmm_,
             "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+        ),
+    },
+    "nextafter_": {
+        "default": schema_names(
+            nextafter_, "nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+        ),
+    },
+    "mvlgamma_": {
+        "default": schema_names(
+            mvlgamma_, "mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"
         ),
     },
     "renorm_": {

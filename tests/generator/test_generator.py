@@ -889,6 +889,8 @@ GOLDEN_NODE_NAMES = (
     ("addmv_", "AddmvBackward0"),
     ("addr_", "AddrBackward0"),
     ("addbmm_", "AddbmmBackward0"),
+    ("nextafter_", "NextafterBackward0"),
+    ("mvlgamma_", "MvlgammaBackward0"),
     ("renorm_", "RenormBackward0"),
     ("index_put_", "IndexPutBackward0"),
     ("index_reduce_", "IndexReduceBackward0"),
