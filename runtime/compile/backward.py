@@ -29,6 +29,7 @@ from yamlgrad.runtime.compile.codegen import (
     value_expr,
 )
 from yamlgrad.runtime.compile.graph import Call, Const, Graph, Value
+from yamlgrad.runtime.compile.passes import simplify
 
 _SUFFIXES = {"_sym_sizes": "shape", "_dim": "ndim", "_scalar_type": "dtype"}
 
@@ -70,6 +71,13 @@ class BackwardBuilder:
         self.env: dict[str, Any] = {}
         self.temps = 0
         self.params: list[str] = []
+        # A gradient's first contribution, while it is its only one: (the call
+        # that gave it, its text). The same text again from the same call (x * x)
+        # doubles it: `g += g`, the exact sum, without computing it twice.
+        self.created: dict[Value, tuple[int, str]] = {}
+        self.current = 0
+        # The shape and dtype of each gradient name (runtime/compile/memory.py).
+        self.metas: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
 
     # -- the parts -------------------------------------------------------------------
 
@@ -135,6 +143,7 @@ class BackwardBuilder:
         names = self.formula_names(call)
         inputs = self._inputs(call)
         comment = f"{call.title}  ({call.where})"
+        self.current = id(call)
         for d in info.derivatives:
             specs = [inputs[n] for n in d.var_names]
             need = [any(v.requires_grad for v in _values(s)) for s in specs]
@@ -143,7 +152,9 @@ class BackwardBuilder:
             names["grad_input_mask"] = ast.Tuple(
                 [ast.Constant(n) for n in need], ast.Load()
             )
-            tree, uses = substitute(d.formula, names)
+            tree, _ = substitute(d.formula, names)
+            tree = simplify(tree)
+            uses = {n.id for n in ast.walk(tree) if type(n) is ast.Name}
             result = self.probe(d.formula, names)
             if not d.is_multi and not d.is_list:
                 self.contribute(tree, uses, result, specs[0], comment)
@@ -244,7 +255,27 @@ class BackwardBuilder:
         if result is None:
             return  # the formula gives no gradient: nothing to add
         tree, fresh = self.conformed(tree, result, value)
+        if value in self.created or value not in self.grads:
+            text = ast.unparse(tree)
+            if self.created.get(value) == (self.current, text):
+                self.double(value, comment)
+                return
+            if value not in self.grads:
+                self.accumulate(value, tree, uses, fresh, comment)
+                self.created[value] = (self.current, text)
+                return
         self.accumulate(value, tree, uses, fresh, comment)
+
+    def double(self, value: Value, comment: str | None) -> None:
+        """A gradient's only contribution, given a second time: `g + g`."""
+        del self.created[value]
+        name = self.grads[value]
+        if name in self.owned:
+            self.stmts.append(stmt_of([name], _name(name), {name}, "+=", comment))
+        else:
+            total = ast.BinOp(_name(name), ast.Add(), _name(name))
+            self.stmts.append(stmt_of([name], total, {name}, comment=comment))
+            self.owned.add(name)
 
     def conformed(self, tree: ast.expr, result: Any, value: Value) -> tuple[Any, bool]:
         """`tree` reduced and cast to `value`'s shape and dtype, statically."""
@@ -285,6 +316,7 @@ class BackwardBuilder:
         fresh: bool,
         comment: str | None = None,
     ) -> None:
+        self.created.pop(value, None)
         name = self.grads.get(value)
         if name is None:
             name = self.grads[value] = f"grad_{value.name}"
@@ -298,6 +330,7 @@ class BackwardBuilder:
             self.stmts.append(stmt_of([name], total, uses | {name}, comment=comment))
             self.owned.add(name)
         self.env[name] = _probe_grad(value)
+        self.metas[name] = (value.shape, value.dtype)
 
 
 def _probe_grad(value: Value) -> np.ndarray:

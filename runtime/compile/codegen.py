@@ -45,6 +45,7 @@ class Stmt:
     op: str = "="
     comment: str | None = None  # printed above it: the entry and the user's line
     unpack: bool = False  # the expression gives a sequence: `a, b = ...`
+    tree: ast.expr | None = None  # the expression's tree, when built from one
 
     def text(self) -> str:
         target = ", ".join(self.targets)
@@ -224,7 +225,7 @@ def stmt_of(
     op: str = "=",
     comment: str | None = None,
 ) -> Stmt:
-    return Stmt(targets, ast.unparse(tree), frozenset(uses), op, comment)
+    return Stmt(targets, ast.unparse(tree), frozenset(uses), op, comment, tree=tree)
 
 
 def names_in(text: str) -> frozenset[str]:
