@@ -71,10 +71,10 @@ class BackwardBuilder:
         self.env: dict[str, Any] = {}
         self.temps = 0
         self.params: list[str] = []
-        # A gradient's first contribution, while it is its only one: (the call
-        # that gave it, its text). The same text again from the same call (x * x)
-        # doubles it: `g += g`, the exact sum, without computing it twice.
-        self.created: dict[Value, tuple[int, str]] = {}
+        # Each gradient's last contribution: (the call that gave it, its tree,
+        # its statement). The same again from the same call (x * x) is not
+        # computed twice (see `twice`).
+        self.created: dict[Value, tuple[int, ast.expr, Stmt]] = {}
         self.current = 0
         # The shape and dtype of each gradient name (runtime/compile/memory.py).
         self.metas: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
@@ -152,9 +152,10 @@ class BackwardBuilder:
             names["grad_input_mask"] = ast.Tuple(
                 [ast.Constant(n) for n in need], ast.Load()
             )
-            tree, _ = substitute(d.formula, names)
-            tree = simplify(tree)
-            uses = {n.id for n in ast.walk(tree) if type(n) is ast.Name}
+            tree, uses = substitute(d.formula, names)
+            if "maybe_multiply" in d.formula:
+                tree = simplify(tree)
+                uses = {n.id for n in ast.walk(tree) if type(n) is ast.Name}
             result = self.probe(d.formula, names)
             if not d.is_multi and not d.is_list:
                 self.contribute(tree, uses, result, specs[0], comment)
@@ -255,27 +256,51 @@ class BackwardBuilder:
         if result is None:
             return  # the formula gives no gradient: nothing to add
         tree, fresh = self.conformed(tree, result, value)
-        if value in self.created or value not in self.grads:
-            text = ast.unparse(tree)
-            if self.created.get(value) == (self.current, text):
-                self.double(value, comment)
-                return
-            if value not in self.grads:
-                self.accumulate(value, tree, uses, fresh, comment)
-                self.created[value] = (self.current, text)
-                return
+        first = self.created.get(value)
+        if (
+            first is not None
+            and first[0] == self.current
+            and ast.unparse(first[1]) == ast.unparse(tree)
+        ):
+            self.twice(value, first[2], comment)
+            return
         self.accumulate(value, tree, uses, fresh, comment)
+        self.created[value] = (self.current, tree, self.stmts[-1])
 
-    def double(self, value: Value, comment: str | None) -> None:
-        """A gradient's only contribution, given a second time: `g + g`."""
+    def twice(self, value: Value, earlier: Stmt, comment: str | None) -> None:
+        """A call's contribution given a second time (x * x): computed once.
+
+        The gradient's only contribution doubles, `g += g` (c + c is 2c, exact);
+        a contribution added to earlier ones goes to a temporary added twice,
+        in eager's order."""
         del self.created[value]
         name = self.grads[value]
-        if name in self.owned:
-            self.stmts.append(stmt_of([name], _name(name), {name}, "+=", comment))
-        else:
-            total = ast.BinOp(_name(name), ast.Add(), _name(name))
-            self.stmts.append(stmt_of([name], total, {name}, comment=comment))
-            self.owned.add(name)
+        if earlier.targets == [name] and earlier.op == "=" and name not in earlier.uses:
+            if name in self.owned:
+                self.stmts.append(stmt_of([name], _name(name), {name}, "+=", comment))
+            else:
+                total = ast.BinOp(_name(name), ast.Add(), _name(name))
+                self.stmts.append(stmt_of([name], total, {name}, comment=comment))
+                self.owned.add(name)
+            return
+        term = self.fresh("grad_term")
+        tree = earlier.tree
+        if earlier.op == "=":  # name = name + contribution
+            tree = tree.right  # type: ignore[union-attr]
+        index = next(i for i, s in enumerate(self.stmts) if s is earlier)
+        uses = set(earlier.uses) - ({name} if earlier.op == "=" else set())
+        self.stmts[index] = stmt_of([term], tree, uses, comment=earlier.comment)
+        again = [_name(term), _name(term)]
+        self.stmts.insert(index + 1, self._added(name, again[0], earlier.op))
+        self.stmts.append(self._added(name, again[1], "+=", comment))
+
+    def _added(
+        self, name: str, term: ast.expr, op: str, comment: str | None = None
+    ) -> Stmt:
+        if op == "+=":
+            return stmt_of([name], term, {term.id}, "+=", comment)  # type: ignore
+        total = ast.BinOp(_name(name), ast.Add(), term)
+        return stmt_of([name], total, {name, term.id}, comment=comment)  # type: ignore
 
     def conformed(self, tree: ast.expr, result: Any, value: Value) -> tuple[Any, bool]:
         """`tree` reduced and cast to `value`'s shape and dtype, statically."""
@@ -297,7 +322,12 @@ class BackwardBuilder:
             keywords = [ast.keyword("axis", literal(tuple(dims), self.ns))]
             if not only_lead:
                 keywords.append(ast.keyword("keepdims", ast.Constant(True)))
+            negated = type(tree) is ast.UnaryOp and type(tree.op) is ast.USub
+            if negated:  # -sum(g) is sum(-g), exactly: negate the smaller array
+                tree = tree.operand  # type: ignore[attr-defined]
             tree = ast.Call(_attribute("np.add.reduce"), [tree], keywords)
+            if negated:
+                tree = ast.UnaryOp(ast.USub(), tree)
             if not only_lead and len(got_shape) != len(shape):
                 reshape = ast.Attribute(tree, "reshape", ast.Load())
                 tree = ast.Call(reshape, [literal(shape, self.ns)], [])

@@ -223,9 +223,10 @@ def simplify(tree: ast.expr) -> ast.expr:
     """A backward formula, as the graph's literals let it be written, for the
     same values bit for bit:
 
-    * `maybe_multiply(g, 1)` is `g` (the helper's own rule, decided once);
-    * `np.add.reduce(-g, ...)` is `-np.add.reduce(g, ...)`: negation is exact, so
-      it moves to the reduced (smaller) array.
+    * `maybe_multiply(g, 1)` is `g` (the helper's own rule, decided once).
+
+    (backward.py's static reductions move a negation out of the sum the same
+    way: `-np.add.reduce(g)` is `np.add.reduce(-g)` on the smaller array.)
     """
     kind = type(tree)
     if kind is ast.Call:
@@ -239,9 +240,6 @@ def simplify(tree: ast.expr) -> ast.expr:
             and _is_one(args[1])
         ):
             return args[0]
-        if _is_add_reduce(func) and args and _is_negation(args[0]):
-            inner = ast.Call(func, [args[0].operand] + args[1:], tree.keywords)  # type: ignore
-            return ast.UnaryOp(ast.USub(), inner)
         return ast.Call(func, args, tree.keywords)  # type: ignore[attr-defined]
     if kind is ast.UnaryOp:
         return ast.UnaryOp(tree.op, simplify(tree.operand))  # type: ignore
@@ -256,19 +254,4 @@ def _is_one(node: ast.expr) -> bool:
         type(node) is ast.Constant
         and type(node.value) in (int, float)
         and node.value == 1
-    )
-
-
-def _is_negation(node: ast.expr) -> bool:
-    return type(node) is ast.UnaryOp and type(node.op) is ast.USub  # type: ignore
-
-
-def _is_add_reduce(func: ast.expr) -> bool:
-    return (
-        type(func) is ast.Attribute
-        and func.attr == "reduce"
-        and type(func.value) is ast.Attribute
-        and func.value.attr == "add"
-        and type(func.value.value) is ast.Name
-        and func.value.value.id == "np"
     )
