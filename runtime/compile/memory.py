@@ -38,7 +38,12 @@ MIN_SIZE = 256
 
 Meta = tuple[tuple[int, ...], np.dtype]
 
-_BINARY = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide"}
+_BINARY = {
+    ast.Add: "add",
+    ast.Sub: "subtract",
+    ast.Mult: "multiply",
+    ast.Div: "true_divide",
+}
 
 
 @dataclass
