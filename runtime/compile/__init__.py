@@ -239,11 +239,14 @@ class CompiledFunction:
         refs = tracer.finish()
         graph = tracer.graph
         origin = f"{self.__qualname__} ({user_line()})"
+        traced = len(graph.calls)
         code = generate(graph, origin, self.format_source)
         for v in graph.sources + [o for c in graph.calls for o in c.outputs if o]:
             v.example = None
         self.trace_seconds.append(time.perf_counter() - start)
-        return CompiledGraph(graph, code, refs, out_spec, key)
+        compiled = CompiledGraph(graph, code, refs, out_spec, key)
+        compiled.traced_calls = traced
+        return compiled
 
     def _reason(self, key: tuple[Any, ...]) -> str:
         for graphs in self.graphs.values():

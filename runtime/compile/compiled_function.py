@@ -48,6 +48,7 @@ class CompiledGraph:
         self.out_spec = out_spec
         self.key = key
         self.externals = externals
+        self.traced_calls = len(graph.calls)  # set to the count before the passes
         # (weak ref, shape, dtype, requires_grad) of each external: the guards.
         self.external_guards = [
             (ref, v.shape, v.dtype, v.requires_grad)
