@@ -48,6 +48,7 @@ class CompiledCode:
     grad_outputs: tuple[int, ...]  # the outputs backward takes a gradient for
     grad_sources: tuple[bool, ...]  # which sources backward returns a gradient for
     saved_outputs: tuple[int, ...] = ()  # outputs backward reads: version-checked
+    saved_sources: tuple[int, ...] = ()  # inputs backward reads: version-checked
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,6 +113,7 @@ def generate(graph: Graph, origin: str, format_source: bool = False) -> Compiled
         grad_outputs=tuple(i for i, v in enumerate(graph.outputs) if v.requires_grad),
         grad_sources=grad_sources,
         saved_outputs=tuple(i for i, v in enumerate(graph.outputs) if v in saved),
+        saved_sources=tuple(i for i, v in enumerate(graph.sources) if v in saved),
     )
 
 
