@@ -21,11 +21,10 @@ KERNELS = ("mvlgamma_kernel", "igamma_kernel", "igammac_kernel")
 BACKWARD_HELPERS = ("mvlgamma_backward", "igamma_other_backward")
 
 
-def _check_mvlgamma(x: np.ndarray, p: int) -> None:
+def _check_mvlgamma(p: int) -> None:
+    # PyTorch 2.13 no longer checks x > (p - 1) / 2: log |Gamma| is taken as is.
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if x.size and not np.all(x > (p - 1) / 2):
-        raise RuntimeError("All elements must be greater than (p-1)/2")
 
 
 def _float(x: Any) -> np.ndarray:
@@ -37,7 +36,7 @@ def mvlgamma_kernel(x: Any, p: int) -> Any:
     """log of the multivariate gamma function of dimension p:
     p (p - 1) / 4 log(pi) + sum over i < p of lgamma(x - i / 2)."""
     x = _float(x)
-    _check_mvlgamma(x, p)
+    _check_mvlgamma(p)
     total = np.full(x.shape, p * (p - 1) / 4 * math.log(math.pi), dtype=x.dtype)
     for i in range(p):
         total += _special().gammaln(x - i / 2).astype(x.dtype, copy=False)
