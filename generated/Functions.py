@@ -348,6 +348,7 @@ __all__ = [
     "SortBackward1",
     "TopkBackward0",
     "BernoulliBackward0",
+    "PoissonBackward0",
     "NormalBackward0",
     "NormalBackward1",
     "NormalBackward2",
@@ -5000,6 +5001,32 @@ class BernoulliBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = zeros_like(grad)
         return grad_inputs
+
+
+class PoissonBackward0(Node):
+    """Backward of `poisson(Tensor self, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_raw_saved_self",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = zeros_like(self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class NormalBackward0(Node):

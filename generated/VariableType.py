@@ -251,6 +251,7 @@ from .Functions import (
     SortBackward1,
     TopkBackward0,
     BernoulliBackward0,
+    PoissonBackward0,
     NormalBackward0,
     NormalBackward1,
     NormalBackward2,
@@ -531,6 +532,7 @@ __all__ = [
     "topk",
     "_unique2",
     "bernoulli",
+    "poisson",
     "mm",
     "matmul",
     "dot",
@@ -8633,6 +8635,60 @@ def unique_consecutive(
     return tuple(outputs)
 
 
+def unique_dim_consecutive(
+    input: Any,
+    dim: Any,
+    return_inverse: Any = False,
+    return_counts: Any = False,
+) -> Any:
+    """`unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+
+    forward: unique_consecutive_along(self, return_inverse, return_counts, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "unique_dim_consecutive",
+            "dim",
+            unique_dim_consecutive,
+            self,
+            dim,
+            return_inverse,
+            return_counts,
+        )
+    self_ = tensor_arg(self, "unique_dim_consecutive", "input", 1)
+    dim = int_arg(dim, "unique_dim_consecutive", "dim", 2)
+    return_inverse = bool_arg(
+        return_inverse, "unique_dim_consecutive", "return_inverse", 3
+    )
+    return_counts = bool_arg(
+        return_counts, "unique_dim_consecutive", "return_counts", 4
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "unique_dim_consecutive",
+            unique_dim_consecutive,
+            (self, dim, return_inverse, return_counts),
+        )
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in sorting.unique_consecutive_along(
+                self_, return_inverse, return_counts, dim
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "unique_dim_consecutive",
+            kernel_failure,
+            self=self_,
+            dim=dim,
+            return_inverse=return_inverse,
+            return_counts=return_counts,
+        )
+    return tuple(outputs)
+
+
 def _unique2(
     input: Any,
     sorted: Any = True,
@@ -8735,6 +8791,39 @@ def bernoulli_p(
         raise kernel_error(
             "bernoulli", kernel_failure, self=self_, p=p, generator=generator
         )
+    return result
+
+
+def poisson(
+    input: Any,
+    generator: Any = None,
+) -> Tensor:
+    """`poisson(Tensor self, Generator? generator=None) -> Tensor`
+
+    forward: poisson_draw(self, generator)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("poisson", "", poisson, self, generator)
+    self_ = tensor_arg(self, "poisson", "input", 1)
+    generator = optional_generator_arg(generator, "poisson", "generator", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("poisson", poisson, (self, generator))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = PoissonBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(random_draws.poisson_draw(self_, generator))
+    except ValueError as kernel_failure:
+        raise kernel_error("poisson", kernel_failure, self=self_, generator=generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            result_t = elementwise.zeros_like(self)
+        set_fw_grad(result, result_t)
     return result
 
 
@@ -23843,6 +23932,12 @@ OVERLOADS = {
             "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
         ),
     },
+    "unique_dim_consecutive": {
+        "default": schema_names(
+            unique_dim_consecutive,
+            "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+        ),
+    },
     "_unique2": {
         "default": schema_names(
             _unique2,
@@ -23857,6 +23952,11 @@ OVERLOADS = {
         "p": schema_names(
             bernoulli_p,
             "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "poisson": {
+        "default": schema_names(
+            poisson, "poisson(Tensor self, Generator? generator=None) -> Tensor"
         ),
     },
     "normal_": {

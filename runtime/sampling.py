@@ -1,6 +1,6 @@
-"""Sampling: `multinomial`, `normal`, `poisson` and the in-place samplers
+"""Sampling: `multinomial`, `normal` and the in-place samplers
 (`x.uniform_()`, `x.bernoulli_()`, ...), with PyTorch's signatures. `bernoulli`,
-`normal`'s tensor overloads and `normal_` are derivatives.yaml entries (their
+`normal`'s tensor overloads, `normal_` and `poisson` are derivatives.yaml entries (their
 kernels are runtime/ops/random_draws.py); `normal` here binds those overloads
 and the factory one, `normal(mean, std, size)`.
 
@@ -27,7 +27,7 @@ from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
 from yamlgrad.runtime.ops.random_draws import ERR_PROBABILITY
 
-__all__ = ["multinomial", "normal", "poisson"]
+__all__ = ["multinomial", "normal"]
 
 def _array(value: Any) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
@@ -110,14 +110,6 @@ def normal(
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     draw = _rng(generator).standard_normal(shape)
     return _leaf((mean + std * draw).astype(_np_dtype(dtype)), requires_grad, device)
-
-
-def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Counts drawn from Poisson(rate) per element of `input`, in its dtype."""
-    rates = _array(input)
-    if np.any(rates < 0):
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor._make(_rng(generator).poisson(rates).astype(rates.dtype))
 
 
 # -- in place: Tensor.uniform_, normal_, bernoulli_, exponential_, random_, ... ------

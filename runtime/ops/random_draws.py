@@ -1,4 +1,5 @@
-"""Forward kernels of the random ops of derivatives.yaml (`bernoulli`, `normal`).
+"""Forward kernels of the random ops of derivatives.yaml (`bernoulli`, `normal`,
+`poisson`).
 
 Each draws from the `Generator` its op was given (the default one for None,
 resolved by the wrapper) through `draw_rng`, so an open vmap's `randomness=`
@@ -16,7 +17,7 @@ from yamlgrad.runtime.errors import scalar_type_name
 from yamlgrad.runtime.generator import Generator
 from yamlgrad.runtime.wrappers.randomness import draw_rng
 
-KERNELS = ("bernoulli_draw", "normal_draw", "normal_fill")
+KERNELS = ("bernoulli_draw", "normal_draw", "normal_fill", "poisson_draw")
 BACKWARD_HELPERS: tuple[str, ...] = ()
 COMPOSITE_HELPERS: tuple[str, ...] = ()
 
@@ -77,3 +78,12 @@ def normal_fill(self: np.ndarray, mean: float, std: float, generator: Generator)
     _check_std(std)
     draw = draw_rng(generator).standard_normal(self.shape, dtype=_draw_dtype(self.dtype))
     return (mean + std * draw).astype(self.dtype, copy=False)
+
+
+def poisson_draw(self: np.ndarray, generator: Generator) -> np.ndarray:
+    """A Poisson sample of each rate in self, in self's (float) dtype."""
+    if self.dtype.kind != "f":
+        raise _not_implemented_for("poisson_cpu", self.dtype)
+    if np.any(self < 0) or np.any(np.isnan(self)):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return np.asarray(draw_rng(generator).poisson(self)).astype(self.dtype)
