@@ -1,10 +1,5 @@
-"""The multivariate log-gamma and the regularized incomplete gamma functions:
-mvlgamma, igamma, igammac (scipy.special's gammaln, digamma, gammainc,
-gammaincc), and their backward helpers.
-
-PyTorch differentiates igamma and igammac in their second argument only: the
-first one's formula is `not_implemented`, and so it is here.
-"""
+"""The multivariate log-gamma function mvlgamma (a sum of scipy.special's
+gammaln) and its backward helper (a sum of digammas, recorded on Tensors)."""
 
 from __future__ import annotations
 
@@ -14,11 +9,10 @@ from typing import Any
 import numpy as np
 
 from yamlgrad.runtime.ops.common import _special
-from yamlgrad.runtime.ops.elementwise import exp, log
-from yamlgrad.runtime.ops.special import digamma, lgamma
+from yamlgrad.runtime.ops.special import digamma
 
-KERNELS = ("mvlgamma_kernel", "igamma_kernel", "igammac_kernel")
-BACKWARD_HELPERS = ("mvlgamma_backward", "igamma_other_backward")
+KERNELS = ("mvlgamma_kernel",)
+BACKWARD_HELPERS = ("mvlgamma_backward",)
 
 
 def _check_mvlgamma(p: int) -> None:
@@ -50,27 +44,3 @@ def mvlgamma_backward(grad: Any, self: Any, p: int) -> Any:
         term = digamma(self - i / 2)
         total = term if total is None else total + term
     return grad * total
-
-
-def _incomplete(name: str, a: Any, x: Any) -> Any:
-    a, x = np.asarray(a), np.asarray(x)
-    dtype = np.result_type(a, x)
-    if dtype.kind != "f":
-        dtype = np.dtype(np.float32)
-    return getattr(_special(), name)(a, x).astype(dtype, copy=False)
-
-
-def igamma_kernel(a: Any, x: Any) -> Any:
-    """The regularized lower incomplete gamma function P(a, x)."""
-    return _incomplete("gammainc", a, x)
-
-
-def igammac_kernel(a: Any, x: Any) -> Any:
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return _incomplete("gammaincc", a, x)
-
-
-def igamma_other_backward(grad: Any, self: Any, other: Any) -> Any:
-    """d P(a, x) / dx = exp((a - 1) log x - x - lgamma(a))."""
-    return grad * exp((self - 1) * log(other) - other - lgamma(self))
-
