@@ -183,6 +183,7 @@ from yamlgrad.runtime.ops.shapes import (
 )
 from yamlgrad.runtime.ops.special import (
     digamma,
+    erfinv,
     i1_backward,
     i1e_backward,
     polygamma,
@@ -2967,27 +2968,29 @@ class ErfcBackward0(Node):
 class ErfinvBackward0(Node):
     """Backward of `erfinv(Tensor self) -> Tensor`.
 
-    self: 0.886226925452758 * exp(result * result) * grad
+    self: 0.886226925452758 * exp(erfinv(self) * erfinv(self)) * grad
     """
 
-    __slots__ = ("_raw_saved_result",)
+    __slots__ = ("_raw_saved_self",)
 
     def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
         grad_inputs: list[Grad | None] = [None] * 1
         grad = grads[0]
         if grad is None:
             return grad_inputs
-        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
         if self.task_should_compute_output(0):
-            grad_inputs[0] = 0.886226925452758 * exp(result * result) * grad
+            grad_inputs[0] = (
+                0.886226925452758 * exp(erfinv(self_) * erfinv(self_)) * grad
+            )
         return grad_inputs
 
     def release_variables(self) -> None:
-        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
 
     @property
-    def _saved_result(self) -> Any:
-        return self._raw_saved_result.unpack_wrapped(self)
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
 
 class LgammaBackward0(Node):

@@ -4421,6 +4421,7 @@ def erfinv(
     if compute_requires_grad(self):
         grad_fn = ErfinvBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(special.erfinv(self_))
     except ValueError as kernel_failure:
@@ -4432,8 +4433,6 @@ def erfinv(
             self_t = tangent_of(self)
             result_t = derived_jvp(erfinv, {"input": self}, {"input": self_t})
         set_fw_grad(result, result_t)
-    if grad_fn is not None:
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 

@@ -899,14 +899,16 @@ def _load_structure(
 
 
 def triangle_of(func: FunctionSchema, values: Mapping[str, Any]) -> str:
-    """"upper_triangular" or "lower_triangular": the call's `upper` argument (its
+    """ "upper_triangular" or "lower_triangular": the call's `upper` argument (its
     default when not given); lower when the op has none."""
     defaults = {a.name: a.default for a in func.arguments}
     upper = values.get("upper", defaults.get("upper") == "True")
     return "upper_triangular" if upper else "lower_triangular"
 
 
-def _structured(sample: Sample, structure: dict[str, str], func: FunctionSchema) -> Sample:
+def _structured(
+    sample: Sample, structure: dict[str, str], func: FunctionSchema
+) -> Sample:
     if not structure:
         return sample
     values = {a.name: a.value for a in sample.args}

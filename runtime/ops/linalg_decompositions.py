@@ -68,8 +68,10 @@ def _check_matrix(x: Any, op: str, name: str = "A") -> None:
 def _check_square(x: Any, op: str, name: str = "A") -> None:
     _check_matrix(x, op, name)
     if x.shape[-1] != x.shape[-2]:
-        raise RuntimeError(f"{op}: {name} must be batches of square matrices, "
-                           f"but they are {x.shape[-2]} by {x.shape[-1]} matrices")
+        raise RuntimeError(
+            f"{op}: {name} must be batches of square matrices, "
+            f"but they are {x.shape[-2]} by {x.shape[-1]} matrices"
+        )
 
 
 def _check_float(x: Any, op: str) -> None:
@@ -250,7 +252,11 @@ def cholesky_kernel(
                 factor[i] = np.linalg.cholesky(a[i])
         if check_errors:
             first = next(i for i in np.ndindex(*batch) if info[i])
-            where = f"(Batch element {np.ravel_multi_index(first, batch)}): " if batch else ""
+            where = (
+                f"(Batch element {np.ravel_multi_index(first, batch)}): "
+                if batch
+                else ""
+            )
             raise RuntimeError(
                 f"{op}: {where}The factorization could not be completed because "
                 f"the input is not positive-definite (the leading minor of order "
@@ -372,9 +378,7 @@ def _qr_backward_tall(gQ: Any, gR: Any, Q: Any, R: Any) -> Any:
     xp = array_namespace(gQ, Q)
     M = R @ _mT(gR) - _mT(gQ) @ Q
     M = xp.tril(M, 0) + _mT(xp.tril(M, -1))
-    return xp.linalg_solve_triangular(
-        _mT(R), gQ + Q @ M, upper=False, left=False
-    )
+    return xp.linalg_solve_triangular(_mT(R), gQ + Q @ M, upper=False, left=False)
 
 
 def linalg_qr_backward(grads: list[Any], Q: Any, R: Any, mode: str) -> Any:

@@ -1182,7 +1182,9 @@ def test_the_op_table_lists_every_entry_with_its_node() -> None:
         ("- {op: qr, why: a}\n- {op: qr, why: b}\n", "listed twice (first at line 1)"),
     ],
 )
-def test_not_covered_refuses_a_bad_line(tmp_path: Path, text: str, message: str) -> None:
+def test_not_covered_refuses_a_bad_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
     path = tmp_path / NOT_COVERED_FILE
     path.write_text(text)
     with pytest.raises(GenError, match=re.escape(message)):

@@ -81,12 +81,16 @@ def _matrix(info: DifferentiabilityInfo) -> bool:
 
 
 def ast_names(expression: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(expression.strip())) if isinstance(n, ast.Name)}
+    return {
+        n.id for n in ast.walk(ast.parse(expression.strip())) if isinstance(n, ast.Name)
+    }
 
 
 DECOMPOSITIONS = "linalg_decompositions"
 MATRIX_KERNELS = {
-    name for name, module in runtime_catalog().kernels.items() if module == DECOMPOSITIONS
+    name
+    for name, module in runtime_catalog().kernels.items()
+    if module == DECOMPOSITIONS
 }
 MATRIX_FUNCTIONS = MATRIX_KERNELS | {
     i.func.name for i in INFOS if ast_names(i.original_forward or "0") & MATRIX_KERNELS
