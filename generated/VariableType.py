@@ -11272,7 +11272,7 @@ def _reshape_alias(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = _reshape_alias(input=self_t, size=size, stride=stride)
+            result_t = shapes.reshape(self_t, size)
         set_fw_grad(result, result_t)
     return result
 

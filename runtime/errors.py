@@ -390,7 +390,7 @@ ERR_GRAD_TENSOR = (
     "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {kind}"
 )
 ERR_HAS_AUX_TUPLE = (
-    "{api}(f)(*args): output of function f should be a tuple: (output, aux) if "
+    "{call}: output of function f should be a tuple: (output, aux) if "
     "has_aux is True"
 )
 ERR_AUX_TENSORS = "Expected tensors, got unsupported type {kind}"
@@ -512,6 +512,7 @@ ERR_JVP_STRUCTURE = (
 ERR_JVP_PRIMAL_TYPE = (
     "jvp(f, primals, tangents): Expected primals to only contain Tensors, got {kind}"
 )
+ERR_JVP_EMPTY = "jvp(f, primals, tangents): Expected {what} to contain at least one Tensor."
 ERR_JVP_OUTPUTS = (
     "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
     "unsupported type {kind}"

@@ -1,4 +1,4 @@
-"""grad, grad_and_value, vjp, jacrev, hessian: torch.func's reverse-mode transforms.
+"""grad, grad_and_value, vjp, jacrev: torch.func's reverse-mode transforms.
 
 Each transform makes its differentiated inputs fresh leaves (an alias when the
 input already requires grad, so outer gradients still reach it), runs the
@@ -28,6 +28,7 @@ from typing import Any
 
 from yamlgrad.runtime import autograd, factories
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.forward_ad import attach_tangent
 from yamlgrad.runtime.autograd.grad_mode import enable_grad
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
@@ -55,6 +56,30 @@ from yamlgrad.runtime.func.batched_tensor import (
 from yamlgrad.runtime.func.pytree import tree_flatten, tree_map, tree_unflatten
 
 
+def batched_at_every_level(value: Tensor) -> tuple[Tensor, list[tuple[int, int]]]:
+    """`value`'s physical tensor, expanded along every open vmap level it is not
+    batched at (so that each sample has its own copy), and its wrapper chain."""
+    physical, chain = unwrap_physical(value)
+    for level, size, _ in vmap_module.LEVELS:
+        if all(level != lvl for lvl, _ in chain):
+            physical = ops.expand(ops.unsqueeze(physical, 0), (size, *physical.shape))
+            chain = [(lvl, b + 1 if lvl < level else b) for lvl, b in chain]
+            chain = sorted([*chain, (level, 0)])
+    return physical, chain
+
+
+def detach_keeping_tangent(tensor: Tensor) -> Tensor:
+    """`tensor.detach()`, still carrying the tangent of an open dual level: a
+    transform inside `jvp` cuts the reverse-mode history, never the forward one."""
+    physical, chain = unwrap_physical(tensor)
+    tangent = physical._fw_grad
+    if tangent is None:
+        return tensor.detach()
+    detached = physical.detach()
+    attach_tangent(detached, tangent)
+    return rewrap(detached, chain)
+
+
 class Leaf:
     """One differentiated input: the physical leaf and the wrappers around it."""
 
@@ -63,20 +88,13 @@ class Leaf:
     def __init__(self, value: Any) -> None:
         if not isinstance(value, Tensor):
             raise ValueError(ERR_TRANSFORM_INPUT.format(kind=type(value)))
-        physical, chain = unwrap_physical(value)
-        for level, size, _ in vmap_module.LEVELS:
-            if all(level != lvl for lvl, _ in chain):
-                physical = ops.expand(
-                    ops.unsqueeze(physical, 0), (size, *physical.shape)
-                )
-                chain = [(lvl, b + 1 if lvl < level else b) for lvl, b in chain]
-                chain = sorted([*chain, (level, 0)])
+        physical, chain = batched_at_every_level(value)
         if not physical.is_floating_point():
             raise RuntimeError(ERR_TRANSFORM_FLOAT)
         if physical.requires_grad:
             physical = ops.alias(physical)
         else:
-            physical = physical.detach().requires_grad_()
+            physical = detach_keeping_tangent(physical).requires_grad_()
         self.physical = physical
         self.chain = chain
         self.logical = rewrap(physical, chain)
@@ -241,11 +259,14 @@ def _lift_argnums(args: tuple, argnums: Any) -> tuple[tuple, list[Leaf], Any]:
     return tuple(args), leaves, rebuild
 
 
-def _split_aux(output: Any, has_aux: bool, api: str) -> tuple[Any, Any]:
+def _split_aux(
+    output: Any, has_aux: bool, api: str, call: str | None = None
+) -> tuple[Any, Any]:
+    """`(output, aux)`, checked; `call` is how the error names the call."""
     if not has_aux:
         return output, None
     if not (isinstance(output, tuple) and len(output) == 2):
-        raise RuntimeError(ERR_HAS_AUX_TUPLE.format(api=api))
+        raise RuntimeError(ERR_HAS_AUX_TUPLE.format(call=call or f"{api}(f)(*args)"))
     output, aux = output
     for leaf in tree_flatten(aux)[0]:
         if not isinstance(leaf, Tensor):
@@ -258,7 +279,9 @@ def _release(tree: Any, keep_graph: bool) -> Any:
     outer computation differentiates through them."""
     if keep_graph:
         return tree
-    return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+    return tree_map(
+        lambda t: detach_keeping_tangent(t) if isinstance(t, Tensor) else t, tree
+    )
 
 
 # -- the transforms ---------------------------------------------------------------
@@ -411,14 +434,3 @@ def jacrev(
         return (result, aux[0]) if has_aux else result
 
     return wrapper
-
-
-def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
-    """`torch.func.hessian`: the Jacobian of the Jacobian. PyTorch takes the outer
-    one by forward mode (jacfwd); here both are reverse mode, with the same values.
-
-    >>> yg.func.hessian(lambda x: (x ** 3).sum())(yg.ones(2))
-    tensor([[6., 0.],
-            [0., 6.]])
-    """
-    return jacrev(jacrev(func, argnums), argnums)

@@ -1,4 +1,5 @@
-"""grad, grad_and_value, vjp, jacrev, hessian and functional_call against torch.func."""
+"""grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian and functional_call
+against torch.func, alone and composed."""
 
 from __future__ import annotations
 
@@ -111,6 +112,68 @@ CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
     ),
     "jacfwd_of_jacrev": (
         lambda l, x, y: l.func.jacfwd(l.func.jacrev(lambda a: f(l, a, y)))(x),
+        (X, Y),
+    ),
+    "jvp_of_jvp": (
+        lambda l, x, m: l.func.jvp(
+            lambda a: l.func.jvp(lambda b: b.sin() * b, (a,), (a.cos(),))[1],
+            (x,),
+            (x,),
+        ),
+        (X, M),
+    ),
+    "jacfwd_of_jacfwd": (
+        lambda l, x, y: l.func.jacfwd(l.func.jacfwd(lambda a: f(l, a, y)))(x),
+        (X, Y),
+    ),
+    "jvp_of_grad": (
+        lambda l, x, y: l.func.jvp(l.func.grad(lambda a: f(l, a, y)), (x,), (y,)),
+        (X, Y),
+    ),
+    "grad_of_jvp": (
+        lambda l, x, y: l.func.grad(
+            lambda a: l.func.jvp(lambda b: f(l, b, y), (a,), (y,))[1]
+        )(x),
+        (X, Y),
+    ),
+    "vmap_jvp": (
+        lambda l, x, m: l.func.vmap(
+            lambda r: l.func.jvp(lambda b: l.tanh(b) @ x, (r,), (r.exp(),))
+        )(m),
+        (X, M),
+    ),
+    "jvp_vmap": (
+        lambda l, x, m: l.func.jvp(
+            l.func.vmap(lambda r: (r * x).sum().cos()), (m,), (m * 2,)
+        ),
+        (X, M),
+    ),
+    "jvp_inplace": (
+        lambda l, x, m: l.func.jvp(lambda a: (a * 2).mul_(a).sin_(), (x,), (x,)),
+        (X, M),
+    ),
+    "jvp_views": (
+        lambda l, x, m: l.func.jvp(
+            lambda b: b.t().reshape(-1)[2:].unsqueeze(0).expand(2, -1), (m,), (m,)
+        ),
+        (X, M),
+    ),
+    "jvp_requires_grad_primal": (
+        lambda l, x, m: l.autograd.grad(
+            l.func.jvp(l.sin, (x.requires_grad_(),), (x.cos(),))[1].sum(), x
+        ),
+        (X, M),
+    ),
+    "jacfwd_aux": (
+        lambda l, x, m: l.func.jacfwd(lambda a: (m @ a, a.sum()), has_aux=True)(x),
+        (X, M),
+    ),
+    "jacfwd_second_argnum": (
+        lambda l, x, m: l.func.jacfwd(lambda a, b: b @ l.tanh(a), argnums=1)(x, m),
+        (X, M),
+    ),
+    "hessian_argnums": (
+        lambda l, x, y: l.func.hessian(lambda a, b: f(l, a, b), argnums=(0, 1))(x, y),
         (X, Y),
     ),
     "vmap_grad": (
@@ -231,6 +294,10 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "jvp_size": lambda l, x: l.func.jvp(l.sin, (x,), (x[:2],)),
     "jvp_not_tensor": lambda l, x: l.func.jvp(lambda a: 3.0, (x,), (x,)),
     "jvp_primal_type": lambda l, x: l.func.jvp(l.sin, (3.0,), (x,)),
+    "jvp_empty": lambda l, x: l.func.jvp(l.sin, (), ()),
+    "jvp_integer_primal": lambda l, x: l.func.jvp(l.sin, (x.long(),), (x,)),
+    "jvp_integer_tangent": lambda l, x: l.func.jvp(l.sin, (x,), (x.long(),)),
+    "jvp_aux_not_tuple": lambda l, x: l.func.jvp(l.sin, (x,), (x,), has_aux=True),
     "jacfwd_randomness": lambda l, x: l.func.jacfwd(l.sin, randomness="foo")(x),
     "jacfwd_argnum": lambda l, x: l.func.jacfwd(l.sin, argnums=2)(x),
     "strict_missing": lambda l, x: l.func.functional_call(
@@ -255,3 +322,17 @@ def outcome(lib: ModuleType, name: str) -> tuple[str, str]:
 @pytest.mark.parametrize("name", ERRORS)
 def test_transform_errors_match_torch(name: str) -> None:
     assert outcome(yg, name) == outcome(torch, name)
+
+
+def test_jvp_runs_forward_mode_on_dual_tensors() -> None:
+    seen = []
+
+    def f(a: Any) -> Any:
+        seen.append(yg.autograd.forward_ad.unpack_dual(a).tangent)
+        return a.exp()
+
+    x = yg.tensor([0.0, 1.0])
+    _, tangent = yg.func.jvp(f, (x,), (yg.ones(2),))
+    assert seen[0] is not None  # the function saw a dual tensor
+    assert np.allclose(tangent.numpy(), np.exp([0.0, 1.0]))
+    assert yg.autograd.forward_ad.unpack_dual(tangent).tangent is None  # level closed
