@@ -108,6 +108,15 @@ class Leaf:
         leaf.chain = []
         return leaf
 
+    @classmethod
+    def wrapping(cls, tensor: Tensor) -> Leaf:
+        """A tensor that already is a leaf of this computation, perhaps batched:
+        its physical tensor and the wrappers around it."""
+        leaf = cls.__new__(cls)
+        leaf.physical, leaf.chain = unwrap_physical(tensor)
+        leaf.logical = tensor
+        return leaf
+
     def gradient(self, physical_grad: Tensor | None) -> Tensor:
         if physical_grad is None:
             physical_grad = factories.zeros_like(self.physical)
