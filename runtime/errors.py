@@ -370,9 +370,13 @@ ERR_VMAP_INPLACE = (
     "output with shape {shape} doesn't match the broadcast shape {broadcast}"
 )
 ERR_VMAP_DIFFERENT_RANDOMNESS = (
-    "vmap: randomness='different' is not supported: a random operation inside "
-    "vmap draws one value for all samples here. Use randomness='same', or draw the "
-    "random values outside vmap and pass them in"
+    "vmap: randomness='different' is not supported for a random op whose tensor "
+    "inputs are all unbatched (bernoulli or normal of a tensor outside the batch): "
+    "pass the tensor batched (expanded), or use randomness='same'"
+)
+ERR_VMAP_SAME_RANDOMNESS_BATCHED = (
+    "Vmap does not currently support same randomness with a batched tensor input. "
+    "Please file an issue with functorch"
 )
 ERR_CHUNK_SIZE = "{api}: `chunk_size` should be greater than 0."
 ERR_ARGNUMS_TYPE = "argnums must be int or Tuple[int, ...], got: {kind}"

@@ -38,6 +38,7 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.errors import ERR_VMAP_FALLBACK, ERR_VMAP_INPLACE
 from yamlgrad.runtime.func.batched_tensor import BatchedTensor, is_batched_at
+from yamlgrad.runtime.wrappers.randomness import rule_levels
 
 Rule = Callable[["Call"], Any]
 
@@ -112,7 +113,11 @@ def handle(entry: str, rule: str, op: Callable[..., Any], *args: Any) -> Any:
     """The handler behind `call_batched`."""
     call = Call(entry, op, args)
     chosen = RULES.get(entry) or SCHEMA_RULES.get(rule) or fallback
-    return chosen(call)
+    rule_levels.append(call.level)  # a random draw here is for batched inputs
+    try:
+        return chosen(call)
+    finally:
+        rule_levels.pop()
 
 
 # -- the rules the schema implies --------------------------------------------------
