@@ -220,7 +220,12 @@ def execute(
     """
     # Inside a dual level the formulas run on Tensors, so that tangents of the
     # saved values flow into the gradients (forward-over-reverse).
-    raw = not create_graph and forward_ad.STATE.level < 0
+    # So do they for a batch of seeds under vmap (Tensors without storage).
+    raw = (
+        not create_graph
+        and forward_ad.STATE.level < 0
+        and all(type(g) is np.ndarray for g in grads)
+    )
     if not raw and not create_graph:  # seeds made as ndarrays
         grads = [Tensor._make(g) if isinstance(g, np.ndarray) else g for g in grads]
     grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]

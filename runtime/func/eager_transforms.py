@@ -16,8 +16,10 @@ function, and asks the engine for the gradients. Two decisions:
   plain tensors, as torch.func returns them.
 
 A cotangent batched by a vmap the output is not batched by (`vmap(vjp_fn)`, and
-so jacrev) runs one backward per sample of that level, which is PyTorch's loop
-fallback for the engine.
+so jacrev) runs one backward on the whole batch: the engine gets BatchedTensor
+seeds, and each backward formula batches through the rules. Cotangents batched
+by several such levels run one backward per sample of the highest (PyTorch's
+loop fallback for the engine).
 """
 
 from __future__ import annotations
@@ -177,6 +179,10 @@ def backward(
     extra = [(t._batch_level, t) for t in cotangents if isinstance(t, BatchedTensor)]
     extra = [(lvl, t) for lvl, t in extra if lvl not in out_levels]
     if extra:
+        if len({lvl for lvl, _ in extra}) == 1 and all(
+            c is None or isinstance(c, Tensor) for c in cotangents
+        ):
+            return _backward_batched(outputs, cotangents, leaves, create_graph, extra)
         return _backward_per_sample(outputs, cotangents, leaves, create_graph, extra)
     pairs = [(unwrap_physical(o)[0], c, o) for c, o in zip(cotangents, outputs)]
     pairs = [(p, c, o) for p, c, o in pairs if p.requires_grad]
@@ -199,6 +205,43 @@ def backward(
         allow_unused=True,
     )
     return [leaf.gradient(g) for leaf, g in zip(leaves, grads)]
+
+
+def _backward_batched(
+    outputs: list[Tensor],
+    cotangents: list[Any],
+    leaves: list[Leaf],
+    create_graph: bool,
+    extra: list[tuple[int, BatchedTensor]],
+) -> list[Tensor]:
+    """One backward for every sample of the level only the cotangents have
+    (`vmap(vjp_fn)`, jacrev's rows): the cotangents stay BatchedTensors of that
+    level, laid out as the physical outputs, so the backward formulas run through
+    the batching rules on the whole batch at once."""
+    level = extra[0][0]
+    pairs = [(unwrap_physical(o)[0], c, o) for c, o in zip(cotangents, outputs)]
+    pairs = [(p, c, o) for p, c, o in pairs if p.requires_grad]
+    if not pairs:
+        return [leaf.gradient(None) for leaf in leaves]
+    grads = autograd.grad(
+        [p for p, _, _ in pairs],
+        [leaf.physical for leaf in leaves],
+        [_align(c, o) for _, c, o in pairs],
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
+    results = []
+    for leaf, g in zip(leaves, grads):
+        if not is_batched_at(g, level):
+            results.append(leaf.gradient(g))
+            continue
+        # The level's dim in front of the physical gradient, under the leaf's
+        # wrappers (each of whose dims moves up by one).
+        physical = ops.movedim(g._value, g._bdim, 0) if g._bdim else g._value
+        chain = [(lvl, b + 1) for lvl, b in leaf.chain]
+        results.append(BatchedTensor(rewrap(physical, chain), 0, level))
+    return results
 
 
 def _backward_per_sample(

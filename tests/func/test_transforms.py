@@ -336,3 +336,18 @@ def test_jvp_runs_forward_mode_on_dual_tensors() -> None:
     assert seen[0] is not None  # the function saw a dual tensor
     assert np.allclose(tangent.numpy(), np.exp([0.0, 1.0]))
     assert yg.autograd.forward_ad.unpack_dual(tangent).tangent is None  # level closed
+
+
+def test_jacrev_runs_one_batched_backward(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jacrev's rows come from one backward on a batch of cotangents (vmap of
+    the vjp), not one backward per output element."""
+    from yamlgrad.runtime.func import eager_transforms
+
+    def refuse(*args: Any) -> None:
+        raise AssertionError("a backward per sample")
+
+    monkeypatch.setattr(eager_transforms, "_backward_per_sample", refuse)
+    for name in ("jacrev", "jacrev_argnums", "jacrev_matrix", "hessian", "vmap_jacrev"):
+        case, arrays = CASES[name]
+        for o, t in zip(run(yg, case, arrays), run(torch, case, arrays)):
+            np.testing.assert_allclose(o.numpy(), t.detach().numpy(), rtol=1e-10)
