@@ -3,6 +3,7 @@ against torch.func, alone and composed."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -351,3 +352,49 @@ def test_jacrev_runs_one_batched_backward(monkeypatch: pytest.MonkeyPatch) -> No
         case, arrays = CASES[name]
         for o, t in zip(run(yg, case, arrays), run(torch, case, arrays)):
             np.testing.assert_allclose(o.numpy(), t.detach().numpy(), rtol=1e-10)
+
+
+# One function per op family, each differentiated by jacfwd (forward mode on dual
+# tensors, vmapped), jacrev (a batch of cotangents) and hessian (forward over
+# reverse), against torch.func.
+LABELS = np.array([0, 2, 1])
+FAMILIES: dict[str, Callable[[ModuleType, Any], Any]] = {
+    "softmax": lambda l, x: l.softmax(x, 1),
+    "log_softmax": lambda l, x: l.log_softmax(x, -1),
+    "cross_entropy": lambda l, x: l.nn.functional.cross_entropy(x, l.tensor(LABELS)),
+    "linear": lambda l, x: l.nn.functional.linear(x, l.tensor(M[:, ::-1].copy())),
+    "layer_norm": lambda l, x: l.nn.functional.layer_norm(x, (4,)),
+    "cumsum": lambda l, x: x.cumsum(1),
+    "indexing": lambda l, x: x[:, [0, 2]] * x[1, :2],
+    "sort": lambda l, x: x.sort(1)[0],
+    "max_dim": lambda l, x: x.max(1)[0],
+    "norm": lambda l, x: x.norm(dim=1),
+    "where": lambda l, x: l.where(x > 0, x, x * x),
+    "cat": lambda l, x: l.cat([x, x.sin()], 0),
+    "matmul": lambda l, x: x @ x.T,
+    "inplace": lambda l, x: x.clone().mul_(2).add_(x).exp_(),
+    "logsumexp": lambda l, x: x.logsumexp(1),
+    "pow": lambda l, x: x.abs() ** 1.5,
+    "gelu": lambda l, x: l.nn.functional.gelu(x),
+    "var": lambda l, x: x.var(1),
+    "prod": lambda l, x: x.prod(1),
+    "det": lambda l, x: l.linalg.det(x @ x.T),
+    "inv": lambda l, x: l.linalg.inv(x @ x.T + l.eye(3, dtype=x.dtype)),
+}
+TRANSFORMS = {
+    "jacfwd": lambda l, f: l.func.jacfwd(f),
+    "jacrev": lambda l, f: l.func.jacrev(f),
+    "hessian": lambda l, f: l.func.hessian(lambda a: f(a).sum()),
+}
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_jacobians_across_op_families_match_torch(family: str, transform: str) -> None:
+    results = []
+    for lib in (yg, torch):
+        f = functools.partial(FAMILIES[family], lib)
+        results.append(TRANSFORMS[transform](lib, f)(lib.tensor(M)))
+    ours, theirs = results
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-10)
