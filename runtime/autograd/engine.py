@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.autograd import anomaly_mode, hooks
+from yamlgrad.runtime.autograd import anomaly_mode, forward_ad, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
 from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
@@ -218,7 +218,16 @@ def execute(
     backward(inputs=...)) only the nodes leading to them run, and the gradients
     arriving at them are returned in order.
     """
-    raw = not create_graph
+    # Inside a dual level the formulas run on Tensors, so that tangents of the
+    # saved values flow into the gradients (forward-over-reverse).
+    # So do they for a batch of seeds under vmap (Tensors without storage).
+    raw = (
+        not create_graph
+        and forward_ad.STATE.level < 0
+        and all(type(g) is np.ndarray for g in grads)
+    )
+    if not raw and not create_graph:  # seeds made as ndarrays
+        grads = [Tensor._make(g) if isinstance(g, np.ndarray) else g for g in grads]
     grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]
     if len(roots) == 1:
         graph_root = roots[0].node
