@@ -35,9 +35,7 @@ from yamlgrad.runtime.autograd.tensor import Size, Tensor
 from yamlgrad.runtime.autograd.accumulate_grad import gradient_edge
 
 from yamlgrad.runtime.autograd import function  # noqa: E402 - `yg.autograd.function`
-from yamlgrad.runtime.autograd import (
-    forward_ad,
-)  # noqa: E402 - `yg.autograd.forward_ad`
+from yamlgrad.runtime.autograd import forward_ad  # noqa: E402 - `yg.autograd.forward_ad`
 from yamlgrad.runtime.autograd.function import (
     Function,
     once_differentiable,
@@ -202,13 +200,7 @@ def grad(
         retain_graph = create_graph
     if is_grads_batched:
         return _grad_batched(
-            outs,
-            ins,
-            grads,
-            retain_graph,
-            create_graph,
-            allow_unused,
-            materialize_grads,
+            outs, ins, grads, retain_graph, create_graph, allow_unused, materialize_grads
         )
     input_edges = [_input_edge(t) for t in ins]
     roots = _root_edges(outs)
