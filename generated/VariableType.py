@@ -541,6 +541,7 @@ __all__ = [
     "topk",
     "_unique2",
     "bernoulli",
+    "multinomial",
     "poisson",
     "mm",
     "matmul",
@@ -8842,6 +8843,46 @@ def bernoulli_p(
     except ValueError as kernel_failure:
         raise kernel_error(
             "bernoulli", kernel_failure, self=self_, p=p, generator=generator
+        )
+    return result
+
+
+def multinomial(
+    input: Any,
+    num_samples: Any,
+    replacement: Any = False,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """`multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
+
+    forward: multinomial_draw(self, num_samples, replacement, generator)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "multinomial", "", multinomial, self, num_samples, replacement, generator
+        )
+    self_ = tensor_arg(self, "multinomial", "input", 1)
+    num_samples = int_arg(num_samples, "multinomial", "num_samples", 2)
+    replacement = bool_arg(replacement, "multinomial", "replacement", 3)
+    generator = optional_generator_arg(generator, "multinomial", "generator", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "multinomial", multinomial, (self, num_samples, replacement, generator)
+        )
+    try:
+        result = Tensor._make(
+            random_draws.multinomial_draw(self_, num_samples, replacement, generator)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "multinomial",
+            kernel_failure,
+            self=self_,
+            num_samples=num_samples,
+            replacement=replacement,
+            generator=generator,
         )
     return result
 
@@ -23341,6 +23382,7 @@ METHODS = {
     "msort": msort,
     "topk": topk,
     "bernoulli": bernoulli,
+    "multinomial": multinomial,
     "normal_": normal_,
     "mm": mm,
     "matmul": matmul,
@@ -24481,6 +24523,12 @@ OVERLOADS = {
         "p": schema_names(
             bernoulli_p,
             "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        ),
+    },
+    "multinomial": {
+        "default": schema_names(
+            multinomial,
+            "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
         ),
     },
     "poisson": {

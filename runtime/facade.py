@@ -36,7 +36,7 @@ from yamlgrad.runtime.devices import (
     get_default_device,
     set_default_device,
 )
-from yamlgrad.runtime.sampling import multinomial, normal
+from yamlgrad.runtime.sampling import normal
 from yamlgrad.runtime.tensor_methods import (
     BoolTensor,
     ByteTensor,

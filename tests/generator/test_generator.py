@@ -731,6 +731,7 @@ GOLDEN_NODE_NAMES = (
     ("_unique2", None),
     ("bernoulli", "BernoulliBackward0"),
     ("bernoulli_p", None),
+    ("multinomial", None),
     ("poisson", "PoissonBackward0"),
     ("normal_", "NormalBackward0"),
     ("normal_Tensor_float", "NormalBackward1"),
