@@ -7291,7 +7291,7 @@ def renorm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("renorm", "dims(dim)", renorm, self, p, dim, maxnorm)
+        return call_batched("renorm", "fallback", renorm, self, p, dim, maxnorm)
     self_ = tensor_arg(self, "renorm", "input", 1)
     p = scalar_arg(p, "renorm", "p", 2)
     dim = int_arg(dim, "renorm", "dim", 3)
@@ -8700,7 +8700,7 @@ def unique_dim_consecutive(
     if vmap_hook.levels and is_batched(self):
         return call_batched(
             "unique_dim_consecutive",
-            "dims(dim)",
+            "fallback",
             unique_dim_consecutive,
             self,
             dim,
@@ -17073,7 +17073,7 @@ def renorm_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("renorm_", "dims(dim)", renorm_, self, p, dim, maxnorm)
+        return call_batched("renorm_", "fallback", renorm_, self, p, dim, maxnorm)
     self_ = tensor_arg(self, "renorm_", "input", 1)
     p = scalar_arg(p, "renorm_", "p", 2)
     dim = int_arg(dim, "renorm_", "dim", 3)
