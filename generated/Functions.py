@@ -38,6 +38,9 @@ from yamlgrad.runtime.ops.activations import (
 from yamlgrad.runtime.ops.conv_pool import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
+    conv_tbc_backward_bias,
+    conv_tbc_backward_input,
+    conv_tbc_backward_weight,
     convolution_backward_bias,
     convolution_backward_input,
     convolution_backward_weight,
@@ -395,7 +398,13 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "ZeroBackward0",
+    "ConvTbcBackward0",
     "ConvolutionBackward0",
+    "SlowConvTranspose2DBackward0",
+    "SlowConvTranspose3DBackward0",
+    "SlowConv3DBackward0",
+    "SlowConvDilated2DBackward0",
+    "SlowConvDilated3DBackward0",
     "MaxPool2DWithIndicesBackward0",
     "AvgPool2DBackward0",
     "AdaptiveAvgPool2DBackward0",
@@ -6856,6 +6865,62 @@ class ZeroBackward0(Node):
         return grad_inputs
 
 
+class ConvTbcBackward0(Node):
+    """Backward of `conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`.
+
+    self: conv_tbc_backward_input(grad, self.shape, weight, pad)
+    weight: conv_tbc_backward_weight(grad, self, weight.shape, pad)
+    bias: conv_tbc_backward_bias(grad)
+    """
+
+    __slots__ = (
+        "_saved_pad",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        pad = self._saved_pad
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conv_tbc_backward_input(grad, self_sym_sizes, weight, pad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = conv_tbc_backward_weight(
+                grad, self_, weight_sym_sizes, pad
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = conv_tbc_backward_bias(grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
 class ConvolutionBackward0(Node):
     """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
 
@@ -6934,6 +6999,350 @@ class ConvolutionBackward0(Node):
     @property
     def _saved_input(self) -> Any:
         return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvTranspose2DBackward0(Node):
+    """Backward of `slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, True, output_padding, 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, True, output_padding, 1)
+    bias: convolution_backward_bias(grad, True, output_padding)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_output_padding",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad,
+                self_sym_sizes,
+                weight,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad,
+                self_,
+                weight_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, True, output_padding)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvTranspose3DBackward0(Node):
+    """Backward of `slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, True, output_padding, 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, True, output_padding, 1)
+    bias: convolution_backward_bias(grad, True, output_padding)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_output_padding",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad,
+                self_sym_sizes,
+                weight,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad,
+                self_,
+                weight_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, True, output_padding)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConv3DBackward0(Node):
+    """Backward of `slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, (1,), False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, (1,), False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, (1,), False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, (1,), False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvDilated2DBackward0(Node):
+    """Backward of `slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvDilated3DBackward0(Node):
+    """Backward of `slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:

@@ -315,7 +315,13 @@ from .Functions import (
     FillBackward2,
     FillBackward3,
     ZeroBackward0,
+    ConvTbcBackward0,
     ConvolutionBackward0,
+    SlowConvTranspose2DBackward0,
+    SlowConvTranspose3DBackward0,
+    SlowConv3DBackward0,
+    SlowConvDilated2DBackward0,
+    SlowConvDilated3DBackward0,
     MaxPool2DWithIndicesBackward0,
     AvgPool2DBackward0,
     AdaptiveAvgPool2DBackward0,
@@ -613,6 +619,7 @@ __all__ = [
     "addmv_",
     "linear",
     "bilinear",
+    "conv_tbc",
     "convolution",
     "max_pool2d_with_indices",
     "max_pool2d",
@@ -15581,6 +15588,58 @@ def bilinear(
         raise
 
 
+def conv_tbc(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    pad: Any = 0,
+) -> Tensor:
+    """`conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`
+
+    forward: conv_tbc_kernel(self, weight, bias, pad)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched("conv_tbc", "", conv_tbc, self, weight, bias, pad)
+    self_ = tensor_arg(self, "conv_tbc", "input", 1)
+    weight_ = tensor_arg(weight, "conv_tbc", "weight", 2)
+    bias_ = tensor_arg(bias, "conv_tbc", "bias", 3)
+    pad = int_arg(pad, "conv_tbc", "pad", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("conv_tbc", conv_tbc, (self, weight, bias, pad))
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = ConvTbcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_pad = pad
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(conv_pool.conv_tbc_kernel(self_, weight_, bias_, pad))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "conv_tbc", kernel_failure, self=self_, weight=weight_, bias=bias_, pad=pad
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                conv_tbc,
+                {"input": self, "weight": weight, "bias": bias, "pad": pad},
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def convolution(
     input: Any,
     weight: Any,
@@ -15701,6 +15760,535 @@ def convolution(
                     "groups": groups,
                 },
                 {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_transpose2d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_transpose2d",
+            "",
+            slow_conv_transpose2d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_transpose2d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_transpose2d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_transpose2d", "kernel_size", 3, size=2
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_transpose2d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_transpose2d", "stride", 5, size=2)
+    padding = int_list_arg(padding, "slow_conv_transpose2d", "padding", 6, size=2)
+    output_padding = int_list_arg(
+        output_padding, "slow_conv_transpose2d", "output_padding", 7, size=2
+    )
+    dilation = int_list_arg(dilation, "slow_conv_transpose2d", "dilation", 8, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_transpose2d",
+            slow_conv_transpose2d,
+            (
+                self,
+                weight,
+                kernel_size,
+                bias,
+                stride,
+                padding,
+                output_padding,
+                dilation,
+            ),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvTranspose2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_,
+                weight_,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_transpose2d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_transpose2d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "output_padding": output_padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_transpose3d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_transpose3d",
+            "",
+            slow_conv_transpose3d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_transpose3d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_transpose3d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_transpose3d", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_transpose3d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_transpose3d", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv_transpose3d", "padding", 6, size=3)
+    output_padding = int_list_arg(
+        output_padding, "slow_conv_transpose3d", "output_padding", 7, size=3
+    )
+    dilation = int_list_arg(dilation, "slow_conv_transpose3d", "dilation", 8, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_transpose3d",
+            slow_conv_transpose3d,
+            (
+                self,
+                weight,
+                kernel_size,
+                bias,
+                stride,
+                padding,
+                output_padding,
+                dilation,
+            ),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvTranspose3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_,
+                weight_,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_transpose3d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_transpose3d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "output_padding": output_padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv3d_forward(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+) -> Tensor:
+    """`slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, (1,), False, (0,), 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv3d_forward",
+            "",
+            slow_conv3d_forward,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+        )
+    self_ = tensor_arg(self, "slow_conv3d_forward", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv3d_forward", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv3d_forward", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv3d_forward", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv3d_forward", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv3d_forward", "padding", 6, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv3d_forward",
+            slow_conv3d_forward,
+            (self, weight, kernel_size, bias, stride, padding),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConv3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, (1,), False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv3d_forward",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv3d_forward,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_dilated2d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, False, (0,), 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_dilated2d",
+            "",
+            slow_conv_dilated2d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_dilated2d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_dilated2d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_dilated2d", "kernel_size", 3, size=2
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_dilated2d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_dilated2d", "stride", 5, size=2)
+    padding = int_list_arg(padding, "slow_conv_dilated2d", "padding", 6, size=2)
+    dilation = int_list_arg(dilation, "slow_conv_dilated2d", "dilation", 7, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_dilated2d",
+            slow_conv_dilated2d,
+            (self, weight, kernel_size, bias, stride, padding, dilation),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvDilated2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_dilated2d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_dilated2d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_dilated3d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, False, (0,), 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_dilated3d",
+            "",
+            slow_conv_dilated3d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_dilated3d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_dilated3d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_dilated3d", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_dilated3d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_dilated3d", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv_dilated3d", "padding", 6, size=3)
+    dilation = int_list_arg(dilation, "slow_conv_dilated3d", "dilation", 7, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_dilated3d",
+            slow_conv_dilated3d,
+            (self, weight, kernel_size, bias, stride, padding, dilation),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvDilated3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_dilated3d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_dilated3d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -22821,8 +23409,44 @@ OVERLOADS = {
     "bilinear": {
         "default": bilinear,
     },
+    "conv_tbc": {
+        "default": schema_names(
+            conv_tbc,
+            "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor",
+        ),
+    },
     "convolution": {
         "default": convolution,
+    },
+    "slow_conv_transpose2d": {
+        "default": schema_names(
+            slow_conv_transpose2d,
+            "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv_transpose3d": {
+        "default": schema_names(
+            slow_conv_transpose3d,
+            "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv3d_forward": {
+        "default": schema_names(
+            slow_conv3d_forward,
+            "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor",
+        ),
+    },
+    "slow_conv_dilated2d": {
+        "default": schema_names(
+            slow_conv_dilated2d,
+            "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv_dilated3d": {
+        "default": schema_names(
+            slow_conv_dilated3d,
+            "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor",
+        ),
     },
     "max_pool2d_with_indices": {
         "default": schema_names(

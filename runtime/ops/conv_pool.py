@@ -34,11 +34,15 @@ from yamlgrad.runtime.ops.shapes import reshape, slice_of, transpose
 
 KERNELS = (
     "convolution_kernel",
+    "conv_tbc_kernel",
     "max_pool2d_with_indices_kernel",
     "avg_pool2d_kernel",
     "adaptive_avg_pool2d_kernel",
 )
 BACKWARD_HELPERS = (
+    "conv_tbc_backward_input",
+    "conv_tbc_backward_weight",
+    "conv_tbc_backward_bias",
     "convolution_backward_input",
     "convolution_backward_weight",
     "convolution_backward_bias",
@@ -276,6 +280,39 @@ def convolution_kernel(
     if bias is not None:
         result += np.reshape(bias, (-1,) + (1,) * spatial)  # a fresh array
     return np.ascontiguousarray(result, dtype=np.result_type(input, weight))
+
+
+# conv_tbc's operands as convolution's: (time, batch, in) is (batch, in, time) and
+# the weight (kernel, in, out) is (out, in, kernel).
+_TBC_TO_NCT = (1, 2, 0)
+_NCT_TO_TBC = (2, 0, 1)
+_KIO_TO_OIK = (2, 1, 0)
+
+
+def conv_tbc_kernel(self: Any, weight: Any, bias: Any, pad: int) -> np.ndarray:
+    """A 1-d convolution of a (time, batch, channel) input, padded by `pad` at
+    both ends of the time axis, with PyTorch's checks."""
+    self, weight, bias = np.asarray(self), np.asarray(weight), np.asarray(bias)
+    if self.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError(
+            "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels."
+        )
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if self.shape[2] != weight.shape[1]:
+        raise RuntimeError(
+            "Input dim 2 (input channels) is not == dim 1 in the weight tensor"
+        )
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError(
+            "Bias size must equal dim 2 in the weight tensor (output channels)."
+        )
+    x = self.transpose(_TBC_TO_NCT)
+    w = np.ascontiguousarray(weight.transpose(_KIO_TO_OIK))
+    out = convolution_kernel(x, w, bias, (1,), (pad,), (1,), False, (0,), 1)
+    return np.ascontiguousarray(out.transpose(_NCT_TO_TBC))
 
 
 def pool_output_size(
@@ -742,6 +779,49 @@ def convolution_backward_bias(
     _check_backward_output_padding(transposed, output_padding)
     dims = (0,) + tuple(range(2, grad.ndim))
     return array_namespace(grad).sum(grad, axis=dims)
+
+
+def conv_tbc_backward_input(
+    grad: Any, self_sizes: tuple[int, ...], weight: Any, pad: int
+) -> Any:
+    """conv_tbc's input gradient: convolution's, on the permuted operands."""
+    time, batch, channels = self_sizes
+    out = convolution_backward_input(
+        _permute(grad, _TBC_TO_NCT),
+        (batch, channels, time),
+        _permute(weight, _KIO_TO_OIK),
+        (1,),
+        (pad,),
+        (1,),
+        False,
+        (0,),
+        1,
+    )
+    return _permute(out, _NCT_TO_TBC)
+
+
+def conv_tbc_backward_weight(
+    grad: Any, self: Any, weight_sizes: tuple[int, ...], pad: int
+) -> Any:
+    """conv_tbc's weight gradient: convolution's, on the permuted operands."""
+    kernel, channels, out_channels = weight_sizes
+    out = convolution_backward_weight(
+        _permute(grad, _TBC_TO_NCT),
+        _permute(self, _TBC_TO_NCT),
+        (out_channels, channels, kernel),
+        (1,),
+        (pad,),
+        (1,),
+        False,
+        (0,),
+        1,
+    )
+    return _permute(out, _KIO_TO_OIK)
+
+
+def conv_tbc_backward_bias(grad: Any) -> Any:
+    """The sum over time and batch."""
+    return array_namespace(grad).sum(grad, axis=(0, 1))
 
 
 def max_pool2d_with_indices_backward(

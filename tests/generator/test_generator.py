@@ -900,7 +900,13 @@ GOLDEN_NODE_NAMES = (
     # nn: convolution, pooling, normalisation, embedding, dropout
     ("linear", None),
     ("bilinear", None),
+    ("conv_tbc", "ConvTbcBackward0"),
     ("convolution", "ConvolutionBackward0"),
+    ("slow_conv_transpose2d", "SlowConvTranspose2DBackward0"),
+    ("slow_conv_transpose3d", "SlowConvTranspose3DBackward0"),
+    ("slow_conv3d_forward", "SlowConv3DBackward0"),
+    ("slow_conv_dilated2d", "SlowConvDilated2DBackward0"),
+    ("slow_conv_dilated3d", "SlowConvDilated3DBackward0"),
     ("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"),
     ("max_pool2d", None),
     ("avg_pool2d", "AvgPool2DBackward0"),
