@@ -123,6 +123,11 @@ from yamlgrad.runtime.ops.normalization import (
     native_group_norm_backward,
     native_layer_norm_backward,
 )
+from yamlgrad.runtime.ops.pooling import (
+    avg_pool3d_backward,
+    max_pool_backward,
+    max_unpool_backward,
+)
 from yamlgrad.runtime.ops.reductions import (
     cummaxmin_backward,
     cumprod_backward,
@@ -408,6 +413,14 @@ __all__ = [
     "MaxPool2DWithIndicesBackward0",
     "AvgPool2DBackward0",
     "AdaptiveAvgPool2DBackward0",
+    "AdaptiveMaxPool2DBackward0",
+    "AdaptiveMaxPool3DBackward0",
+    "AvgPool3DBackward0",
+    "FractionalMaxPool2DBackward0",
+    "FractionalMaxPool3DBackward0",
+    "MaxPool3DWithIndicesBackward0",
+    "MaxUnpool2DBackward0",
+    "MaxUnpool3DBackward0",
     "NativeLayerNormBackward0",
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
@@ -7440,6 +7453,250 @@ class AdaptiveAvgPool2DBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """Backward of `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 2)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class AdaptiveMaxPool3DBackward0(Node):
+    """Backward of `adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class AvgPool3DBackward0(Node):
+    """Backward of `avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool3d_backward(grad, self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = (
+        "_saved_ceil_mode",
+        "_saved_count_include_pad",
+        "_saved_divisor_override",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = avg_pool3d_backward(
+                grad,
+                self_sym_sizes,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        return grad_inputs
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """Backward of `fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 2)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """Backward of `fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class MaxPool3DWithIndicesBackward0(Node):
+    """Backward of `max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class MaxUnpool2DBackward0(Node):
+    """Backward of `max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`.
+
+    self: max_unpool_backward(grad, indices, 2)
+    """
+
+    __slots__ = ("_raw_saved_indices",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_unpool_backward(grad, indices, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class MaxUnpool3DBackward0(Node):
+    """Backward of `max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`.
+
+    self: max_unpool_backward(grad, indices, 3)
+    """
+
+    __slots__ = ("_raw_saved_indices",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_unpool_backward(grad, indices, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
 
 
 class NativeLayerNormBackward0(Node):

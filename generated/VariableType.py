@@ -25,6 +25,7 @@ from yamlgrad.runtime.ops import (
     linalg,
     losses,
     normalization,
+    pooling,
     random_draws,
     reductions,
     resampling,
@@ -325,6 +326,14 @@ from .Functions import (
     MaxPool2DWithIndicesBackward0,
     AvgPool2DBackward0,
     AdaptiveAvgPool2DBackward0,
+    AdaptiveMaxPool2DBackward0,
+    AdaptiveMaxPool3DBackward0,
+    AvgPool3DBackward0,
+    FractionalMaxPool2DBackward0,
+    FractionalMaxPool3DBackward0,
+    MaxPool3DWithIndicesBackward0,
+    MaxUnpool2DBackward0,
+    MaxUnpool3DBackward0,
     NativeLayerNormBackward0,
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
@@ -16552,6 +16561,575 @@ def _adaptive_avg_pool2d_default(
     return result
 
 
+def adaptive_max_pool2d(
+    input: Any,
+    output_size: Any,
+) -> Any:
+    """`adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`
+
+    forward: adaptive_max_pool_kernel(self, output_size, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "adaptive_max_pool2d", "", adaptive_max_pool2d, self, output_size
+        )
+    self_ = tensor_arg(self, "adaptive_max_pool2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "adaptive_max_pool2d", "output_size", 2, size=2
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "adaptive_max_pool2d", adaptive_max_pool2d, (self, output_size)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.adaptive_max_pool_kernel(self_, output_size, 2)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "adaptive_max_pool2d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                adaptive_max_pool2d,
+                {"input": self, "output_size": output_size},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def adaptive_max_pool3d(
+    input: Any,
+    output_size: Any,
+) -> Any:
+    """`adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`
+
+    forward: adaptive_max_pool_kernel(self, output_size, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "adaptive_max_pool3d", "", adaptive_max_pool3d, self, output_size
+        )
+    self_ = tensor_arg(self, "adaptive_max_pool3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "adaptive_max_pool3d", "output_size", 2, size=3
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "adaptive_max_pool3d", adaptive_max_pool3d, (self, output_size)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.adaptive_max_pool_kernel(self_, output_size, 3)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "adaptive_max_pool3d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                adaptive_max_pool3d,
+                {"input": self, "output_size": output_size},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def avg_pool3d(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    ceil_mode: Any = False,
+    count_include_pad: Any = True,
+    divisor_override: Any = None,
+) -> Tensor:
+    """`avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+
+    forward: avg_pool3d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "avg_pool3d",
+            "",
+            avg_pool3d,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    self_ = tensor_arg(self, "avg_pool3d", "input", 1)
+    kernel_size = int_list_arg(kernel_size, "avg_pool3d", "kernel_size", 2, size=3)
+    stride = int_list_arg(stride, "avg_pool3d", "stride", 3, size=3)
+    padding = int_list_arg(padding, "avg_pool3d", "padding", 4, size=3)
+    ceil_mode = bool_arg(ceil_mode, "avg_pool3d", "ceil_mode", 5)
+    count_include_pad = bool_arg(
+        count_include_pad, "avg_pool3d", "count_include_pad", 6
+    )
+    divisor_override = optional_int_arg(
+        divisor_override, "avg_pool3d", "divisor_override", 7
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "avg_pool3d",
+            avg_pool3d,
+            (
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AvgPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            pooling.avg_pool3d_kernel(
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "avg_pool3d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+            divisor_override=divisor_override,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = avg_pool3d(
+                input=self_t,
+                kernel_size=kernel_size,
+                stride=stride,
+                padding=padding,
+                ceil_mode=ceil_mode,
+                count_include_pad=count_include_pad,
+                divisor_override=divisor_override,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def fractional_max_pool2d(
+    input: Any,
+    kernel_size: Any,
+    output_size: Any,
+    random_samples: Any,
+) -> Any:
+    """`fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`
+
+    forward: fractional_max_pool_kernel(self, kernel_size, output_size, random_samples, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, random_samples):
+        return call_batched(
+            "fractional_max_pool2d",
+            "",
+            fractional_max_pool2d,
+            self,
+            kernel_size,
+            output_size,
+            random_samples,
+        )
+    self_ = tensor_arg(self, "fractional_max_pool2d", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "fractional_max_pool2d", "kernel_size", 2, size=2
+    )
+    output_size = int_list_arg(
+        output_size, "fractional_max_pool2d", "output_size", 3, size=2
+    )
+    random_samples_ = tensor_arg(
+        random_samples, "fractional_max_pool2d", "random_samples", 4
+    )
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "fractional_max_pool2d",
+            fractional_max_pool2d,
+            (self, kernel_size, output_size, random_samples),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FractionalMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.fractional_max_pool_kernel(
+                self_, kernel_size, output_size, random_samples_, 2
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "fractional_max_pool2d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            output_size=output_size,
+            random_samples=random_samples_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                fractional_max_pool2d,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "output_size": output_size,
+                    "random_samples": random_samples,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def fractional_max_pool3d(
+    input: Any,
+    kernel_size: Any,
+    output_size: Any,
+    random_samples: Any,
+) -> Any:
+    """`fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`
+
+    forward: fractional_max_pool_kernel(self, kernel_size, output_size, random_samples, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, random_samples):
+        return call_batched(
+            "fractional_max_pool3d",
+            "",
+            fractional_max_pool3d,
+            self,
+            kernel_size,
+            output_size,
+            random_samples,
+        )
+    self_ = tensor_arg(self, "fractional_max_pool3d", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "fractional_max_pool3d", "kernel_size", 2, size=3
+    )
+    output_size = int_list_arg(
+        output_size, "fractional_max_pool3d", "output_size", 3, size=3
+    )
+    random_samples_ = tensor_arg(
+        random_samples, "fractional_max_pool3d", "random_samples", 4
+    )
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "fractional_max_pool3d",
+            fractional_max_pool3d,
+            (self, kernel_size, output_size, random_samples),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FractionalMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.fractional_max_pool_kernel(
+                self_, kernel_size, output_size, random_samples_, 3
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "fractional_max_pool3d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            output_size=output_size,
+            random_samples=random_samples_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                fractional_max_pool3d,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "output_size": output_size,
+                    "random_samples": random_samples,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def max_pool3d_with_indices(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Any:
+    """`max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+
+    forward: max_pool3d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "max_pool3d_with_indices",
+            "",
+            max_pool3d_with_indices,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+        )
+    self_ = tensor_arg(self, "max_pool3d_with_indices", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "max_pool3d_with_indices", "kernel_size", 2, size=3
+    )
+    stride = int_list_arg(stride, "max_pool3d_with_indices", "stride", 3, size=3)
+    padding = int_list_arg(padding, "max_pool3d_with_indices", "padding", 4, size=3)
+    dilation = int_list_arg(dilation, "max_pool3d_with_indices", "dilation", 5, size=3)
+    ceil_mode = bool_arg(ceil_mode, "max_pool3d_with_indices", "ceil_mode", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_pool3d_with_indices",
+            max_pool3d_with_indices,
+            (self, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxPool3DWithIndicesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.max_pool3d_with_indices_kernel(
+                self_, kernel_size, stride, padding, dilation, ceil_mode
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_pool3d_with_indices",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_pool3d_with_indices,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "ceil_mode": ceil_mode,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def max_unpool2d(
+    input: Any,
+    indices: Any,
+    output_size: Any,
+) -> Tensor:
+    """`max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`
+
+    forward: max_unpool_kernel(self, indices, output_size, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, indices):
+        return call_batched(
+            "max_unpool2d", "", max_unpool2d, self, indices, output_size
+        )
+    self_ = tensor_arg(self, "max_unpool2d", "input", 1)
+    indices_ = tensor_arg(indices, "max_unpool2d", "indices", 2)
+    output_size = int_list_arg(output_size, "max_unpool2d", "output_size", 3, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_unpool2d", max_unpool2d, (self, indices, output_size)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxUnpool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+    try:
+        result = Tensor._make(
+            pooling.max_unpool_kernel(self_, indices_, output_size, 2)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_unpool2d",
+            kernel_failure,
+            self=self_,
+            indices=indices_,
+            output_size=output_size,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = max_unpool2d(
+                input=self_t, indices=indices, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def max_unpool3d(
+    input: Any,
+    indices: Any,
+    output_size: Any,
+    stride: Any,
+    padding: Any,
+) -> Tensor:
+    """`max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`
+
+    forward: max_unpool_kernel(self, indices, output_size, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, indices):
+        return call_batched(
+            "max_unpool3d",
+            "",
+            max_unpool3d,
+            self,
+            indices,
+            output_size,
+            stride,
+            padding,
+        )
+    self_ = tensor_arg(self, "max_unpool3d", "input", 1)
+    indices_ = tensor_arg(indices, "max_unpool3d", "indices", 2)
+    output_size = int_list_arg(output_size, "max_unpool3d", "output_size", 3, size=3)
+    stride = int_list_arg(stride, "max_unpool3d", "stride", 4, size=3)
+    padding = int_list_arg(padding, "max_unpool3d", "padding", 5, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_unpool3d", max_unpool3d, (self, indices, output_size, stride, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxUnpool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+    try:
+        result = Tensor._make(
+            pooling.max_unpool_kernel(self_, indices_, output_size, 3)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_unpool3d",
+            kernel_failure,
+            self=self_,
+            indices=indices_,
+            output_size=output_size,
+            stride=stride,
+            padding=padding,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = max_unpool3d(
+                input=self_t,
+                indices=indices,
+                output_size=output_size,
+                stride=stride,
+                padding=padding,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def native_layer_norm(
     input: Any,
     normalized_shape: Any,
@@ -23470,6 +24048,54 @@ OVERLOADS = {
         "default": schema_names(
             _adaptive_avg_pool2d_default,
             "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+        ),
+    },
+    "adaptive_max_pool2d": {
+        "default": schema_names(
+            adaptive_max_pool2d,
+            "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+        ),
+    },
+    "adaptive_max_pool3d": {
+        "default": schema_names(
+            adaptive_max_pool3d,
+            "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
+        ),
+    },
+    "avg_pool3d": {
+        "default": schema_names(
+            avg_pool3d,
+            "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        ),
+    },
+    "fractional_max_pool2d": {
+        "default": schema_names(
+            fractional_max_pool2d,
+            "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        ),
+    },
+    "fractional_max_pool3d": {
+        "default": schema_names(
+            fractional_max_pool3d,
+            "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        ),
+    },
+    "max_pool3d_with_indices": {
+        "default": schema_names(
+            max_pool3d_with_indices,
+            "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        ),
+    },
+    "max_unpool2d": {
+        "default": schema_names(
+            max_unpool2d,
+            "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+        ),
+    },
+    "max_unpool3d": {
+        "default": schema_names(
+            max_unpool3d,
+            "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
         ),
     },
     "native_layer_norm": {
