@@ -75,6 +75,7 @@ from yamlgrad.runtime.ops.elementwise import (
     xlogy,
     zeros_like,
 )
+from yamlgrad.runtime.ops.grid_sampling import affine_grid_generator_backward
 from yamlgrad.runtime.ops.indexing import (
     diagonal_scatter,
     embedding_backward,
@@ -425,6 +426,7 @@ __all__ = [
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "AffineGridGeneratorBackward0",
     "ReflectionPad1DBackward0",
     "ReflectionPad2DBackward0",
     "ReflectionPad3DBackward0",
@@ -7939,6 +7941,29 @@ class EmbeddingBackward0(Node):
     @property
     def _saved_indices(self) -> Any:
         return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class AffineGridGeneratorBackward0(Node):
+    """Backward of `affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`.
+
+    theta: affine_grid_generator_backward(grad, size, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_size",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        size = self._saved_size
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = affine_grid_generator_backward(grad, size, align_corners)
+        return grad_inputs
 
 
 class ReflectionPad1DBackward0(Node):

@@ -21,6 +21,7 @@ from yamlgrad.runtime.ops import (
     composites,
     conv_pool,
     elementwise,
+    grid_sampling,
     indexing,
     linalg,
     losses,
@@ -338,6 +339,7 @@ from .Functions import (
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    AffineGridGeneratorBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad2DBackward0,
     ReflectionPad3DBackward0,
@@ -637,6 +639,7 @@ __all__ = [
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "affine_grid_generator",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -17535,6 +17538,61 @@ def embedding(
     return result
 
 
+def affine_grid_generator(
+    theta: Any,
+    size: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`
+
+    forward: affine_grid_generator_kernel(theta, size, align_corners)
+    """
+    if vmap_hook.levels and is_batched(theta):
+        return call_batched(
+            "affine_grid_generator",
+            "",
+            affine_grid_generator,
+            theta,
+            size,
+            align_corners,
+        )
+    theta_ = tensor_arg(theta, "affine_grid_generator", "theta", 1)
+    size = int_list_arg(size, "affine_grid_generator", "size", 2)
+    align_corners = bool_arg(align_corners, "affine_grid_generator", "align_corners", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "affine_grid_generator", affine_grid_generator, (theta, size, align_corners)
+        )
+    grad_fn = None
+    if compute_requires_grad(theta):
+        grad_fn = AffineGridGeneratorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(theta))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_size = size
+    try:
+        result = Tensor._make(
+            grid_sampling.affine_grid_generator_kernel(theta_, size, align_corners)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "affine_grid_generator",
+            kernel_failure,
+            theta=theta_,
+            size=size,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(theta):
+        with formula_mode():
+            theta_t = tangent_of(theta)
+            result_t = affine_grid_generator(
+                theta=theta_t, size=size, align_corners=align_corners
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def reflection_pad1d(
     input: Any,
     padding: Any,
@@ -24109,6 +24167,9 @@ OVERLOADS = {
     },
     "embedding": {
         "default": embedding,
+    },
+    "affine_grid_generator": {
+        "default": affine_grid_generator,
     },
     "reflection_pad1d": {
         "default": schema_names(

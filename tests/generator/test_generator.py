@@ -923,6 +923,7 @@ GOLDEN_NODE_NAMES = (
     ("native_batch_norm", "NativeBatchNormBackward0"),
     ("native_group_norm", "NativeGroupNormBackward0"),
     ("embedding", "EmbeddingBackward0"),
+    ("affine_grid_generator", "AffineGridGeneratorBackward0"),
     # nn: padding, upsampling, shuffles and sliding blocks
     ("reflection_pad1d", "ReflectionPad1DBackward0"),
     ("reflection_pad2d", "ReflectionPad2DBackward0"),
