@@ -75,7 +75,11 @@ from yamlgrad.runtime.ops.elementwise import (
     xlogy,
     zeros_like,
 )
-from yamlgrad.runtime.ops.grid_sampling import affine_grid_generator_backward
+from yamlgrad.runtime.ops.grid_sampling import (
+    affine_grid_generator_backward,
+    grid_sampler_backward_grid,
+    grid_sampler_backward_input,
+)
 from yamlgrad.runtime.ops.indexing import (
     diagonal_scatter,
     embedding_backward,
@@ -427,6 +431,8 @@ __all__ = [
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
     "AffineGridGeneratorBackward0",
+    "GridSampler2DBackward0",
+    "GridSampler3DBackward0",
     "ReflectionPad1DBackward0",
     "ReflectionPad2DBackward0",
     "ReflectionPad3DBackward0",
@@ -7964,6 +7970,130 @@ class AffineGridGeneratorBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = affine_grid_generator_backward(grad, size, align_corners)
         return grad_inputs
+
+
+class GridSampler2DBackward0(Node):
+    """Backward of `grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+
+    input: grid_sampler_backward_input(grad, input.shape, grid, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_backward_grid(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_raw_saved_grid",
+        "_raw_saved_input",
+        "_saved_input_sym_sizes",
+        "_saved_interpolation_mode",
+        "_saved_padding_mode",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_grid: Any = UNDEFINED
+        self._raw_saved_input: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        grid = self._raw_saved_grid.unpack(self, raw)
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grid_sampler_backward_input(
+                grad,
+                input_sym_sizes,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grid_sampler_backward_grid(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_grid.reset_data()
+        self._raw_saved_input.reset_data()
+
+    @property
+    def _saved_grid(self) -> Any:
+        return self._raw_saved_grid.unpack_wrapped(self)
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+
+class GridSampler3DBackward0(Node):
+    """Backward of `grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+
+    input: grid_sampler_backward_input(grad, input.shape, grid, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_backward_grid(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_raw_saved_grid",
+        "_raw_saved_input",
+        "_saved_input_sym_sizes",
+        "_saved_interpolation_mode",
+        "_saved_padding_mode",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_grid: Any = UNDEFINED
+        self._raw_saved_input: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        grid = self._raw_saved_grid.unpack(self, raw)
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grid_sampler_backward_input(
+                grad,
+                input_sym_sizes,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grid_sampler_backward_grid(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_grid.reset_data()
+        self._raw_saved_input.reset_data()
+
+    @property
+    def _saved_grid(self) -> Any:
+        return self._raw_saved_grid.unpack_wrapped(self)
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
 
 
 class ReflectionPad1DBackward0(Node):

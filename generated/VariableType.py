@@ -340,6 +340,8 @@ from .Functions import (
     NativeGroupNormBackward0,
     EmbeddingBackward0,
     AffineGridGeneratorBackward0,
+    GridSampler2DBackward0,
+    GridSampler3DBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad2DBackward0,
     ReflectionPad3DBackward0,
@@ -640,6 +642,8 @@ __all__ = [
     "native_group_norm",
     "embedding",
     "affine_grid_generator",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -17593,6 +17597,174 @@ def affine_grid_generator(
     return result
 
 
+def grid_sampler_2d(
+    input: Any,
+    grid: Any,
+    interpolation_mode: Any,
+    padding_mode: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+
+    forward: grid_sampler_kernel(input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+    if vmap_hook.levels and is_batched(input, grid):
+        return call_batched(
+            "grid_sampler_2d",
+            "",
+            grid_sampler_2d,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        )
+    input_ = tensor_arg(input, "grid_sampler_2d", "input", 1)
+    grid_ = tensor_arg(grid, "grid_sampler_2d", "grid", 2)
+    interpolation_mode = int_arg(
+        interpolation_mode, "grid_sampler_2d", "interpolation_mode", 3
+    )
+    padding_mode = int_arg(padding_mode, "grid_sampler_2d", "padding_mode", 4)
+    align_corners = bool_arg(align_corners, "grid_sampler_2d", "align_corners", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "grid_sampler_2d",
+            grid_sampler_2d,
+            (input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    grad_fn = None
+    if compute_requires_grad(input, grid):
+        grad_fn = GridSampler2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn._saved_align_corners = align_corners
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_grid = SavedVariable(grid, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+    try:
+        result = Tensor._make(
+            grid_sampling.grid_sampler_kernel(
+                input_, grid_, interpolation_mode, padding_mode, align_corners
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "grid_sampler_2d",
+            kernel_failure,
+            input=input_,
+            grid=grid_,
+            interpolation_mode=interpolation_mode,
+            padding_mode=padding_mode,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, grid):
+        with formula_mode():
+            input_t = tangent_of(input)
+            grid_t = tangent_of(grid)
+            result_t = derived_jvp(
+                grid_sampler_2d,
+                {
+                    "input": input,
+                    "grid": grid,
+                    "interpolation_mode": interpolation_mode,
+                    "padding_mode": padding_mode,
+                    "align_corners": align_corners,
+                },
+                {"input": input_t, "grid": grid_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def grid_sampler_3d(
+    input: Any,
+    grid: Any,
+    interpolation_mode: Any,
+    padding_mode: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+
+    forward: grid_sampler_kernel(input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+    if vmap_hook.levels and is_batched(input, grid):
+        return call_batched(
+            "grid_sampler_3d",
+            "",
+            grid_sampler_3d,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        )
+    input_ = tensor_arg(input, "grid_sampler_3d", "input", 1)
+    grid_ = tensor_arg(grid, "grid_sampler_3d", "grid", 2)
+    interpolation_mode = int_arg(
+        interpolation_mode, "grid_sampler_3d", "interpolation_mode", 3
+    )
+    padding_mode = int_arg(padding_mode, "grid_sampler_3d", "padding_mode", 4)
+    align_corners = bool_arg(align_corners, "grid_sampler_3d", "align_corners", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "grid_sampler_3d",
+            grid_sampler_3d,
+            (input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    grad_fn = None
+    if compute_requires_grad(input, grid):
+        grad_fn = GridSampler3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn._saved_align_corners = align_corners
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_grid = SavedVariable(grid, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+    try:
+        result = Tensor._make(
+            grid_sampling.grid_sampler_kernel(
+                input_, grid_, interpolation_mode, padding_mode, align_corners
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "grid_sampler_3d",
+            kernel_failure,
+            input=input_,
+            grid=grid_,
+            interpolation_mode=interpolation_mode,
+            padding_mode=padding_mode,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, grid):
+        with formula_mode():
+            input_t = tangent_of(input)
+            grid_t = tangent_of(grid)
+            result_t = derived_jvp(
+                grid_sampler_3d,
+                {
+                    "input": input,
+                    "grid": grid,
+                    "interpolation_mode": interpolation_mode,
+                    "padding_mode": padding_mode,
+                    "align_corners": align_corners,
+                },
+                {"input": input_t, "grid": grid_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def reflection_pad1d(
     input: Any,
     padding: Any,
@@ -24170,6 +24342,12 @@ OVERLOADS = {
     },
     "affine_grid_generator": {
         "default": affine_grid_generator,
+    },
+    "grid_sampler_2d": {
+        "default": grid_sampler_2d,
+    },
+    "grid_sampler_3d": {
+        "default": grid_sampler_3d,
     },
     "reflection_pad1d": {
         "default": schema_names(

@@ -1,8 +1,9 @@
-"""`yg.nn.functional`'s 3-d, adaptive-max, unpooling and fractional pooling and
-F.affine_grid, with PyTorch's argument handling, each reaching one entry of
+"""`yg.nn.functional`'s 3-d, adaptive-max, unpooling and fractional pooling, and
+F.affine_grid and F.grid_sample, with PyTorch's argument handling, each reaching one entry of
 derivatives.yaml (so the node is PyTorch's: MaxPool3DWithIndicesBackward0,
 AvgPool3DBackward0, AdaptiveMaxPool2DBackward0, MaxUnpool2DBackward0,
-FractionalMaxPool2DBackward0, AffineGridGeneratorBackward0, ...).
+FractionalMaxPool2DBackward0, AffineGridGeneratorBackward0,
+GridSampler2DBackward0, ...).
 
 >>> max_pool3d(yg.randn(1, 1, 4, 4, 4), 2).shape
 yamlgrad.Size([1, 1, 2, 2, 2])
@@ -29,7 +30,14 @@ __all__ = [
     "fractional_max_pool2d",
     "fractional_max_pool3d",
     "affine_grid",
+    "grid_sample",
 ]
+
+_ALIGN_CORNERS_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to "
+    "align_corners=False since 1.3.0. Please specify align_corners=True if the old "
+    "behavior is desired. See the documentation of grid_sample for details."
+)
 
 
 def _ntuple(value: Any, n: int) -> tuple[int, ...]:
@@ -251,13 +259,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     size [N, C, H, W], [N, 3, 4] for [N, C, D, H, W]): [N, H, W, 2] (or
     [N, D, H, W, 3]) normalised coordinates, as F.grid_sample reads them."""
     if align_corners is None:
-        warnings.warn(
-            "Default grid_sample and affine_grid behavior has changed "
-            "to align_corners=False since 1.3.0. Please specify "
-            "align_corners=True if the old behavior is desired. "
-            "See the documentation of grid_sample for details.",
-            stacklevel=2,
-        )
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
         align_corners = False
     if not theta.dtype.is_floating_point:
         raise ValueError(
@@ -287,3 +289,38 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return VariableType.affine_grid_generator(theta, size, align_corners)
+
+
+_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """The input ([N, C, H, W] or [N, C, D, H, W]) read at the grid's normalised
+    points ([N, H', W', 2] or [N, D', H', W', 3], x first), interpolated by
+    `mode` and padded by `padding_mode` outside [-1, 1]."""
+    if mode not in _MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' "
+            f"or 'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+            f"'border', or 'reflection', but got: '{padding_mode}'"
+        )
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    op = (
+        VariableType.grid_sampler_3d
+        if input.ndim == 5
+        else VariableType.grid_sampler_2d
+    )
+    return op(input, grid, _MODES[mode], _PADDING_MODES[padding_mode], align_corners)

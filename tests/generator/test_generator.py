@@ -924,6 +924,8 @@ GOLDEN_NODE_NAMES = (
     ("native_group_norm", "NativeGroupNormBackward0"),
     ("embedding", "EmbeddingBackward0"),
     ("affine_grid_generator", "AffineGridGeneratorBackward0"),
+    ("grid_sampler_2d", "GridSampler2DBackward0"),
+    ("grid_sampler_3d", "GridSampler3DBackward0"),
     # nn: padding, upsampling, shuffles and sliding blocks
     ("reflection_pad1d", "ReflectionPad1DBackward0"),
     ("reflection_pad2d", "ReflectionPad2DBackward0"),

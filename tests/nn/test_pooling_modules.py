@@ -142,3 +142,42 @@ def test_affine_grid_refuses_a_theta_of_the_wrong_shape_as_torch() -> None:
     for lib in (yg, torch):
         with pytest.raises(ValueError, match=message):
             lib.nn.functional.affine_grid(lib.zeros(1, 3, 4), (1, 1, 2, 2), False)
+
+
+@pytest.mark.parametrize(
+    "mode, padding_mode, shapes",
+    [
+        ("bilinear", "zeros", ((2, 3, 4, 5), (2, 3, 2, 2))),
+        ("nearest", "border", ((1, 2, 4, 4), (1, 2, 3, 2))),
+        ("bicubic", "reflection", ((1, 2, 5, 4), (1, 3, 2, 2))),
+        ("bilinear", "reflection", ((1, 2, 3, 4, 3), (1, 2, 2, 3, 3))),
+    ],
+)
+def test_grid_sample_matches_torch(
+    mode: str, padding_mode: str, shapes: tuple[tuple[int, ...], ...]
+) -> None:
+    rng = np.random.default_rng(4)
+    data, points = rng.standard_normal(shapes[0]), rng.uniform(-1.1, 1.1, shapes[1])
+    results = []
+    for lib in (yg, torch):
+        x = lib.tensor(data, requires_grad=True)
+        grid = lib.tensor(points, requires_grad=True)
+        out = lib.nn.functional.grid_sample(
+            x, grid, mode=mode, padding_mode=padding_mode, align_corners=False
+        )
+        (out * out).sum().backward()
+        results.append((out, x.grad, grid.grad))
+    (out, x_grad, grid_grad), (ref, ref_x_grad, ref_grid_grad) = results
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), 1e-12, 1e-14)
+    assert type(out.grad_fn).__name__ == type(ref.grad_fn).__name__
+    np.testing.assert_allclose(x_grad.numpy(), ref_x_grad.numpy(), 1e-12, 1e-14)
+    np.testing.assert_allclose(grid_grad.numpy(), ref_grid_grad.numpy(), 1e-10, 1e-12)
+
+
+def test_grid_sample_refuses_an_unknown_mode_as_torch() -> None:
+    message = "expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: 'area'"
+    for lib in (yg, torch):
+        with pytest.raises(ValueError, match=message):
+            lib.nn.functional.grid_sample(
+                lib.zeros(1, 1, 2, 2), lib.zeros(1, 1, 1, 2), mode="area"
+            )
