@@ -24,6 +24,7 @@ from yamlgrad.runtime.ops import (
     grid_sampling,
     indexing,
     linalg,
+    linalg_decompositions,
     losses,
     normalization,
     pooling,
@@ -257,6 +258,14 @@ from .Functions import (
     TraceBackward0,
     LinalgInvExBackward0,
     LinalgDetBackward0,
+    CholeskyBackward0,
+    LinalgCholeskyExBackward0,
+    CholeskySolveBackward0,
+    CholeskyInverseBackward0,
+    LinalgCrossBackward0,
+    LinalgMatrixExpBackward0,
+    LinalgQrBackward0,
+    LinalgSolveTriangularBackward0,
     TBackward0,
     TransposeBackward0,
     PermuteBackward0,
@@ -532,6 +541,16 @@ __all__ = [
     "linalg_inv_ex",
     "linalg_inv",
     "linalg_det",
+    "cholesky",
+    "linalg_cholesky_ex",
+    "linalg_cholesky",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "linalg_cross",
+    "linalg_matrix_exp",
+    "matrix_exp",
+    "linalg_qr",
+    "linalg_solve_triangular",
     "einsum",
     "t",
     "transpose",
@@ -2001,7 +2020,9 @@ def lerp_Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end):
-        return call_batched("lerp.Scalar", "", lerp_Scalar, self, end, weight)
+        return call_batched(
+            "lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
@@ -2038,7 +2059,9 @@ def lerp_Tensor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched("lerp.Tensor", "", lerp_Tensor, self, end, weight)
+        return call_batched(
+            "lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
@@ -2447,7 +2470,9 @@ def nan_to_num(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nan_to_num", "", nan_to_num, self, nan, posinf, neginf)
+        return call_batched(
+            "nan_to_num", "elementwise", nan_to_num, self, nan, posinf, neginf
+        )
     self_ = tensor_arg(self, "nan_to_num", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
@@ -2771,7 +2796,7 @@ def isnan(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("isnan", "", isnan, self)
+        return call_batched("isnan", "elementwise", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("isnan", isnan, (self,))
@@ -2791,7 +2816,7 @@ def isinf(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("isinf", "", isinf, self)
+        return call_batched("isinf", "elementwise", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("isinf", isinf, (self,))
@@ -2811,7 +2836,7 @@ def isfinite(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("isfinite", "", isfinite, self)
+        return call_batched("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("isfinite", isfinite, (self,))
@@ -2831,7 +2856,7 @@ def logical_not(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("logical_not", "", logical_not, self)
+        return call_batched("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("logical_not", logical_not, (self,))
@@ -2852,7 +2877,7 @@ def logical_xor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_xor", "", logical_xor, self, other)
+        return call_batched("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
     if tracing.active and tracing.is_recording():
@@ -2874,7 +2899,7 @@ def logical_and(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_and", "", logical_and, self, other)
+        return call_batched("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
     if tracing.active and tracing.is_recording():
@@ -2896,7 +2921,7 @@ def logical_or(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_or", "", logical_or, self, other)
+        return call_batched("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
     if tracing.active and tracing.is_recording():
@@ -2917,7 +2942,7 @@ def bitwise_not(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("bitwise_not", "", bitwise_not, self)
+        return call_batched("bitwise_not", "elementwise", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("bitwise_not", bitwise_not, (self,))
@@ -3280,7 +3305,7 @@ def neg(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("neg", "", neg, self)
+        return call_batched("neg", "elementwise", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("neg", neg, (self,))
@@ -3546,7 +3571,7 @@ def relu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("relu", "", relu, self)
+        return call_batched("relu", "elementwise", relu, self)
     self_ = tensor_arg(self, "relu", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("relu", relu, (self,))
@@ -3674,7 +3699,7 @@ def abs(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("abs", "", abs, self)
+        return call_batched("abs", "elementwise", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("abs", abs, (self,))
@@ -3706,7 +3731,7 @@ def sign(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sign", "", sign, self)
+        return call_batched("sign", "elementwise", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("sign", sign, (self,))
@@ -4426,6 +4451,7 @@ def erfinv(
     if compute_requires_grad(self):
         grad_fn = ErfinvBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(special.erfinv(self_))
     except ValueError as kernel_failure:
@@ -4437,8 +4463,6 @@ def erfinv(
             self_t = tangent_of(self)
             result_t = derived_jvp(erfinv, {"input": self}, {"input": self_t})
         set_fw_grad(result, result_t)
-    if grad_fn is not None:
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -5843,7 +5867,7 @@ def floor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("floor", "", floor, self)
+        return call_batched("floor", "elementwise", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("floor", floor, (self,))
@@ -5874,7 +5898,7 @@ def ceil(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil", "", ceil, self)
+        return call_batched("ceil", "elementwise", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("ceil", ceil, (self,))
@@ -5905,7 +5929,7 @@ def round_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round", "", round_default, self)
+        return call_batched("round", "elementwise", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("round_default", round_default, (self,))
@@ -5938,7 +5962,9 @@ def round_decimals(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round.decimals", "", round_decimals, self, decimals)
+        return call_batched(
+            "round.decimals", "elementwise", round_decimals, self, decimals
+        )
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
     if tracing.active and tracing.is_recording():
@@ -5970,7 +5996,7 @@ def trunc(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc", "", trunc, self)
+        return call_batched("trunc", "elementwise", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("trunc", trunc, (self,))
@@ -6001,7 +6027,7 @@ def frac(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("frac", "", frac, self)
+        return call_batched("frac", "elementwise", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("frac", frac, (self,))
@@ -6034,7 +6060,7 @@ def sum_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sum", "", sum_default, self, dtype)
+        return call_batched("sum", "full_reduction", sum_default, self, dtype)
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -6072,7 +6098,7 @@ def sum_dim_IntList(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "sum.dim_IntList", "dim", sum_dim_IntList, self, dim, keepdim, dtype
+            "sum.dim_IntList", "dims(dim)", sum_dim_IntList, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "sum", "input", 1)
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
@@ -6127,7 +6153,7 @@ def mean_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mean", "", mean_default, self, dtype)
+        return call_batched("mean", "full_reduction", mean_default, self, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -6164,7 +6190,9 @@ def mean_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mean.dim", "dim", mean_dim, self, dim, keepdim, dtype)
+        return call_batched(
+            "mean.dim", "dims(dim)", mean_dim, self, dim, keepdim, dtype
+        )
     self_ = tensor_arg(self, "mean", "input", 1)
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
@@ -6214,7 +6242,7 @@ def max_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("max.dim", "dim", max_dim, self, dim, keepdim)
+        return call_batched("max.dim", "dims(dim)", max_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
@@ -6258,7 +6286,7 @@ def max_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("max", "", max_default, self)
+        return call_batched("max", "full_reduction", max_default, self)
     self_ = tensor_arg(self, "max", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("max_default", max_default, (self,))
@@ -6294,7 +6322,7 @@ def min_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("min.dim", "dim", min_dim, self, dim, keepdim)
+        return call_batched("min.dim", "dims(dim)", min_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
@@ -6338,7 +6366,7 @@ def min_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("min", "", min_default, self)
+        return call_batched("min", "full_reduction", min_default, self)
     self_ = tensor_arg(self, "min", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("min_default", min_default, (self,))
@@ -6374,7 +6402,7 @@ def prod_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("prod", "", prod_default, self, dtype)
+        return call_batched("prod", "full_reduction", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -6416,7 +6444,7 @@ def prod_dim_int(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "prod.dim_int", "dim", prod_dim_int, self, dim, keepdim, dtype
+            "prod.dim_int", "dims(dim)", prod_dim_int, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "prod", "input", 1)
     dim = int_arg(dim, "prod", "dim", 2)
@@ -6478,7 +6506,13 @@ def var_correction(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "var.correction", "dim", var_correction, self, dim, correction, keepdim
+            "var.correction",
+            "dims(dim)",
+            var_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
         )
     self_ = tensor_arg(self, "var", "input", 1)
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
@@ -6542,7 +6576,13 @@ def std_correction(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "std.correction", "dim", std_correction, self, dim, correction, keepdim
+            "std.correction",
+            "dims(dim)",
+            std_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
         )
     self_ = tensor_arg(self, "std", "input", 1)
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
@@ -6610,7 +6650,7 @@ def linalg_vector_norm(
     if vmap_hook.levels and is_batched(self):
         return call_batched(
             "linalg_vector_norm",
-            "dim",
+            "dims(dim)",
             linalg_vector_norm,
             self,
             ord,
@@ -6720,7 +6760,7 @@ def amax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("amax", "dim", amax, self, dim, keepdim)
+        return call_batched("amax", "dims(dim)", amax, self, dim, keepdim)
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
@@ -6764,7 +6804,7 @@ def amin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("amin", "dim", amin, self, dim, keepdim)
+        return call_batched("amin", "dims(dim)", amin, self, dim, keepdim)
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
@@ -6810,7 +6850,7 @@ def nansum(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nansum", "dim", nansum, self, dim, keepdim, dtype)
+        return call_batched("nansum", "dims(dim)", nansum, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "nansum", "input", 1)
     dim = optional_int_list_arg(dim, "nansum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "nansum", "keepdim", 3)
@@ -6865,7 +6905,7 @@ def dist(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("dist", "elementwise", dist, self, other, p)
+        return call_batched("dist", "fallback", dist, self, other, p)
     self_ = tensor_arg(self, "dist", "input", 1)
     other_ = tensor_arg(other, "dist", "other", 2)
     p = scalar_arg(p, "dist", "p", 3)
@@ -6917,7 +6957,7 @@ def logsumexp(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("logsumexp", "dim", logsumexp, self, dim, keepdim)
+        return call_batched("logsumexp", "dims(dim)", logsumexp, self, dim, keepdim)
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
@@ -6962,7 +7002,7 @@ def cummax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cummax", "dim", cummax, self, dim)
+        return call_batched("cummax", "dims(dim)", cummax, self, dim)
     self_ = tensor_arg(self, "cummax", "input", 1)
     dim = int_arg(dim, "cummax", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -7003,7 +7043,7 @@ def cummin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cummin", "dim", cummin, self, dim)
+        return call_batched("cummin", "dims(dim)", cummin, self, dim)
     self_ = tensor_arg(self, "cummin", "input", 1)
     dim = int_arg(dim, "cummin", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -7046,7 +7086,7 @@ def cumsum(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cumsum", "dim", cumsum, self, dim, dtype)
+        return call_batched("cumsum", "dims(dim)", cumsum, self, dim, dtype)
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
@@ -7084,7 +7124,7 @@ def cumprod(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cumprod", "dim", cumprod, self, dim, dtype)
+        return call_batched("cumprod", "dims(dim)", cumprod, self, dim, dtype)
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
@@ -7126,7 +7166,7 @@ def _softmax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("_softmax", "dim", _softmax, self, dim, half_to_float)
+        return call_batched("_softmax", "dims(dim)", _softmax, self, dim, half_to_float)
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
@@ -7177,7 +7217,7 @@ def _log_softmax(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "_log_softmax", "dim", _log_softmax, self, dim, half_to_float
+            "_log_softmax", "dims(dim)", _log_softmax, self, dim, half_to_float
         )
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
@@ -7284,7 +7324,11 @@ def count_nonzero_dim_IntList(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "count_nonzero.dim_IntList", "dim", count_nonzero_dim_IntList, self, dim
+            "count_nonzero.dim_IntList",
+            "dims(dim)",
+            count_nonzero_dim_IntList,
+            self,
+            dim,
         )
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = int_list_arg(dim, "count_nonzero", "dim", 2)
@@ -7309,7 +7353,9 @@ def count_nonzero_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("count_nonzero", "dim", count_nonzero_default, self, dim)
+        return call_batched(
+            "count_nonzero", "dims(dim)", count_nonzero_default, self, dim
+        )
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = optional_int_arg(dim, "count_nonzero", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -7336,7 +7382,7 @@ def argmax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("argmax", "dim", argmax, self, dim, keepdim)
+        return call_batched("argmax", "dims(dim)", argmax, self, dim, keepdim)
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
@@ -7362,7 +7408,7 @@ def argmin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("argmin", "dim", argmin, self, dim, keepdim)
+        return call_batched("argmin", "dims(dim)", argmin, self, dim, keepdim)
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
@@ -7386,7 +7432,7 @@ def all_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("all", "", all_default, self)
+        return call_batched("all", "full_reduction", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("all_default", all_default, (self,))
@@ -7408,7 +7454,7 @@ def all_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dim", "dim", all_dim, self, dim, keepdim)
+        return call_batched("all.dim", "dims(dim)", all_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -7438,7 +7484,7 @@ def all_dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dims", "dim", all_dims, self, dim, keepdim)
+        return call_batched("all.dims", "dims(dim)", all_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -7462,7 +7508,7 @@ def any_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("any", "", any_default, self)
+        return call_batched("any", "full_reduction", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("any_default", any_default, (self,))
@@ -7484,7 +7530,7 @@ def any_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dim", "dim", any_dim, self, dim, keepdim)
+        return call_batched("any.dim", "dims(dim)", any_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -7514,7 +7560,7 @@ def any_dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dims", "dim", any_dims, self, dim, keepdim)
+        return call_batched("any.dims", "dims(dim)", any_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -7541,7 +7587,7 @@ def kthvalue(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("kthvalue", "dim", kthvalue, self, k, dim, keepdim)
+        return call_batched("kthvalue", "dims(dim)", kthvalue, self, k, dim, keepdim)
     self_ = tensor_arg(self, "kthvalue", "input", 1)
     k = int_arg(k, "kthvalue", "k", 2)
     dim = int_arg(dim, "kthvalue", "dim", 3)
@@ -7661,7 +7707,7 @@ def median_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("median.dim", "dim", median_dim, self, dim, keepdim)
+        return call_batched("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "median", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
@@ -7710,7 +7756,9 @@ def nanmedian_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nanmedian.dim", "dim", nanmedian_dim, self, dim, keepdim)
+        return call_batched(
+            "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
+        )
     self_ = tensor_arg(self, "nanmedian", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
@@ -7759,7 +7807,7 @@ def mode(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mode", "dim", mode, self, dim, keepdim)
+        return call_batched("mode", "dims(dim)", mode, self, dim, keepdim)
     self_ = tensor_arg(self, "mode", "input", 1)
     dim = int_arg(dim, "mode", "dim", 2)
     keepdim = bool_arg(keepdim, "mode", "keepdim", 3)
@@ -7803,7 +7851,7 @@ def sort_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sort", "dim", sort_default, self, dim, descending)
+        return call_batched("sort", "dims(dim)", sort_default, self, dim, descending)
     self_ = tensor_arg(self, "sort", "input", 1)
     dim = int_arg(dim, "sort", "dim", 2)
     descending = bool_arg(descending, "sort", "descending", 3)
@@ -7855,7 +7903,7 @@ def sort_stable(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "sort.stable", "dim", sort_stable, self, stable, dim, descending
+            "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "sort", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
@@ -7911,7 +7959,9 @@ def argsort_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("argsort", "dim", argsort_default, self, dim, descending)
+        return call_batched(
+            "argsort", "dims(dim)", argsort_default, self, dim, descending
+        )
     self_ = tensor_arg(self, "argsort", "input", 1)
     dim = int_arg(dim, "argsort", "dim", 2)
     descending = bool_arg(descending, "argsort", "descending", 3)
@@ -7942,7 +7992,7 @@ def argsort_stable(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "argsort.stable", "dim", argsort_stable, self, stable, dim, descending
+            "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "argsort", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
@@ -7994,7 +8044,7 @@ def topk(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("topk", "dim", topk, self, k, dim, largest, sorted)
+        return call_batched("topk", "dims(dim)", topk, self, k, dim, largest, sorted)
     self_ = tensor_arg(self, "topk", "input", 1)
     k = int_arg(k, "topk", "k", 2)
     dim = int_arg(dim, "topk", "dim", 3)
@@ -8060,7 +8110,7 @@ def unique_dim(
     if vmap_hook.levels and is_batched(self):
         return call_batched(
             "unique_dim",
-            "dim",
+            "fallback",
             unique_dim,
             self,
             dim,
@@ -8111,7 +8161,7 @@ def unique_consecutive(
     if vmap_hook.levels and is_batched(self):
         return call_batched(
             "unique_consecutive",
-            "dim",
+            "fallback",
             unique_consecutive,
             self,
             return_inverse,
@@ -8200,7 +8250,9 @@ def bernoulli_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("bernoulli", "", bernoulli_default, self, generator)
+        return call_batched(
+            "bernoulli", "elementwise", bernoulli_default, self, generator
+        )
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 2)
     if tracing.active and tracing.is_recording():
@@ -8312,7 +8364,12 @@ def normal_Tensor_float(
     """
     if vmap_hook.levels and is_batched(mean):
         return call_batched(
-            "normal.Tensor_float", "", normal_Tensor_float, mean, std, generator
+            "normal.Tensor_float",
+            "elementwise",
+            normal_Tensor_float,
+            mean,
+            std,
+            generator,
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std = float_arg(std, "normal", "std", 2)
@@ -8353,7 +8410,12 @@ def normal_float_Tensor(
     """
     if vmap_hook.levels and is_batched(std):
         return call_batched(
-            "normal.float_Tensor", "", normal_float_Tensor, mean, std, generator
+            "normal.float_Tensor",
+            "elementwise",
+            normal_float_Tensor,
+            mean,
+            std,
+            generator,
         )
     mean = float_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
@@ -8432,7 +8494,7 @@ def mm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("mm", "", mm, self, mat2)
+        return call_batched("mm", "matmul", mm, self, mat2)
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
     if tracing.active and tracing.is_recording():
@@ -8492,7 +8554,7 @@ def dot(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, tensor):
-        return call_batched("dot", "", dot, self, tensor)
+        return call_batched("dot", "matmul", dot, self, tensor)
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
     if tracing.active and tracing.is_recording():
@@ -8530,7 +8592,7 @@ def mv(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, vec):
-        return call_batched("mv", "", mv, self, vec)
+        return call_batched("mv", "matmul", mv, self, vec)
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
     if tracing.active and tracing.is_recording():
@@ -8568,7 +8630,7 @@ def bmm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("bmm", "", bmm, self, mat2)
+        return call_batched("bmm", "matmul", bmm, self, mat2)
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
     if tracing.active and tracing.is_recording():
@@ -8632,7 +8694,7 @@ def addmm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mat1, mat2):
-        return call_batched("addmm", "", addmm, self, mat1, mat2, beta, alpha)
+        return call_batched("addmm", "addmm", addmm, self, mat1, mat2, beta, alpha)
     self_ = tensor_arg(self, "addmm", "input", 1)
     mat1_ = tensor_arg(mat1, "addmm", "mat1", 2)
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
@@ -8930,7 +8992,9 @@ def baddbmm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched("baddbmm", "", baddbmm, self, batch1, batch2, beta, alpha)
+        return call_batched(
+            "baddbmm", "addmm", baddbmm, self, batch1, batch2, beta, alpha
+        )
     self_ = tensor_arg(self, "baddbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "baddbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
@@ -8989,7 +9053,7 @@ def trace(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("trace", "", trace, self)
+        return call_batched("trace", "trace", trace, self)
     self_ = tensor_arg(self, "trace", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("trace", trace, (self,))
@@ -9022,7 +9086,9 @@ def linalg_inv_ex(
     forward: linalg_inv_ex(A, check_errors)
     """
     if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_inv_ex", "", linalg_inv_ex, A, check_errors)
+        return call_batched(
+            "linalg_inv_ex", "leading_dims", linalg_inv_ex, A, check_errors
+        )
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
     if tracing.active and tracing.is_recording():
@@ -9079,7 +9145,7 @@ def linalg_det(
     forward: np.linalg.det(A)
     """
     if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_det", "", linalg_det, A)
+        return call_batched("linalg_det", "leading_dims", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("linalg_det", linalg_det, (A,))
@@ -9098,6 +9164,433 @@ def linalg_det(
         with formula_mode():
             A_t = tangent_of(A)
             result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def cholesky(
+    input: Any,
+    upper: Any = False,
+) -> Tensor:
+    """`cholesky(Tensor self, bool upper=False) -> Tensor`
+
+    forward: cholesky_factor(self, upper)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cholesky", "", cholesky, self, upper)
+    self_ = tensor_arg(self, "cholesky", "input", 1)
+    upper = bool_arg(upper, "cholesky", "upper", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cholesky", cholesky, (self, upper))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CholeskyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(linalg_decompositions.cholesky_factor(self_, upper))
+    except ValueError as kernel_failure:
+        raise kernel_error("cholesky", kernel_failure, self=self_, upper=upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cholesky, {"input": self, "upper": upper}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_cholesky_ex(
+    input: Any,
+    *,
+    upper: Any = False,
+    check_errors: Any = False,
+) -> Any:
+    """`linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`
+
+    forward: cholesky_kernel(self, upper, check_errors)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "linalg_cholesky_ex", "", linalg_cholesky_ex, self, upper, check_errors
+        )
+    self_ = tensor_arg(self, "linalg_cholesky_ex", "input", 1)
+    upper = bool_arg(upper, "linalg_cholesky_ex", "upper", 2)
+    check_errors = bool_arg(check_errors, "linalg_cholesky_ex", "check_errors", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_cholesky_ex", linalg_cholesky_ex, (self, upper, check_errors)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgCholeskyExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upper = upper
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_decompositions.cholesky_kernel(
+                self_, upper, check_errors
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_cholesky_ex",
+            kernel_failure,
+            self=self_,
+            upper=upper,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            L_t = linalg_decompositions.cholesky_jvp(self_t, outputs[0], upper)
+        set_fw_grads(
+            outputs,
+            (
+                L_t,
+                None,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_L = SavedVariable(outputs[0], True)
+    return return_type("linalg_cholesky_ex", ("L", "info"))(*outputs)
+
+
+def linalg_cholesky(
+    input: Any,
+    *,
+    upper: Any = False,
+) -> Tensor:
+    """`linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`
+
+    composite: linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cholesky", (("input", "Tensor", 1, self),))
+        raise
+
+
+def cholesky_solve(
+    input: Any,
+    input2: Any,
+    upper: Any = False,
+) -> Tensor:
+    """`cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`
+
+    forward: cholesky_solve_kernel(self, input2, upper)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, input2):
+        return call_batched("cholesky_solve", "", cholesky_solve, self, input2, upper)
+    self_ = tensor_arg(self, "cholesky_solve", "input", 1)
+    input2_ = tensor_arg(input2, "cholesky_solve", "input2", 2)
+    upper = bool_arg(upper, "cholesky_solve", "upper", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "cholesky_solve", cholesky_solve, (self, input2, upper)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, input2):
+        grad_fn = CholeskySolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input2 = SavedVariable(input2, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.cholesky_solve_kernel(self_, input2_, upper)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "cholesky_solve", kernel_failure, self=self_, input2=input2_, upper=upper
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, input2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            input2_t = tangent_of(input2)
+            result_t = derived_jvp(
+                cholesky_solve,
+                {"input": self, "input2": input2, "upper": upper},
+                {"input": self_t, "input2": input2_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def cholesky_inverse(
+    input: Any,
+    upper: Any = False,
+) -> Tensor:
+    """`cholesky_inverse(Tensor self, bool upper=False) -> Tensor`
+
+    forward: cholesky_inverse_kernel(self, upper)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cholesky_inverse", "", cholesky_inverse, self, upper)
+    self_ = tensor_arg(self, "cholesky_inverse", "input", 1)
+    upper = bool_arg(upper, "cholesky_inverse", "upper", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cholesky_inverse", cholesky_inverse, (self, upper))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CholeskyInverseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.cholesky_inverse_kernel(self_, upper)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("cholesky_inverse", kernel_failure, self=self_, upper=upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cholesky_inverse, {"input": self, "upper": upper}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_cross(
+    input: Any,
+    other: Any,
+    *,
+    dim: Any = -1,
+) -> Tensor:
+    """`linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`
+
+    forward: cross_kernel(self, other, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("linalg_cross", "", linalg_cross, self, other, dim)
+    self_ = tensor_arg(self, "linalg_cross", "input", 1)
+    other_ = tensor_arg(other, "linalg_cross", "other", 2)
+    dim = int_arg(dim, "linalg_cross", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_cross", linalg_cross, (self, other, dim))
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = LinalgCrossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg_decompositions.cross_kernel(self_, other_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_cross", kernel_failure, self=self_, other=other_, dim=dim
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = linalg_decompositions.linalg_cross(
+                self_t, other, dim
+            ) + linalg_decompositions.linalg_cross(self, other_t, dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def linalg_matrix_exp(
+    input: Any,
+) -> Tensor:
+    """`linalg_matrix_exp(Tensor self) -> Tensor`
+
+    forward: matrix_exp_kernel(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("linalg_matrix_exp", "", linalg_matrix_exp, self)
+    self_ = tensor_arg(self, "linalg_matrix_exp", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_matrix_exp", linalg_matrix_exp, (self,))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgMatrixExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg_decompositions.matrix_exp_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_matrix_exp", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = linalg_decompositions.linalg_matrix_exp_differential(
+                self, self_t, False
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def matrix_exp(
+    input: Any,
+) -> Tensor:
+    """`matrix_exp(Tensor self) -> Tensor`
+
+    composite: linalg_matrix_exp(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_matrix_exp(self)
+    except (AttributeError, TypeError):
+        check_arguments("matrix_exp", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_qr(
+    A: Any,
+    mode: Any = "reduced",
+) -> Any:
+    """`linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`
+
+    forward: qr_kernel(A, mode)
+    """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched("linalg_qr", "", linalg_qr, A, mode)
+    A_ = tensor_arg(A, "linalg_qr", "A", 1)
+    mode = str_arg(mode, "linalg_qr", "mode", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_qr", linalg_qr, (A, mode))
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgQrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_mode = mode
+    try:
+        outputs = [
+            Tensor._make(value) for value in linalg_decompositions.qr_kernel(A_, mode)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_qr", kernel_failure, A=A_, mode=mode)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(linalg_qr, {"A": A, "mode": mode}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_Q = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_R = SavedVariable(outputs[1], True)
+    return return_type("linalg_qr", ("Q", "R"))(*outputs)
+
+
+def linalg_solve_triangular(
+    input: Any,
+    B: Any,
+    *,
+    upper: Any,
+    left: Any = True,
+    unitriangular: Any = False,
+) -> Tensor:
+    """`linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`
+
+    forward: solve_triangular_kernel(self, B, upper, left, unitriangular)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, B):
+        return call_batched(
+            "linalg_solve_triangular",
+            "",
+            linalg_solve_triangular,
+            self,
+            B,
+            upper,
+            left,
+            unitriangular,
+        )
+    self_ = tensor_arg(self, "linalg_solve_triangular", "input", 1)
+    B_ = tensor_arg(B, "linalg_solve_triangular", "B", 2)
+    upper = bool_arg(upper, "linalg_solve_triangular", "upper", 3)
+    left = bool_arg(left, "linalg_solve_triangular", "left", 4)
+    unitriangular = bool_arg(
+        unitriangular, "linalg_solve_triangular", "unitriangular", 5
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_solve_triangular",
+            linalg_solve_triangular,
+            (self, B, upper, left, unitriangular),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, B):
+        grad_fn = LinalgSolveTriangularBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, B))
+        grad_fn._saved_left = left
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_unitriangular = unitriangular
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.solve_triangular_kernel(
+                self_, B_, upper, left, unitriangular
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_solve_triangular",
+            kernel_failure,
+            self=self_,
+            B=B_,
+            upper=upper,
+            left=left,
+            unitriangular=unitriangular,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, B):
+        with formula_mode():
+            self_t = tangent_of(self)
+            B_t = tangent_of(B)
+            result_t = derived_jvp(
+                linalg_solve_triangular,
+                {
+                    "input": self,
+                    "B": B,
+                    "upper": upper,
+                    "left": left,
+                    "unitriangular": unitriangular,
+                },
+                {"input": self_t, "B": B_t},
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -9130,7 +9623,7 @@ def t(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("t", "", t, self)
+        return call_batched("t", "t", t, self)
     self_ = tensor_arg(self, "t", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("t", t, (self,))
@@ -9164,7 +9657,9 @@ def transpose_int(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("transpose.int", "", transpose_int, self, dim0, dim1)
+        return call_batched(
+            "transpose.int", "dims(dim0, dim1)", transpose_int, self, dim0, dim1
+        )
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
@@ -9203,7 +9698,7 @@ def permute_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("permute", "", permute_default, self, dims)
+        return call_batched("permute", "permute", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
     if tracing.active and tracing.is_recording():
@@ -9238,7 +9733,7 @@ def view_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("view", "", view_default, self, size)
+        return call_batched("view", "reshape", view_default, self, size)
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
     if tracing.active and tracing.is_recording():
@@ -9291,7 +9786,7 @@ def expand_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("expand", "", expand_default, self, size, implicit)
+        return call_batched("expand", "expand", expand_default, self, size, implicit)
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
@@ -9332,7 +9827,7 @@ def cat(
     forward: c_order(np.concatenate(tensors, axis=dim))
     """
     if vmap_hook.levels and is_batched(tensors):
-        return call_batched("cat", "", cat, tensors, dim)
+        return call_batched("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -9366,7 +9861,7 @@ def stack(
     forward: c_order(np.stack(tensors, axis=dim))
     """
     if vmap_hook.levels and is_batched(tensors):
-        return call_batched("stack", "", stack, tensors, dim)
+        return call_batched("stack", "cat", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -9402,7 +9897,7 @@ def select_int(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("select.int", "dim", select_int, self, dim, index)
+        return call_batched("select.int", "dims(dim)", select_int, self, dim, index)
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
@@ -9442,13 +9937,7 @@ def select_backward(
     """
     if vmap_hook.levels and is_batched(grad_output):
         return call_batched(
-            "select_backward",
-            "dim",
-            select_backward,
-            grad_output,
-            input_sizes,
-            dim,
-            index,
+            "select_backward", "", select_backward, grad_output, input_sizes, dim, index
         )
     grad_output_ = tensor_arg(grad_output, "select_backward", "grad_output", 1)
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
@@ -9503,7 +9992,7 @@ def slice_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "slice.Tensor", "dim", slice_Tensor, self, dim, start, end, step
+            "slice.Tensor", "dims(dim)", slice_Tensor, self, dim, start, end, step
         )
     self_ = tensor_arg(self, "slice", "input", 1)
     dim = int_arg(dim, "slice", "dim", 2)
@@ -9563,7 +10052,7 @@ def slice_backward(
     if vmap_hook.levels and is_batched(grad_output):
         return call_batched(
             "slice_backward",
-            "dim",
+            "",
             slice_backward,
             grad_output,
             input_sizes,
@@ -9637,7 +10126,9 @@ def split_Tensor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("split.Tensor", "dim", split_Tensor, self, split_size, dim)
+        return call_batched(
+            "split.Tensor", "dims(dim)", split_Tensor, self, split_size, dim
+        )
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
@@ -9721,7 +10212,7 @@ def split_with_sizes(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "split_with_sizes", "dim", split_with_sizes, self, split_sizes, dim
+            "split_with_sizes", "", split_with_sizes, self, split_sizes, dim
         )
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
@@ -9771,7 +10262,7 @@ def unbind_int(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("unbind.int", "dim", unbind_int, self, dim)
+        return call_batched("unbind.int", "dims(dim)", unbind_int, self, dim)
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -9807,7 +10298,7 @@ def _to_copy(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("_to_copy", "", _to_copy, self, dtype)
+        return call_batched("_to_copy", "leading_dims", _to_copy, self, dtype)
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -9841,7 +10332,7 @@ def flip_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("flip", "", flip_default, self, dims)
+        return call_batched("flip", "dims(dims)", flip_default, self, dims)
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
     if tracing.active and tracing.is_recording():
@@ -9875,7 +10366,7 @@ def tril(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("tril", "", tril, self, diagonal)
+        return call_batched("tril", "leading_dims", tril, self, diagonal)
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     if tracing.active and tracing.is_recording():
@@ -9909,7 +10400,7 @@ def triu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("triu", "", triu, self, diagonal)
+        return call_batched("triu", "leading_dims", triu, self, diagonal)
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     if tracing.active and tracing.is_recording():
@@ -9945,7 +10436,9 @@ def diagonal(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("diagonal", "", diagonal, self, offset, dim1, dim2)
+        return call_batched(
+            "diagonal", "dims(dim1, dim2)", diagonal, self, offset, dim1, dim2
+        )
     self_ = tensor_arg(self, "diagonal", "input", 1)
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
@@ -9989,7 +10482,9 @@ def diag_embed(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("diag_embed", "", diag_embed, self, offset, dim1, dim2)
+        return call_batched(
+            "diag_embed", "dims(dim1, dim2)", diag_embed, self, offset, dim1, dim2
+        )
     self_ = tensor_arg(self, "diag_embed", "input", 1)
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
@@ -10040,7 +10535,7 @@ def diagonal_backward(
     if vmap_hook.levels and is_batched(grad_output):
         return call_batched(
             "diagonal_backward",
-            "",
+            "fallback",
             diagonal_backward,
             grad_output,
             input_sizes,
@@ -10201,7 +10696,7 @@ def unfold_backward(
     if vmap_hook.levels and is_batched(grad_in):
         return call_batched(
             "unfold_backward",
-            "dim",
+            "",
             unfold_backward,
             grad_in,
             input_sizes,
@@ -10386,7 +10881,7 @@ def squeeze_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze", "", squeeze_default, self)
+        return call_batched("squeeze", "squeeze", squeeze_default, self)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("squeeze_default", squeeze_default, (self,))
@@ -10420,7 +10915,7 @@ def squeeze_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dim", "dim", squeeze_dim, self, dim)
+        return call_batched("squeeze.dim", "dims(dim)", squeeze_dim, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10455,7 +10950,7 @@ def squeeze_dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dims", "dim", squeeze_dims, self, dim)
+        return call_batched("squeeze.dims", "dims(dim)", squeeze_dims, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10489,7 +10984,7 @@ def squeeze__default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_", "", squeeze__default, self)
+        return call_batched("squeeze_", "squeeze_inplace", squeeze__default, self)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("squeeze__default", squeeze__default, (self,))
@@ -10525,7 +11020,7 @@ def squeeze__dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_.dim", "dim", squeeze__dim, self, dim)
+        return call_batched("squeeze_.dim", "squeeze_inplace", squeeze__dim, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10562,7 +11057,9 @@ def squeeze__dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_.dims", "dim", squeeze__dims, self, dim)
+        return call_batched(
+            "squeeze_.dims", "squeeze_inplace", squeeze__dims, self, dim
+        )
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10599,7 +11096,7 @@ def unsqueeze(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("unsqueeze", "dim", unsqueeze, self, dim)
+        return call_batched("unsqueeze", "dims(dim)", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -11386,7 +11883,7 @@ def masked_fill_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask):
         return call_batched(
-            "masked_fill.Scalar", "", masked_fill_Scalar, self, mask, value
+            "masked_fill.Scalar", "elementwise", masked_fill_Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
@@ -11428,7 +11925,7 @@ def masked_fill_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask, value):
         return call_batched(
-            "masked_fill.Tensor", "", masked_fill_Tensor, self, mask, value
+            "masked_fill.Tensor", "elementwise", masked_fill_Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
@@ -11623,7 +12120,7 @@ def repeat_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("repeat", "", repeat_default, self, repeats)
+        return call_batched("repeat", "repeat", repeat_default, self, repeats)
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     if tracing.active and tracing.is_recording():
@@ -11782,7 +12279,7 @@ def clone(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("clone", "", clone, self, memory_format)
+        return call_batched("clone", "leading_dims", clone, self, memory_format)
     self_ = tensor_arg(self, "clone", "input", 1)
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
@@ -11922,7 +12419,7 @@ def _unsafe_view(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("_unsafe_view", "", _unsafe_view, self, size)
+        return call_batched("_unsafe_view", "reshape", _unsafe_view, self, size)
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
     if tracing.active and tracing.is_recording():
@@ -11982,7 +12479,7 @@ def _reshape_alias(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = _reshape_alias(input=self_t, size=size, stride=stride)
+            result_t = shapes.reshape(self_t, size)
         set_fw_grad(result, result_t)
     return result
 
@@ -11996,7 +12493,7 @@ def alias(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("alias", "", alias, self)
+        return call_batched("alias", "leading_dims", alias, self)
     self_ = tensor_arg(self, "alias", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("alias", alias, (self,))
@@ -12313,7 +12810,7 @@ def neg_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("neg_", "", neg_, self)
+        return call_batched("neg_", "elementwise", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("neg_", neg_, (self,))
@@ -12609,7 +13106,7 @@ def relu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("relu_", "", relu_, self)
+        return call_batched("relu_", "elementwise", relu_, self)
     self_ = tensor_arg(self, "relu_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("relu_", relu_, (self,))
@@ -12682,7 +13179,7 @@ def abs_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("abs_", "", abs_, self)
+        return call_batched("abs_", "elementwise", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("abs_", abs_, (self,))
@@ -12850,7 +13347,7 @@ def fill_Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("fill.Scalar", "", fill_Scalar, self, value)
+        return call_batched("fill.Scalar", "elementwise", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
     if tracing.active and tracing.is_recording():
@@ -12918,7 +13415,7 @@ def fill__Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("fill_.Scalar", "", fill__Scalar, self, value)
+        return call_batched("fill_.Scalar", "elementwise", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
     if tracing.active and tracing.is_recording():
@@ -12991,7 +13488,7 @@ def zero_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("zero_", "", zero_, self)
+        return call_batched("zero_", "elementwise", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("zero_", zero_, (self,))
@@ -13028,7 +13525,7 @@ def masked_fill__Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask):
         return call_batched(
-            "masked_fill_.Scalar", "", masked_fill__Scalar, self, mask, value
+            "masked_fill_.Scalar", "elementwise", masked_fill__Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
@@ -13073,7 +13570,7 @@ def masked_fill__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask, value):
         return call_batched(
-            "masked_fill_.Tensor", "", masked_fill__Tensor, self, mask, value
+            "masked_fill_.Tensor", "elementwise", masked_fill__Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
@@ -13528,7 +14025,9 @@ def lerp__Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end):
-        return call_batched("lerp_.Scalar", "", lerp__Scalar, self, end, weight)
+        return call_batched(
+            "lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
@@ -13568,7 +14067,9 @@ def lerp__Tensor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched("lerp_.Tensor", "", lerp__Tensor, self, end, weight)
+        return call_batched(
+            "lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
@@ -14126,7 +14627,9 @@ def nan_to_num_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nan_to_num_", "", nan_to_num_, self, nan, posinf, neginf)
+        return call_batched(
+            "nan_to_num_", "elementwise", nan_to_num_, self, nan, posinf, neginf
+        )
     self_ = tensor_arg(self, "nan_to_num_", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
@@ -14223,7 +14726,9 @@ def round__decimals(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round_.decimals", "", round__decimals, self, decimals)
+        return call_batched(
+            "round_.decimals", "elementwise", round__decimals, self, decimals
+        )
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
     if tracing.active and tracing.is_recording():
@@ -14710,7 +15215,7 @@ def floor_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("floor_", "", floor_, self)
+        return call_batched("floor_", "elementwise", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("floor_", floor_, (self,))
@@ -14744,7 +15249,7 @@ def ceil_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil_", "", ceil_, self)
+        return call_batched("ceil_", "elementwise", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("ceil_", ceil_, (self,))
@@ -14778,7 +15283,7 @@ def round__default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round_", "", round__default, self)
+        return call_batched("round_", "elementwise", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("round__default", round__default, (self,))
@@ -14812,7 +15317,7 @@ def trunc_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc_", "", trunc_, self)
+        return call_batched("trunc_", "elementwise", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("trunc_", trunc_, (self,))
@@ -14846,7 +15351,7 @@ def frac_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("frac_", "", frac_, self)
+        return call_batched("frac_", "elementwise", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("frac_", frac_, (self,))
@@ -14880,7 +15385,7 @@ def sign_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sign_", "", sign_, self)
+        return call_batched("sign_", "elementwise", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("sign_", sign_, (self,))
@@ -18842,7 +19347,7 @@ def gelu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("gelu", "", gelu, self, approximate)
+        return call_batched("gelu", "elementwise", gelu, self, approximate)
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     if tracing.active and tracing.is_recording():
@@ -18876,7 +19381,7 @@ def silu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("silu", "", silu, self)
+        return call_batched("silu", "elementwise", silu, self)
     self_ = tensor_arg(self, "silu", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("silu", silu, (self,))
@@ -18908,7 +19413,7 @@ def mish(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mish", "", mish, self)
+        return call_batched("mish", "elementwise", mish, self)
     self_ = tensor_arg(self, "mish", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("mish", mish, (self,))
@@ -18942,7 +19447,7 @@ def softplus(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("softplus", "", softplus, self, beta, threshold)
+        return call_batched("softplus", "elementwise", softplus, self, beta, threshold)
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
@@ -18983,7 +19488,7 @@ def elu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("elu", "", elu, self, alpha, scale, input_scale)
+        return call_batched("elu", "elementwise", elu, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu", "input", 1)
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
@@ -19044,7 +19549,7 @@ def celu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("celu", "", celu, self, alpha)
+        return call_batched("celu", "elementwise", celu, self, alpha)
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
     if tracing.active and tracing.is_recording():
@@ -19079,7 +19584,9 @@ def leaky_relu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("leaky_relu", "", leaky_relu, self, negative_slope)
+        return call_batched(
+            "leaky_relu", "elementwise", leaky_relu, self, negative_slope
+        )
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
     if tracing.active and tracing.is_recording():
@@ -19117,7 +19624,7 @@ def hardtanh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardtanh", "", hardtanh, self, min_val, max_val)
+        return call_batched("hardtanh", "elementwise", hardtanh, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
@@ -19155,7 +19662,7 @@ def hardswish(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish", "", hardswish, self)
+        return call_batched("hardswish", "elementwise", hardswish, self)
     self_ = tensor_arg(self, "hardswish", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardswish", hardswish, (self,))
@@ -19187,7 +19694,7 @@ def hardsigmoid(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid", "", hardsigmoid, self)
+        return call_batched("hardsigmoid", "elementwise", hardsigmoid, self)
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardsigmoid", hardsigmoid, (self,))
@@ -19219,7 +19726,7 @@ def log_sigmoid(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("log_sigmoid", "", log_sigmoid, self)
+        return call_batched("log_sigmoid", "elementwise", log_sigmoid, self)
     self_ = tensor_arg(self, "log_sigmoid", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("log_sigmoid", log_sigmoid, (self,))
@@ -19252,7 +19759,7 @@ def glu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("glu", "dim", glu, self, dim)
+        return call_batched("glu", "dims(dim)", glu, self, dim)
     self_ = tensor_arg(self, "glu", "input", 1)
     dim = int_arg(dim, "glu", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -19455,7 +19962,9 @@ def leaky_relu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("leaky_relu_", "", leaky_relu_, self, negative_slope)
+        return call_batched(
+            "leaky_relu_", "elementwise", leaky_relu_, self, negative_slope
+        )
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
     if tracing.active and tracing.is_recording():
@@ -19498,7 +20007,9 @@ def elu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("elu_", "", elu_, self, alpha, scale, input_scale)
+        return call_batched(
+            "elu_", "elementwise", elu_, self, alpha, scale, input_scale
+        )
     self_ = tensor_arg(self, "elu_", "input", 1)
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
@@ -19550,7 +20061,7 @@ def celu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("celu_", "", celu_, self, alpha)
+        return call_batched("celu_", "elementwise", celu_, self, alpha)
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
     if tracing.active and tracing.is_recording():
@@ -19592,7 +20103,9 @@ def hardtanh_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardtanh_", "", hardtanh_, self, min_val, max_val)
+        return call_batched(
+            "hardtanh_", "elementwise", hardtanh_, self, min_val, max_val
+        )
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
@@ -19637,7 +20150,7 @@ def silu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("silu_", "", silu_, self)
+        return call_batched("silu_", "elementwise", silu_, self)
     self_ = tensor_arg(self, "silu_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("silu_", silu_, (self,))
@@ -19674,7 +20187,7 @@ def mish_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mish_", "", mish_, self)
+        return call_batched("mish_", "elementwise", mish_, self)
     self_ = tensor_arg(self, "mish_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("mish_", mish_, (self,))
@@ -19711,7 +20224,7 @@ def hardswish_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish_", "", hardswish_, self)
+        return call_batched("hardswish_", "elementwise", hardswish_, self)
     self_ = tensor_arg(self, "hardswish_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardswish_", hardswish_, (self,))
@@ -19748,7 +20261,7 @@ def hardsigmoid_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid_", "", hardsigmoid_, self)
+        return call_batched("hardsigmoid_", "elementwise", hardsigmoid_, self)
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardsigmoid_", hardsigmoid_, (self,))
@@ -22387,6 +22900,15 @@ METHODS = {
     "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
+    "cholesky": cholesky,
+    "linalg_cholesky_ex": linalg_cholesky_ex,
+    "linalg_cholesky": linalg_cholesky,
+    "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse,
+    "linalg_cross": linalg_cross,
+    "linalg_matrix_exp": linalg_matrix_exp,
+    "matrix_exp": matrix_exp,
+    "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
     "transpose": transpose,
     "permute": permute,
@@ -23503,6 +24025,58 @@ OVERLOADS = {
     },
     "linalg_det": {
         "default": linalg_det,
+    },
+    "cholesky": {
+        "default": schema_names(
+            cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor"
+        ),
+    },
+    "linalg_cholesky_ex": {
+        "default": schema_names(
+            linalg_cholesky_ex,
+            "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
+        ),
+    },
+    "linalg_cholesky": {
+        "default": schema_names(
+            linalg_cholesky,
+            "linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor",
+        ),
+    },
+    "cholesky_solve": {
+        "default": schema_names(
+            cholesky_solve,
+            "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+        ),
+    },
+    "cholesky_inverse": {
+        "default": schema_names(
+            cholesky_inverse,
+            "cholesky_inverse(Tensor self, bool upper=False) -> Tensor",
+        ),
+    },
+    "linalg_cross": {
+        "default": schema_names(
+            linalg_cross,
+            "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
+        ),
+    },
+    "linalg_matrix_exp": {
+        "default": schema_names(
+            linalg_matrix_exp, "linalg_matrix_exp(Tensor self) -> Tensor"
+        ),
+    },
+    "matrix_exp": {
+        "default": schema_names(matrix_exp, "matrix_exp(Tensor self) -> Tensor"),
+    },
+    "linalg_qr": {
+        "default": linalg_qr,
+    },
+    "linalg_solve_triangular": {
+        "default": schema_names(
+            linalg_solve_triangular,
+            "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
+        ),
     },
     "einsum": {
         "default": einsum,
