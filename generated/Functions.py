@@ -39,6 +39,9 @@ from yamlgrad.runtime.ops.blocks import block_diag_backward, narrow_copy_backwar
 from yamlgrad.runtime.ops.conv_pool import (
     adaptive_avg_pool2d_backward,
     avg_pool2d_backward,
+    conv_tbc_backward_bias,
+    conv_tbc_backward_input,
+    conv_tbc_backward_weight,
     convolution_backward_bias,
     convolution_backward_input,
     convolution_backward_weight,
@@ -75,6 +78,11 @@ from yamlgrad.runtime.ops.elementwise import (
     zeros_like,
 )
 from yamlgrad.runtime.ops.gamma import mvlgamma_backward
+from yamlgrad.runtime.ops.grid_sampling import (
+    affine_grid_generator_backward,
+    grid_sampler_backward_grid,
+    grid_sampler_backward_input,
+)
 from yamlgrad.runtime.ops.indexing import (
     diagonal_scatter,
     embedding_backward,
@@ -136,6 +144,11 @@ from yamlgrad.runtime.ops.normalization import (
     native_batch_norm_backward,
     native_group_norm_backward,
     native_layer_norm_backward,
+)
+from yamlgrad.runtime.ops.pooling import (
+    avg_pool3d_backward,
+    max_pool_backward,
+    max_unpool_backward,
 )
 from yamlgrad.runtime.ops.reductions import (
     cummaxmin_backward,
@@ -452,14 +465,31 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "ZeroBackward0",
+    "ConvTbcBackward0",
     "ConvolutionBackward0",
+    "SlowConvTranspose2DBackward0",
+    "SlowConvTranspose3DBackward0",
+    "SlowConv3DBackward0",
+    "SlowConvDilated2DBackward0",
+    "SlowConvDilated3DBackward0",
     "MaxPool2DWithIndicesBackward0",
     "AvgPool2DBackward0",
     "AdaptiveAvgPool2DBackward0",
+    "AdaptiveMaxPool2DBackward0",
+    "AdaptiveMaxPool3DBackward0",
+    "AvgPool3DBackward0",
+    "FractionalMaxPool2DBackward0",
+    "FractionalMaxPool3DBackward0",
+    "MaxPool3DWithIndicesBackward0",
+    "MaxUnpool2DBackward0",
+    "MaxUnpool3DBackward0",
     "NativeLayerNormBackward0",
     "NativeBatchNormBackward0",
     "NativeGroupNormBackward0",
     "EmbeddingBackward0",
+    "AffineGridGeneratorBackward0",
+    "GridSampler2DBackward0",
+    "GridSampler3DBackward0",
     "ReflectionPad1DBackward0",
     "ReflectionPad2DBackward0",
     "ReflectionPad3DBackward0",
@@ -7896,6 +7926,62 @@ class ZeroBackward0(Node):
         return grad_inputs
 
 
+class ConvTbcBackward0(Node):
+    """Backward of `conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`.
+
+    self: conv_tbc_backward_input(grad, self.shape, weight, pad)
+    weight: conv_tbc_backward_weight(grad, self, weight.shape, pad)
+    bias: conv_tbc_backward_bias(grad)
+    """
+
+    __slots__ = (
+        "_saved_pad",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        pad = self._saved_pad
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = conv_tbc_backward_input(grad, self_sym_sizes, weight, pad)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = conv_tbc_backward_weight(
+                grad, self_, weight_sym_sizes, pad
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = conv_tbc_backward_bias(grad)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
 class ConvolutionBackward0(Node):
     """Backward of `convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`.
 
@@ -7974,6 +8060,350 @@ class ConvolutionBackward0(Node):
     @property
     def _saved_input(self) -> Any:
         return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvTranspose2DBackward0(Node):
+    """Backward of `slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, True, output_padding, 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, True, output_padding, 1)
+    bias: convolution_backward_bias(grad, True, output_padding)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_output_padding",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad,
+                self_sym_sizes,
+                weight,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad,
+                self_,
+                weight_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, True, output_padding)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvTranspose3DBackward0(Node):
+    """Backward of `slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, True, output_padding, 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, True, output_padding, 1)
+    bias: convolution_backward_bias(grad, True, output_padding)
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_output_padding",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad,
+                self_sym_sizes,
+                weight,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad,
+                self_,
+                weight_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, True, output_padding)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConv3DBackward0(Node):
+    """Backward of `slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, (1,), False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, (1,), False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, (1,), False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, (1,), False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvDilated2DBackward0(Node):
+    """Backward of `slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_weight(self) -> Any:
+        return self._raw_saved_weight.unpack_wrapped(self)
+
+
+class SlowConvDilated3DBackward0(Node):
+    """Backward of `slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`.
+
+    self: convolution_backward_input(grad, self.shape, weight, stride, padding, dilation, False, (0,), 1)
+    weight: convolution_backward_weight(grad, self, weight.shape, stride, padding, dilation, False, (0,), 1)
+    bias: convolution_backward_bias(grad, False, (0,))
+    """
+
+    __slots__ = (
+        "_saved_dilation",
+        "_saved_padding",
+        "_raw_saved_self",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+        "_raw_saved_weight",
+        "_saved_weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_self: Any = UNDEFINED
+        self._raw_saved_weight: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        self_ = self._raw_saved_self.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        weight = self._raw_saved_weight.unpack(self, raw)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = convolution_backward_input(
+                grad, self_sym_sizes, weight, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = convolution_backward_weight(
+                grad, self_, weight_sym_sizes, stride, padding, dilation, False, (0,), 1
+            )
+        if self.task_should_compute_output(2):
+            grad_inputs[2] = convolution_backward_bias(grad, False, (0,))
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_self.reset_data()
+        self._raw_saved_weight.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
 
     @property
     def _saved_weight(self) -> Any:
@@ -8071,6 +8501,250 @@ class AdaptiveAvgPool2DBackward0(Node):
         if self.task_should_compute_output(0):
             grad_inputs[0] = adaptive_avg_pool2d_backward(grad, self_sym_sizes)
         return grad_inputs
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """Backward of `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 2)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class AdaptiveMaxPool3DBackward0(Node):
+    """Backward of `adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class AvgPool3DBackward0(Node):
+    """Backward of `avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool3d_backward(grad, self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = (
+        "_saved_ceil_mode",
+        "_saved_count_include_pad",
+        "_saved_divisor_override",
+        "_saved_kernel_size",
+        "_saved_padding",
+        "_saved_self_sym_sizes",
+        "_saved_stride",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        kernel_size = self._saved_kernel_size
+        padding = self._saved_padding
+        self_sym_sizes = self._saved_self_sym_sizes
+        stride = self._saved_stride
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = avg_pool3d_backward(
+                grad,
+                self_sym_sizes,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        return grad_inputs
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """Backward of `fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 2)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """Backward of `fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class MaxPool3DWithIndicesBackward0(Node):
+    """Backward of `max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool_backward(grad, result1, self.shape, 3)
+    """
+
+    __slots__ = (
+        "_raw_saved_result1",
+        "_saved_self_sym_sizes",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result1 = self._raw_saved_result1.unpack(self, raw)
+        self_sym_sizes = self._saved_self_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_pool_backward(grad, result1, self_sym_sizes, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result1.reset_data()
+
+    @property
+    def _saved_result1(self) -> Any:
+        return self._raw_saved_result1.unpack_wrapped(self)
+
+
+class MaxUnpool2DBackward0(Node):
+    """Backward of `max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`.
+
+    self: max_unpool_backward(grad, indices, 2)
+    """
+
+    __slots__ = ("_raw_saved_indices",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_unpool_backward(grad, indices, 2)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class MaxUnpool3DBackward0(Node):
+    """Backward of `max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`.
+
+    self: max_unpool_backward(grad, indices, 3)
+    """
+
+    __slots__ = ("_raw_saved_indices",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        indices = self._raw_saved_indices.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = max_unpool_backward(grad, indices, 3)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_indices.reset_data()
+
+    @property
+    def _saved_indices(self) -> Any:
+        return self._raw_saved_indices.unpack_wrapped(self)
 
 
 class NativeLayerNormBackward0(Node):
@@ -8313,6 +8987,153 @@ class EmbeddingBackward0(Node):
     @property
     def _saved_indices(self) -> Any:
         return self._raw_saved_indices.unpack_wrapped(self)
+
+
+class AffineGridGeneratorBackward0(Node):
+    """Backward of `affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`.
+
+    theta: affine_grid_generator_backward(grad, size, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_saved_size",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        size = self._saved_size
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = affine_grid_generator_backward(grad, size, align_corners)
+        return grad_inputs
+
+
+class GridSampler2DBackward0(Node):
+    """Backward of `grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+
+    input: grid_sampler_backward_input(grad, input.shape, grid, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_backward_grid(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_raw_saved_grid",
+        "_raw_saved_input",
+        "_saved_input_sym_sizes",
+        "_saved_interpolation_mode",
+        "_saved_padding_mode",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_grid: Any = UNDEFINED
+        self._raw_saved_input: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        grid = self._raw_saved_grid.unpack(self, raw)
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grid_sampler_backward_input(
+                grad,
+                input_sym_sizes,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grid_sampler_backward_grid(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_grid.reset_data()
+        self._raw_saved_input.reset_data()
+
+    @property
+    def _saved_grid(self) -> Any:
+        return self._raw_saved_grid.unpack_wrapped(self)
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+
+class GridSampler3DBackward0(Node):
+    """Backward of `grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`.
+
+    input: grid_sampler_backward_input(grad, input.shape, grid, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_backward_grid(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = (
+        "_saved_align_corners",
+        "_raw_saved_grid",
+        "_raw_saved_input",
+        "_saved_input_sym_sizes",
+        "_saved_interpolation_mode",
+        "_saved_padding_mode",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_grid: Any = UNDEFINED
+        self._raw_saved_input: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        align_corners = self._saved_align_corners
+        grid = self._raw_saved_grid.unpack(self, raw)
+        input = self._raw_saved_input.unpack(self, raw)
+        input_sym_sizes = self._saved_input_sym_sizes
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = grid_sampler_backward_input(
+                grad,
+                input_sym_sizes,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+            )
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = grid_sampler_backward_grid(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners
+            )
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_grid.reset_data()
+        self._raw_saved_input.reset_data()
+
+    @property
+    def _saved_grid(self) -> Any:
+        return self._raw_saved_grid.unpack_wrapped(self)
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
 
 
 class ReflectionPad1DBackward0(Node):

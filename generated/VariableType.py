@@ -23,12 +23,14 @@ from yamlgrad.runtime.ops import (
     conv_pool,
     elementwise,
     gamma,
+    grid_sampling,
     indexing,
     linalg,
     linalg_decompositions,
     losses,
     margin_losses,
     normalization,
+    pooling,
     random_draws,
     reductions,
     resampling,
@@ -346,14 +348,31 @@ from .Functions import (
     FillBackward2,
     FillBackward3,
     ZeroBackward0,
+    ConvTbcBackward0,
     ConvolutionBackward0,
+    SlowConvTranspose2DBackward0,
+    SlowConvTranspose3DBackward0,
+    SlowConv3DBackward0,
+    SlowConvDilated2DBackward0,
+    SlowConvDilated3DBackward0,
     MaxPool2DWithIndicesBackward0,
     AvgPool2DBackward0,
     AdaptiveAvgPool2DBackward0,
+    AdaptiveMaxPool2DBackward0,
+    AdaptiveMaxPool3DBackward0,
+    AvgPool3DBackward0,
+    FractionalMaxPool2DBackward0,
+    FractionalMaxPool3DBackward0,
+    MaxPool3DWithIndicesBackward0,
+    MaxUnpool2DBackward0,
+    MaxUnpool3DBackward0,
     NativeLayerNormBackward0,
     NativeBatchNormBackward0,
     NativeGroupNormBackward0,
     EmbeddingBackward0,
+    AffineGridGeneratorBackward0,
+    GridSampler2DBackward0,
+    GridSampler3DBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad2DBackward0,
     ReflectionPad3DBackward0,
@@ -677,6 +696,7 @@ __all__ = [
     "index_put_",
     "linear",
     "bilinear",
+    "conv_tbc",
     "convolution",
     "max_pool2d_with_indices",
     "max_pool2d",
@@ -685,6 +705,9 @@ __all__ = [
     "native_batch_norm",
     "native_group_norm",
     "embedding",
+    "affine_grid_generator",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -17660,6 +17683,58 @@ def bilinear(
         raise
 
 
+def conv_tbc(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    pad: Any = 0,
+) -> Tensor:
+    """`conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor`
+
+    forward: conv_tbc_kernel(self, weight, bias, pad)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched("conv_tbc", "", conv_tbc, self, weight, bias, pad)
+    self_ = tensor_arg(self, "conv_tbc", "input", 1)
+    weight_ = tensor_arg(weight, "conv_tbc", "weight", 2)
+    bias_ = tensor_arg(bias, "conv_tbc", "bias", 3)
+    pad = int_arg(pad, "conv_tbc", "pad", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("conv_tbc", conv_tbc, (self, weight, bias, pad))
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = ConvTbcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_pad = pad
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(conv_pool.conv_tbc_kernel(self_, weight_, bias_, pad))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "conv_tbc", kernel_failure, self=self_, weight=weight_, bias=bias_, pad=pad
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                conv_tbc,
+                {"input": self, "weight": weight, "bias": bias, "pad": pad},
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def convolution(
     input: Any,
     weight: Any,
@@ -17780,6 +17855,535 @@ def convolution(
                     "groups": groups,
                 },
                 {"input": input_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_transpose2d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_transpose2d",
+            "",
+            slow_conv_transpose2d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_transpose2d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_transpose2d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_transpose2d", "kernel_size", 3, size=2
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_transpose2d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_transpose2d", "stride", 5, size=2)
+    padding = int_list_arg(padding, "slow_conv_transpose2d", "padding", 6, size=2)
+    output_padding = int_list_arg(
+        output_padding, "slow_conv_transpose2d", "output_padding", 7, size=2
+    )
+    dilation = int_list_arg(dilation, "slow_conv_transpose2d", "dilation", 8, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_transpose2d",
+            slow_conv_transpose2d,
+            (
+                self,
+                weight,
+                kernel_size,
+                bias,
+                stride,
+                padding,
+                output_padding,
+                dilation,
+            ),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvTranspose2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_,
+                weight_,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_transpose2d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_transpose2d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "output_padding": output_padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_transpose3d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_transpose3d",
+            "",
+            slow_conv_transpose3d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_transpose3d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_transpose3d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_transpose3d", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_transpose3d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_transpose3d", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv_transpose3d", "padding", 6, size=3)
+    output_padding = int_list_arg(
+        output_padding, "slow_conv_transpose3d", "output_padding", 7, size=3
+    )
+    dilation = int_list_arg(dilation, "slow_conv_transpose3d", "dilation", 8, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_transpose3d",
+            slow_conv_transpose3d,
+            (
+                self,
+                weight,
+                kernel_size,
+                bias,
+                stride,
+                padding,
+                output_padding,
+                dilation,
+            ),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvTranspose3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_,
+                weight_,
+                bias_,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_transpose3d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_transpose3d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "output_padding": output_padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv3d_forward(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+) -> Tensor:
+    """`slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, (1,), False, (0,), 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv3d_forward",
+            "",
+            slow_conv3d_forward,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+        )
+    self_ = tensor_arg(self, "slow_conv3d_forward", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv3d_forward", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv3d_forward", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv3d_forward", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv3d_forward", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv3d_forward", "padding", 6, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv3d_forward",
+            slow_conv3d_forward,
+            (self, weight, kernel_size, bias, stride, padding),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConv3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, (1,), False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv3d_forward",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv3d_forward,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_dilated2d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, False, (0,), 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_dilated2d",
+            "",
+            slow_conv_dilated2d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_dilated2d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_dilated2d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_dilated2d", "kernel_size", 3, size=2
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_dilated2d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_dilated2d", "stride", 5, size=2)
+    padding = int_list_arg(padding, "slow_conv_dilated2d", "padding", 6, size=2)
+    dilation = int_list_arg(dilation, "slow_conv_dilated2d", "dilation", 7, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_dilated2d",
+            slow_conv_dilated2d,
+            (self, weight, kernel_size, bias, stride, padding, dilation),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvDilated2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_dilated2d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_dilated2d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def slow_conv_dilated3d(
+    input: Any,
+    weight: Any,
+    kernel_size: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+) -> Tensor:
+    """`slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`
+
+    forward: convolution_kernel(self, weight, bias, stride, padding, dilation, False, (0,), 1)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, weight, bias):
+        return call_batched(
+            "slow_conv_dilated3d",
+            "",
+            slow_conv_dilated3d,
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+        )
+    self_ = tensor_arg(self, "slow_conv_dilated3d", "input", 1)
+    weight_ = tensor_arg(weight, "slow_conv_dilated3d", "weight", 2)
+    kernel_size = int_list_arg(
+        kernel_size, "slow_conv_dilated3d", "kernel_size", 3, size=3
+    )
+    bias_ = optional_tensor_arg(bias, "slow_conv_dilated3d", "bias", 4)
+    stride = int_list_arg(stride, "slow_conv_dilated3d", "stride", 5, size=3)
+    padding = int_list_arg(padding, "slow_conv_dilated3d", "padding", 6, size=3)
+    dilation = int_list_arg(dilation, "slow_conv_dilated3d", "dilation", 7, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "slow_conv_dilated3d",
+            slow_conv_dilated3d,
+            (self, weight, kernel_size, bias, stride, padding, dilation),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, weight, bias):
+        grad_fn = SlowConvDilated3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_weight = SavedVariable(weight, False)
+        grad_fn._saved_weight_sym_sizes = sizes_of(weight_)
+    try:
+        result = Tensor._make(
+            conv_pool.convolution_kernel(
+                self_, weight_, bias_, stride, padding, dilation, False, (0,), 1
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "slow_conv_dilated3d",
+            kernel_failure,
+            self=self_,
+            weight=weight_,
+            kernel_size=kernel_size,
+            bias=bias_,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, weight, bias):
+        with formula_mode():
+            self_t = tangent_of(self)
+            weight_t = tangent_of(weight)
+            bias_t = tangent_of(bias)
+            result_t = derived_jvp(
+                slow_conv_dilated3d,
+                {
+                    "input": self,
+                    "weight": weight,
+                    "kernel_size": kernel_size,
+                    "bias": bias,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                },
+                {"input": self_t, "weight": weight_t, "bias": bias_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -18038,6 +18642,575 @@ def _adaptive_avg_pool2d_default(
             self_t = tangent_of(self)
             result_t = _adaptive_avg_pool2d_default(
                 input=self_t, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def adaptive_max_pool2d(
+    input: Any,
+    output_size: Any,
+) -> Any:
+    """`adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`
+
+    forward: adaptive_max_pool_kernel(self, output_size, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "adaptive_max_pool2d", "", adaptive_max_pool2d, self, output_size
+        )
+    self_ = tensor_arg(self, "adaptive_max_pool2d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "adaptive_max_pool2d", "output_size", 2, size=2
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "adaptive_max_pool2d", adaptive_max_pool2d, (self, output_size)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.adaptive_max_pool_kernel(self_, output_size, 2)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "adaptive_max_pool2d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                adaptive_max_pool2d,
+                {"input": self, "output_size": output_size},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def adaptive_max_pool3d(
+    input: Any,
+    output_size: Any,
+) -> Any:
+    """`adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`
+
+    forward: adaptive_max_pool_kernel(self, output_size, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "adaptive_max_pool3d", "", adaptive_max_pool3d, self, output_size
+        )
+    self_ = tensor_arg(self, "adaptive_max_pool3d", "input", 1)
+    output_size = int_list_arg(
+        output_size, "adaptive_max_pool3d", "output_size", 2, size=3
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "adaptive_max_pool3d", adaptive_max_pool3d, (self, output_size)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AdaptiveMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.adaptive_max_pool_kernel(self_, output_size, 3)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "adaptive_max_pool3d", kernel_failure, self=self_, output_size=output_size
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                adaptive_max_pool3d,
+                {"input": self, "output_size": output_size},
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def avg_pool3d(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    ceil_mode: Any = False,
+    count_include_pad: Any = True,
+    divisor_override: Any = None,
+) -> Tensor:
+    """`avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
+
+    forward: avg_pool3d_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "avg_pool3d",
+            "",
+            avg_pool3d,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    self_ = tensor_arg(self, "avg_pool3d", "input", 1)
+    kernel_size = int_list_arg(kernel_size, "avg_pool3d", "kernel_size", 2, size=3)
+    stride = int_list_arg(stride, "avg_pool3d", "stride", 3, size=3)
+    padding = int_list_arg(padding, "avg_pool3d", "padding", 4, size=3)
+    ceil_mode = bool_arg(ceil_mode, "avg_pool3d", "ceil_mode", 5)
+    count_include_pad = bool_arg(
+        count_include_pad, "avg_pool3d", "count_include_pad", 6
+    )
+    divisor_override = optional_int_arg(
+        divisor_override, "avg_pool3d", "divisor_override", 7
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "avg_pool3d",
+            avg_pool3d,
+            (
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = AvgPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_padding = padding
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+        grad_fn._saved_stride = stride
+    try:
+        result = Tensor._make(
+            pooling.avg_pool3d_kernel(
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "avg_pool3d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+            divisor_override=divisor_override,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = avg_pool3d(
+                input=self_t,
+                kernel_size=kernel_size,
+                stride=stride,
+                padding=padding,
+                ceil_mode=ceil_mode,
+                count_include_pad=count_include_pad,
+                divisor_override=divisor_override,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def fractional_max_pool2d(
+    input: Any,
+    kernel_size: Any,
+    output_size: Any,
+    random_samples: Any,
+) -> Any:
+    """`fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)`
+
+    forward: fractional_max_pool_kernel(self, kernel_size, output_size, random_samples, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, random_samples):
+        return call_batched(
+            "fractional_max_pool2d",
+            "",
+            fractional_max_pool2d,
+            self,
+            kernel_size,
+            output_size,
+            random_samples,
+        )
+    self_ = tensor_arg(self, "fractional_max_pool2d", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "fractional_max_pool2d", "kernel_size", 2, size=2
+    )
+    output_size = int_list_arg(
+        output_size, "fractional_max_pool2d", "output_size", 3, size=2
+    )
+    random_samples_ = tensor_arg(
+        random_samples, "fractional_max_pool2d", "random_samples", 4
+    )
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "fractional_max_pool2d",
+            fractional_max_pool2d,
+            (self, kernel_size, output_size, random_samples),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FractionalMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.fractional_max_pool_kernel(
+                self_, kernel_size, output_size, random_samples_, 2
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "fractional_max_pool2d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            output_size=output_size,
+            random_samples=random_samples_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                fractional_max_pool2d,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "output_size": output_size,
+                    "random_samples": random_samples,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def fractional_max_pool3d(
+    input: Any,
+    kernel_size: Any,
+    output_size: Any,
+    random_samples: Any,
+) -> Any:
+    """`fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)`
+
+    forward: fractional_max_pool_kernel(self, kernel_size, output_size, random_samples, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, random_samples):
+        return call_batched(
+            "fractional_max_pool3d",
+            "",
+            fractional_max_pool3d,
+            self,
+            kernel_size,
+            output_size,
+            random_samples,
+        )
+    self_ = tensor_arg(self, "fractional_max_pool3d", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "fractional_max_pool3d", "kernel_size", 2, size=3
+    )
+    output_size = int_list_arg(
+        output_size, "fractional_max_pool3d", "output_size", 3, size=3
+    )
+    random_samples_ = tensor_arg(
+        random_samples, "fractional_max_pool3d", "random_samples", 4
+    )
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "fractional_max_pool3d",
+            fractional_max_pool3d,
+            (self, kernel_size, output_size, random_samples),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = FractionalMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.fractional_max_pool_kernel(
+                self_, kernel_size, output_size, random_samples_, 3
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "fractional_max_pool3d",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            output_size=output_size,
+            random_samples=random_samples_,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                fractional_max_pool3d,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "output_size": output_size,
+                    "random_samples": random_samples,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def max_pool3d_with_indices(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Any:
+    """`max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+
+    forward: max_pool3d_with_indices_kernel(self, kernel_size, stride, padding, dilation, ceil_mode)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "max_pool3d_with_indices",
+            "",
+            max_pool3d_with_indices,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+        )
+    self_ = tensor_arg(self, "max_pool3d_with_indices", "input", 1)
+    kernel_size = int_list_arg(
+        kernel_size, "max_pool3d_with_indices", "kernel_size", 2, size=3
+    )
+    stride = int_list_arg(stride, "max_pool3d_with_indices", "stride", 3, size=3)
+    padding = int_list_arg(padding, "max_pool3d_with_indices", "padding", 4, size=3)
+    dilation = int_list_arg(dilation, "max_pool3d_with_indices", "dilation", 5, size=3)
+    ceil_mode = bool_arg(ceil_mode, "max_pool3d_with_indices", "ceil_mode", 6)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_pool3d_with_indices",
+            max_pool3d_with_indices,
+            (self, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxPool3DWithIndicesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_self_sym_sizes = sizes_of(self_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in pooling.max_pool3d_with_indices_kernel(
+                self_, kernel_size, stride, padding, dilation, ceil_mode
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_pool3d_with_indices",
+            kernel_failure,
+            self=self_,
+            kernel_size=kernel_size,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            outputs_t = derived_jvp(
+                max_pool3d_with_indices,
+                {
+                    "input": self,
+                    "kernel_size": kernel_size,
+                    "stride": stride,
+                    "padding": padding,
+                    "dilation": dilation,
+                    "ceil_mode": ceil_mode,
+                },
+                {"input": self_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result1 = SavedVariable(outputs[1], True)
+    return tuple(outputs)
+
+
+def max_unpool2d(
+    input: Any,
+    indices: Any,
+    output_size: Any,
+) -> Tensor:
+    """`max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`
+
+    forward: max_unpool_kernel(self, indices, output_size, 2)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, indices):
+        return call_batched(
+            "max_unpool2d", "", max_unpool2d, self, indices, output_size
+        )
+    self_ = tensor_arg(self, "max_unpool2d", "input", 1)
+    indices_ = tensor_arg(indices, "max_unpool2d", "indices", 2)
+    output_size = int_list_arg(output_size, "max_unpool2d", "output_size", 3, size=2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_unpool2d", max_unpool2d, (self, indices, output_size)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxUnpool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+    try:
+        result = Tensor._make(
+            pooling.max_unpool_kernel(self_, indices_, output_size, 2)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_unpool2d",
+            kernel_failure,
+            self=self_,
+            indices=indices_,
+            output_size=output_size,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = max_unpool2d(
+                input=self_t, indices=indices, output_size=output_size
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def max_unpool3d(
+    input: Any,
+    indices: Any,
+    output_size: Any,
+    stride: Any,
+    padding: Any,
+) -> Tensor:
+    """`max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`
+
+    forward: max_unpool_kernel(self, indices, output_size, 3)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, indices):
+        return call_batched(
+            "max_unpool3d",
+            "",
+            max_unpool3d,
+            self,
+            indices,
+            output_size,
+            stride,
+            padding,
+        )
+    self_ = tensor_arg(self, "max_unpool3d", "input", 1)
+    indices_ = tensor_arg(indices, "max_unpool3d", "indices", 2)
+    output_size = int_list_arg(output_size, "max_unpool3d", "output_size", 3, size=3)
+    stride = int_list_arg(stride, "max_unpool3d", "stride", 4, size=3)
+    padding = int_list_arg(padding, "max_unpool3d", "padding", 5, size=3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "max_unpool3d", max_unpool3d, (self, indices, output_size, stride, padding)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = MaxUnpool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_indices = SavedVariable(indices, False)
+    try:
+        result = Tensor._make(
+            pooling.max_unpool_kernel(self_, indices_, output_size, 3)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "max_unpool3d",
+            kernel_failure,
+            self=self_,
+            indices=indices_,
+            output_size=output_size,
+            stride=stride,
+            padding=padding,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = max_unpool3d(
+                input=self_t,
+                indices=indices,
+                output_size=output_size,
+                stride=stride,
+                padding=padding,
             )
         set_fw_grad(result, result_t)
     return result
@@ -18443,6 +19616,229 @@ def embedding(
                 padding_idx=padding_idx,
                 scale_grad_by_freq=scale_grad_by_freq,
                 sparse=sparse,
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def affine_grid_generator(
+    theta: Any,
+    size: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor`
+
+    forward: affine_grid_generator_kernel(theta, size, align_corners)
+    """
+    if vmap_hook.levels and is_batched(theta):
+        return call_batched(
+            "affine_grid_generator",
+            "",
+            affine_grid_generator,
+            theta,
+            size,
+            align_corners,
+        )
+    theta_ = tensor_arg(theta, "affine_grid_generator", "theta", 1)
+    size = int_list_arg(size, "affine_grid_generator", "size", 2)
+    align_corners = bool_arg(align_corners, "affine_grid_generator", "align_corners", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "affine_grid_generator", affine_grid_generator, (theta, size, align_corners)
+        )
+    grad_fn = None
+    if compute_requires_grad(theta):
+        grad_fn = AffineGridGeneratorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(theta))
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_size = size
+    try:
+        result = Tensor._make(
+            grid_sampling.affine_grid_generator_kernel(theta_, size, align_corners)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "affine_grid_generator",
+            kernel_failure,
+            theta=theta_,
+            size=size,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(theta):
+        with formula_mode():
+            theta_t = tangent_of(theta)
+            result_t = affine_grid_generator(
+                theta=theta_t, size=size, align_corners=align_corners
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def grid_sampler_2d(
+    input: Any,
+    grid: Any,
+    interpolation_mode: Any,
+    padding_mode: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+
+    forward: grid_sampler_kernel(input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+    if vmap_hook.levels and is_batched(input, grid):
+        return call_batched(
+            "grid_sampler_2d",
+            "",
+            grid_sampler_2d,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        )
+    input_ = tensor_arg(input, "grid_sampler_2d", "input", 1)
+    grid_ = tensor_arg(grid, "grid_sampler_2d", "grid", 2)
+    interpolation_mode = int_arg(
+        interpolation_mode, "grid_sampler_2d", "interpolation_mode", 3
+    )
+    padding_mode = int_arg(padding_mode, "grid_sampler_2d", "padding_mode", 4)
+    align_corners = bool_arg(align_corners, "grid_sampler_2d", "align_corners", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "grid_sampler_2d",
+            grid_sampler_2d,
+            (input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    grad_fn = None
+    if compute_requires_grad(input, grid):
+        grad_fn = GridSampler2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn._saved_align_corners = align_corners
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_grid = SavedVariable(grid, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+    try:
+        result = Tensor._make(
+            grid_sampling.grid_sampler_kernel(
+                input_, grid_, interpolation_mode, padding_mode, align_corners
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "grid_sampler_2d",
+            kernel_failure,
+            input=input_,
+            grid=grid_,
+            interpolation_mode=interpolation_mode,
+            padding_mode=padding_mode,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, grid):
+        with formula_mode():
+            input_t = tangent_of(input)
+            grid_t = tangent_of(grid)
+            result_t = derived_jvp(
+                grid_sampler_2d,
+                {
+                    "input": input,
+                    "grid": grid,
+                    "interpolation_mode": interpolation_mode,
+                    "padding_mode": padding_mode,
+                    "align_corners": align_corners,
+                },
+                {"input": input_t, "grid": grid_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def grid_sampler_3d(
+    input: Any,
+    grid: Any,
+    interpolation_mode: Any,
+    padding_mode: Any,
+    align_corners: Any,
+) -> Tensor:
+    """`grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+
+    forward: grid_sampler_kernel(input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+    if vmap_hook.levels and is_batched(input, grid):
+        return call_batched(
+            "grid_sampler_3d",
+            "",
+            grid_sampler_3d,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+        )
+    input_ = tensor_arg(input, "grid_sampler_3d", "input", 1)
+    grid_ = tensor_arg(grid, "grid_sampler_3d", "grid", 2)
+    interpolation_mode = int_arg(
+        interpolation_mode, "grid_sampler_3d", "interpolation_mode", 3
+    )
+    padding_mode = int_arg(padding_mode, "grid_sampler_3d", "padding_mode", 4)
+    align_corners = bool_arg(align_corners, "grid_sampler_3d", "align_corners", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "grid_sampler_3d",
+            grid_sampler_3d,
+            (input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    grad_fn = None
+    if compute_requires_grad(input, grid):
+        grad_fn = GridSampler3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn._saved_align_corners = align_corners
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_grid = SavedVariable(grid, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        grad_fn._saved_input_sym_sizes = sizes_of(input_)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+    try:
+        result = Tensor._make(
+            grid_sampling.grid_sampler_kernel(
+                input_, grid_, interpolation_mode, padding_mode, align_corners
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "grid_sampler_3d",
+            kernel_failure,
+            input=input_,
+            grid=grid_,
+            interpolation_mode=interpolation_mode,
+            padding_mode=padding_mode,
+            align_corners=align_corners,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, grid):
+        with formula_mode():
+            input_t = tangent_of(input)
+            grid_t = tangent_of(grid)
+            result_t = derived_jvp(
+                grid_sampler_3d,
+                {
+                    "input": input,
+                    "grid": grid,
+                    "interpolation_mode": interpolation_mode,
+                    "padding_mode": padding_mode,
+                    "align_corners": align_corners,
+                },
+                {"input": input_t, "grid": grid_t},
             )
         set_fw_grad(result, result_t)
     return result
@@ -25460,8 +26856,44 @@ OVERLOADS = {
     "bilinear": {
         "default": bilinear,
     },
+    "conv_tbc": {
+        "default": schema_names(
+            conv_tbc,
+            "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor",
+        ),
+    },
     "convolution": {
         "default": convolution,
+    },
+    "slow_conv_transpose2d": {
+        "default": schema_names(
+            slow_conv_transpose2d,
+            "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv_transpose3d": {
+        "default": schema_names(
+            slow_conv_transpose3d,
+            "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv3d_forward": {
+        "default": schema_names(
+            slow_conv3d_forward,
+            "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor",
+        ),
+    },
+    "slow_conv_dilated2d": {
+        "default": schema_names(
+            slow_conv_dilated2d,
+            "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor",
+        ),
+    },
+    "slow_conv_dilated3d": {
+        "default": schema_names(
+            slow_conv_dilated3d,
+            "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor",
+        ),
     },
     "max_pool2d_with_indices": {
         "default": schema_names(
@@ -25487,6 +26919,54 @@ OVERLOADS = {
             "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
         ),
     },
+    "adaptive_max_pool2d": {
+        "default": schema_names(
+            adaptive_max_pool2d,
+            "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+        ),
+    },
+    "adaptive_max_pool3d": {
+        "default": schema_names(
+            adaptive_max_pool3d,
+            "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
+        ),
+    },
+    "avg_pool3d": {
+        "default": schema_names(
+            avg_pool3d,
+            "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        ),
+    },
+    "fractional_max_pool2d": {
+        "default": schema_names(
+            fractional_max_pool2d,
+            "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        ),
+    },
+    "fractional_max_pool3d": {
+        "default": schema_names(
+            fractional_max_pool3d,
+            "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        ),
+    },
+    "max_pool3d_with_indices": {
+        "default": schema_names(
+            max_pool3d_with_indices,
+            "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        ),
+    },
+    "max_unpool2d": {
+        "default": schema_names(
+            max_unpool2d,
+            "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+        ),
+    },
+    "max_unpool3d": {
+        "default": schema_names(
+            max_unpool3d,
+            "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
+        ),
+    },
     "native_layer_norm": {
         "default": native_layer_norm,
     },
@@ -25498,6 +26978,15 @@ OVERLOADS = {
     },
     "embedding": {
         "default": embedding,
+    },
+    "affine_grid_generator": {
+        "default": affine_grid_generator,
+    },
+    "grid_sampler_2d": {
+        "default": grid_sampler_2d,
+    },
+    "grid_sampler_3d": {
+        "default": grid_sampler_3d,
     },
     "reflection_pad1d": {
         "default": schema_names(

@@ -17,6 +17,8 @@ from yamlgrad.generated import VariableType
 from yamlgrad.runtime import factories
 from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.ops.indexing import embedding_renorm_
+from yamlgrad.runtime.nn.functional_pooling import *  # noqa: F403
+from yamlgrad.runtime.nn.functional_pooling import __all__ as _pooling
 from yamlgrad.runtime.wrappers.randomness import different_batch
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "avg_pool1d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
+    *_pooling,
     "linear",
     "bilinear",
     "layer_norm",
