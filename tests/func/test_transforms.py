@@ -299,6 +299,7 @@ ERRORS: dict[str, Callable[[ModuleType, Any], Any]] = {
     "jvp_integer_primal": lambda l, x: l.func.jvp(l.sin, (x.long(),), (x,)),
     "jvp_integer_tangent": lambda l, x: l.func.jvp(l.sin, (x,), (x.long(),)),
     "jvp_aux_not_tuple": lambda l, x: l.func.jvp(l.sin, (x,), (x,), has_aux=True),
+    "jacfwd_random_op": lambda l, x: l.func.jacfwd(lambda a: a * l.rand(4))(x),
     "jacfwd_randomness": lambda l, x: l.func.jacfwd(l.sin, randomness="foo")(x),
     "jacfwd_argnum": lambda l, x: l.func.jacfwd(l.sin, argnums=2)(x),
     "strict_missing": lambda l, x: l.func.functional_call(
