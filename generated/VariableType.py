@@ -23,6 +23,7 @@ from yamlgrad.runtime.ops import (
     elementwise,
     indexing,
     linalg,
+    linalg_decompositions,
     losses,
     normalization,
     random_draws,
@@ -255,6 +256,14 @@ from .Functions import (
     TraceBackward0,
     LinalgInvExBackward0,
     LinalgDetBackward0,
+    CholeskyBackward0,
+    LinalgCholeskyExBackward0,
+    CholeskySolveBackward0,
+    CholeskyInverseBackward0,
+    LinalgCrossBackward0,
+    LinalgMatrixExpBackward0,
+    LinalgQrBackward0,
+    LinalgSolveTriangularBackward0,
     TBackward0,
     TransposeBackward0,
     PermuteBackward0,
@@ -513,6 +522,16 @@ __all__ = [
     "linalg_inv_ex",
     "linalg_inv",
     "linalg_det",
+    "cholesky",
+    "linalg_cholesky_ex",
+    "linalg_cholesky",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "linalg_cross",
+    "linalg_matrix_exp",
+    "matrix_exp",
+    "linalg_qr",
+    "linalg_solve_triangular",
     "einsum",
     "t",
     "transpose",
@@ -4409,6 +4428,7 @@ def erfinv(
     if compute_requires_grad(self):
         grad_fn = ErfinvBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
     try:
         result = Tensor._make(special.erfinv(self_))
     except ValueError as kernel_failure:
@@ -4420,8 +4440,6 @@ def erfinv(
             self_t = tangent_of(self)
             result_t = derived_jvp(erfinv, {"input": self}, {"input": self_t})
         set_fw_grad(result, result_t)
-    if grad_fn is not None:
-        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -9123,6 +9141,433 @@ def linalg_det(
         with formula_mode():
             A_t = tangent_of(A)
             result_t = derived_jvp(linalg_det, {"A": A}, {"A": A_t})
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def cholesky(
+    input: Any,
+    upper: Any = False,
+) -> Tensor:
+    """`cholesky(Tensor self, bool upper=False) -> Tensor`
+
+    forward: cholesky_factor(self, upper)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cholesky", "", cholesky, self, upper)
+    self_ = tensor_arg(self, "cholesky", "input", 1)
+    upper = bool_arg(upper, "cholesky", "upper", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cholesky", cholesky, (self, upper))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CholeskyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(linalg_decompositions.cholesky_factor(self_, upper))
+    except ValueError as kernel_failure:
+        raise kernel_error("cholesky", kernel_failure, self=self_, upper=upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cholesky, {"input": self, "upper": upper}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_cholesky_ex(
+    input: Any,
+    *,
+    upper: Any = False,
+    check_errors: Any = False,
+) -> Any:
+    """`linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`
+
+    forward: cholesky_kernel(self, upper, check_errors)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "linalg_cholesky_ex", "", linalg_cholesky_ex, self, upper, check_errors
+        )
+    self_ = tensor_arg(self, "linalg_cholesky_ex", "input", 1)
+    upper = bool_arg(upper, "linalg_cholesky_ex", "upper", 2)
+    check_errors = bool_arg(check_errors, "linalg_cholesky_ex", "check_errors", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_cholesky_ex", linalg_cholesky_ex, (self, upper, check_errors)
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgCholeskyExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._saved_upper = upper
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_decompositions.cholesky_kernel(
+                self_, upper, check_errors
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_cholesky_ex",
+            kernel_failure,
+            self=self_,
+            upper=upper,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False))
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            L_t = linalg_decompositions.cholesky_jvp(self_t, outputs[0], upper)
+        set_fw_grads(
+            outputs,
+            (
+                L_t,
+                None,
+            ),
+        )
+    if grad_fn is not None:
+        grad_fn._raw_saved_L = SavedVariable(outputs[0], True)
+    return return_type("linalg_cholesky_ex", ("L", "info"))(*outputs)
+
+
+def linalg_cholesky(
+    input: Any,
+    *,
+    upper: Any = False,
+) -> Tensor:
+    """`linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`
+
+    composite: linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
+    except (AttributeError, TypeError):
+        check_arguments("linalg_cholesky", (("input", "Tensor", 1, self),))
+        raise
+
+
+def cholesky_solve(
+    input: Any,
+    input2: Any,
+    upper: Any = False,
+) -> Tensor:
+    """`cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`
+
+    forward: cholesky_solve_kernel(self, input2, upper)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, input2):
+        return call_batched("cholesky_solve", "", cholesky_solve, self, input2, upper)
+    self_ = tensor_arg(self, "cholesky_solve", "input", 1)
+    input2_ = tensor_arg(input2, "cholesky_solve", "input2", 2)
+    upper = bool_arg(upper, "cholesky_solve", "upper", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "cholesky_solve", cholesky_solve, (self, input2, upper)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, input2):
+        grad_fn = CholeskySolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input2 = SavedVariable(input2, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.cholesky_solve_kernel(self_, input2_, upper)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "cholesky_solve", kernel_failure, self=self_, input2=input2_, upper=upper
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, input2):
+        with formula_mode():
+            self_t = tangent_of(self)
+            input2_t = tangent_of(input2)
+            result_t = derived_jvp(
+                cholesky_solve,
+                {"input": self, "input2": input2, "upper": upper},
+                {"input": self_t, "input2": input2_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def cholesky_inverse(
+    input: Any,
+    upper: Any = False,
+) -> Tensor:
+    """`cholesky_inverse(Tensor self, bool upper=False) -> Tensor`
+
+    forward: cholesky_inverse_kernel(self, upper)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("cholesky_inverse", "", cholesky_inverse, self, upper)
+    self_ = tensor_arg(self, "cholesky_inverse", "input", 1)
+    upper = bool_arg(upper, "cholesky_inverse", "upper", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("cholesky_inverse", cholesky_inverse, (self, upper))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = CholeskyInverseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.cholesky_inverse_kernel(self_, upper)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("cholesky_inverse", kernel_failure, self=self_, upper=upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                cholesky_inverse, {"input": self, "upper": upper}, {"input": self_t}
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_cross(
+    input: Any,
+    other: Any,
+    *,
+    dim: Any = -1,
+) -> Tensor:
+    """`linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`
+
+    forward: cross_kernel(self, other, dim)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, other):
+        return call_batched("linalg_cross", "", linalg_cross, self, other, dim)
+    self_ = tensor_arg(self, "linalg_cross", "input", 1)
+    other_ = tensor_arg(other, "linalg_cross", "other", 2)
+    dim = int_arg(dim, "linalg_cross", "dim", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_cross", linalg_cross, (self, other, dim))
+    grad_fn = None
+    if compute_requires_grad(self, other):
+        grad_fn = LinalgCrossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn._saved_dim = dim
+        if grad_fn.should_compute_output(0):
+            grad_fn._raw_saved_other = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg_decompositions.cross_kernel(self_, other_, dim))
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_cross", kernel_failure, self=self_, other=other_, dim=dim
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, other):
+        with formula_mode():
+            self_t = tangent_of(self)
+            other_t = tangent_of(other)
+            result_t = linalg_decompositions.linalg_cross(
+                self_t, other, dim
+            ) + linalg_decompositions.linalg_cross(self, other_t, dim)
+        set_fw_grad(result, result_t)
+    return result
+
+
+def linalg_matrix_exp(
+    input: Any,
+) -> Tensor:
+    """`linalg_matrix_exp(Tensor self) -> Tensor`
+
+    forward: matrix_exp_kernel(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("linalg_matrix_exp", "", linalg_matrix_exp, self)
+    self_ = tensor_arg(self, "linalg_matrix_exp", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_matrix_exp", linalg_matrix_exp, (self,))
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgMatrixExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(linalg_decompositions.matrix_exp_kernel(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_matrix_exp", kernel_failure, self=self_)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = linalg_decompositions.linalg_matrix_exp_differential(
+                self, self_t, False
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
+def matrix_exp(
+    input: Any,
+) -> Tensor:
+    """`matrix_exp(Tensor self) -> Tensor`
+
+    composite: linalg_matrix_exp(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    try:
+        return linalg_matrix_exp(self)
+    except (AttributeError, TypeError):
+        check_arguments("matrix_exp", (("input", "Tensor", 1, self),))
+        raise
+
+
+def linalg_qr(
+    A: Any,
+    mode: Any = "reduced",
+) -> Any:
+    """`linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`
+
+    forward: qr_kernel(A, mode)
+    """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched("linalg_qr", "", linalg_qr, A, mode)
+    A_ = tensor_arg(A, "linalg_qr", "A", 1)
+    mode = str_arg(mode, "linalg_qr", "mode", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_qr", linalg_qr, (A, mode))
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgQrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_mode = mode
+    try:
+        outputs = [
+            Tensor._make(value) for value in linalg_decompositions.qr_kernel(A_, mode)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_qr", kernel_failure, A=A_, mode=mode)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(linalg_qr, {"A": A, "mode": mode}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_Q = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_R = SavedVariable(outputs[1], True)
+    return return_type("linalg_qr", ("Q", "R"))(*outputs)
+
+
+def linalg_solve_triangular(
+    input: Any,
+    B: Any,
+    *,
+    upper: Any,
+    left: Any = True,
+    unitriangular: Any = False,
+) -> Tensor:
+    """`linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`
+
+    forward: solve_triangular_kernel(self, B, upper, left, unitriangular)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, B):
+        return call_batched(
+            "linalg_solve_triangular",
+            "",
+            linalg_solve_triangular,
+            self,
+            B,
+            upper,
+            left,
+            unitriangular,
+        )
+    self_ = tensor_arg(self, "linalg_solve_triangular", "input", 1)
+    B_ = tensor_arg(B, "linalg_solve_triangular", "B", 2)
+    upper = bool_arg(upper, "linalg_solve_triangular", "upper", 3)
+    left = bool_arg(left, "linalg_solve_triangular", "left", 4)
+    unitriangular = bool_arg(
+        unitriangular, "linalg_solve_triangular", "unitriangular", 5
+    )
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_solve_triangular",
+            linalg_solve_triangular,
+            (self, B, upper, left, unitriangular),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, B):
+        grad_fn = LinalgSolveTriangularBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, B))
+        grad_fn._saved_left = left
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_unitriangular = unitriangular
+        grad_fn._saved_upper = upper
+    try:
+        result = Tensor._make(
+            linalg_decompositions.solve_triangular_kernel(
+                self_, B_, upper, left, unitriangular
+            )
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_solve_triangular",
+            kernel_failure,
+            self=self_,
+            B=B_,
+            upper=upper,
+            left=left,
+            unitriangular=unitriangular,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, B):
+        with formula_mode():
+            self_t = tangent_of(self)
+            B_t = tangent_of(B)
+            result_t = derived_jvp(
+                linalg_solve_triangular,
+                {
+                    "input": self,
+                    "B": B,
+                    "upper": upper,
+                    "left": left,
+                    "unitriangular": unitriangular,
+                },
+                {"input": self_t, "B": B_t},
+            )
         set_fw_grad(result, result_t)
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
@@ -21059,6 +21504,15 @@ METHODS = {
     "vdot": vdot,
     "baddbmm": baddbmm,
     "trace": trace,
+    "cholesky": cholesky,
+    "linalg_cholesky_ex": linalg_cholesky_ex,
+    "linalg_cholesky": linalg_cholesky,
+    "cholesky_solve": cholesky_solve,
+    "cholesky_inverse": cholesky_inverse,
+    "linalg_cross": linalg_cross,
+    "linalg_matrix_exp": linalg_matrix_exp,
+    "matrix_exp": matrix_exp,
+    "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
     "transpose": transpose,
     "permute": permute,
@@ -22175,6 +22629,58 @@ OVERLOADS = {
     },
     "linalg_det": {
         "default": linalg_det,
+    },
+    "cholesky": {
+        "default": schema_names(
+            cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor"
+        ),
+    },
+    "linalg_cholesky_ex": {
+        "default": schema_names(
+            linalg_cholesky_ex,
+            "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
+        ),
+    },
+    "linalg_cholesky": {
+        "default": schema_names(
+            linalg_cholesky,
+            "linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor",
+        ),
+    },
+    "cholesky_solve": {
+        "default": schema_names(
+            cholesky_solve,
+            "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+        ),
+    },
+    "cholesky_inverse": {
+        "default": schema_names(
+            cholesky_inverse,
+            "cholesky_inverse(Tensor self, bool upper=False) -> Tensor",
+        ),
+    },
+    "linalg_cross": {
+        "default": schema_names(
+            linalg_cross,
+            "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
+        ),
+    },
+    "linalg_matrix_exp": {
+        "default": schema_names(
+            linalg_matrix_exp, "linalg_matrix_exp(Tensor self) -> Tensor"
+        ),
+    },
+    "matrix_exp": {
+        "default": schema_names(matrix_exp, "matrix_exp(Tensor self) -> Tensor"),
+    },
+    "linalg_qr": {
+        "default": linalg_qr,
+    },
+    "linalg_solve_triangular": {
+        "default": schema_names(
+            linalg_solve_triangular,
+            "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
+        ),
     },
     "einsum": {
         "default": einsum,

@@ -58,7 +58,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
-    | {"type_promotion", "output_differentiability", "batch_rule"}
+    | {"type_promotion", "output_differentiability", "structure", "batch_rule"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # An argument's sampling intervals, and how a sample check reports a problem.
@@ -752,6 +752,8 @@ def _load_entry(
     )
     domains = _load_domains(entry, e.loc("domain"), e.op_text, func)
     samples = _load_samples(entry, e.loc("samples"), e.op_text, func, domains, display)
+    structure = _load_structure(entry, e.loc("structure"), e.op_text, func)
+    samples = tuple(_structured(s, structure, func) for s in samples)
     batch_rule = ""
     if "batch_rule" in entry:
         batch_rule = load_batch_rule(entry["batch_rule"], func, _failing(e))
@@ -775,6 +777,7 @@ def _load_entry(
         inplace=inplace,
         output_differentiability=output_differentiability,
         forward_derivatives=forward_derivatives,
+        structure=tuple(structure.items()),
     )
 
 
@@ -889,6 +892,53 @@ def _load_domains(
             raise GenError(loc, op, message)
         domains[name] = tuple(intervals)  # type: ignore[arg-type]
     return domains
+
+
+STRUCTURES = ("positive_definite", "triangular")
+
+
+def _load_structure(
+    entry: YamlMap, loc: Location, op: str, func: FunctionSchema
+) -> dict[str, str]:
+    """`structure: {A: positive_definite}`: matrix inputs the samples must draw
+    symmetric positive definite, or triangular (the triangle the sample's
+    `upper` names), and that the gradient checks see as such."""
+    raw = entry.get("structure", {})
+    if not isinstance(raw, dict):
+        raise GenError(loc, op, "'structure' must map tensor inputs to a structure")
+    tensors = {a.name for a in func.arguments if a.is_tensor}
+    for name, value in raw.items():
+        if name not in tensors:
+            message = f"structure for {name!r}, which is not a tensor input"
+            raise GenError(loc, op, message)
+        if value not in STRUCTURES:
+            message = f"structure of {name!r} must be one of {STRUCTURES}: {value!r}"
+            raise GenError(loc, op, message)
+    return dict(raw)
+
+
+def triangle_of(func: FunctionSchema, values: Mapping[str, Any]) -> str:
+    """ "upper_triangular" or "lower_triangular": the call's `upper` argument (its
+    default when not given); lower when the op has none."""
+    defaults = {a.name: a.default for a in func.arguments}
+    upper = values.get("upper", defaults.get("upper") == "True")
+    return "upper_triangular" if upper else "lower_triangular"
+
+
+def _structured(
+    sample: Sample, structure: dict[str, str], func: FunctionSchema
+) -> Sample:
+    if not structure:
+        return sample
+    values = {a.name: a.value for a in sample.args}
+    kinds = {
+        name: kind if kind == "positive_definite" else triangle_of(func, values)
+        for name, kind in structure.items()
+    }
+    args = tuple(
+        dataclasses.replace(a, structure=kinds.get(a.name)) for a in sample.args
+    )
+    return dataclasses.replace(sample, args=args)
 
 
 def _freeze(value: Any) -> Any:

@@ -475,6 +475,9 @@ class SampleArg:
     # or a Tensor?[]'s index tensors (nested tuples, None for `:`).
     values: Any = None
     index_list: tuple[Any, ...] | None = None
+    # A matrix input's structure (`structure:` in the YAML): "positive_definite",
+    # "lower_triangular" or "upper_triangular" (resolved from the sample's `upper`).
+    structure: str | None = None
 
     def draw(self, rng: Any, dtype: Any, shape: tuple[int, ...]) -> Any:
         """Random values of `shape` for this argument, inside its domain."""
@@ -523,7 +526,27 @@ class Sample:
                 kwargs[a.name] = a.value
             else:
                 kwargs[a.name] = a.draw(rng, dtype, a.shape)
+                if a.structure is not None:
+                    kwargs[a.name] = structured_sample(kwargs[a.name], a.structure)
         return kwargs
+
+
+def structured_sample(x: Any, structure: str) -> Any:
+    """A well-conditioned matrix (batch) of `structure` made from random values.
+
+    positive_definite: half of a symmetric positive definite S (S / 2, so that the
+    checks' `x + x.mT`, PyTorch's gradcheck_wrapper_hermitian_input, gives S);
+    lower/upper_triangular: that triangle, with a positive diagonal (>= 2), as a
+    Cholesky factor has."""
+    import numpy as np
+
+    n = x.shape[-1]
+    eye = np.eye(n, dtype=x.dtype)
+    if structure == "positive_definite":
+        return (x @ np.swapaxes(x, -1, -2) / n + eye) / 2
+    triangle = np.triu(x) if structure == "upper_triangular" else np.tril(x)
+    diagonal = np.abs(np.diagonal(x, 0, -2, -1))[..., None, :] + 2
+    return np.where(eye.astype(bool), diagonal, triangle)
 
 
 # PyTorch's in-place view functions: their wrappers use set_history on a view.
@@ -577,6 +600,9 @@ class DifferentiabilityInfo:
     # Forward-mode formulas (the YAML's `result:` keys, expanded and rendered by the
     # loader; one "derived" entry when the YAML gives none).
     forward_derivatives: tuple[ForwardDerivative, ...] = ()
+    # Matrix inputs that must be symmetric positive definite or triangular (the
+    # YAML's `structure:`), as (input, "positive_definite" | "triangular").
+    structure: tuple[tuple[str, str], ...] = ()
     # The YAML's `batch_rule:` (a rule of runtime/func/batching_rules.py), or "".
     explicit_batch_rule: str = ""
 

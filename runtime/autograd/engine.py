@@ -51,7 +51,7 @@ import numpy as np
 
 from yamlgrad.runtime.autograd import anomaly_mode, forward_ad, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
-from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad, accumulated_now
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.autograd.grad_mode import _set as set_grad_mode
 from yamlgrad.runtime.autograd.node import (
@@ -453,7 +453,7 @@ class _GraphTask:
                 # The node's inputs let go first: a leaf's AccumulateGrad run
                 # while delivering may then take a gradient no one else holds.
                 step = inputs = None  # type: ignore[assignment]
-                step = self._deliver(edges, outputs, raw) or pop()
+                step = self._deliver(edges, outputs, raw, cls._exact_outputs) or pop()
             else:
                 step = pop()
             # Hold no gradient past its delivery: a buffer is then the only
@@ -461,7 +461,11 @@ class _GraphTask:
             outputs = inputs = None  # type: ignore[assignment]
 
     def _deliver(
-        self, edges: tuple[Any, ...], outputs: list[Grad | None], raw: bool
+        self,
+        edges: tuple[Any, ...],
+        outputs: list[Grad | None],
+        raw: bool,
+        inline: bool = False,
     ) -> tuple[Node, list[Grad | None]] | None:
         """Add each gradient a node returned to the input buffer of the node its
         edge leads to (PyTorch's InputBuffer), and queue each node whose last
@@ -516,10 +520,8 @@ class _GraphTask:
             if remaining:
                 continue
             if direct and type(child) is AccumulateGrad and child._hooks is None:
-                leaf = child.variable
-                if not leaf._hooks and not leaf._post_accumulate_hooks:
-                    grad = None  # the buffer's is then the only reference
-                    AccumulateGrad.apply(child, buffer, raw)  # type: ignore[arg-type]
+                grad = None  # the buffer's is then the only reference
+                if accumulated_now(child, buffer, raw, inline):  # type: ignore
                     continue
             # Ready. The highest sequence_nr runs first; a tie, the earlier one.
             if first is None:
