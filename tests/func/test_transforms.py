@@ -177,6 +177,18 @@ CASES: dict[str, tuple[Callable[..., Any], tuple]] = {
         lambda l, x, y: l.func.hessian(lambda a, b: f(l, a, b), argnums=(0, 1))(x, y),
         (X, Y),
     ),
+    "grad_of_jacfwd": (
+        lambda l, x, y: l.func.grad(
+            lambda a: l.func.jacfwd(lambda b: (b.sin() * b.exp()).cumsum(0))(a)
+            .pow(2)
+            .sum()
+        )(x),
+        (X, Y),
+    ),
+    "jacrev_of_hessian": (
+        lambda l, x, y: l.func.jacrev(l.func.hessian(lambda a: (a**3).prod()))(x),
+        (X, Y),
+    ),
     "vmap_grad": (
         lambda l, x, m: l.func.vmap(
             l.func.grad(lambda w, r: (w * r).sum().sin()), in_dims=(None, 0)
