@@ -12,6 +12,10 @@ errors, the distribution, and the same numbers for the same seed.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,8 +25,35 @@ from yamlgrad.runtime.autograd.tensor import Tensor
 from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
 from yamlgrad.runtime.ops.random_draws import ERR_PROBABILITY
+from yamlgrad.runtime.wrappers.randomness import per_sample, vmap_randomness
 
 __all__ = ["normal"]
+
+def _batchable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, which reads its tensors' ndarrays, made to run under vmap: given a
+    batched tensor (one without storage of its own) it runs once per sample
+    through vmap's fallback, where the vmap's `randomness=` applies."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def sampler(*args: Any, **kwargs: Any) -> Any:
+        values = (*args, *kwargs.values())
+        if not any(
+            isinstance(v, Tensor) and type(v._data) is not np.ndarray for v in values
+        ):
+            return fn(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        (name, self), *rest = bound.arguments.items()
+        if fn.__name__.endswith("_") and vmap_randomness[-1][0] == "same":
+            # One draw for every sample, written into each (as PyTorch's
+            # in-place samplers do under randomness="same").
+            blank = Tensor._make(np.zeros(tuple(self.shape), self.dtype.np))
+            return self.zero_().add_(fn(blank, **dict(rest)))
+        return per_sample[0](fn.__name__, "", fn, self, *(v for _, v in rest))
+
+    return sampler
+
 
 def _array(value: Any) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
@@ -72,6 +103,7 @@ def fill_with(self: Tensor, values: np.ndarray) -> Tensor:
     return self.copy_(Tensor._make(values.astype(self._data.dtype, copy=False)))
 
 
+@_batchable
 def uniform_(
     self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Any = None
 ) -> Tensor:
@@ -79,6 +111,7 @@ def uniform_(
     return fill_with(self, from_ + (to - from_) * draw)
 
 
+@_batchable
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     probs = np.broadcast_to(_array(p), self.shape)
     if np.any(probs < 0) or np.any(probs > 1):
@@ -86,6 +119,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     return fill_with(self, _rng(generator).random(self.shape) < probs)
 
 
+@_batchable
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     if lambd <= 0:
         raise RuntimeError(
@@ -94,6 +128,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     return fill_with(self, _rng(generator).exponential(1.0 / lambd, self.shape))
 
 
+@_batchable
 def random_(
     self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None
 ) -> Tensor:
@@ -113,16 +148,19 @@ def random_(
     return fill_with(self, _rng(generator).integers(from_, to, self.shape))
 
 
+@_batchable
 def log_normal_(
     self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
 ) -> Tensor:
     return fill_with(self, _rng(generator).lognormal(mean, std, self.shape))
 
 
+@_batchable
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     return fill_with(self, _rng(generator).geometric(p, self.shape))
 
 
+@_batchable
 def cauchy_(
     self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
 ) -> Tensor:
