@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import operator
 from collections.abc import Callable
 from typing import Any
 
