@@ -124,6 +124,13 @@ from yamlgrad.runtime.ops.losses import (
     nll_loss_backward,
     smooth_l1_loss_backward,
 )
+from yamlgrad.runtime.ops.lu_decomposition import (
+    linalg_lu_backward,
+    linalg_lu_solve_B,
+    linalg_lu_solve_LU,
+    lu_factor_ex_backward,
+    lu_unpack_backward,
+)
 from yamlgrad.runtime.ops.normalization import (
     native_batch_norm_backward,
     native_group_norm_backward,
@@ -350,6 +357,10 @@ __all__ = [
     "CholeskySolveBackward0",
     "CholeskyInverseBackward0",
     "LinalgCrossBackward0",
+    "LinalgLuFactorExBackward0",
+    "LinalgLuBackward0",
+    "LinalgLuSolveBackward0",
+    "LuUnpackBackward0",
     "LinalgMatrixExpBackward0",
     "LinalgQrBackward0",
     "LinalgSolveTriangularBackward0",
@@ -5549,6 +5560,162 @@ class LinalgCrossBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgLuFactorExBackward0(Node):
+    """Backward of `linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`.
+
+    A: lu_factor_ex_backward(grad, LU, pivots, pivot)
+    """
+
+    __slots__ = (
+        "_raw_saved_LU",
+        "_saved_pivot",
+        "_raw_saved_pivots",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        LU = self._raw_saved_LU.unpack(self, raw)
+        pivot = self._saved_pivot
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = lu_factor_ex_backward(grad, LU, pivots, pivot)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+
+class LinalgLuBackward0(Node):
+    """Backward of `linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`.
+
+    A: linalg_lu_backward(grads[1], grads[2], P, L, U, pivot)
+    """
+
+    __slots__ = (
+        "_raw_saved_L",
+        "_raw_saved_P",
+        "_raw_saved_U",
+        "_saved_pivot",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        L = self._raw_saved_L.unpack(self, raw)
+        P = self._raw_saved_P.unpack(self, raw)
+        U = self._raw_saved_U.unpack(self, raw)
+        pivot = self._saved_pivot
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_lu_backward(grads[1], grads[2], P, L, U, pivot)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_L.reset_data()
+        self._raw_saved_P.reset_data()
+        self._raw_saved_U.reset_data()
+
+    @property
+    def _saved_L(self) -> Any:
+        return self._raw_saved_L.unpack_wrapped(self)
+
+    @property
+    def _saved_P(self) -> Any:
+        return self._raw_saved_P.unpack_wrapped(self)
+
+    @property
+    def _saved_U(self) -> Any:
+        return self._raw_saved_U.unpack_wrapped(self)
+
+
+class LinalgLuSolveBackward0(Node):
+    """Backward of `linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor`.
+
+    LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+    B: linalg_lu_solve_B(grad, LU, pivots, left, adjoint)
+    """
+
+    __slots__ = (
+        "_raw_saved_LU",
+        "_saved_adjoint",
+        "_saved_left",
+        "_raw_saved_pivots",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_LU: Any = UNDEFINED
+        self._raw_saved_pivots: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        LU = self._raw_saved_LU.unpack(self, raw)
+        adjoint = self._saved_adjoint
+        left = self._saved_left
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = linalg_lu_solve_B(grad, LU, pivots, left, adjoint)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LuUnpackBackward0(Node):
+    """Backward of `lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`.
+
+    LU_data: lu_unpack_backward(grads, LU_data.shape)
+    """
+
+    __slots__ = ("_saved_LU_data_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        LU_data_sym_sizes = self._saved_LU_data_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = lu_unpack_backward(grads, LU_data_sym_sizes)
+        return grad_inputs
 
 
 class LinalgMatrixExpBackward0(Node):

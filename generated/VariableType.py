@@ -25,6 +25,7 @@ from yamlgrad.runtime.ops import (
     linalg,
     linalg_decompositions,
     losses,
+    lu_decomposition,
     normalization,
     random_draws,
     reductions,
@@ -260,6 +261,10 @@ from .Functions import (
     CholeskySolveBackward0,
     CholeskyInverseBackward0,
     LinalgCrossBackward0,
+    LinalgLuFactorExBackward0,
+    LinalgLuBackward0,
+    LinalgLuSolveBackward0,
+    LuUnpackBackward0,
     LinalgMatrixExpBackward0,
     LinalgQrBackward0,
     LinalgSolveTriangularBackward0,
@@ -527,6 +532,10 @@ __all__ = [
     "cholesky_solve",
     "cholesky_inverse",
     "linalg_cross",
+    "linalg_lu_factor_ex",
+    "linalg_lu",
+    "linalg_lu_solve",
+    "lu_unpack",
     "linalg_matrix_exp",
     "matrix_exp",
     "linalg_qr",
@@ -8665,6 +8674,230 @@ def linalg_cross(
             ) + linalg_decompositions.linalg_cross(self, other_t, dim)
         set_fw_grad(result, result_t)
     return result
+
+
+def linalg_lu_factor_ex(
+    A: Any,
+    *,
+    pivot: Any = True,
+    check_errors: Any = False,
+) -> Any:
+    """`linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`
+
+    forward: lu_factor_kernel(A, pivot, check_errors)
+    """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched(
+            "linalg_lu_factor_ex", "", linalg_lu_factor_ex, A, pivot, check_errors
+        )
+    A_ = tensor_arg(A, "linalg_lu_factor_ex", "A", 1)
+    pivot = bool_arg(pivot, "linalg_lu_factor_ex", "pivot", 2)
+    check_errors = bool_arg(check_errors, "linalg_lu_factor_ex", "check_errors", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_lu_factor_ex", linalg_lu_factor_ex, (A, pivot, check_errors)
+        )
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgLuFactorExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_pivot = pivot
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in lu_decomposition.lu_factor_kernel(A_, pivot, check_errors)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_lu_factor_ex",
+            kernel_failure,
+            A=A_,
+            pivot=pivot,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                linalg_lu_factor_ex,
+                {"A": A, "pivot": pivot, "check_errors": check_errors},
+                {"A": A_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[1], True)
+    return return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(*outputs)
+
+
+def linalg_lu(
+    A: Any,
+    *,
+    pivot: Any = True,
+) -> Any:
+    """`linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`
+
+    forward: lu_kernel(A, pivot)
+    """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched("linalg_lu", "", linalg_lu, A, pivot)
+    A_ = tensor_arg(A, "linalg_lu", "A", 1)
+    pivot = bool_arg(pivot, "linalg_lu", "pivot", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_lu", linalg_lu, (A, pivot))
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgLuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_pivot = pivot
+    try:
+        outputs = [
+            Tensor._make(value) for value in lu_decomposition.lu_kernel(A_, pivot)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_lu", kernel_failure, A=A_, pivot=pivot)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (False, True, True))
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(linalg_lu, {"A": A, "pivot": pivot}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_L = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_P = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_U = SavedVariable(outputs[2], True)
+    return return_type("linalg_lu", ("P", "L", "U"))(*outputs)
+
+
+def linalg_lu_solve(
+    LU: Any,
+    pivots: Any,
+    B: Any,
+    *,
+    left: Any = True,
+    adjoint: Any = False,
+) -> Tensor:
+    """`linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor`
+
+    forward: lu_solve_kernel(LU, pivots, B, left, adjoint)
+    """
+    if vmap_hook.levels and is_batched(LU, pivots, B):
+        return call_batched(
+            "linalg_lu_solve", "", linalg_lu_solve, LU, pivots, B, left, adjoint
+        )
+    LU_ = tensor_arg(LU, "linalg_lu_solve", "LU", 1)
+    pivots_ = tensor_arg(pivots, "linalg_lu_solve", "pivots", 2)
+    B_ = tensor_arg(B, "linalg_lu_solve", "B", 3)
+    left = bool_arg(left, "linalg_lu_solve", "left", 4)
+    adjoint = bool_arg(adjoint, "linalg_lu_solve", "adjoint", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_lu_solve", linalg_lu_solve, (LU, pivots, B, left, adjoint)
+        )
+    grad_fn = None
+    if compute_requires_grad(LU, B):
+        grad_fn = LinalgLuSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU, B))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_LU = SavedVariable(LU, False)
+        grad_fn._saved_adjoint = adjoint
+        grad_fn._saved_left = left
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_pivots = SavedVariable(pivots, False)
+    try:
+        result = Tensor._make(
+            lu_decomposition.lu_solve_kernel(LU_, pivots_, B_, left, adjoint)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_lu_solve",
+            kernel_failure,
+            LU=LU_,
+            pivots=pivots_,
+            B=B_,
+            left=left,
+            adjoint=adjoint,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(LU, B):
+        with formula_mode():
+            LU_t = tangent_of(LU)
+            B_t = tangent_of(B)
+            result_t = derived_jvp(
+                linalg_lu_solve,
+                {"LU": LU, "pivots": pivots, "B": B, "left": left, "adjoint": adjoint},
+                {"LU": LU_t, "B": B_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def lu_unpack(
+    LU_data: Any,
+    LU_pivots: Any,
+    unpack_data: Any = True,
+    unpack_pivots: Any = True,
+) -> Any:
+    """`lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`
+
+    forward: lu_unpack_kernel(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    """
+    if vmap_hook.levels and is_batched(LU_data, LU_pivots):
+        return call_batched(
+            "lu_unpack", "", lu_unpack, LU_data, LU_pivots, unpack_data, unpack_pivots
+        )
+    LU_data_ = tensor_arg(LU_data, "lu_unpack", "LU_data", 1)
+    LU_pivots_ = tensor_arg(LU_pivots, "lu_unpack", "LU_pivots", 2)
+    unpack_data = bool_arg(unpack_data, "lu_unpack", "unpack_data", 3)
+    unpack_pivots = bool_arg(unpack_pivots, "lu_unpack", "unpack_pivots", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "lu_unpack", lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots)
+        )
+    grad_fn = None
+    if compute_requires_grad(LU_data):
+        grad_fn = LuUnpackBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU_data))
+        grad_fn._saved_LU_data_sym_sizes = sizes_of(LU_data_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in lu_decomposition.lu_unpack_kernel(
+                LU_data_, LU_pivots_, unpack_data, unpack_pivots
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "lu_unpack",
+            kernel_failure,
+            LU_data=LU_data_,
+            LU_pivots=LU_pivots_,
+            unpack_data=unpack_data,
+            unpack_pivots=unpack_pivots,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (False, True, True))
+    if forward_ad_state.active and any_has_forward_grad(LU_data):
+        with formula_mode():
+            LU_data_t = tangent_of(LU_data)
+            outputs_t = derived_jvp(
+                lu_unpack,
+                {
+                    "LU_data": LU_data,
+                    "LU_pivots": LU_pivots,
+                    "unpack_data": unpack_data,
+                    "unpack_pivots": unpack_pivots,
+                },
+                {"LU_data": LU_data_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    return return_type("lu_unpack", ("P", "L", "U"))(*outputs)
 
 
 def linalg_matrix_exp(
@@ -21817,6 +22050,18 @@ OVERLOADS = {
             linalg_cross,
             "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
         ),
+    },
+    "linalg_lu_factor_ex": {
+        "default": linalg_lu_factor_ex,
+    },
+    "linalg_lu": {
+        "default": linalg_lu,
+    },
+    "linalg_lu_solve": {
+        "default": linalg_lu_solve,
+    },
+    "lu_unpack": {
+        "default": lu_unpack,
     },
     "linalg_matrix_exp": {
         "default": schema_names(
