@@ -113,6 +113,7 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     linalg_matrix_exp_differential,
     linalg_qr_backward,
     linalg_solve_triangular_backward,
+    pinv_backward,
 )
 from yamlgrad.runtime.ops.losses import (
     binary_cross_entropy_backward,
@@ -357,6 +358,7 @@ __all__ = [
     "CholeskySolveBackward0",
     "CholeskyInverseBackward0",
     "LinalgCrossBackward0",
+    "LinalgPinvBackward0",
     "LinalgLuFactorExBackward0",
     "LinalgLuBackward0",
     "LinalgLuSolveBackward0",
@@ -5556,6 +5558,41 @@ class LinalgCrossBackward0(Node):
     @property
     def _saved_other(self) -> Any:
         return self._raw_saved_other.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgPinvBackward0(Node):
+    """Backward of `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`.
+
+    self: pinv_backward(grad, result, self)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pinv_backward(grad, result, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:

@@ -261,6 +261,7 @@ from .Functions import (
     CholeskySolveBackward0,
     CholeskyInverseBackward0,
     LinalgCrossBackward0,
+    LinalgPinvBackward0,
     LinalgLuFactorExBackward0,
     LinalgLuBackward0,
     LinalgLuSolveBackward0,
@@ -532,6 +533,7 @@ __all__ = [
     "cholesky_solve",
     "cholesky_inverse",
     "linalg_cross",
+    "linalg_pinv",
     "linalg_lu_factor_ex",
     "linalg_lu",
     "linalg_lu_solve",
@@ -8673,6 +8675,74 @@ def linalg_cross(
                 self_t, other, dim
             ) + linalg_decompositions.linalg_cross(self, other_t, dim)
         set_fw_grad(result, result_t)
+    return result
+
+
+def linalg_pinv_atol_rtol_tensor(
+    input: Any,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    hermitian: Any = False,
+) -> Tensor:
+    """`linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+
+    forward: pinv_kernel(self, atol, rtol, hermitian)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, atol, rtol):
+        return call_batched(
+            "linalg_pinv.atol_rtol_tensor",
+            "",
+            linalg_pinv_atol_rtol_tensor,
+            self,
+            atol,
+            rtol,
+            hermitian,
+        )
+    self_ = tensor_arg(self, "linalg_pinv", "input", 1)
+    atol_ = optional_tensor_arg(atol, "linalg_pinv", "atol", 2)
+    rtol_ = optional_tensor_arg(rtol, "linalg_pinv", "rtol", 3)
+    hermitian = bool_arg(hermitian, "linalg_pinv", "hermitian", 4)
+    check_no_requires_grad(atol, "atol", "linalg_pinv")
+    check_no_requires_grad(rtol, "rtol", "linalg_pinv")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_pinv_atol_rtol_tensor",
+            linalg_pinv_atol_rtol_tensor,
+            (self, atol, rtol, hermitian),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgPinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(
+            linalg_decompositions.pinv_kernel(self_, atol_, rtol_, hermitian)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_pinv",
+            kernel_failure,
+            self=self_,
+            atol=atol_,
+            rtol=rtol_,
+            hermitian=hermitian,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                linalg_pinv_atol_rtol_tensor,
+                {"input": self, "atol": atol, "rtol": rtol, "hermitian": hermitian},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
 
 
@@ -20797,6 +20867,10 @@ log_softmax = log_softmax_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 log_softmax.__qualname__ = "log_softmax"
 
+linalg_pinv = linalg_pinv_atol_rtol_tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+linalg_pinv.__qualname__ = "linalg_pinv"
+
 transpose = transpose_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 transpose.__qualname__ = "transpose"
@@ -20988,6 +21062,7 @@ METHODS = {
     "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse,
     "linalg_cross": linalg_cross,
+    "linalg_pinv": linalg_pinv,
     "linalg_matrix_exp": linalg_matrix_exp,
     "matrix_exp": matrix_exp,
     "linalg_solve_triangular": linalg_solve_triangular,
@@ -22049,6 +22124,12 @@ OVERLOADS = {
         "default": schema_names(
             linalg_cross,
             "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
+        ),
+    },
+    "linalg_pinv": {
+        "atol_rtol_tensor": schema_names(
+            linalg_pinv_atol_rtol_tensor,
+            "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
         ),
     },
     "linalg_lu_factor_ex": {

@@ -33,6 +33,7 @@ KERNELS = (
     "qr_kernel",
     "matrix_exp_kernel",
     "cross_kernel",
+    "pinv_kernel",
 )
 BACKWARD_HELPERS = (
     "cholesky_backward",
@@ -44,6 +45,7 @@ BACKWARD_HELPERS = (
     "linalg_qr_backward",
     "linalg_matrix_exp_differential",
     "linalg_cross",
+    "pinv_backward",
 )
 
 
@@ -456,6 +458,76 @@ def cross_kernel(a: Any, b: Any, dim: int) -> Any:
 
 def linalg_cross(a: Any, b: Any, dim: int) -> Any:
     return array_namespace(a, b).linalg_cross(a, b, dim=dim)
+
+
+# -- pseudo-inverse -----------------------------------------------------------------
+
+
+def _pinv_tolerance(
+    s_max: Any, atol: Any, rtol: Any, m: int, n: int, dtype: Any
+) -> Any:
+    """max(atol, rtol * largest singular value), PyTorch's defaults: rtol is
+    eps * max(m, n) unless only a positive atol is given."""
+    if rtol is None:
+        positive_atol = atol is not None and np.all(np.asarray(atol) > 0)
+        rtol = 0.0 if positive_atol else np.finfo(dtype).eps * max(m, n)
+    atol = 0.0 if atol is None else atol
+    return np.maximum(np.asarray(atol)[..., None], np.asarray(rtol)[..., None] * s_max)
+
+
+def pinv_kernel(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
+    """The Moore-Penrose pseudo-inverse: singular values (eigenvalues when
+    `hermitian`) at or below the tolerance count as zero."""
+    if np.ndim(a) < 2 or np.result_type(a).kind != "f":
+        raise RuntimeError(
+            f"linalg.pinv({_tm_shape(a)}): expected a tensor with 2 or more "
+            "dimensions of float, double, cfloat or cdouble types"
+        )
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+    if hermitian:
+        w, v = np.linalg.eigh(a)
+        tol = _pinv_tolerance(
+            np.abs(w).max(-1, keepdims=True), atol, rtol, m, n, a.dtype
+        )
+        w_inv = np.where(np.abs(w) > tol, 1 / np.where(w == 0, 1, w), 0)
+        return np.ascontiguousarray((v * w_inv[..., None, :]) @ np.swapaxes(v, -1, -2))
+    u, sv, vh = np.linalg.svd(a, full_matrices=False)
+    tol = _pinv_tolerance(sv[..., :1], atol, rtol, m, n, a.dtype)
+    s_inv = np.where(sv > tol, 1 / np.where(sv == 0, 1, sv), 0).astype(a.dtype)
+    out = (np.swapaxes(vh, -1, -2) * s_inv[..., None, :]) @ np.swapaxes(u, -1, -2)
+    return np.ascontiguousarray(out)
+
+
+def _tm_shape(x: Any) -> str:
+    from yamlgrad.runtime.errors import scalar_type_name
+
+    return f"{scalar_type_name(np.result_type(x))}{{{list(np.shape(x))}}}"
+
+
+def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
+    """PyTorch's pinv_backward (Golub and Pereyra's derivative of the
+    pseudo-inverse), arranged so the products are of the smaller size."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gradh = _mT(pinvA), _mT(grad)
+    if m <= n:
+        K = gradh @ pinvA
+        KpinvAh = K @ pinvAh
+        return (
+            -_mT(pinvA @ K)
+            + KpinvAh
+            - (A @ pinvA) @ KpinvAh
+            + (pinvAh @ pinvA) @ (gradh - K @ A)
+        )
+    K = pinvA @ gradh
+    pinvAhK = pinvAh @ K
+    return (
+        -_mT(K @ pinvA)
+        + (gradh - A @ K) @ pinvA @ pinvAh
+        + pinvAhK
+        - pinvAhK @ pinvA @ A
+    )
 
 
 register_numpy_kernels(
