@@ -109,6 +109,7 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     cholesky_backward,
     cholesky_inverse_backward,
     cholesky_solve_backward,
+    householder_product_backward,
     linalg_cross,
     linalg_matrix_exp_differential,
     linalg_qr_backward,
@@ -364,6 +365,7 @@ __all__ = [
     "LinalgLuSolveBackward0",
     "LuUnpackBackward0",
     "LinalgMatrixExpBackward0",
+    "LinalgHouseholderProductBackward0",
     "LinalgQrBackward0",
     "LinalgSolveTriangularBackward0",
     "TBackward0",
@@ -5779,6 +5781,65 @@ class LinalgMatrixExpBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgHouseholderProductBackward0(Node):
+    """Backward of `linalg_householder_product(Tensor input, Tensor tau) -> Tensor`.
+
+    input, tau: householder_product_backward(grad, result, input, tau, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_input",
+        "_raw_saved_result",
+        "_raw_saved_tau",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_tau: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        input = self._raw_saved_input.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        tau = self._raw_saved_tau.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = householder_product_backward(
+                grad, result, input, tau, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_tau.reset_data()
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_tau(self) -> Any:
+        return self._raw_saved_tau.unpack_wrapped(self)
 
 
 class LinalgQrBackward0(Node):

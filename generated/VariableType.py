@@ -267,6 +267,7 @@ from .Functions import (
     LinalgLuSolveBackward0,
     LuUnpackBackward0,
     LinalgMatrixExpBackward0,
+    LinalgHouseholderProductBackward0,
     LinalgQrBackward0,
     LinalgSolveTriangularBackward0,
     TBackward0,
@@ -540,6 +541,7 @@ __all__ = [
     "lu_unpack",
     "linalg_matrix_exp",
     "matrix_exp",
+    "linalg_householder_product",
     "linalg_qr",
     "linalg_solve_triangular",
     "einsum",
@@ -9017,6 +9019,57 @@ def matrix_exp(
     except (AttributeError, TypeError):
         check_arguments("matrix_exp", (("input", "Tensor", 1, self),))
         raise
+
+
+def linalg_householder_product(
+    input: Any,
+    tau: Any,
+) -> Tensor:
+    """`linalg_householder_product(Tensor input, Tensor tau) -> Tensor`
+
+    forward: householder_product_kernel(input, tau)
+    """
+    if vmap_hook.levels and is_batched(input, tau):
+        return call_batched(
+            "linalg_householder_product", "", linalg_householder_product, input, tau
+        )
+    input_ = tensor_arg(input, "linalg_householder_product", "input", 1)
+    tau_ = tensor_arg(tau, "linalg_householder_product", "tau", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_householder_product", linalg_householder_product, (input, tau)
+        )
+    grad_fn = None
+    if compute_requires_grad(input, tau):
+        grad_fn = LinalgHouseholderProductBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, tau))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_tau = SavedVariable(tau, False)
+    try:
+        result = Tensor._make(
+            linalg_decompositions.householder_product_kernel(input_, tau_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_householder_product", kernel_failure, input=input_, tau=tau_
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, tau):
+        with formula_mode():
+            input_t = tangent_of(input)
+            tau_t = tangent_of(tau)
+            result_t = derived_jvp(
+                linalg_householder_product,
+                {"input": input, "tau": tau},
+                {"input": input_t, "tau": tau_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
 
 
 def linalg_qr(
@@ -22151,6 +22204,9 @@ OVERLOADS = {
     },
     "matrix_exp": {
         "default": schema_names(matrix_exp, "matrix_exp(Tensor self) -> Tensor"),
+    },
+    "linalg_householder_product": {
+        "default": linalg_householder_product,
     },
     "linalg_qr": {
         "default": linalg_qr,

@@ -34,6 +34,8 @@ KERNELS = (
     "matrix_exp_kernel",
     "cross_kernel",
     "pinv_kernel",
+    "householder_product_kernel",
+    "ormqr_kernel",
 )
 BACKWARD_HELPERS = (
     "cholesky_backward",
@@ -46,6 +48,8 @@ BACKWARD_HELPERS = (
     "linalg_matrix_exp_differential",
     "linalg_cross",
     "pinv_backward",
+    "householder_product_backward",
+    "ormqr_backward",
 )
 
 
@@ -58,6 +62,11 @@ def _constant(like: Any, array: np.ndarray) -> Any:
     """A constant (an identity, a permutation) beside `like`: a Tensor outside
     any graph when `like` is one, else the ndarray."""
     return array if isinstance(like, np.ndarray) else constant_tensor(array)
+
+
+def lapack_layout(x: Any) -> Any:
+    """Each matrix column-major, as LAPACK writes it and PyTorch returns it."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
 
 
 def _check_matrix(x: Any, op: str, name: str = "A") -> None:
@@ -151,8 +160,9 @@ def solve_triangular_kernel(
         )
     t = _triangle(a, upper, unitriangular)
     if left:
-        return _solve(t, b)
-    return np.swapaxes(_solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+        return lapack_layout(_solve(t, b))
+    x = _solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2))
+    return lapack_layout(np.swapaxes(x, -1, -2))
 
 
 def triangular_solve_kernel(
@@ -265,7 +275,7 @@ def cholesky_kernel(
                 f"{info[first]} is not positive-definite)."
             )
     factor = np.swapaxes(factor, -1, -2) if upper else factor
-    return np.ascontiguousarray(factor), info
+    return lapack_layout(factor), info
 
 
 def cholesky_factor(a: Any, upper: bool) -> Any:
@@ -313,7 +323,7 @@ def cholesky_solve_kernel(b: Any, factor: Any, upper: bool) -> Any:
             )
     lower = np.tril(_cholesky_factor(np.triu(factor) if upper else factor, upper))
     y = _solve(lower, b)
-    return _solve(np.swapaxes(lower, -1, -2), y)
+    return lapack_layout(_solve(np.swapaxes(lower, -1, -2), y))
 
 
 def cholesky_solve_backward(
@@ -369,9 +379,9 @@ def qr_kernel(a: Any, mode: str) -> tuple[Any, Any]:
     _check_float(a, op)
     if mode == "r":
         r = np.linalg.qr(a, mode="r")
-        return np.empty((0,), dtype=a.dtype), np.ascontiguousarray(r)
+        return np.empty((0,), dtype=a.dtype), lapack_layout(r)
     q, r = np.linalg.qr(a, mode=mode)
-    return np.ascontiguousarray(q), np.ascontiguousarray(r)
+    return lapack_layout(q), lapack_layout(r)
 
 
 def _qr_backward_tall(gQ: Any, gR: Any, Q: Any, R: Any) -> Any:
@@ -527,6 +537,134 @@ def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
         + (gradh - A @ K) @ pinvA @ pinvAh
         + pinvAhK
         - pinvAhK @ pinvA @ A
+    )
+
+
+# -- Householder products --------------------------------------------------------------
+
+
+def _reflectors(V: Any, tau: Any) -> list[Any]:
+    """H_i = I - tau_i v_i v_i^T for each tau_i, v_i the i-th column of V below
+    the diagonal with a 1 on it (LAPACK's Householder form), m x m each."""
+    m = V.shape[-2]
+    dtype = _values(V).dtype
+    eye = _constant(V, np.eye(m, dtype=dtype))
+    out = []
+    for i in range(tau.shape[-1]):
+        below = _constant(V, (np.arange(m) > i).astype(dtype))
+        v = V[..., :, i] * below + _constant(V, np.eye(m, dtype=dtype)[i])
+        t = tau[..., i][..., None, None]
+        out.append(eye - t * (v[..., :, None] * v[..., None, :]))
+    return out
+
+
+def _values(x: Any) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else x.detach().numpy()
+
+
+def _product(matrices: list[Any], like: Any) -> Any:
+    """H_1 ... H_k (the identity for none)."""
+    m = like.shape[-2]
+    out = _constant(like, np.eye(m, dtype=_values(like).dtype))
+    for h in matrices:
+        out = out @ h
+    return out
+
+
+def _check_householder(V: Any, tau: Any, op: str) -> None:
+    if np.ndim(V) < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    if np.ndim(tau) < 1:
+        raise RuntimeError(f"{op}: tau must have at least 1 dimension.")
+    if tau.shape[-1] > V.shape[-1]:
+        raise RuntimeError(
+            f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+
+
+def householder_product_kernel(V: Any, tau: Any) -> Any:
+    """The first n columns of H_1 ... H_k: torch.linalg.householder_product."""
+    op = "torch.linalg.householder_product"
+    _check_householder(V, tau, op)
+    if V.shape[-2] < V.shape[-1]:
+        raise RuntimeError(
+            f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    q = _product(_reflectors(V, tau), V)
+    return lapack_layout(q[..., :, : V.shape[-1]])
+
+
+def _householder_grads(G: Any, V: Any, tau: Any) -> tuple[Any, Any]:
+    """The gradients of <G, H_1 ... H_k> with respect to V and tau: with
+    K_i = (H_1..H_{i-1})^T G (H_{i+1}..H_k)^T, tau_i's is -v_i^T K_i v_i and
+    v_i's is -tau_i (K_i + K_i^T) v_i, kept below the diagonal."""
+    xp = array_namespace(G, V, tau)
+    hs = _reflectors(V, tau)
+    m, n, k = V.shape[-2], V.shape[-1], len(hs)
+    dtype = _values(V).dtype
+    columns, taus = [], []
+    for i in range(k):
+        K = _mT(_product(hs[:i], V)) @ G @ _mT(_product(hs[i + 1 :], V))
+        below = _constant(V, (np.arange(m) > i).astype(dtype))
+        v = V[..., :, i] * below + _constant(V, np.eye(m, dtype=dtype)[i])
+        Kv = xp.sum(K * v[..., None, :], -1) + xp.sum(K * v[..., :, None], -2)
+        taus.append(-xp.sum(v * xp.sum(K * v[..., None, :], -1), -1))
+        columns.append(-tau[..., i][..., None] * Kv * below)
+    zeros = V[..., :, 0] * 0
+    columns += [zeros] * (n - k)
+    return xp.stack(columns, -1), xp.stack(taus, -1)
+
+
+def householder_product_backward(
+    grad: Any, result: Any, V: Any, tau: Any, grad_input_mask: tuple[bool, ...]
+) -> tuple[Any, Any]:
+    """Through the full product: grad padded with zero columns to m x m."""
+    xp = array_namespace(grad, V, tau)
+    m, n = V.shape[-2], V.shape[-1]
+    pad = xp.concatenate([grad] + [V[..., :, :1] * 0] * (m - n), -1)
+    gV, gtau = _householder_grads(pad, V, tau)
+    return gV if grad_input_mask[0] else None, gtau if grad_input_mask[1] else None
+
+
+def ormqr_kernel(V: Any, tau: Any, other: Any, left: bool, transpose: bool) -> Any:
+    """op(Q) C (left) or C op(Q), Q = H_1 ... H_k, op(Q) = Q^T with `transpose`."""
+    op = "torch.ormqr"
+    _check_householder(V, tau, op)
+    m = V.shape[-2]
+    if np.ndim(other) < 2 or (other.shape[-2] if left else other.shape[-1]) != m:
+        raise RuntimeError(
+            f"{op}: other.shape[{-2 if left else -1}] must be equal to "
+            "input.shape[-2]"
+        )
+    q = _product(_reflectors(V, tau), V)
+    q = np.swapaxes(q, -1, -2) if transpose else q
+    return np.ascontiguousarray(q @ other if left else other @ q)
+
+
+def ormqr_backward(
+    grad: Any,
+    V: Any,
+    tau: Any,
+    other: Any,
+    left: bool,
+    transpose: bool,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    """C's gradient is op(Q)^T grad (grad op(Q)^T on the right); Q's, from
+    grad and C, goes to the reflectors as householder_product's does."""
+    xp = array_namespace(grad, V, tau, other)
+    q = _product(_reflectors(V, tau), V)
+    op_q = _mT(q) if transpose else q
+    g_other = _mT(op_q) @ grad if left else grad @ _mT(op_q)
+    g_op = grad @ _mT(other) if left else _mT(other) @ grad
+    gV, gtau = None, None
+    if grad_input_mask[0] or grad_input_mask[1]:
+        gV, gtau = _householder_grads(_mT(g_op) if transpose else g_op, V, tau)
+    del xp
+    return (
+        gV if grad_input_mask[0] else None,
+        gtau if grad_input_mask[1] else None,
+        g_other if grad_input_mask[2] else None,
     )
 
 

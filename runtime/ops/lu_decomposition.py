@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from yamlgrad.runtime.ops.linalg_decompositions import lapack_layout
 from yamlgrad.runtime.ops.namespace import (
     array_namespace,
     constant_tensor,
@@ -90,7 +91,8 @@ def lu_factor_kernel(a: Any, pivot: bool, check_errors: bool) -> tuple[Any, Any,
             lu[i], piv = lu_factor(a[i], check_finite=False)
         pivots[i] = piv[:k] + 1
     zero = np.diagonal(lu, 0, -2, -1) == 0
-    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    first = zero.argmax(-1) + 1 if k else np.zeros(batch, dtype=np.int64)
+    info = np.where(zero.any(-1), first, 0).astype(np.int32)
     if check_errors and np.any(info):
         first = int(info.reshape(-1)[np.flatnonzero(info)[0]])
         raise RuntimeError(
@@ -99,7 +101,7 @@ def lu_factor_kernel(a: Any, pivot: bool, check_errors: bool) -> tuple[Any, Any,
             "perform the factorization, consider calling linalg.lu(A, pivot) or "
             "linalg.lu_factor_ex(A, pivot)"
         )
-    return lu, pivots, info
+    return lapack_layout(lu), pivots, info
 
 
 def _permutation(pivots: np.ndarray, m: int, dtype: Any) -> np.ndarray:
@@ -200,7 +202,7 @@ def lu_solve_kernel(lu: Any, pivots: Any, b: Any, left: bool, adjoint: bool) -> 
             f"{b.shape[-2]}x{b.shape[-1]})"
         )
     if left:
-        return _solve_left(lu, pivots, b, adjoint)
+        return lapack_layout(_solve_left(lu, pivots, b, adjoint))
     x = _solve_left(lu, pivots, np.swapaxes(b, -1, -2), not adjoint)
     return np.ascontiguousarray(np.swapaxes(x, -1, -2))
 

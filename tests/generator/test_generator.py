@@ -728,6 +728,7 @@ GOLDEN_NODE_NAMES = (
     ("lu_unpack", "LuUnpackBackward0"),
     ("linalg_matrix_exp", "LinalgMatrixExpBackward0"),
     ("matrix_exp", None),
+    ("linalg_householder_product", "LinalgHouseholderProductBackward0"),
     ("linalg_qr", "LinalgQrBackward0"),
     ("linalg_solve_triangular", "LinalgSolveTriangularBackward0"),
     ("einsum", None),
