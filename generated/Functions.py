@@ -114,7 +114,9 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     linalg_matrix_exp_differential,
     linalg_qr_backward,
     linalg_solve_triangular_backward,
+    ormqr_backward,
     pinv_backward,
+    triangular_solve_backward,
 )
 from yamlgrad.runtime.ops.losses import (
     binary_cross_entropy_backward,
@@ -366,7 +368,9 @@ __all__ = [
     "LuUnpackBackward0",
     "LinalgMatrixExpBackward0",
     "LinalgHouseholderProductBackward0",
+    "OrmqrBackward0",
     "LinalgQrBackward0",
+    "TriangularSolveBackward0",
     "LinalgSolveTriangularBackward0",
     "TBackward0",
     "TransposeBackward0",
@@ -5842,6 +5846,73 @@ class LinalgHouseholderProductBackward0(Node):
         return self._raw_saved_tau.unpack_wrapped(self)
 
 
+class OrmqrBackward0(Node):
+    """Backward of `ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`.
+
+    self, input2, input3: ormqr_backward(grad, self, input2, input3, left, transpose, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_input2",
+        "_raw_saved_input3",
+        "_saved_left",
+        "_raw_saved_self",
+        "_saved_transpose",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input2: Any = UNDEFINED
+        self._raw_saved_input3: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        input2 = self._raw_saved_input2.unpack(self, raw)
+        input3 = self._raw_saved_input3.unpack(self, raw)
+        left = self._saved_left
+        self_ = self._raw_saved_self.unpack(self, raw)
+        transpose = self._saved_transpose
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = ormqr_backward(
+                grad, self_, input2, input3, left, transpose, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input2.reset_data()
+        self._raw_saved_input3.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_input2(self) -> Any:
+        return self._raw_saved_input2.unpack_wrapped(self)
+
+    @property
+    def _saved_input3(self) -> Any:
+        return self._raw_saved_input3.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
 class LinalgQrBackward0(Node):
     """Backward of `linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`.
 
@@ -5877,6 +5948,78 @@ class LinalgQrBackward0(Node):
     @property
     def _saved_R(self) -> Any:
         return self._raw_saved_R.unpack_wrapped(self)
+
+
+class TriangularSolveBackward0(Node):
+    """Backward of `triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`.
+
+    self, A: triangular_solve_backward(grads, self, A, solution, upper, transpose, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_A",
+        "_raw_saved_self",
+        "_raw_saved_solution",
+        "_saved_transpose",
+        "_saved_unitriangular",
+        "_saved_upper",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_A: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        A = self._raw_saved_A.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        solution = self._raw_saved_solution.unpack(self, raw)
+        transpose = self._saved_transpose
+        unitriangular = self._saved_unitriangular
+        upper = self._saved_upper
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = triangular_solve_backward(
+                grads,
+                self_,
+                A,
+                solution,
+                upper,
+                transpose,
+                unitriangular,
+                grad_input_mask,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_A.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_solution.reset_data()
+
+    @property
+    def _saved_A(self) -> Any:
+        return self._raw_saved_A.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_solution(self) -> Any:
+        return self._raw_saved_solution.unpack_wrapped(self)
 
 
 class LinalgSolveTriangularBackward0(Node):

@@ -268,7 +268,9 @@ from .Functions import (
     LuUnpackBackward0,
     LinalgMatrixExpBackward0,
     LinalgHouseholderProductBackward0,
+    OrmqrBackward0,
     LinalgQrBackward0,
+    TriangularSolveBackward0,
     LinalgSolveTriangularBackward0,
     TBackward0,
     TransposeBackward0,
@@ -542,7 +544,9 @@ __all__ = [
     "linalg_matrix_exp",
     "matrix_exp",
     "linalg_householder_product",
+    "ormqr",
     "linalg_qr",
+    "triangular_solve",
     "linalg_solve_triangular",
     "einsum",
     "t",
@@ -9072,6 +9076,89 @@ def linalg_householder_product(
     return result
 
 
+def ormqr(
+    input: Any,
+    input2: Any,
+    input3: Any,
+    left: Any = True,
+    transpose: Any = False,
+) -> Tensor:
+    """`ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`
+
+    forward: ormqr_kernel(self, input2, input3, left, transpose)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, input2, input3):
+        return call_batched("ormqr", "", ormqr, self, input2, input3, left, transpose)
+    self_ = tensor_arg(self, "ormqr", "input", 1)
+    input2_ = tensor_arg(input2, "ormqr", "input2", 2)
+    input3_ = tensor_arg(input3, "ormqr", "input3", 3)
+    left = bool_arg(left, "ormqr", "left", 4)
+    transpose = bool_arg(transpose, "ormqr", "transpose", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "ormqr", ormqr, (self, input2, input3, left, transpose)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, input2, input3):
+        grad_fn = OrmqrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2, input3))
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input2 = SavedVariable(input2, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input3 = SavedVariable(input3, False)
+        grad_fn._saved_left = left
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_transpose = transpose
+    try:
+        result = Tensor._make(
+            linalg_decompositions.ormqr_kernel(self_, input2_, input3_, left, transpose)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "ormqr",
+            kernel_failure,
+            self=self_,
+            input2=input2_,
+            input3=input3_,
+            left=left,
+            transpose=transpose,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, input2, input3):
+        with formula_mode():
+            self_t = tangent_of(self)
+            input2_t = tangent_of(input2)
+            input3_t = tangent_of(input3)
+            result_t = derived_jvp(
+                ormqr,
+                {
+                    "input": self,
+                    "input2": input2,
+                    "input3": input3,
+                    "left": left,
+                    "transpose": transpose,
+                },
+                {"input": self_t, "input2": input2_t, "input3": input3_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def linalg_qr(
     A: Any,
     mode: Any = "reduced",
@@ -9108,6 +9195,91 @@ def linalg_qr(
         grad_fn._raw_saved_Q = SavedVariable(outputs[0], True)
         grad_fn._raw_saved_R = SavedVariable(outputs[1], True)
     return return_type("linalg_qr", ("Q", "R"))(*outputs)
+
+
+def triangular_solve(
+    input: Any,
+    A: Any,
+    upper: Any = True,
+    transpose: Any = False,
+    unitriangular: Any = False,
+) -> Any:
+    """`triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`
+
+    forward: triangular_solve_kernel(self, A, upper, transpose, unitriangular)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, A):
+        return call_batched(
+            "triangular_solve",
+            "",
+            triangular_solve,
+            self,
+            A,
+            upper,
+            transpose,
+            unitriangular,
+        )
+    self_ = tensor_arg(self, "triangular_solve", "input", 1)
+    A_ = tensor_arg(A, "triangular_solve", "A", 2)
+    upper = bool_arg(upper, "triangular_solve", "upper", 3)
+    transpose = bool_arg(transpose, "triangular_solve", "transpose", 4)
+    unitriangular = bool_arg(unitriangular, "triangular_solve", "unitriangular", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "triangular_solve",
+            triangular_solve,
+            (self, A, upper, transpose, unitriangular),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, A):
+        grad_fn = TriangularSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, A))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_A = SavedVariable(A, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_transpose = transpose
+        grad_fn._saved_unitriangular = unitriangular
+        grad_fn._saved_upper = upper
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_decompositions.triangular_solve_kernel(
+                self_, A_, upper, transpose, unitriangular
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "triangular_solve",
+            kernel_failure,
+            self=self_,
+            A=A_,
+            upper=upper,
+            transpose=transpose,
+            unitriangular=unitriangular,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, A):
+        with formula_mode():
+            self_t = tangent_of(self)
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                triangular_solve,
+                {
+                    "input": self,
+                    "A": A,
+                    "upper": upper,
+                    "transpose": transpose,
+                    "unitriangular": unitriangular,
+                },
+                {"input": self_t, "A": A_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_solution = SavedVariable(outputs[0], True)
+    return return_type("triangular_solve", ("solution", "cloned_coefficient"))(*outputs)
 
 
 def linalg_solve_triangular(
@@ -21118,6 +21290,8 @@ METHODS = {
     "linalg_pinv": linalg_pinv,
     "linalg_matrix_exp": linalg_matrix_exp,
     "matrix_exp": matrix_exp,
+    "ormqr": ormqr,
+    "triangular_solve": triangular_solve,
     "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
     "transpose": transpose,
@@ -22208,8 +22382,20 @@ OVERLOADS = {
     "linalg_householder_product": {
         "default": linalg_householder_product,
     },
+    "ormqr": {
+        "default": schema_names(
+            ormqr,
+            "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
+        ),
+    },
     "linalg_qr": {
         "default": linalg_qr,
+    },
+    "triangular_solve": {
+        "default": schema_names(
+            triangular_solve,
+            "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)",
+        ),
     },
     "linalg_solve_triangular": {
         "default": schema_names(

@@ -641,6 +641,11 @@ def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
             "index_copy_(): Expected a long tensor for index, but got "
             + _st(index.dtype)
         )
+    if source.dtype != out.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but "
+            f"got (self) {_st(out.dtype)} and (source) {_st(source.dtype)}"
+        )
     count = source.shape[axis] if source.ndim else 1
     if index.size != count:
         raise IndexError(
@@ -665,6 +670,11 @@ def put_kernel(x: Any, index: Any, source: Any, accumulate: bool) -> np.ndarray:
     """A copy of x with source written (or added) at the flat positions `index`."""
     out = np.array(x, copy=True, order="C")  # flat positions are row-major
     index, source = np.asarray(index).reshape(-1), np.asarray(source).reshape(-1)
+    if source.dtype != out.dtype:
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got "
+            f"self.dtype = {_st(out.dtype)} and source.dtype = {_st(source.dtype)}"
+        )
     if index.size != source.size:
         raise IndexError(
             "put_(): Expected source and index to have the same number of elements, "

@@ -636,6 +636,12 @@ def ormqr_kernel(V: Any, tau: Any, other: Any, left: bool, transpose: bool) -> A
             f"{op}: other.shape[{-2 if left else -1}] must be equal to "
             "input.shape[-2]"
         )
+    side = -2 if left else -1
+    if tau.shape[-1] != min(other.shape[side], V.shape[-1]):
+        raise RuntimeError(
+            f"{op}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+            "input.shape[-1])"
+        )
     q = _product(_reflectors(V, tau), V)
     q = np.swapaxes(q, -1, -2) if transpose else q
     return np.ascontiguousarray(q @ other if left else other @ q)
