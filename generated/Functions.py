@@ -111,6 +111,7 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     cholesky_solve_backward,
     householder_product_backward,
     linalg_cross,
+    linalg_lstsq_backward,
     linalg_matrix_exp_differential,
     linalg_qr_backward,
     linalg_solve_triangular_backward,
@@ -362,6 +363,7 @@ __all__ = [
     "CholeskyInverseBackward0",
     "LinalgCrossBackward0",
     "LinalgPinvBackward0",
+    "LinalgLstsqBackward0",
     "LinalgLuFactorExBackward0",
     "LinalgLuBackward0",
     "LinalgLuSolveBackward0",
@@ -5603,6 +5605,65 @@ class LinalgPinvBackward0(Node):
     @property
     def _saved_self(self) -> Any:
         return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgLstsqBackward0(Node):
+    """Backward of `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`.
+
+    self, b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_b",
+        "_raw_saved_self",
+        "_raw_saved_solution",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_b: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        b = self._raw_saved_b.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        solution = self._raw_saved_solution.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = linalg_lstsq_backward(
+                grads[0], grads[1], self_, b, solution, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_b.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_solution.reset_data()
+
+    @property
+    def _saved_b(self) -> Any:
+        return self._raw_saved_b.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_solution(self) -> Any:
+        return self._raw_saved_solution.unpack_wrapped(self)
 
 
 class LinalgLuFactorExBackward0(Node):

@@ -262,6 +262,7 @@ from .Functions import (
     CholeskyInverseBackward0,
     LinalgCrossBackward0,
     LinalgPinvBackward0,
+    LinalgLstsqBackward0,
     LinalgLuFactorExBackward0,
     LinalgLuBackward0,
     LinalgLuSolveBackward0,
@@ -537,6 +538,7 @@ __all__ = [
     "cholesky_inverse",
     "linalg_cross",
     "linalg_pinv",
+    "linalg_lstsq",
     "linalg_lu_factor_ex",
     "linalg_lu",
     "linalg_lu_solve",
@@ -8750,6 +8752,64 @@ def linalg_pinv_atol_rtol_tensor(
     if grad_fn is not None:
         grad_fn._raw_saved_result = SavedVariable(result, True)
     return result
+
+
+def linalg_lstsq(
+    input: Any,
+    b: Any,
+    rcond: Any = None,
+    *,
+    driver: Any = None,
+) -> Any:
+    """`linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
+
+    forward: lstsq_kernel(self, b, rcond, driver)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, b):
+        return call_batched("linalg_lstsq", "", linalg_lstsq, self, b, rcond, driver)
+    self_ = tensor_arg(self, "linalg_lstsq", "input", 1)
+    b_ = tensor_arg(b, "linalg_lstsq", "b", 2)
+    rcond = optional_float_arg(rcond, "linalg_lstsq", "rcond", 3)
+    driver = optional_str_arg(driver, "linalg_lstsq", "driver", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_lstsq", linalg_lstsq, (self, b, rcond, driver)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, b):
+        grad_fn = LinalgLstsqBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, b))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_b = SavedVariable(b, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_decompositions.lstsq_kernel(self_, b_, rcond, driver)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_lstsq", kernel_failure, self=self_, b=b_, rcond=rcond, driver=driver
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(self, b):
+        with formula_mode():
+            self_t = tangent_of(self)
+            b_t = tangent_of(b)
+            outputs_t = derived_jvp(
+                linalg_lstsq,
+                {"input": self, "b": b, "rcond": rcond, "driver": driver},
+                {"input": self_t, "b": b_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_solution = SavedVariable(outputs[0], True)
+    return return_type(
+        "linalg_lstsq", ("solution", "residuals", "rank", "singular_values")
+    )(*outputs)
 
 
 def linalg_lu_factor_ex(
@@ -21288,6 +21348,7 @@ METHODS = {
     "cholesky_inverse": cholesky_inverse,
     "linalg_cross": linalg_cross,
     "linalg_pinv": linalg_pinv,
+    "linalg_lstsq": linalg_lstsq,
     "linalg_matrix_exp": linalg_matrix_exp,
     "matrix_exp": matrix_exp,
     "ormqr": ormqr,
@@ -22357,6 +22418,12 @@ OVERLOADS = {
         "atol_rtol_tensor": schema_names(
             linalg_pinv_atol_rtol_tensor,
             "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+    },
+    "linalg_lstsq": {
+        "default": schema_names(
+            linalg_lstsq,
+            "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
         ),
     },
     "linalg_lu_factor_ex": {

@@ -34,6 +34,7 @@ KERNELS = (
     "matrix_exp_kernel",
     "cross_kernel",
     "pinv_kernel",
+    "lstsq_kernel",
     "householder_product_kernel",
     "ormqr_kernel",
 )
@@ -48,6 +49,7 @@ BACKWARD_HELPERS = (
     "linalg_matrix_exp_differential",
     "linalg_cross",
     "pinv_backward",
+    "linalg_lstsq_backward",
     "householder_product_backward",
     "ormqr_backward",
 )
@@ -540,6 +542,76 @@ def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
     )
 
 
+# -- least squares --------------------------------------------------------------------
+
+LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq_kernel(a: Any, b: Any, rcond: Any, driver: Any) -> tuple[Any, ...]:
+    """(solution, residuals, rank, singular_values) as torch.linalg.lstsq: each
+    driver's outputs, and empty ones for what it does not compute (residuals
+    only for a tall A of full rank and a driver other than gelsy)."""
+    op = "torch.linalg.lstsq"
+    driver = "gelsy" if driver is None else driver
+    if driver not in LSTSQ_DRIVERS:
+        raise RuntimeError(
+            f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    _check_matrix(a, op, "input")
+    _check_float(a, op)
+    vector = _vector_rhs(a, b)
+    b = b[..., None] if vector else b
+    m, n = a.shape[-2:]
+    rcond = np.finfo(a.dtype).eps * max(m, n) if rcond is None else rcond
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    x = np.empty(batch + (n, b.shape[-1]), dtype=a.dtype)
+    rank = np.empty(batch, dtype=np.int64)
+    sv = np.empty(batch + (min(m, n),), dtype=a.dtype)
+    for i in np.ndindex(*batch):
+        x[i], _, rank[i], sv[i] = np.linalg.lstsq(a[i], b[i], rcond=rcond)
+    residuals = np.empty((0,), dtype=a.dtype)
+    if m > n and driver != "gelsy" and np.all(rank == n):
+        residuals = np.sum((a @ x - b) ** 2, -2)
+    empty = np.empty((0,), dtype=a.dtype)
+    return (
+        lapack_layout(x)[..., 0] if vector else lapack_layout(x),
+        residuals,
+        np.empty((0,), dtype=np.int64) if driver == "gels" else rank,
+        sv if driver in ("gelsd", "gelss") else empty,
+    )
+
+
+def _vector_rhs(a: Any, b: Any) -> bool:
+    """b is a vector (a batch of them): 1-D, or A's shape without its last dim."""
+    b_shape, a_shape = tuple(b.shape), tuple(a.shape)
+    return len(b_shape) == 1 or (
+        len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1]
+    )
+
+
+def linalg_lstsq_backward(
+    gX: Any, gR: Any, A: Any, B: Any, X: Any, grad_input_mask: tuple[bool, ...]
+) -> tuple[Any, Any]:
+    """Through the pseudo-inverse, X = pinv(A) B (PyTorch's); the residuals
+    |A X - B|^2, where computed, add 2 r X^T to A's and -2 r to B's, r = A X - B
+    weighted by their gradient (X's own change does not move them: A^T r = 0)."""
+    xp = array_namespace(gX, A, B)
+    vector = _vector_rhs(A, B)
+    if vector:
+        B, X, gX = B[..., None], X[..., None], gX[..., None]
+    pinvA = xp.linalg_pinv(A)
+    gA = pinv_backward(gX @ _mT(B), pinvA, A)
+    gB = _mT(pinvA) @ gX
+    if gR.ndim and gR.shape[-1] == X.shape[-1] and X.shape[-1] * A.shape[-1]:
+        weighted = (A @ X - B) * gR[..., None, :]
+        gA = gA + 2 * (weighted @ _mT(X))
+        gB = gB - 2 * weighted
+    gB = gB[..., 0] if vector else gB
+    return gA if grad_input_mask[0] else None, gB if grad_input_mask[1] else None
+
+
 # -- Householder products --------------------------------------------------------------
 
 
@@ -679,6 +751,7 @@ register_numpy_kernels(
         solve_triangular_kernel(a, b, upper, left, unitriangular)
     ),
     cholesky_solve=cholesky_solve_kernel,
+    linalg_pinv=lambda a: pinv_kernel(a, None, None, False),
     linalg_matrix_exp=matrix_exp_kernel,
     linalg_cross=lambda a, b, dim=-1: cross_kernel(a, b, dim),
 )

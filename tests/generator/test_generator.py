@@ -722,6 +722,7 @@ GOLDEN_NODE_NAMES = (
     ("cholesky_inverse", "CholeskyInverseBackward0"),
     ("linalg_cross", "LinalgCrossBackward0"),
     ("linalg_pinv_atol_rtol_tensor", "LinalgPinvBackward0"),
+    ("linalg_lstsq", "LinalgLstsqBackward0"),
     ("linalg_lu_factor_ex", "LinalgLuFactorExBackward0"),
     ("linalg_lu", "LinalgLuBackward0"),
     ("linalg_lu_solve", "LinalgLuSolveBackward0"),
