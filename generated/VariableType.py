@@ -33,6 +33,7 @@ from yamlgrad.runtime.ops import (
     shapes,
     sorting,
     special,
+    special_polynomials,
 )
 from yamlgrad.runtime.wrappers.binding import (
     REQUIRED,
@@ -2015,7 +2016,9 @@ def lerp_Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end):
-        return call_batched("lerp.Scalar", "", lerp_Scalar, self, end, weight)
+        return call_batched(
+            "lerp.Scalar", "elementwise", lerp_Scalar, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight = scalar_arg(weight, "lerp", "weight", 3)
@@ -2052,7 +2055,9 @@ def lerp_Tensor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched("lerp.Tensor", "", lerp_Tensor, self, end, weight)
+        return call_batched(
+            "lerp.Tensor", "elementwise", lerp_Tensor, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp", "input", 1)
     end_ = tensor_arg(end, "lerp", "end", 2)
     weight_ = tensor_arg(weight, "lerp", "weight", 3)
@@ -2461,7 +2466,9 @@ def nan_to_num(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nan_to_num", "", nan_to_num, self, nan, posinf, neginf)
+        return call_batched(
+            "nan_to_num", "elementwise", nan_to_num, self, nan, posinf, neginf
+        )
     self_ = tensor_arg(self, "nan_to_num", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num", "posinf", 3)
@@ -2785,7 +2792,7 @@ def isnan(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("isnan", "", isnan, self)
+        return call_batched("isnan", "elementwise", isnan, self)
     self_ = tensor_arg(self, "isnan", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("isnan", isnan, (self,))
@@ -2805,7 +2812,7 @@ def isinf(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("isinf", "", isinf, self)
+        return call_batched("isinf", "elementwise", isinf, self)
     self_ = tensor_arg(self, "isinf", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("isinf", isinf, (self,))
@@ -2825,7 +2832,7 @@ def isfinite(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("isfinite", "", isfinite, self)
+        return call_batched("isfinite", "elementwise", isfinite, self)
     self_ = tensor_arg(self, "isfinite", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("isfinite", isfinite, (self,))
@@ -2845,7 +2852,7 @@ def logical_not(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("logical_not", "", logical_not, self)
+        return call_batched("logical_not", "elementwise", logical_not, self)
     self_ = tensor_arg(self, "logical_not", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("logical_not", logical_not, (self,))
@@ -2866,7 +2873,7 @@ def logical_xor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_xor", "", logical_xor, self, other)
+        return call_batched("logical_xor", "elementwise", logical_xor, self, other)
     self_ = tensor_arg(self, "logical_xor", "input", 1)
     other_ = tensor_arg(other, "logical_xor", "other", 2)
     if tracing.active and tracing.is_recording():
@@ -2888,7 +2895,7 @@ def logical_and(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_and", "", logical_and, self, other)
+        return call_batched("logical_and", "elementwise", logical_and, self, other)
     self_ = tensor_arg(self, "logical_and", "input", 1)
     other_ = tensor_arg(other, "logical_and", "other", 2)
     if tracing.active and tracing.is_recording():
@@ -2910,7 +2917,7 @@ def logical_or(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("logical_or", "", logical_or, self, other)
+        return call_batched("logical_or", "elementwise", logical_or, self, other)
     self_ = tensor_arg(self, "logical_or", "input", 1)
     other_ = tensor_arg(other, "logical_or", "other", 2)
     if tracing.active and tracing.is_recording():
@@ -2931,7 +2938,7 @@ def bitwise_not(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("bitwise_not", "", bitwise_not, self)
+        return call_batched("bitwise_not", "elementwise", bitwise_not, self)
     self_ = tensor_arg(self, "bitwise_not", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("bitwise_not", bitwise_not, (self,))
@@ -3294,7 +3301,7 @@ def neg(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("neg", "", neg, self)
+        return call_batched("neg", "elementwise", neg, self)
     self_ = tensor_arg(self, "neg", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("neg", neg, (self,))
@@ -3560,7 +3567,7 @@ def relu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("relu", "", relu, self)
+        return call_batched("relu", "elementwise", relu, self)
     self_ = tensor_arg(self, "relu", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("relu", relu, (self,))
@@ -3688,7 +3695,7 @@ def abs(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("abs", "", abs, self)
+        return call_batched("abs", "elementwise", abs, self)
     self_ = tensor_arg(self, "abs", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("abs", abs, (self,))
@@ -3720,7 +3727,7 @@ def sign(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sign", "", sign, self)
+        return call_batched("sign", "elementwise", sign, self)
     self_ = tensor_arg(self, "sign", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("sign", sign, (self,))
@@ -5161,6 +5168,692 @@ def special_exp2(
         raise
 
 
+def special_airy_ai(
+    x: Any,
+) -> Tensor:
+    """`special_airy_ai(Tensor x) -> Tensor`
+
+    forward: special_airy_ai(x)
+    """
+    if vmap_hook.levels and is_batched(x):
+        return call_batched("special_airy_ai", "elementwise", special_airy_ai, x)
+    x_ = tensor_arg(x, "special_airy_ai", "x", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_airy_ai", special_airy_ai, (x,))
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_airy_ai(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_airy_ai", kernel_failure, x=x_)
+    return result
+
+
+def special_bessel_j0(
+    input: Any,
+) -> Tensor:
+    """`special_bessel_j0(Tensor self) -> Tensor`
+
+    forward: special_bessel_j0(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_bessel_j0", "elementwise", special_bessel_j0, self)
+    self_ = tensor_arg(self, "special_bessel_j0", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_bessel_j0", special_bessel_j0, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_j0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_j0", kernel_failure, self=self_)
+    return result
+
+
+def special_bessel_j1(
+    input: Any,
+) -> Tensor:
+    """`special_bessel_j1(Tensor self) -> Tensor`
+
+    forward: special_bessel_j1(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_bessel_j1", "elementwise", special_bessel_j1, self)
+    self_ = tensor_arg(self, "special_bessel_j1", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_bessel_j1", special_bessel_j1, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_j1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_j1", kernel_failure, self=self_)
+    return result
+
+
+def special_bessel_y0(
+    input: Any,
+) -> Tensor:
+    """`special_bessel_y0(Tensor self) -> Tensor`
+
+    forward: special_bessel_y0(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_bessel_y0", "elementwise", special_bessel_y0, self)
+    self_ = tensor_arg(self, "special_bessel_y0", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_bessel_y0", special_bessel_y0, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_y0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_y0", kernel_failure, self=self_)
+    return result
+
+
+def special_bessel_y1(
+    input: Any,
+) -> Tensor:
+    """`special_bessel_y1(Tensor self) -> Tensor`
+
+    forward: special_bessel_y1(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched("special_bessel_y1", "elementwise", special_bessel_y1, self)
+    self_ = tensor_arg(self, "special_bessel_y1", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("special_bessel_y1", special_bessel_y1, (self,))
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_bessel_y1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_bessel_y1", kernel_failure, self=self_)
+    return result
+
+
+def special_chebyshev_polynomial_t(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_chebyshev_polynomial_t(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_chebyshev_polynomial_t",
+            "elementwise",
+            special_chebyshev_polynomial_t,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_t", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_t", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_chebyshev_polynomial_t", special_chebyshev_polynomial_t, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_t(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_t", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_chebyshev_polynomial_u(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_chebyshev_polynomial_u(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_chebyshev_polynomial_u",
+            "elementwise",
+            special_chebyshev_polynomial_u,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_u", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_u", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_chebyshev_polynomial_u", special_chebyshev_polynomial_u, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_u(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_u", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_chebyshev_polynomial_v(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_chebyshev_polynomial_v(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_chebyshev_polynomial_v",
+            "elementwise",
+            special_chebyshev_polynomial_v,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_v", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_v", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_chebyshev_polynomial_v", special_chebyshev_polynomial_v, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_v(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_v", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_chebyshev_polynomial_w(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_chebyshev_polynomial_w(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_chebyshev_polynomial_w",
+            "elementwise",
+            special_chebyshev_polynomial_w,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_chebyshev_polynomial_w", "x", 1)
+    n_ = tensor_arg(n, "special_chebyshev_polynomial_w", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_chebyshev_polynomial_w", special_chebyshev_polynomial_w, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_chebyshev_polynomial_w(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error("special_chebyshev_polynomial_w", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_hermite_polynomial_h(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_hermite_polynomial_h(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_hermite_polynomial_h",
+            "elementwise",
+            special_hermite_polynomial_h,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_hermite_polynomial_h", "x", 1)
+    n_ = tensor_arg(n, "special_hermite_polynomial_h", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_hermite_polynomial_h", special_hermite_polynomial_h, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_hermite_polynomial_h(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_hermite_polynomial_h", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_hermite_polynomial_he(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_hermite_polynomial_he(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_hermite_polynomial_he",
+            "elementwise",
+            special_hermite_polynomial_he,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_hermite_polynomial_he", "x", 1)
+    n_ = tensor_arg(n, "special_hermite_polynomial_he", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_hermite_polynomial_he", special_hermite_polynomial_he, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_hermite_polynomial_he(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_hermite_polynomial_he", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_laguerre_polynomial_l(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_laguerre_polynomial_l(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_laguerre_polynomial_l",
+            "elementwise",
+            special_laguerre_polynomial_l,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_laguerre_polynomial_l", "x", 1)
+    n_ = tensor_arg(n, "special_laguerre_polynomial_l", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_laguerre_polynomial_l", special_laguerre_polynomial_l, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_laguerre_polynomial_l(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_laguerre_polynomial_l", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_legendre_polynomial_p(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_legendre_polynomial_p(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_legendre_polynomial_p",
+            "elementwise",
+            special_legendre_polynomial_p,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_legendre_polynomial_p", "x", 1)
+    n_ = tensor_arg(n, "special_legendre_polynomial_p", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_legendre_polynomial_p", special_legendre_polynomial_p, (x, n)
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(special_polynomials.special_legendre_polynomial_p(x_, n_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_legendre_polynomial_p", kernel_failure, x=x_, n=n_)
+    return result
+
+
+def special_modified_bessel_i0(
+    input: Any,
+) -> Tensor:
+    """`special_modified_bessel_i0(Tensor self) -> Tensor`
+
+    forward: special_modified_bessel_i0(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "special_modified_bessel_i0",
+            "elementwise",
+            special_modified_bessel_i0,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_i0", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_modified_bessel_i0", special_modified_bessel_i0, (self,)
+        )
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_i0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_i0", kernel_failure, self=self_)
+    return result
+
+
+def special_modified_bessel_i1(
+    input: Any,
+) -> Tensor:
+    """`special_modified_bessel_i1(Tensor self) -> Tensor`
+
+    forward: special_modified_bessel_i1(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "special_modified_bessel_i1",
+            "elementwise",
+            special_modified_bessel_i1,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_i1", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_modified_bessel_i1", special_modified_bessel_i1, (self,)
+        )
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_i1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_i1", kernel_failure, self=self_)
+    return result
+
+
+def special_modified_bessel_k0(
+    input: Any,
+) -> Tensor:
+    """`special_modified_bessel_k0(Tensor self) -> Tensor`
+
+    forward: special_modified_bessel_k0(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "special_modified_bessel_k0",
+            "elementwise",
+            special_modified_bessel_k0,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_k0", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_modified_bessel_k0", special_modified_bessel_k0, (self,)
+        )
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_k0(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_k0", kernel_failure, self=self_)
+    return result
+
+
+def special_modified_bessel_k1(
+    input: Any,
+) -> Tensor:
+    """`special_modified_bessel_k1(Tensor self) -> Tensor`
+
+    forward: special_modified_bessel_k1(self)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self):
+        return call_batched(
+            "special_modified_bessel_k1",
+            "elementwise",
+            special_modified_bessel_k1,
+            self,
+        )
+    self_ = tensor_arg(self, "special_modified_bessel_k1", "input", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_modified_bessel_k1", special_modified_bessel_k1, (self,)
+        )
+    (self_,) = promote_operands(self_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_modified_bessel_k1(self_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_modified_bessel_k1", kernel_failure, self=self_)
+    return result
+
+
+def special_scaled_modified_bessel_k0(
+    x: Any,
+) -> Tensor:
+    """`special_scaled_modified_bessel_k0(Tensor x) -> Tensor`
+
+    forward: special_scaled_modified_bessel_k0(x)
+    """
+    if vmap_hook.levels and is_batched(x):
+        return call_batched(
+            "special_scaled_modified_bessel_k0",
+            "elementwise",
+            special_scaled_modified_bessel_k0,
+            x,
+        )
+    x_ = tensor_arg(x, "special_scaled_modified_bessel_k0", "x", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_scaled_modified_bessel_k0", special_scaled_modified_bessel_k0, (x,)
+        )
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_scaled_modified_bessel_k0(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_scaled_modified_bessel_k0", kernel_failure, x=x_)
+    return result
+
+
+def special_scaled_modified_bessel_k1(
+    x: Any,
+) -> Tensor:
+    """`special_scaled_modified_bessel_k1(Tensor x) -> Tensor`
+
+    forward: special_scaled_modified_bessel_k1(x)
+    """
+    if vmap_hook.levels and is_batched(x):
+        return call_batched(
+            "special_scaled_modified_bessel_k1",
+            "elementwise",
+            special_scaled_modified_bessel_k1,
+            x,
+        )
+    x_ = tensor_arg(x, "special_scaled_modified_bessel_k1", "x", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_scaled_modified_bessel_k1", special_scaled_modified_bessel_k1, (x,)
+        )
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_scaled_modified_bessel_k1(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_scaled_modified_bessel_k1", kernel_failure, x=x_)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_shifted_chebyshev_polynomial_t(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_shifted_chebyshev_polynomial_t",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_t,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_t", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_t", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_shifted_chebyshev_polynomial_t",
+            special_shifted_chebyshev_polynomial_t,
+            (x, n),
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_t(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_t", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_shifted_chebyshev_polynomial_u(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_shifted_chebyshev_polynomial_u",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_u,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_u", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_u", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_shifted_chebyshev_polynomial_u",
+            special_shifted_chebyshev_polynomial_u,
+            (x, n),
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_u(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_u", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_shifted_chebyshev_polynomial_v(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_shifted_chebyshev_polynomial_v",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_v,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_v", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_v", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_shifted_chebyshev_polynomial_v",
+            special_shifted_chebyshev_polynomial_v,
+            (x, n),
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_v(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_v", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w(
+    x: Any,
+    n: Any,
+) -> Tensor:
+    """`special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`
+
+    forward: special_shifted_chebyshev_polynomial_w(x, n)
+    """
+    if vmap_hook.levels and is_batched(x, n):
+        return call_batched(
+            "special_shifted_chebyshev_polynomial_w",
+            "elementwise",
+            special_shifted_chebyshev_polynomial_w,
+            x,
+            n,
+        )
+    x_ = tensor_arg(x, "special_shifted_chebyshev_polynomial_w", "x", 1)
+    n_ = tensor_arg(n, "special_shifted_chebyshev_polynomial_w", "n", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_shifted_chebyshev_polynomial_w",
+            special_shifted_chebyshev_polynomial_w,
+            (x, n),
+        )
+    x_, n_ = promote_operands(x_, n_, int_to_float=True)
+    try:
+        result = Tensor._make(
+            special_polynomials.special_shifted_chebyshev_polynomial_w(x_, n_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "special_shifted_chebyshev_polynomial_w", kernel_failure, x=x_, n=n_
+        )
+    return result
+
+
+def special_spherical_bessel_j0(
+    x: Any,
+) -> Tensor:
+    """`special_spherical_bessel_j0(Tensor x) -> Tensor`
+
+    forward: special_spherical_bessel_j0(x)
+    """
+    if vmap_hook.levels and is_batched(x):
+        return call_batched(
+            "special_spherical_bessel_j0", "elementwise", special_spherical_bessel_j0, x
+        )
+    x_ = tensor_arg(x, "special_spherical_bessel_j0", "x", 1)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "special_spherical_bessel_j0", special_spherical_bessel_j0, (x,)
+        )
+    (x_,) = promote_operands(x_, int_to_float=True)
+    try:
+        result = Tensor._make(special.special_spherical_bessel_j0(x_))
+    except ValueError as kernel_failure:
+        raise kernel_error("special_spherical_bessel_j0", kernel_failure, x=x_)
+    return result
+
+
 def floor(
     input: Any,
 ) -> Tensor:
@@ -5170,7 +5863,7 @@ def floor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("floor", "", floor, self)
+        return call_batched("floor", "elementwise", floor, self)
     self_ = tensor_arg(self, "floor", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("floor", floor, (self,))
@@ -5201,7 +5894,7 @@ def ceil(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil", "", ceil, self)
+        return call_batched("ceil", "elementwise", ceil, self)
     self_ = tensor_arg(self, "ceil", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("ceil", ceil, (self,))
@@ -5232,7 +5925,7 @@ def round_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round", "", round_default, self)
+        return call_batched("round", "elementwise", round_default, self)
     self_ = tensor_arg(self, "round", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("round_default", round_default, (self,))
@@ -5265,7 +5958,9 @@ def round_decimals(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round.decimals", "", round_decimals, self, decimals)
+        return call_batched(
+            "round.decimals", "elementwise", round_decimals, self, decimals
+        )
     self_ = tensor_arg(self, "round", "input", 1)
     decimals = int_arg(decimals, "round", "decimals", 2)
     if tracing.active and tracing.is_recording():
@@ -5297,7 +5992,7 @@ def trunc(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc", "", trunc, self)
+        return call_batched("trunc", "elementwise", trunc, self)
     self_ = tensor_arg(self, "trunc", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("trunc", trunc, (self,))
@@ -5328,7 +6023,7 @@ def frac(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("frac", "", frac, self)
+        return call_batched("frac", "elementwise", frac, self)
     self_ = tensor_arg(self, "frac", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("frac", frac, (self,))
@@ -5361,7 +6056,7 @@ def sum_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sum", "", sum_default, self, dtype)
+        return call_batched("sum", "full_reduction", sum_default, self, dtype)
     self_ = tensor_arg(self, "sum", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "sum", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -5399,7 +6094,7 @@ def sum_dim_IntList(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "sum.dim_IntList", "dim", sum_dim_IntList, self, dim, keepdim, dtype
+            "sum.dim_IntList", "dims(dim)", sum_dim_IntList, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "sum", "input", 1)
     dim = optional_int_list_arg(dim, "sum", "dim", 2, size=1)
@@ -5454,7 +6149,7 @@ def mean_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mean", "", mean_default, self, dtype)
+        return call_batched("mean", "full_reduction", mean_default, self, dtype)
     self_ = tensor_arg(self, "mean", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "mean", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -5491,7 +6186,9 @@ def mean_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mean.dim", "dim", mean_dim, self, dim, keepdim, dtype)
+        return call_batched(
+            "mean.dim", "dims(dim)", mean_dim, self, dim, keepdim, dtype
+        )
     self_ = tensor_arg(self, "mean", "input", 1)
     dim = optional_int_list_arg(dim, "mean", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "mean", "keepdim", 3)
@@ -5541,7 +6238,7 @@ def max_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("max.dim", "dim", max_dim, self, dim, keepdim)
+        return call_batched("max.dim", "dims(dim)", max_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "max", "input", 1)
     dim = int_arg(dim, "max", "dim", 2)
     keepdim = bool_arg(keepdim, "max", "keepdim", 3)
@@ -5585,7 +6282,7 @@ def max_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("max", "", max_default, self)
+        return call_batched("max", "full_reduction", max_default, self)
     self_ = tensor_arg(self, "max", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("max_default", max_default, (self,))
@@ -5621,7 +6318,7 @@ def min_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("min.dim", "dim", min_dim, self, dim, keepdim)
+        return call_batched("min.dim", "dims(dim)", min_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "min", "input", 1)
     dim = int_arg(dim, "min", "dim", 2)
     keepdim = bool_arg(keepdim, "min", "keepdim", 3)
@@ -5665,7 +6362,7 @@ def min_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("min", "", min_default, self)
+        return call_batched("min", "full_reduction", min_default, self)
     self_ = tensor_arg(self, "min", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("min_default", min_default, (self,))
@@ -5701,7 +6398,7 @@ def prod_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("prod", "", prod_default, self, dtype)
+        return call_batched("prod", "full_reduction", prod_default, self, dtype)
     self_ = tensor_arg(self, "prod", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "prod", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -5743,7 +6440,7 @@ def prod_dim_int(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "prod.dim_int", "dim", prod_dim_int, self, dim, keepdim, dtype
+            "prod.dim_int", "dims(dim)", prod_dim_int, self, dim, keepdim, dtype
         )
     self_ = tensor_arg(self, "prod", "input", 1)
     dim = int_arg(dim, "prod", "dim", 2)
@@ -5805,7 +6502,13 @@ def var_correction(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "var.correction", "dim", var_correction, self, dim, correction, keepdim
+            "var.correction",
+            "dims(dim)",
+            var_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
         )
     self_ = tensor_arg(self, "var", "input", 1)
     dim = optional_int_list_arg(dim, "var", "dim", 2, size=1)
@@ -5869,7 +6572,13 @@ def std_correction(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "std.correction", "dim", std_correction, self, dim, correction, keepdim
+            "std.correction",
+            "dims(dim)",
+            std_correction,
+            self,
+            dim,
+            correction,
+            keepdim,
         )
     self_ = tensor_arg(self, "std", "input", 1)
     dim = optional_int_list_arg(dim, "std", "dim", 2, size=1)
@@ -5937,7 +6646,7 @@ def linalg_vector_norm(
     if vmap_hook.levels and is_batched(self):
         return call_batched(
             "linalg_vector_norm",
-            "dim",
+            "dims(dim)",
             linalg_vector_norm,
             self,
             ord,
@@ -6047,7 +6756,7 @@ def amax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("amax", "dim", amax, self, dim, keepdim)
+        return call_batched("amax", "dims(dim)", amax, self, dim, keepdim)
     self_ = tensor_arg(self, "amax", "input", 1)
     dim = int_list_arg(dim, "amax", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amax", "keepdim", 3)
@@ -6091,7 +6800,7 @@ def amin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("amin", "dim", amin, self, dim, keepdim)
+        return call_batched("amin", "dims(dim)", amin, self, dim, keepdim)
     self_ = tensor_arg(self, "amin", "input", 1)
     dim = int_list_arg(dim, "amin", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "amin", "keepdim", 3)
@@ -6137,7 +6846,7 @@ def nansum(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nansum", "dim", nansum, self, dim, keepdim, dtype)
+        return call_batched("nansum", "dims(dim)", nansum, self, dim, keepdim, dtype)
     self_ = tensor_arg(self, "nansum", "input", 1)
     dim = optional_int_list_arg(dim, "nansum", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "nansum", "keepdim", 3)
@@ -6192,7 +6901,7 @@ def dist(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, other):
-        return call_batched("dist", "elementwise", dist, self, other, p)
+        return call_batched("dist", "fallback", dist, self, other, p)
     self_ = tensor_arg(self, "dist", "input", 1)
     other_ = tensor_arg(other, "dist", "other", 2)
     p = scalar_arg(p, "dist", "p", 3)
@@ -6244,7 +6953,7 @@ def logsumexp(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("logsumexp", "dim", logsumexp, self, dim, keepdim)
+        return call_batched("logsumexp", "dims(dim)", logsumexp, self, dim, keepdim)
     self_ = tensor_arg(self, "logsumexp", "input", 1)
     dim = int_list_arg(dim, "logsumexp", "dim", 2, size=1)
     keepdim = bool_arg(keepdim, "logsumexp", "keepdim", 3)
@@ -6289,7 +6998,7 @@ def cummax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cummax", "dim", cummax, self, dim)
+        return call_batched("cummax", "dims(dim)", cummax, self, dim)
     self_ = tensor_arg(self, "cummax", "input", 1)
     dim = int_arg(dim, "cummax", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -6330,7 +7039,7 @@ def cummin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cummin", "dim", cummin, self, dim)
+        return call_batched("cummin", "dims(dim)", cummin, self, dim)
     self_ = tensor_arg(self, "cummin", "input", 1)
     dim = int_arg(dim, "cummin", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -6373,7 +7082,7 @@ def cumsum(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cumsum", "dim", cumsum, self, dim, dtype)
+        return call_batched("cumsum", "dims(dim)", cumsum, self, dim, dtype)
     self_ = tensor_arg(self, "cumsum", "input", 1)
     dim = int_arg(dim, "cumsum", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumsum", "dtype", 3)
@@ -6411,7 +7120,7 @@ def cumprod(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("cumprod", "dim", cumprod, self, dim, dtype)
+        return call_batched("cumprod", "dims(dim)", cumprod, self, dim, dtype)
     self_ = tensor_arg(self, "cumprod", "input", 1)
     dim = int_arg(dim, "cumprod", "dim", 2)
     dtype = optional_scalar_type_arg(dtype, "cumprod", "dtype", 3)
@@ -6453,7 +7162,7 @@ def _softmax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("_softmax", "dim", _softmax, self, dim, half_to_float)
+        return call_batched("_softmax", "dims(dim)", _softmax, self, dim, half_to_float)
     self_ = tensor_arg(self, "_softmax", "input", 1)
     dim = int_arg(dim, "_softmax", "dim", 2)
     half_to_float = bool_arg(half_to_float, "_softmax", "half_to_float", 3)
@@ -6504,7 +7213,7 @@ def _log_softmax(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "_log_softmax", "dim", _log_softmax, self, dim, half_to_float
+            "_log_softmax", "dims(dim)", _log_softmax, self, dim, half_to_float
         )
     self_ = tensor_arg(self, "_log_softmax", "input", 1)
     dim = int_arg(dim, "_log_softmax", "dim", 2)
@@ -6611,7 +7320,11 @@ def count_nonzero_dim_IntList(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "count_nonzero.dim_IntList", "dim", count_nonzero_dim_IntList, self, dim
+            "count_nonzero.dim_IntList",
+            "dims(dim)",
+            count_nonzero_dim_IntList,
+            self,
+            dim,
         )
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = int_list_arg(dim, "count_nonzero", "dim", 2)
@@ -6636,7 +7349,9 @@ def count_nonzero_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("count_nonzero", "dim", count_nonzero_default, self, dim)
+        return call_batched(
+            "count_nonzero", "dims(dim)", count_nonzero_default, self, dim
+        )
     self_ = tensor_arg(self, "count_nonzero", "input", 1)
     dim = optional_int_arg(dim, "count_nonzero", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -6663,7 +7378,7 @@ def argmax(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("argmax", "dim", argmax, self, dim, keepdim)
+        return call_batched("argmax", "dims(dim)", argmax, self, dim, keepdim)
     self_ = tensor_arg(self, "argmax", "input", 1)
     dim = optional_int_arg(dim, "argmax", "dim", 2)
     keepdim = bool_arg(keepdim, "argmax", "keepdim", 3)
@@ -6689,7 +7404,7 @@ def argmin(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("argmin", "dim", argmin, self, dim, keepdim)
+        return call_batched("argmin", "dims(dim)", argmin, self, dim, keepdim)
     self_ = tensor_arg(self, "argmin", "input", 1)
     dim = optional_int_arg(dim, "argmin", "dim", 2)
     keepdim = bool_arg(keepdim, "argmin", "keepdim", 3)
@@ -6713,7 +7428,7 @@ def all_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("all", "", all_default, self)
+        return call_batched("all", "full_reduction", all_default, self)
     self_ = tensor_arg(self, "all", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("all_default", all_default, (self,))
@@ -6735,7 +7450,7 @@ def all_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dim", "dim", all_dim, self, dim, keepdim)
+        return call_batched("all.dim", "dims(dim)", all_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = int_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -6765,7 +7480,7 @@ def all_dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("all.dims", "dim", all_dims, self, dim, keepdim)
+        return call_batched("all.dims", "dims(dim)", all_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "all", "input", 1)
     dim = optional_int_list_arg(dim, "all", "dim", 2)
     keepdim = bool_arg(keepdim, "all", "keepdim", 3)
@@ -6789,7 +7504,7 @@ def any_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("any", "", any_default, self)
+        return call_batched("any", "full_reduction", any_default, self)
     self_ = tensor_arg(self, "any", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("any_default", any_default, (self,))
@@ -6811,7 +7526,7 @@ def any_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dim", "dim", any_dim, self, dim, keepdim)
+        return call_batched("any.dim", "dims(dim)", any_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = int_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -6841,7 +7556,7 @@ def any_dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("any.dims", "dim", any_dims, self, dim, keepdim)
+        return call_batched("any.dims", "dims(dim)", any_dims, self, dim, keepdim)
     self_ = tensor_arg(self, "any", "input", 1)
     dim = optional_int_list_arg(dim, "any", "dim", 2)
     keepdim = bool_arg(keepdim, "any", "keepdim", 3)
@@ -6868,7 +7583,7 @@ def kthvalue(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("kthvalue", "dim", kthvalue, self, k, dim, keepdim)
+        return call_batched("kthvalue", "dims(dim)", kthvalue, self, k, dim, keepdim)
     self_ = tensor_arg(self, "kthvalue", "input", 1)
     k = int_arg(k, "kthvalue", "k", 2)
     dim = int_arg(dim, "kthvalue", "dim", 3)
@@ -6988,7 +7703,7 @@ def median_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("median.dim", "dim", median_dim, self, dim, keepdim)
+        return call_batched("median.dim", "dims(dim)", median_dim, self, dim, keepdim)
     self_ = tensor_arg(self, "median", "input", 1)
     dim = int_arg(dim, "median", "dim", 2)
     keepdim = bool_arg(keepdim, "median", "keepdim", 3)
@@ -7037,7 +7752,9 @@ def nanmedian_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nanmedian.dim", "dim", nanmedian_dim, self, dim, keepdim)
+        return call_batched(
+            "nanmedian.dim", "dims(dim)", nanmedian_dim, self, dim, keepdim
+        )
     self_ = tensor_arg(self, "nanmedian", "input", 1)
     dim = int_arg(dim, "nanmedian", "dim", 2)
     keepdim = bool_arg(keepdim, "nanmedian", "keepdim", 3)
@@ -7086,7 +7803,7 @@ def mode(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mode", "dim", mode, self, dim, keepdim)
+        return call_batched("mode", "dims(dim)", mode, self, dim, keepdim)
     self_ = tensor_arg(self, "mode", "input", 1)
     dim = int_arg(dim, "mode", "dim", 2)
     keepdim = bool_arg(keepdim, "mode", "keepdim", 3)
@@ -7130,7 +7847,7 @@ def sort_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sort", "dim", sort_default, self, dim, descending)
+        return call_batched("sort", "dims(dim)", sort_default, self, dim, descending)
     self_ = tensor_arg(self, "sort", "input", 1)
     dim = int_arg(dim, "sort", "dim", 2)
     descending = bool_arg(descending, "sort", "descending", 3)
@@ -7182,7 +7899,7 @@ def sort_stable(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "sort.stable", "dim", sort_stable, self, stable, dim, descending
+            "sort.stable", "dims(dim)", sort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "sort", "input", 1)
     stable = optional_bool_arg(stable, "sort", "stable", 2)
@@ -7238,7 +7955,9 @@ def argsort_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("argsort", "dim", argsort_default, self, dim, descending)
+        return call_batched(
+            "argsort", "dims(dim)", argsort_default, self, dim, descending
+        )
     self_ = tensor_arg(self, "argsort", "input", 1)
     dim = int_arg(dim, "argsort", "dim", 2)
     descending = bool_arg(descending, "argsort", "descending", 3)
@@ -7269,7 +7988,7 @@ def argsort_stable(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "argsort.stable", "dim", argsort_stable, self, stable, dim, descending
+            "argsort.stable", "dims(dim)", argsort_stable, self, stable, dim, descending
         )
     self_ = tensor_arg(self, "argsort", "input", 1)
     stable = bool_arg(stable, "argsort", "stable", 2)
@@ -7321,7 +8040,7 @@ def topk(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("topk", "dim", topk, self, k, dim, largest, sorted)
+        return call_batched("topk", "dims(dim)", topk, self, k, dim, largest, sorted)
     self_ = tensor_arg(self, "topk", "input", 1)
     k = int_arg(k, "topk", "k", 2)
     dim = int_arg(dim, "topk", "dim", 3)
@@ -7387,7 +8106,7 @@ def unique_dim(
     if vmap_hook.levels and is_batched(self):
         return call_batched(
             "unique_dim",
-            "dim",
+            "fallback",
             unique_dim,
             self,
             dim,
@@ -7438,7 +8157,7 @@ def unique_consecutive(
     if vmap_hook.levels and is_batched(self):
         return call_batched(
             "unique_consecutive",
-            "dim",
+            "fallback",
             unique_consecutive,
             self,
             return_inverse,
@@ -7527,7 +8246,9 @@ def bernoulli_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("bernoulli", "", bernoulli_default, self, generator)
+        return call_batched(
+            "bernoulli", "elementwise", bernoulli_default, self, generator
+        )
     self_ = tensor_arg(self, "bernoulli", "input", 1)
     generator = optional_generator_arg(generator, "bernoulli", "generator", 2)
     if tracing.active and tracing.is_recording():
@@ -7639,7 +8360,12 @@ def normal_Tensor_float(
     """
     if vmap_hook.levels and is_batched(mean):
         return call_batched(
-            "normal.Tensor_float", "", normal_Tensor_float, mean, std, generator
+            "normal.Tensor_float",
+            "elementwise",
+            normal_Tensor_float,
+            mean,
+            std,
+            generator,
         )
     mean_ = tensor_arg(mean, "normal", "mean", 1)
     std = float_arg(std, "normal", "std", 2)
@@ -7680,7 +8406,12 @@ def normal_float_Tensor(
     """
     if vmap_hook.levels and is_batched(std):
         return call_batched(
-            "normal.float_Tensor", "", normal_float_Tensor, mean, std, generator
+            "normal.float_Tensor",
+            "elementwise",
+            normal_float_Tensor,
+            mean,
+            std,
+            generator,
         )
     mean = float_arg(mean, "normal", "mean", 1)
     std_ = tensor_arg(std, "normal", "std", 2)
@@ -7759,7 +8490,7 @@ def mm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("mm", "", mm, self, mat2)
+        return call_batched("mm", "matmul", mm, self, mat2)
     self_ = tensor_arg(self, "mm", "input", 1)
     mat2_ = tensor_arg(mat2, "mm", "mat2", 2)
     if tracing.active and tracing.is_recording():
@@ -7819,7 +8550,7 @@ def dot(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, tensor):
-        return call_batched("dot", "", dot, self, tensor)
+        return call_batched("dot", "matmul", dot, self, tensor)
     self_ = tensor_arg(self, "dot", "input", 1)
     tensor_ = tensor_arg(tensor, "dot", "tensor", 2)
     if tracing.active and tracing.is_recording():
@@ -7857,7 +8588,7 @@ def mv(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, vec):
-        return call_batched("mv", "", mv, self, vec)
+        return call_batched("mv", "matmul", mv, self, vec)
     self_ = tensor_arg(self, "mv", "input", 1)
     vec_ = tensor_arg(vec, "mv", "vec", 2)
     if tracing.active and tracing.is_recording():
@@ -7895,7 +8626,7 @@ def bmm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mat2):
-        return call_batched("bmm", "", bmm, self, mat2)
+        return call_batched("bmm", "matmul", bmm, self, mat2)
     self_ = tensor_arg(self, "bmm", "input", 1)
     mat2_ = tensor_arg(mat2, "bmm", "mat2", 2)
     if tracing.active and tracing.is_recording():
@@ -7959,7 +8690,7 @@ def addmm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mat1, mat2):
-        return call_batched("addmm", "", addmm, self, mat1, mat2, beta, alpha)
+        return call_batched("addmm", "addmm", addmm, self, mat1, mat2, beta, alpha)
     self_ = tensor_arg(self, "addmm", "input", 1)
     mat1_ = tensor_arg(mat1, "addmm", "mat1", 2)
     mat2_ = tensor_arg(mat2, "addmm", "mat2", 3)
@@ -8257,7 +8988,9 @@ def baddbmm(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, batch1, batch2):
-        return call_batched("baddbmm", "", baddbmm, self, batch1, batch2, beta, alpha)
+        return call_batched(
+            "baddbmm", "addmm", baddbmm, self, batch1, batch2, beta, alpha
+        )
     self_ = tensor_arg(self, "baddbmm", "input", 1)
     batch1_ = tensor_arg(batch1, "baddbmm", "batch1", 2)
     batch2_ = tensor_arg(batch2, "baddbmm", "batch2", 3)
@@ -8316,7 +9049,7 @@ def trace(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("trace", "", trace, self)
+        return call_batched("trace", "trace", trace, self)
     self_ = tensor_arg(self, "trace", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("trace", trace, (self,))
@@ -8349,7 +9082,9 @@ def linalg_inv_ex(
     forward: linalg_inv_ex(A, check_errors)
     """
     if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_inv_ex", "", linalg_inv_ex, A, check_errors)
+        return call_batched(
+            "linalg_inv_ex", "leading_dims", linalg_inv_ex, A, check_errors
+        )
     A_ = tensor_arg(A, "linalg_inv_ex", "A", 1)
     check_errors = bool_arg(check_errors, "linalg_inv_ex", "check_errors", 2)
     if tracing.active and tracing.is_recording():
@@ -8406,7 +9141,7 @@ def linalg_det(
     forward: np.linalg.det(A)
     """
     if vmap_hook.levels and is_batched(A):
-        return call_batched("linalg_det", "", linalg_det, A)
+        return call_batched("linalg_det", "leading_dims", linalg_det, A)
     A_ = tensor_arg(A, "linalg_det", "A", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("linalg_det", linalg_det, (A,))
@@ -9453,7 +10188,7 @@ def t(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("t", "", t, self)
+        return call_batched("t", "t", t, self)
     self_ = tensor_arg(self, "t", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("t", t, (self,))
@@ -9487,7 +10222,9 @@ def transpose_int(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("transpose.int", "", transpose_int, self, dim0, dim1)
+        return call_batched(
+            "transpose.int", "dims(dim0, dim1)", transpose_int, self, dim0, dim1
+        )
     self_ = tensor_arg(self, "transpose", "input", 1)
     dim0 = int_arg(dim0, "transpose", "dim0", 2)
     dim1 = int_arg(dim1, "transpose", "dim1", 3)
@@ -9526,7 +10263,7 @@ def permute_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("permute", "", permute_default, self, dims)
+        return call_batched("permute", "permute", permute_default, self, dims)
     self_ = tensor_arg(self, "permute", "input", 1)
     dims = int_list_arg(dims, "permute", "dims", 2)
     if tracing.active and tracing.is_recording():
@@ -9561,7 +10298,7 @@ def view_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("view", "", view_default, self, size)
+        return call_batched("view", "reshape", view_default, self, size)
     self_ = tensor_arg(self, "view", "input", 1)
     size = int_list_arg(size, "view", "size", 2)
     if tracing.active and tracing.is_recording():
@@ -9614,7 +10351,7 @@ def expand_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("expand", "", expand_default, self, size, implicit)
+        return call_batched("expand", "expand", expand_default, self, size, implicit)
     self_ = tensor_arg(self, "expand", "input", 1)
     size = int_list_arg(size, "expand", "size", 2)
     implicit = bool_arg(implicit, "expand", "implicit", 3)
@@ -9655,7 +10392,7 @@ def cat(
     forward: c_order(np.concatenate(tensors, axis=dim))
     """
     if vmap_hook.levels and is_batched(tensors):
-        return call_batched("cat", "", cat, tensors, dim)
+        return call_batched("cat", "cat", cat, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "cat", "tensors", 1)
     dim = int_arg(dim, "cat", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -9689,7 +10426,7 @@ def stack(
     forward: c_order(np.stack(tensors, axis=dim))
     """
     if vmap_hook.levels and is_batched(tensors):
-        return call_batched("stack", "", stack, tensors, dim)
+        return call_batched("stack", "cat", stack, tensors, dim)
     tensors_ = tensor_list_arg(tensors, "stack", "tensors", 1)
     dim = int_arg(dim, "stack", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -9725,7 +10462,7 @@ def select_int(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("select.int", "dim", select_int, self, dim, index)
+        return call_batched("select.int", "dims(dim)", select_int, self, dim, index)
     self_ = tensor_arg(self, "select", "input", 1)
     dim = int_arg(dim, "select", "dim", 2)
     index = int_arg(index, "select", "index", 3)
@@ -9765,13 +10502,7 @@ def select_backward(
     """
     if vmap_hook.levels and is_batched(grad_output):
         return call_batched(
-            "select_backward",
-            "dim",
-            select_backward,
-            grad_output,
-            input_sizes,
-            dim,
-            index,
+            "select_backward", "", select_backward, grad_output, input_sizes, dim, index
         )
     grad_output_ = tensor_arg(grad_output, "select_backward", "grad_output", 1)
     input_sizes = int_list_arg(input_sizes, "select_backward", "input_sizes", 2)
@@ -9826,7 +10557,7 @@ def slice_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "slice.Tensor", "dim", slice_Tensor, self, dim, start, end, step
+            "slice.Tensor", "dims(dim)", slice_Tensor, self, dim, start, end, step
         )
     self_ = tensor_arg(self, "slice", "input", 1)
     dim = int_arg(dim, "slice", "dim", 2)
@@ -9886,7 +10617,7 @@ def slice_backward(
     if vmap_hook.levels and is_batched(grad_output):
         return call_batched(
             "slice_backward",
-            "dim",
+            "",
             slice_backward,
             grad_output,
             input_sizes,
@@ -9960,7 +10691,9 @@ def split_Tensor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("split.Tensor", "dim", split_Tensor, self, split_size, dim)
+        return call_batched(
+            "split.Tensor", "dims(dim)", split_Tensor, self, split_size, dim
+        )
     self_ = tensor_arg(self, "split", "input", 1)
     split_size = int_arg(split_size, "split", "split_size", 2)
     dim = int_arg(dim, "split", "dim", 3)
@@ -10044,7 +10777,7 @@ def split_with_sizes(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
         return call_batched(
-            "split_with_sizes", "dim", split_with_sizes, self, split_sizes, dim
+            "split_with_sizes", "", split_with_sizes, self, split_sizes, dim
         )
     self_ = tensor_arg(self, "split_with_sizes", "input", 1)
     split_sizes = int_list_arg(split_sizes, "split_with_sizes", "split_sizes", 2)
@@ -10094,7 +10827,7 @@ def unbind_int(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("unbind.int", "dim", unbind_int, self, dim)
+        return call_batched("unbind.int", "dims(dim)", unbind_int, self, dim)
     self_ = tensor_arg(self, "unbind", "input", 1)
     dim = int_arg(dim, "unbind", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10130,7 +10863,7 @@ def _to_copy(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("_to_copy", "", _to_copy, self, dtype)
+        return call_batched("_to_copy", "leading_dims", _to_copy, self, dtype)
     self_ = tensor_arg(self, "_to_copy", "input", 1)
     dtype = optional_scalar_type_arg(dtype, "_to_copy", "dtype", 2)
     if tracing.active and tracing.is_recording():
@@ -10164,7 +10897,7 @@ def flip_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("flip", "", flip_default, self, dims)
+        return call_batched("flip", "dims(dims)", flip_default, self, dims)
     self_ = tensor_arg(self, "flip", "input", 1)
     dims = int_list_arg(dims, "flip", "dims", 2)
     if tracing.active and tracing.is_recording():
@@ -10198,7 +10931,7 @@ def tril(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("tril", "", tril, self, diagonal)
+        return call_batched("tril", "leading_dims", tril, self, diagonal)
     self_ = tensor_arg(self, "tril", "input", 1)
     diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     if tracing.active and tracing.is_recording():
@@ -10232,7 +10965,7 @@ def triu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("triu", "", triu, self, diagonal)
+        return call_batched("triu", "leading_dims", triu, self, diagonal)
     self_ = tensor_arg(self, "triu", "input", 1)
     diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     if tracing.active and tracing.is_recording():
@@ -10268,7 +11001,9 @@ def diagonal(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("diagonal", "", diagonal, self, offset, dim1, dim2)
+        return call_batched(
+            "diagonal", "dims(dim1, dim2)", diagonal, self, offset, dim1, dim2
+        )
     self_ = tensor_arg(self, "diagonal", "input", 1)
     offset = int_arg(offset, "diagonal", "offset", 2)
     dim1 = int_arg(dim1, "diagonal", "dim1", 3)
@@ -10312,7 +11047,9 @@ def diag_embed(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("diag_embed", "", diag_embed, self, offset, dim1, dim2)
+        return call_batched(
+            "diag_embed", "dims(dim1, dim2)", diag_embed, self, offset, dim1, dim2
+        )
     self_ = tensor_arg(self, "diag_embed", "input", 1)
     offset = int_arg(offset, "diag_embed", "offset", 2)
     dim1 = int_arg(dim1, "diag_embed", "dim1", 3)
@@ -10363,7 +11100,7 @@ def diagonal_backward(
     if vmap_hook.levels and is_batched(grad_output):
         return call_batched(
             "diagonal_backward",
-            "",
+            "fallback",
             diagonal_backward,
             grad_output,
             input_sizes,
@@ -10524,7 +11261,7 @@ def unfold_backward(
     if vmap_hook.levels and is_batched(grad_in):
         return call_batched(
             "unfold_backward",
-            "dim",
+            "",
             unfold_backward,
             grad_in,
             input_sizes,
@@ -10709,7 +11446,7 @@ def squeeze_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze", "", squeeze_default, self)
+        return call_batched("squeeze", "squeeze", squeeze_default, self)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("squeeze_default", squeeze_default, (self,))
@@ -10743,7 +11480,7 @@ def squeeze_dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dim", "dim", squeeze_dim, self, dim)
+        return call_batched("squeeze.dim", "dims(dim)", squeeze_dim, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_arg(dim, "squeeze", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10778,7 +11515,7 @@ def squeeze_dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze.dims", "dim", squeeze_dims, self, dim)
+        return call_batched("squeeze.dims", "dims(dim)", squeeze_dims, self, dim)
     self_ = tensor_arg(self, "squeeze", "input", 1)
     dim = int_list_arg(dim, "squeeze", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10812,7 +11549,7 @@ def squeeze__default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_", "", squeeze__default, self)
+        return call_batched("squeeze_", "squeeze_inplace", squeeze__default, self)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("squeeze__default", squeeze__default, (self,))
@@ -10848,7 +11585,7 @@ def squeeze__dim(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_.dim", "dim", squeeze__dim, self, dim)
+        return call_batched("squeeze_.dim", "squeeze_inplace", squeeze__dim, self, dim)
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_arg(dim, "squeeze_", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10885,7 +11622,9 @@ def squeeze__dims(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("squeeze_.dims", "dim", squeeze__dims, self, dim)
+        return call_batched(
+            "squeeze_.dims", "squeeze_inplace", squeeze__dims, self, dim
+        )
     self_ = tensor_arg(self, "squeeze_", "input", 1)
     dim = int_list_arg(dim, "squeeze_", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -10922,7 +11661,7 @@ def unsqueeze(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("unsqueeze", "dim", unsqueeze, self, dim)
+        return call_batched("unsqueeze", "dims(dim)", unsqueeze, self, dim)
     self_ = tensor_arg(self, "unsqueeze", "input", 1)
     dim = int_arg(dim, "unsqueeze", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -11709,7 +12448,7 @@ def masked_fill_Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask):
         return call_batched(
-            "masked_fill.Scalar", "", masked_fill_Scalar, self, mask, value
+            "masked_fill.Scalar", "elementwise", masked_fill_Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
@@ -11751,7 +12490,7 @@ def masked_fill_Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask, value):
         return call_batched(
-            "masked_fill.Tensor", "", masked_fill_Tensor, self, mask, value
+            "masked_fill.Tensor", "elementwise", masked_fill_Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill", "mask", 2)
@@ -11946,7 +12685,7 @@ def repeat_default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("repeat", "", repeat_default, self, repeats)
+        return call_batched("repeat", "repeat", repeat_default, self, repeats)
     self_ = tensor_arg(self, "repeat", "input", 1)
     repeats = int_list_arg(repeats, "repeat", "repeats", 2)
     if tracing.active and tracing.is_recording():
@@ -12105,7 +12844,7 @@ def clone(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("clone", "", clone, self, memory_format)
+        return call_batched("clone", "leading_dims", clone, self, memory_format)
     self_ = tensor_arg(self, "clone", "input", 1)
     memory_format = optional_memory_format_arg(
         memory_format, "clone", "memory_format", 2
@@ -12245,7 +12984,7 @@ def _unsafe_view(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("_unsafe_view", "", _unsafe_view, self, size)
+        return call_batched("_unsafe_view", "reshape", _unsafe_view, self, size)
     self_ = tensor_arg(self, "_unsafe_view", "input", 1)
     size = int_list_arg(size, "_unsafe_view", "size", 2)
     if tracing.active and tracing.is_recording():
@@ -12305,7 +13044,7 @@ def _reshape_alias(
     if forward_ad_state.active and any_has_forward_grad(self):
         with formula_mode():
             self_t = tangent_of(self)
-            result_t = _reshape_alias(input=self_t, size=size, stride=stride)
+            result_t = shapes.reshape(self_t, size)
         set_fw_grad(result, result_t)
     return result
 
@@ -12319,7 +13058,7 @@ def alias(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("alias", "", alias, self)
+        return call_batched("alias", "leading_dims", alias, self)
     self_ = tensor_arg(self, "alias", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("alias", alias, (self,))
@@ -12636,7 +13375,7 @@ def neg_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("neg_", "", neg_, self)
+        return call_batched("neg_", "elementwise", neg_, self)
     self_ = tensor_arg(self, "neg_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("neg_", neg_, (self,))
@@ -12932,7 +13671,7 @@ def relu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("relu_", "", relu_, self)
+        return call_batched("relu_", "elementwise", relu_, self)
     self_ = tensor_arg(self, "relu_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("relu_", relu_, (self,))
@@ -13005,7 +13744,7 @@ def abs_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("abs_", "", abs_, self)
+        return call_batched("abs_", "elementwise", abs_, self)
     self_ = tensor_arg(self, "abs_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("abs_", abs_, (self,))
@@ -13173,7 +13912,7 @@ def fill_Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("fill.Scalar", "", fill_Scalar, self, value)
+        return call_batched("fill.Scalar", "elementwise", fill_Scalar, self, value)
     self_ = tensor_arg(self, "fill", "input", 1)
     value = scalar_arg(value, "fill", "value", 2)
     if tracing.active and tracing.is_recording():
@@ -13241,7 +13980,7 @@ def fill__Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("fill_.Scalar", "", fill__Scalar, self, value)
+        return call_batched("fill_.Scalar", "elementwise", fill__Scalar, self, value)
     self_ = tensor_arg(self, "fill_", "input", 1)
     value = scalar_arg(value, "fill_", "value", 2)
     if tracing.active and tracing.is_recording():
@@ -13314,7 +14053,7 @@ def zero_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("zero_", "", zero_, self)
+        return call_batched("zero_", "elementwise", zero_, self)
     self_ = tensor_arg(self, "zero_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("zero_", zero_, (self,))
@@ -13351,7 +14090,7 @@ def masked_fill__Scalar(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask):
         return call_batched(
-            "masked_fill_.Scalar", "", masked_fill__Scalar, self, mask, value
+            "masked_fill_.Scalar", "elementwise", masked_fill__Scalar, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
@@ -13396,7 +14135,7 @@ def masked_fill__Tensor(
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, mask, value):
         return call_batched(
-            "masked_fill_.Tensor", "", masked_fill__Tensor, self, mask, value
+            "masked_fill_.Tensor", "elementwise", masked_fill__Tensor, self, mask, value
         )
     self_ = tensor_arg(self, "masked_fill_", "input", 1)
     mask_ = tensor_arg(mask, "masked_fill_", "mask", 2)
@@ -13851,7 +14590,9 @@ def lerp__Scalar(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end):
-        return call_batched("lerp_.Scalar", "", lerp__Scalar, self, end, weight)
+        return call_batched(
+            "lerp_.Scalar", "elementwise", lerp__Scalar, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight = scalar_arg(weight, "lerp_", "weight", 3)
@@ -13891,7 +14632,9 @@ def lerp__Tensor(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self, end, weight):
-        return call_batched("lerp_.Tensor", "", lerp__Tensor, self, end, weight)
+        return call_batched(
+            "lerp_.Tensor", "elementwise", lerp__Tensor, self, end, weight
+        )
     self_ = tensor_arg(self, "lerp_", "input", 1)
     end_ = tensor_arg(end, "lerp_", "end", 2)
     weight_ = tensor_arg(weight, "lerp_", "weight", 3)
@@ -14449,7 +15192,9 @@ def nan_to_num_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("nan_to_num_", "", nan_to_num_, self, nan, posinf, neginf)
+        return call_batched(
+            "nan_to_num_", "elementwise", nan_to_num_, self, nan, posinf, neginf
+        )
     self_ = tensor_arg(self, "nan_to_num_", "input", 1)
     nan = optional_float_arg(nan, "nan_to_num_", "nan", 2)
     posinf = optional_float_arg(posinf, "nan_to_num_", "posinf", 3)
@@ -14546,7 +15291,9 @@ def round__decimals(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round_.decimals", "", round__decimals, self, decimals)
+        return call_batched(
+            "round_.decimals", "elementwise", round__decimals, self, decimals
+        )
     self_ = tensor_arg(self, "round_", "input", 1)
     decimals = int_arg(decimals, "round_", "decimals", 2)
     if tracing.active and tracing.is_recording():
@@ -15033,7 +15780,7 @@ def floor_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("floor_", "", floor_, self)
+        return call_batched("floor_", "elementwise", floor_, self)
     self_ = tensor_arg(self, "floor_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("floor_", floor_, (self,))
@@ -15067,7 +15814,7 @@ def ceil_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("ceil_", "", ceil_, self)
+        return call_batched("ceil_", "elementwise", ceil_, self)
     self_ = tensor_arg(self, "ceil_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("ceil_", ceil_, (self,))
@@ -15101,7 +15848,7 @@ def round__default(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("round_", "", round__default, self)
+        return call_batched("round_", "elementwise", round__default, self)
     self_ = tensor_arg(self, "round_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("round__default", round__default, (self,))
@@ -15135,7 +15882,7 @@ def trunc_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("trunc_", "", trunc_, self)
+        return call_batched("trunc_", "elementwise", trunc_, self)
     self_ = tensor_arg(self, "trunc_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("trunc_", trunc_, (self,))
@@ -15169,7 +15916,7 @@ def frac_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("frac_", "", frac_, self)
+        return call_batched("frac_", "elementwise", frac_, self)
     self_ = tensor_arg(self, "frac_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("frac_", frac_, (self,))
@@ -15203,7 +15950,7 @@ def sign_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("sign_", "", sign_, self)
+        return call_batched("sign_", "elementwise", sign_, self)
     self_ = tensor_arg(self, "sign_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("sign_", sign_, (self,))
@@ -17792,7 +18539,7 @@ def gelu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("gelu", "", gelu, self, approximate)
+        return call_batched("gelu", "elementwise", gelu, self, approximate)
     self_ = tensor_arg(self, "gelu", "input", 1)
     approximate = str_arg(approximate, "gelu", "approximate", 2)
     if tracing.active and tracing.is_recording():
@@ -17826,7 +18573,7 @@ def silu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("silu", "", silu, self)
+        return call_batched("silu", "elementwise", silu, self)
     self_ = tensor_arg(self, "silu", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("silu", silu, (self,))
@@ -17858,7 +18605,7 @@ def mish(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mish", "", mish, self)
+        return call_batched("mish", "elementwise", mish, self)
     self_ = tensor_arg(self, "mish", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("mish", mish, (self,))
@@ -17892,7 +18639,7 @@ def softplus(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("softplus", "", softplus, self, beta, threshold)
+        return call_batched("softplus", "elementwise", softplus, self, beta, threshold)
     self_ = tensor_arg(self, "softplus", "input", 1)
     beta = scalar_arg(beta, "softplus", "beta", 2)
     threshold = scalar_arg(threshold, "softplus", "threshold", 3)
@@ -17933,7 +18680,7 @@ def elu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("elu", "", elu, self, alpha, scale, input_scale)
+        return call_batched("elu", "elementwise", elu, self, alpha, scale, input_scale)
     self_ = tensor_arg(self, "elu", "input", 1)
     alpha = scalar_arg(alpha, "elu", "alpha", 2)
     scale = scalar_arg(scale, "elu", "scale", 3)
@@ -17994,7 +18741,7 @@ def celu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("celu", "", celu, self, alpha)
+        return call_batched("celu", "elementwise", celu, self, alpha)
     self_ = tensor_arg(self, "celu", "input", 1)
     alpha = scalar_arg(alpha, "celu", "alpha", 2)
     if tracing.active and tracing.is_recording():
@@ -18029,7 +18776,9 @@ def leaky_relu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("leaky_relu", "", leaky_relu, self, negative_slope)
+        return call_batched(
+            "leaky_relu", "elementwise", leaky_relu, self, negative_slope
+        )
     self_ = tensor_arg(self, "leaky_relu", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu", "negative_slope", 2)
     if tracing.active and tracing.is_recording():
@@ -18067,7 +18816,7 @@ def hardtanh(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardtanh", "", hardtanh, self, min_val, max_val)
+        return call_batched("hardtanh", "elementwise", hardtanh, self, min_val, max_val)
     self_ = tensor_arg(self, "hardtanh", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh", "max_val", 3)
@@ -18105,7 +18854,7 @@ def hardswish(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish", "", hardswish, self)
+        return call_batched("hardswish", "elementwise", hardswish, self)
     self_ = tensor_arg(self, "hardswish", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardswish", hardswish, (self,))
@@ -18137,7 +18886,7 @@ def hardsigmoid(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid", "", hardsigmoid, self)
+        return call_batched("hardsigmoid", "elementwise", hardsigmoid, self)
     self_ = tensor_arg(self, "hardsigmoid", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardsigmoid", hardsigmoid, (self,))
@@ -18169,7 +18918,7 @@ def log_sigmoid(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("log_sigmoid", "", log_sigmoid, self)
+        return call_batched("log_sigmoid", "elementwise", log_sigmoid, self)
     self_ = tensor_arg(self, "log_sigmoid", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("log_sigmoid", log_sigmoid, (self,))
@@ -18202,7 +18951,7 @@ def glu(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("glu", "dim", glu, self, dim)
+        return call_batched("glu", "dims(dim)", glu, self, dim)
     self_ = tensor_arg(self, "glu", "input", 1)
     dim = int_arg(dim, "glu", "dim", 2)
     if tracing.active and tracing.is_recording():
@@ -18405,7 +19154,9 @@ def leaky_relu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("leaky_relu_", "", leaky_relu_, self, negative_slope)
+        return call_batched(
+            "leaky_relu_", "elementwise", leaky_relu_, self, negative_slope
+        )
     self_ = tensor_arg(self, "leaky_relu_", "input", 1)
     negative_slope = scalar_arg(negative_slope, "leaky_relu_", "negative_slope", 2)
     if tracing.active and tracing.is_recording():
@@ -18448,7 +19199,9 @@ def elu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("elu_", "", elu_, self, alpha, scale, input_scale)
+        return call_batched(
+            "elu_", "elementwise", elu_, self, alpha, scale, input_scale
+        )
     self_ = tensor_arg(self, "elu_", "input", 1)
     alpha = scalar_arg(alpha, "elu_", "alpha", 2)
     scale = scalar_arg(scale, "elu_", "scale", 3)
@@ -18500,7 +19253,7 @@ def celu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("celu_", "", celu_, self, alpha)
+        return call_batched("celu_", "elementwise", celu_, self, alpha)
     self_ = tensor_arg(self, "celu_", "input", 1)
     alpha = scalar_arg(alpha, "celu_", "alpha", 2)
     if tracing.active and tracing.is_recording():
@@ -18542,7 +19295,9 @@ def hardtanh_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardtanh_", "", hardtanh_, self, min_val, max_val)
+        return call_batched(
+            "hardtanh_", "elementwise", hardtanh_, self, min_val, max_val
+        )
     self_ = tensor_arg(self, "hardtanh_", "input", 1)
     min_val = scalar_arg(min_val, "hardtanh_", "min_val", 2)
     max_val = scalar_arg(max_val, "hardtanh_", "max_val", 3)
@@ -18587,7 +19342,7 @@ def silu_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("silu_", "", silu_, self)
+        return call_batched("silu_", "elementwise", silu_, self)
     self_ = tensor_arg(self, "silu_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("silu_", silu_, (self,))
@@ -18624,7 +19379,7 @@ def mish_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("mish_", "", mish_, self)
+        return call_batched("mish_", "elementwise", mish_, self)
     self_ = tensor_arg(self, "mish_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("mish_", mish_, (self,))
@@ -18661,7 +19416,7 @@ def hardswish_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardswish_", "", hardswish_, self)
+        return call_batched("hardswish_", "elementwise", hardswish_, self)
     self_ = tensor_arg(self, "hardswish_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardswish_", hardswish_, (self,))
@@ -18698,7 +19453,7 @@ def hardsigmoid_(
     """
     self = input  # PyTorch's Python name for the schema's `self`
     if vmap_hook.levels and is_batched(self):
-        return call_batched("hardsigmoid_", "", hardsigmoid_, self)
+        return call_batched("hardsigmoid_", "elementwise", hardsigmoid_, self)
     self_ = tensor_arg(self, "hardsigmoid_", "input", 1)
     if tracing.active and tracing.is_recording():
         return tracing.record_call("hardsigmoid_", hardsigmoid_, (self,))
@@ -22025,6 +22780,98 @@ OVERLOADS = {
     },
     "special_exp2": {
         "default": schema_names(special_exp2, "special_exp2(Tensor self) -> Tensor"),
+    },
+    "special_airy_ai": {
+        "default": special_airy_ai,
+    },
+    "special_bessel_j0": {
+        "default": schema_names(
+            special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor"
+        ),
+    },
+    "special_bessel_j1": {
+        "default": schema_names(
+            special_bessel_j1, "special_bessel_j1(Tensor self) -> Tensor"
+        ),
+    },
+    "special_bessel_y0": {
+        "default": schema_names(
+            special_bessel_y0, "special_bessel_y0(Tensor self) -> Tensor"
+        ),
+    },
+    "special_bessel_y1": {
+        "default": schema_names(
+            special_bessel_y1, "special_bessel_y1(Tensor self) -> Tensor"
+        ),
+    },
+    "special_chebyshev_polynomial_t": {
+        "default": special_chebyshev_polynomial_t,
+    },
+    "special_chebyshev_polynomial_u": {
+        "default": special_chebyshev_polynomial_u,
+    },
+    "special_chebyshev_polynomial_v": {
+        "default": special_chebyshev_polynomial_v,
+    },
+    "special_chebyshev_polynomial_w": {
+        "default": special_chebyshev_polynomial_w,
+    },
+    "special_hermite_polynomial_h": {
+        "default": special_hermite_polynomial_h,
+    },
+    "special_hermite_polynomial_he": {
+        "default": special_hermite_polynomial_he,
+    },
+    "special_laguerre_polynomial_l": {
+        "default": special_laguerre_polynomial_l,
+    },
+    "special_legendre_polynomial_p": {
+        "default": special_legendre_polynomial_p,
+    },
+    "special_modified_bessel_i0": {
+        "default": schema_names(
+            special_modified_bessel_i0,
+            "special_modified_bessel_i0(Tensor self) -> Tensor",
+        ),
+    },
+    "special_modified_bessel_i1": {
+        "default": schema_names(
+            special_modified_bessel_i1,
+            "special_modified_bessel_i1(Tensor self) -> Tensor",
+        ),
+    },
+    "special_modified_bessel_k0": {
+        "default": schema_names(
+            special_modified_bessel_k0,
+            "special_modified_bessel_k0(Tensor self) -> Tensor",
+        ),
+    },
+    "special_modified_bessel_k1": {
+        "default": schema_names(
+            special_modified_bessel_k1,
+            "special_modified_bessel_k1(Tensor self) -> Tensor",
+        ),
+    },
+    "special_scaled_modified_bessel_k0": {
+        "default": special_scaled_modified_bessel_k0,
+    },
+    "special_scaled_modified_bessel_k1": {
+        "default": special_scaled_modified_bessel_k1,
+    },
+    "special_shifted_chebyshev_polynomial_t": {
+        "default": special_shifted_chebyshev_polynomial_t,
+    },
+    "special_shifted_chebyshev_polynomial_u": {
+        "default": special_shifted_chebyshev_polynomial_u,
+    },
+    "special_shifted_chebyshev_polynomial_v": {
+        "default": special_shifted_chebyshev_polynomial_v,
+    },
+    "special_shifted_chebyshev_polynomial_w": {
+        "default": special_shifted_chebyshev_polynomial_w,
+    },
+    "special_spherical_bessel_j0": {
+        "default": special_spherical_bessel_j0,
     },
     "floor": {
         "default": schema_names(floor, "floor(Tensor self) -> Tensor"),

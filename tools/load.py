@@ -30,6 +30,7 @@ from yamlgrad.tools.expressions import (
     output_names,
     render_forward_formula,
 )
+from yamlgrad.tools.batch_rules import load_batch_rule
 from yamlgrad.tools.catalog import (
     PACK_MODULE,
     Catalog,
@@ -57,7 +58,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
 NON_DIFFERENTIABLE = "non_differentiable"
 ENTRY_KEYS = frozenset(
     {"name", "forward", "composite", "samples", "domain", "variants", "python_binding"}
-    | {"type_promotion", "output_differentiability", "structure"}
+    | {"type_promotion", "output_differentiability", "structure", "batch_rule"}
 )
 DEFAULT_DOMAIN = ((-2.0, 2.0),)
 # An argument's sampling intervals, and how a sample check reports a problem.
@@ -283,7 +284,7 @@ def _name_wrappers(
 
 
 INPLACE_ONLY_KEYS = frozenset(
-    {"name", "samples", "domain", "variants", "type_promotion"}
+    {"name", "samples", "domain", "variants", "type_promotion", "batch_rule"}
 )
 
 
@@ -331,8 +332,13 @@ def _load_inplace(
     if "samples" in entry:
         samples = _load_samples(entry, loc, op_text, func, {}, display)
     variants = _load_variants(entry, loc, op_text, True, default="method")
+    e = _Entry(entry, display, op_text)
+    batch_rule = functional.explicit_batch_rule
+    if "batch_rule" in entry:
+        batch_rule = load_batch_rule(entry["batch_rule"], func, _failing(e))
     return dataclasses.replace(
         functional,
+        explicit_batch_rule=batch_rule,
         func=func,
         inplace=True,
         reuses_node=functional.op is not None,
@@ -418,6 +424,15 @@ def called_names(entry: Mapping[str, Any]) -> set[str]:
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
         }
     return called
+
+
+def _failing(e: _Entry) -> Fail:
+    """Raise a GenError at the entry's `batch_rule:` key."""
+
+    def fail(message: str) -> NoReturn:
+        raise e.error("batch_rule", message)
+
+    return fail
 
 
 def _load_schema(
@@ -762,7 +777,11 @@ def _load_entry(
     samples = _load_samples(entry, e.loc("samples"), e.op_text, func, domains, display)
     structure = _load_structure(entry, e.loc("structure"), e.op_text, func)
     samples = tuple(_structured(s, structure, func) for s in samples)
+    batch_rule = ""
+    if "batch_rule" in entry:
+        batch_rule = load_batch_rule(entry["batch_rule"], func, _failing(e))
     return DifferentiabilityInfo(
+        explicit_batch_rule=batch_rule,
         func=func,
         forward=forward,
         original_forward=canonical(entry["forward"]) if composite is None else "",

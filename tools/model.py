@@ -556,6 +556,12 @@ INPLACE_VIEW_OPS = frozenset(
 )
 
 
+# Integer arguments that name dims of the one Tensor argument (vmap shifts them).
+DIM_ARGUMENTS = frozenset(
+    {"dim", "dim0", "dim1", "dim2", "source", "destination", "start_dim", "end_dim"}
+)
+
+
 @dataclass(frozen=True)
 class DifferentiabilityInfo:
     """One derivatives.yaml entry, checked and ready to render."""
@@ -597,6 +603,8 @@ class DifferentiabilityInfo:
     # Matrix inputs that must be symmetric positive definite or triangular (the
     # YAML's `structure:`), as (input, "positive_definite" | "triangular").
     structure: tuple[tuple[str, str], ...] = ()
+    # The YAML's `batch_rule:` (a rule of runtime/func/batching_rules.py), or "".
+    explicit_batch_rule: str = ""
 
     @property
     def forward_kind(self) -> str:
@@ -682,25 +690,36 @@ class DifferentiabilityInfo:
 
     @property
     def batch_rule(self) -> str:
-        """How vmap batches this entry when its schema says so (runtime/func).
+        """How vmap batches this entry: the rule of runtime/func/batching_rules.py
+        its `batch_rule:` key names, else the one its schema implies, else ""
+        (the loop-and-stack fallback).
 
-        "elementwise": a type-promoting entry, whose operands broadcast (move
-        each batch dim to the front and pad to the widest operand). "dim": one
-        Tensor argument and an integer `dim`, which the rule shifts past the
-        batch dim. "": runtime/func's rule of that name, or its loop-and-stack
-        fallback.
+        "elementwise": a type-promoting or `auto_element_wise` entry, whose
+        operands broadcast (each batch dim moved to the front and padded to the
+        widest operand). "dims(dim, ...)": one Tensor argument and integer
+        dim arguments (`dim`, `dim0`, `start_dim`, ...), shifted past the batch
+        dim, and no list of sizes (`input_sizes` would need the batch size).
         """
-        if self.type_promotion != "none":
+        if self.explicit_batch_rule:
+            return self.explicit_batch_rule
+        if self.type_promotion != "none" or any(
+            f.kind == "auto_element_wise" for f in self.forward_derivatives
+        ):
             return "elementwise"
         tensors = [a for a in self.func.arguments if a.is_tensor or a.is_tensor_list]
-        dims = [a for a in self.func.arguments if a.name == "dim"]
-        if (
-            len(tensors) == 1
-            and not tensors[0].is_tensor_list
-            and dims
-            and dims[0].type.base in ("int", "SymInt")
-        ):
-            return "dim"
+        dims = [
+            a.name
+            for a in self.func.arguments
+            if a.name in DIM_ARGUMENTS and a.type.base in ("int", "SymInt")
+        ]
+        sizes = [
+            a
+            for a in self.func.arguments
+            if a.type.is_list and a.type.base in ("int", "SymInt")
+            and a.name not in DIM_ARGUMENTS
+        ]
+        if len(tensors) == 1 and not tensors[0].is_tensor_list and dims and not sizes:
+            return f"dims({', '.join(dims)})"
         return ""
 
     @property

@@ -47,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from yamlgrad.runtime.autograd import anomaly_mode, hooks
+from yamlgrad.runtime.autograd import anomaly_mode, forward_ad, hooks
 from yamlgrad.runtime.autograd.input_metadata import sum_to, to_dtype
-from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad
+from yamlgrad.runtime.autograd.accumulate_grad import AccumulateGrad, accumulated_now
 from yamlgrad.runtime.errors import invalid_gradient_shape, invalid_number_of_gradients
 from yamlgrad.runtime.autograd.grad_mode import _set as set_grad_mode
 from yamlgrad.runtime.autograd.node import (
@@ -165,9 +165,10 @@ def _compute_dependencies(root: Node) -> dict[Node, int]:
             if child is None:
                 continue
             count = dependencies.get(child)
-            if count is None:  # first seen: walk it too
+            if count is None:  # first seen: walk it too (a leaf's has no edges)
                 dependencies[child] = 1
-                stack.append(child)
+                if child._next_edges:
+                    stack.append(child)
             else:
                 dependencies[child] = count + 1
     return dependencies
@@ -217,7 +218,16 @@ def execute(
     backward(inputs=...)) only the nodes leading to them run, and the gradients
     arriving at them are returned in order.
     """
-    raw = not create_graph
+    # Inside a dual level the formulas run on Tensors, so that tangents of the
+    # saved values flow into the gradients (forward-over-reverse).
+    # So do they for a batch of seeds under vmap (Tensors without storage).
+    raw = (
+        not create_graph
+        and forward_ad.STATE.level < 0
+        and all(type(g) is np.ndarray for g in grads)
+    )
+    if not raw and not create_graph:  # seeds made as ndarrays
+        grads = [Tensor._make(g) if isinstance(g, np.ndarray) else g for g in grads]
     grads = [_cast_to_root(edge, grad, raw) for edge, grad in zip(roots, grads)]
     if len(roots) == 1:
         graph_root = roots[0].node
@@ -430,14 +440,18 @@ class _GraphTask:
                 outputs = _call_with_anomaly_checks(fn, inputs, raw)
             elif node_hooks is None:  # _call_function without hooks, inlined
                 outputs = cls.apply(fn, inputs, raw)
-                if edges or outputs:  # else a leaf's: nothing to check
+                # (A leaf's has nothing to check; an exact node's is right.)
+                if (edges or outputs) and not (raw and cls._exact_outputs):
                     outputs = validate_outputs(edges, outputs, raw, fn)
             else:
                 outputs = _call_function(fn, inputs, raw)
             if releases and cls._saves:
                 cls.release_variables(fn)
             if edges:  # not a leaf's AccumulateGrad
-                step = self._deliver(edges, outputs, raw) or pop()
+                # The node's inputs let go first: a leaf's AccumulateGrad run
+                # while delivering may then take a gradient no one else holds.
+                step = inputs = None  # type: ignore[assignment]
+                step = self._deliver(edges, outputs, raw, cls._exact_outputs) or pop()
             else:
                 step = pop()
             # Hold no gradient past its delivery: a buffer is then the only
@@ -445,7 +459,11 @@ class _GraphTask:
             outputs = inputs = None  # type: ignore[assignment]
 
     def _deliver(
-        self, edges: tuple[Any, ...], outputs: list[Grad | None], raw: bool
+        self,
+        edges: tuple[Any, ...],
+        outputs: list[Grad | None],
+        raw: bool,
+        inline: bool = False,
     ) -> tuple[Node, list[Grad | None]] | None:
         """Add each gradient a node returned to the input buffer of the node its
         edge leads to (PyTorch's InputBuffer), and queue each node whose last
@@ -461,6 +479,14 @@ class _GraphTask:
         ready = self.ready
         first: Node | None = None  # the ready node to run next, and its inputs
         first_inputs: list[Grad | None] | None = None
+        # A leaf's AccumulateGrad that no hook watches, once its last gradient
+        # came, runs here rather than through the queue: it would run next
+        # anyway (it outranks every other node), and nothing can tell the order
+        # of two such leaves apart. A node with many leaves (a compiled graph's)
+        # then costs no queue entry per leaf.
+        direct = self.needed is None and not (
+            anomaly_mode.ever_enabled and anomaly_mode.state.enabled
+        )
         # Taken off the list as delivered (a buffer then holds the only
         # reference to a fresh gradient; see `_add`).
         outputs.reverse()
@@ -491,6 +517,10 @@ class _GraphTask:
                 self._add(buffer, child, slot, grad, raw)
             if remaining:
                 continue
+            if direct and type(child) is AccumulateGrad and child._hooks is None:
+                grad = None  # the buffer's is then the only reference
+                if accumulated_now(child, buffer, raw, inline):  # type: ignore
+                    continue
             # Ready. The highest sequence_nr runs first; a tie, the earlier one.
             if first is None:
                 heap = ready.heap
