@@ -1,22 +1,17 @@
-"""Sampling: `multinomial`, `normal`, `poisson` and the in-place samplers
+"""Sampling: `normal` and the in-place samplers
 (`x.uniform_()`, `x.bernoulli_()`, ...), with PyTorch's signatures. `bernoulli`,
-`normal`'s tensor overloads and `normal_` are derivatives.yaml entries (their
-kernels are runtime/ops/random_draws.py); `normal` here binds those overloads
-and the factory one, `normal(mean, std, size)`.
+`normal`'s tensor overloads, `normal_`, `poisson` and `multinomial` are
+derivatives.yaml entries (their kernels are runtime/ops/random_draws.py);
+`normal` here binds those overloads and the factory one, `normal(mean, std, size)`.
 
 Draws come from a `Generator` (runtime/generator.py): the one passed as
 `generator=`, else the default one that `manual_seed` reseeds. The values are not
 PyTorch's (its generator is another algorithm); the contract is: shapes, dtypes,
 errors, the distribution, and the same numbers for the same seed.
-
-`multinomial` without replacement draws as PyTorch does: each category gets the
-key p / E with E exponential, and the `num_samples` largest keys win, so a
-category of probability 0 comes only after every other.
 """
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy as np
@@ -27,60 +22,10 @@ from yamlgrad.runtime.dispatch import ops
 from yamlgrad.runtime.factories import Generator, _leaf, _np_dtype, _rng, _size
 from yamlgrad.runtime.ops.random_draws import ERR_PROBABILITY
 
-__all__ = ["multinomial", "normal", "poisson"]
+__all__ = ["normal"]
 
 def _array(value: Any) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
-
-
-def _check_distribution(p: np.ndarray, num_samples: int, replacement: bool) -> None:
-    if p.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if p.dtype.kind != "f":
-        raise RuntimeError("multinomial only supports floating-point dtypes for input")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > p.shape[-1]:
-        raise RuntimeError(
-            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
-        )
-    if not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise RuntimeError(
-            "probability tensor contains either `inf`, `nan` or element < 0"
-        )
-    if np.any(p.sum(axis=-1) <= 0):
-        raise RuntimeError(
-            "invalid multinomial distribution (sum of probabilities <= 0)"
-        )
-
-
-def multinomial(
-    input: Tensor,
-    num_samples: int,
-    replacement: bool = False,
-    *,
-    generator: Generator | None = None,
-) -> Tensor:
-    """Indices drawn from the categories of each row of `input` (weights, not
-    necessarily normalised): int64, of shape (num_samples,) or (rows, num_samples).
-
-    >>> yg.multinomial(yg.tensor([0.1, 0.0, 0.9]), 4, replacement=True)
-    tensor([2, 2, 0, 2])
-    """
-    num_samples = operator.index(num_samples)
-    p = _array(input)
-    _check_distribution(p, num_samples, replacement)
-    rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
-    rng = _rng(generator)
-    if replacement:
-        cdf = np.cumsum(rows, axis=1)
-        u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
-        picks = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
-        picks = np.minimum(picks, rows.shape[1] - 1)
-    else:
-        keys = rows / rng.exponential(size=rows.shape)
-        picks = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    return Tensor._make(picks.reshape(*p.shape[:-1], num_samples).astype(np.int64))
 
 
 def normal(
@@ -110,14 +55,6 @@ def normal(
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     draw = _rng(generator).standard_normal(shape)
     return _leaf((mean + std * draw).astype(_np_dtype(dtype)), requires_grad, device)
-
-
-def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Counts drawn from Poisson(rate) per element of `input`, in its dtype."""
-    rates = _array(input)
-    if np.any(rates < 0):
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor._make(_rng(generator).poisson(rates).astype(rates.dtype))
 
 
 # -- in place: Tensor.uniform_, normal_, bernoulli_, exponential_, random_, ... ------
@@ -194,7 +131,6 @@ def cauchy_(
 
 # The Tensor methods of this module (torch has no Tensor.normal or .poisson).
 METHODS = {
-    "multinomial": multinomial,
     "uniform_": uniform_,
     "bernoulli_": bernoulli_,
     "exponential_": exponential_,
