@@ -120,10 +120,15 @@ from yamlgrad.runtime.ops.linalg_decompositions import (
     cholesky_backward,
     cholesky_inverse_backward,
     cholesky_solve_backward,
+    householder_product_backward,
     linalg_cross,
+    linalg_lstsq_backward,
     linalg_matrix_exp_differential,
     linalg_qr_backward,
     linalg_solve_triangular_backward,
+    ormqr_backward,
+    pinv_backward,
+    triangular_solve_backward,
 )
 from yamlgrad.runtime.ops.losses import (
     binary_cross_entropy_backward,
@@ -134,6 +139,13 @@ from yamlgrad.runtime.ops.losses import (
     mse_loss_backward,
     nll_loss_backward,
     smooth_l1_loss_backward,
+)
+from yamlgrad.runtime.ops.lu_decomposition import (
+    linalg_lu_backward,
+    linalg_lu_solve_B,
+    linalg_lu_solve_LU,
+    lu_factor_ex_backward,
+    lu_unpack_backward,
 )
 from yamlgrad.runtime.ops.margin_losses import (
     multi_margin_loss_backward,
@@ -394,8 +406,17 @@ __all__ = [
     "CholeskySolveBackward0",
     "CholeskyInverseBackward0",
     "LinalgCrossBackward0",
+    "LinalgPinvBackward0",
+    "LinalgLstsqBackward0",
+    "LinalgLuFactorExBackward0",
+    "LinalgLuBackward0",
+    "LinalgLuSolveBackward0",
+    "LuUnpackBackward0",
     "LinalgMatrixExpBackward0",
+    "LinalgHouseholderProductBackward0",
+    "OrmqrBackward0",
     "LinalgQrBackward0",
+    "TriangularSolveBackward0",
     "LinalgSolveTriangularBackward0",
     "TBackward0",
     "TransposeBackward0",
@@ -5948,6 +5969,256 @@ class LinalgCrossBackward0(Node):
         return self._raw_saved_self.unpack_wrapped(self)
 
 
+class LinalgPinvBackward0(Node):
+    """Backward of `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`.
+
+    self: pinv_backward(grad, result, self)
+    """
+
+    __slots__ = (
+        "_raw_saved_result",
+        "_raw_saved_self",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        result = self._raw_saved_result.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = pinv_backward(grad, result, self_)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_result.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgLstsqBackward0(Node):
+    """Backward of `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`.
+
+    self, b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_b",
+        "_raw_saved_self",
+        "_raw_saved_solution",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_b: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        b = self._raw_saved_b.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        solution = self._raw_saved_solution.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = linalg_lstsq_backward(
+                grads[0], grads[1], self_, b, solution, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_b.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_solution.reset_data()
+
+    @property
+    def _saved_b(self) -> Any:
+        return self._raw_saved_b.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_solution(self) -> Any:
+        return self._raw_saved_solution.unpack_wrapped(self)
+
+
+class LinalgLuFactorExBackward0(Node):
+    """Backward of `linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`.
+
+    A: lu_factor_ex_backward(grad, LU, pivots, pivot)
+    """
+
+    __slots__ = (
+        "_raw_saved_LU",
+        "_saved_pivot",
+        "_raw_saved_pivots",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        LU = self._raw_saved_LU.unpack(self, raw)
+        pivot = self._saved_pivot
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = lu_factor_ex_backward(grad, LU, pivots, pivot)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+
+class LinalgLuBackward0(Node):
+    """Backward of `linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`.
+
+    A: linalg_lu_backward(grads[1], grads[2], P, L, U, pivot)
+    """
+
+    __slots__ = (
+        "_raw_saved_L",
+        "_raw_saved_P",
+        "_raw_saved_U",
+        "_saved_pivot",
+    )
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        L = self._raw_saved_L.unpack(self, raw)
+        P = self._raw_saved_P.unpack(self, raw)
+        U = self._raw_saved_U.unpack(self, raw)
+        pivot = self._saved_pivot
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_lu_backward(grads[1], grads[2], P, L, U, pivot)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_L.reset_data()
+        self._raw_saved_P.reset_data()
+        self._raw_saved_U.reset_data()
+
+    @property
+    def _saved_L(self) -> Any:
+        return self._raw_saved_L.unpack_wrapped(self)
+
+    @property
+    def _saved_P(self) -> Any:
+        return self._raw_saved_P.unpack_wrapped(self)
+
+    @property
+    def _saved_U(self) -> Any:
+        return self._raw_saved_U.unpack_wrapped(self)
+
+
+class LinalgLuSolveBackward0(Node):
+    """Backward of `linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor`.
+
+    LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+    B: linalg_lu_solve_B(grad, LU, pivots, left, adjoint)
+    """
+
+    __slots__ = (
+        "_raw_saved_LU",
+        "_saved_adjoint",
+        "_saved_left",
+        "_raw_saved_pivots",
+        "_raw_saved_result",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_LU: Any = UNDEFINED
+        self._raw_saved_pivots: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        LU = self._raw_saved_LU.unpack(self, raw)
+        adjoint = self._saved_adjoint
+        left = self._saved_left
+        pivots = self._raw_saved_pivots.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+        if self.task_should_compute_output(1):
+            grad_inputs[1] = linalg_lu_solve_B(grad, LU, pivots, left, adjoint)
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_LU.reset_data()
+        self._raw_saved_pivots.reset_data()
+        self._raw_saved_result.reset_data()
+
+    @property
+    def _saved_LU(self) -> Any:
+        return self._raw_saved_LU.unpack_wrapped(self)
+
+    @property
+    def _saved_pivots(self) -> Any:
+        return self._raw_saved_pivots.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+
+class LuUnpackBackward0(Node):
+    """Backward of `lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`.
+
+    LU_data: lu_unpack_backward(grads, LU_data.shape)
+    """
+
+    __slots__ = ("_saved_LU_data_sym_sizes",)
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 1
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        LU_data_sym_sizes = self._saved_LU_data_sym_sizes
+        if self.task_should_compute_output(0):
+            grad_inputs[0] = lu_unpack_backward(grads, LU_data_sym_sizes)
+        return grad_inputs
+
+
 class LinalgMatrixExpBackward0(Node):
     """Backward of `linalg_matrix_exp(Tensor self) -> Tensor`.
 
@@ -5968,6 +6239,132 @@ class LinalgMatrixExpBackward0(Node):
 
     def release_variables(self) -> None:
         self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+
+class LinalgHouseholderProductBackward0(Node):
+    """Backward of `linalg_householder_product(Tensor input, Tensor tau) -> Tensor`.
+
+    input, tau: householder_product_backward(grad, result, input, tau, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_input",
+        "_raw_saved_result",
+        "_raw_saved_tau",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input: Any = UNDEFINED
+        self._raw_saved_tau: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        input = self._raw_saved_input.unpack(self, raw)
+        result = self._raw_saved_result.unpack(self, raw)
+        tau = self._raw_saved_tau.unpack(self, raw)
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = householder_product_backward(
+                grad, result, input, tau, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input.reset_data()
+        self._raw_saved_result.reset_data()
+        self._raw_saved_tau.reset_data()
+
+    @property
+    def _saved_input(self) -> Any:
+        return self._raw_saved_input.unpack_wrapped(self)
+
+    @property
+    def _saved_result(self) -> Any:
+        return self._raw_saved_result.unpack_wrapped(self)
+
+    @property
+    def _saved_tau(self) -> Any:
+        return self._raw_saved_tau.unpack_wrapped(self)
+
+
+class OrmqrBackward0(Node):
+    """Backward of `ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`.
+
+    self, input2, input3: ormqr_backward(grad, self, input2, input3, left, transpose, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_input2",
+        "_raw_saved_input3",
+        "_saved_left",
+        "_raw_saved_self",
+        "_saved_transpose",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_input2: Any = UNDEFINED
+        self._raw_saved_input3: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 3
+        grad = grads[0]
+        if grad is None:
+            return grad_inputs
+        input2 = self._raw_saved_input2.unpack(self, raw)
+        input3 = self._raw_saved_input3.unpack(self, raw)
+        left = self._saved_left
+        self_ = self._raw_saved_self.unpack(self, raw)
+        transpose = self._saved_transpose
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        if any(grad_input_mask):
+            grad_result = ormqr_backward(
+                grad, self_, input2, input3, left, transpose, grad_input_mask
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = grad_result[2]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_input2.reset_data()
+        self._raw_saved_input3.reset_data()
+        self._raw_saved_self.reset_data()
+
+    @property
+    def _saved_input2(self) -> Any:
+        return self._raw_saved_input2.unpack_wrapped(self)
+
+    @property
+    def _saved_input3(self) -> Any:
+        return self._raw_saved_input3.unpack_wrapped(self)
 
     @property
     def _saved_self(self) -> Any:
@@ -6009,6 +6406,78 @@ class LinalgQrBackward0(Node):
     @property
     def _saved_R(self) -> Any:
         return self._raw_saved_R.unpack_wrapped(self)
+
+
+class TriangularSolveBackward0(Node):
+    """Backward of `triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`.
+
+    self, A: triangular_solve_backward(grads, self, A, solution, upper, transpose, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = (
+        "_raw_saved_A",
+        "_raw_saved_self",
+        "_raw_saved_solution",
+        "_saved_transpose",
+        "_saved_unitriangular",
+        "_saved_upper",
+    )
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        # Saved only when a gradient that reads them is needed; until then
+        # undefined (they unpack to None), as PyTorch's default SavedVariable.
+        self._raw_saved_A: Any = UNDEFINED
+        self._raw_saved_self: Any = UNDEFINED
+
+    def apply(self, grads: list[Grad], raw: bool = False) -> list[Grad | None]:
+        grad_inputs: list[Grad | None] = [None] * 2
+        if all(g is None for g in grads):
+            return grad_inputs
+        grads = self.materialize_grads(grads, raw)
+        A = self._raw_saved_A.unpack(self, raw)
+        self_ = self._raw_saved_self.unpack(self, raw)
+        solution = self._raw_saved_solution.unpack(self, raw)
+        transpose = self._saved_transpose
+        unitriangular = self._saved_unitriangular
+        upper = self._saved_upper
+        grad_input_mask = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        if any(grad_input_mask):
+            grad_result = triangular_solve_backward(
+                grads,
+                self_,
+                A,
+                solution,
+                upper,
+                transpose,
+                unitriangular,
+                grad_input_mask,
+            )
+            if grad_input_mask[0]:
+                grad_inputs[0] = grad_result[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = grad_result[1]
+        return grad_inputs
+
+    def release_variables(self) -> None:
+        self._raw_saved_A.reset_data()
+        self._raw_saved_self.reset_data()
+        self._raw_saved_solution.reset_data()
+
+    @property
+    def _saved_A(self) -> Any:
+        return self._raw_saved_A.unpack_wrapped(self)
+
+    @property
+    def _saved_self(self) -> Any:
+        return self._raw_saved_self.unpack_wrapped(self)
+
+    @property
+    def _saved_solution(self) -> Any:
+        return self._raw_saved_solution.unpack_wrapped(self)
 
 
 class LinalgSolveTriangularBackward0(Node):

@@ -28,6 +28,7 @@ from yamlgrad.runtime.ops import (
     linalg,
     linalg_decompositions,
     losses,
+    lu_decomposition,
     margin_losses,
     normalization,
     pooling,
@@ -277,8 +278,17 @@ from .Functions import (
     CholeskySolveBackward0,
     CholeskyInverseBackward0,
     LinalgCrossBackward0,
+    LinalgPinvBackward0,
+    LinalgLstsqBackward0,
+    LinalgLuFactorExBackward0,
+    LinalgLuBackward0,
+    LinalgLuSolveBackward0,
+    LuUnpackBackward0,
     LinalgMatrixExpBackward0,
+    LinalgHouseholderProductBackward0,
+    OrmqrBackward0,
     LinalgQrBackward0,
+    TriangularSolveBackward0,
     LinalgSolveTriangularBackward0,
     TBackward0,
     TransposeBackward0,
@@ -584,9 +594,18 @@ __all__ = [
     "cholesky_solve",
     "cholesky_inverse",
     "linalg_cross",
+    "linalg_pinv",
+    "linalg_lstsq",
+    "linalg_lu_factor_ex",
+    "linalg_lu",
+    "linalg_lu_solve",
+    "lu_unpack",
     "linalg_matrix_exp",
     "matrix_exp",
+    "linalg_householder_product",
+    "ormqr",
     "linalg_qr",
+    "triangular_solve",
     "linalg_solve_triangular",
     "einsum",
     "t",
@@ -10064,6 +10083,356 @@ def linalg_cross(
     return result
 
 
+def linalg_pinv_atol_rtol_tensor(
+    input: Any,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    hermitian: Any = False,
+) -> Tensor:
+    """`linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+
+    forward: pinv_kernel(self, atol, rtol, hermitian)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, atol, rtol):
+        return call_batched(
+            "linalg_pinv.atol_rtol_tensor",
+            "",
+            linalg_pinv_atol_rtol_tensor,
+            self,
+            atol,
+            rtol,
+            hermitian,
+        )
+    self_ = tensor_arg(self, "linalg_pinv", "input", 1)
+    atol_ = optional_tensor_arg(atol, "linalg_pinv", "atol", 2)
+    rtol_ = optional_tensor_arg(rtol, "linalg_pinv", "rtol", 3)
+    hermitian = bool_arg(hermitian, "linalg_pinv", "hermitian", 4)
+    check_no_requires_grad(atol, "atol", "linalg_pinv")
+    check_no_requires_grad(rtol, "rtol", "linalg_pinv")
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_pinv_atol_rtol_tensor",
+            linalg_pinv_atol_rtol_tensor,
+            (self, atol, rtol, hermitian),
+        )
+    grad_fn = None
+    if compute_requires_grad(self):
+        grad_fn = LinalgPinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        result = Tensor._make(
+            linalg_decompositions.pinv_kernel(self_, atol_, rtol_, hermitian)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_pinv",
+            kernel_failure,
+            self=self_,
+            atol=atol_,
+            rtol=rtol_,
+            hermitian=hermitian,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self):
+        with formula_mode():
+            self_t = tangent_of(self)
+            result_t = derived_jvp(
+                linalg_pinv_atol_rtol_tensor,
+                {"input": self, "atol": atol, "rtol": rtol, "hermitian": hermitian},
+                {"input": self_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def linalg_lstsq(
+    input: Any,
+    b: Any,
+    rcond: Any = None,
+    *,
+    driver: Any = None,
+) -> Any:
+    """`linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
+
+    forward: lstsq_kernel(self, b, rcond, driver)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, b):
+        return call_batched("linalg_lstsq", "", linalg_lstsq, self, b, rcond, driver)
+    self_ = tensor_arg(self, "linalg_lstsq", "input", 1)
+    b_ = tensor_arg(b, "linalg_lstsq", "b", 2)
+    rcond = optional_float_arg(rcond, "linalg_lstsq", "rcond", 3)
+    driver = optional_str_arg(driver, "linalg_lstsq", "driver", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_lstsq", linalg_lstsq, (self, b, rcond, driver)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, b):
+        grad_fn = LinalgLstsqBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, b))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_b = SavedVariable(b, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_decompositions.lstsq_kernel(self_, b_, rcond, driver)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_lstsq", kernel_failure, self=self_, b=b_, rcond=rcond, driver=driver
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(self, b):
+        with formula_mode():
+            self_t = tangent_of(self)
+            b_t = tangent_of(b)
+            outputs_t = derived_jvp(
+                linalg_lstsq,
+                {"input": self, "b": b, "rcond": rcond, "driver": driver},
+                {"input": self_t, "b": b_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_solution = SavedVariable(outputs[0], True)
+    return return_type(
+        "linalg_lstsq", ("solution", "residuals", "rank", "singular_values")
+    )(*outputs)
+
+
+def linalg_lu_factor_ex(
+    A: Any,
+    *,
+    pivot: Any = True,
+    check_errors: Any = False,
+) -> Any:
+    """`linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`
+
+    forward: lu_factor_kernel(A, pivot, check_errors)
+    """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched(
+            "linalg_lu_factor_ex", "", linalg_lu_factor_ex, A, pivot, check_errors
+        )
+    A_ = tensor_arg(A, "linalg_lu_factor_ex", "A", 1)
+    pivot = bool_arg(pivot, "linalg_lu_factor_ex", "pivot", 2)
+    check_errors = bool_arg(check_errors, "linalg_lu_factor_ex", "check_errors", 3)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_lu_factor_ex", linalg_lu_factor_ex, (A, pivot, check_errors)
+        )
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgLuFactorExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_pivot = pivot
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in lu_decomposition.lu_factor_kernel(A_, pivot, check_errors)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_lu_factor_ex",
+            kernel_failure,
+            A=A_,
+            pivot=pivot,
+            check_errors=check_errors,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (True, False, False))
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                linalg_lu_factor_ex,
+                {"A": A, "pivot": pivot, "check_errors": check_errors},
+                {"A": A_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_LU = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_pivots = SavedVariable(outputs[1], True)
+    return return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(*outputs)
+
+
+def linalg_lu(
+    A: Any,
+    *,
+    pivot: Any = True,
+) -> Any:
+    """`linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`
+
+    forward: lu_kernel(A, pivot)
+    """
+    if vmap_hook.levels and is_batched(A):
+        return call_batched("linalg_lu", "", linalg_lu, A, pivot)
+    A_ = tensor_arg(A, "linalg_lu", "A", 1)
+    pivot = bool_arg(pivot, "linalg_lu", "pivot", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call("linalg_lu", linalg_lu, (A, pivot))
+    grad_fn = None
+    if compute_requires_grad(A):
+        grad_fn = LinalgLuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn._saved_pivot = pivot
+    try:
+        outputs = [
+            Tensor._make(value) for value in lu_decomposition.lu_kernel(A_, pivot)
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error("linalg_lu", kernel_failure, A=A_, pivot=pivot)
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (False, True, True))
+    if forward_ad_state.active and any_has_forward_grad(A):
+        with formula_mode():
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(linalg_lu, {"A": A, "pivot": pivot}, {"A": A_t})
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_L = SavedVariable(outputs[1], True)
+        grad_fn._raw_saved_P = SavedVariable(outputs[0], True)
+        grad_fn._raw_saved_U = SavedVariable(outputs[2], True)
+    return return_type("linalg_lu", ("P", "L", "U"))(*outputs)
+
+
+def linalg_lu_solve(
+    LU: Any,
+    pivots: Any,
+    B: Any,
+    *,
+    left: Any = True,
+    adjoint: Any = False,
+) -> Tensor:
+    """`linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor`
+
+    forward: lu_solve_kernel(LU, pivots, B, left, adjoint)
+    """
+    if vmap_hook.levels and is_batched(LU, pivots, B):
+        return call_batched(
+            "linalg_lu_solve", "", linalg_lu_solve, LU, pivots, B, left, adjoint
+        )
+    LU_ = tensor_arg(LU, "linalg_lu_solve", "LU", 1)
+    pivots_ = tensor_arg(pivots, "linalg_lu_solve", "pivots", 2)
+    B_ = tensor_arg(B, "linalg_lu_solve", "B", 3)
+    left = bool_arg(left, "linalg_lu_solve", "left", 4)
+    adjoint = bool_arg(adjoint, "linalg_lu_solve", "adjoint", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_lu_solve", linalg_lu_solve, (LU, pivots, B, left, adjoint)
+        )
+    grad_fn = None
+    if compute_requires_grad(LU, B):
+        grad_fn = LinalgLuSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU, B))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_LU = SavedVariable(LU, False)
+        grad_fn._saved_adjoint = adjoint
+        grad_fn._saved_left = left
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_pivots = SavedVariable(pivots, False)
+    try:
+        result = Tensor._make(
+            lu_decomposition.lu_solve_kernel(LU_, pivots_, B_, left, adjoint)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_lu_solve",
+            kernel_failure,
+            LU=LU_,
+            pivots=pivots_,
+            B=B_,
+            left=left,
+            adjoint=adjoint,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(LU, B):
+        with formula_mode():
+            LU_t = tangent_of(LU)
+            B_t = tangent_of(B)
+            result_t = derived_jvp(
+                linalg_lu_solve,
+                {"LU": LU, "pivots": pivots, "B": B, "left": left, "adjoint": adjoint},
+                {"LU": LU_t, "B": B_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def lu_unpack(
+    LU_data: Any,
+    LU_pivots: Any,
+    unpack_data: Any = True,
+    unpack_pivots: Any = True,
+) -> Any:
+    """`lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`
+
+    forward: lu_unpack_kernel(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    """
+    if vmap_hook.levels and is_batched(LU_data, LU_pivots):
+        return call_batched(
+            "lu_unpack", "", lu_unpack, LU_data, LU_pivots, unpack_data, unpack_pivots
+        )
+    LU_data_ = tensor_arg(LU_data, "lu_unpack", "LU_data", 1)
+    LU_pivots_ = tensor_arg(LU_pivots, "lu_unpack", "LU_pivots", 2)
+    unpack_data = bool_arg(unpack_data, "lu_unpack", "unpack_data", 3)
+    unpack_pivots = bool_arg(unpack_pivots, "lu_unpack", "unpack_pivots", 4)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "lu_unpack", lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots)
+        )
+    grad_fn = None
+    if compute_requires_grad(LU_data):
+        grad_fn = LuUnpackBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU_data))
+        grad_fn._saved_LU_data_sym_sizes = sizes_of(LU_data_)
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in lu_decomposition.lu_unpack_kernel(
+                LU_data_, LU_pivots_, unpack_data, unpack_pivots
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "lu_unpack",
+            kernel_failure,
+            LU_data=LU_data_,
+            LU_pivots=LU_pivots_,
+            unpack_data=unpack_data,
+            unpack_pivots=unpack_pivots,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn, (False, True, True))
+    if forward_ad_state.active and any_has_forward_grad(LU_data):
+        with formula_mode():
+            LU_data_t = tangent_of(LU_data)
+            outputs_t = derived_jvp(
+                lu_unpack,
+                {
+                    "LU_data": LU_data,
+                    "LU_pivots": LU_pivots,
+                    "unpack_data": unpack_data,
+                    "unpack_pivots": unpack_pivots,
+                },
+                {"LU_data": LU_data_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    return return_type("lu_unpack", ("P", "L", "U"))(*outputs)
+
+
 def linalg_matrix_exp(
     input: Any,
 ) -> Tensor:
@@ -10113,6 +10482,140 @@ def matrix_exp(
         raise
 
 
+def linalg_householder_product(
+    input: Any,
+    tau: Any,
+) -> Tensor:
+    """`linalg_householder_product(Tensor input, Tensor tau) -> Tensor`
+
+    forward: householder_product_kernel(input, tau)
+    """
+    if vmap_hook.levels and is_batched(input, tau):
+        return call_batched(
+            "linalg_householder_product", "", linalg_householder_product, input, tau
+        )
+    input_ = tensor_arg(input, "linalg_householder_product", "input", 1)
+    tau_ = tensor_arg(tau, "linalg_householder_product", "tau", 2)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "linalg_householder_product", linalg_householder_product, (input, tau)
+        )
+    grad_fn = None
+    if compute_requires_grad(input, tau):
+        grad_fn = LinalgHouseholderProductBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, tau))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_input = SavedVariable(input, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_tau = SavedVariable(tau, False)
+    try:
+        result = Tensor._make(
+            linalg_decompositions.householder_product_kernel(input_, tau_)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "linalg_householder_product", kernel_failure, input=input_, tau=tau_
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(input, tau):
+        with formula_mode():
+            input_t = tangent_of(input)
+            tau_t = tangent_of(tau)
+            result_t = derived_jvp(
+                linalg_householder_product,
+                {"input": input, "tau": tau},
+                {"input": input_t, "tau": tau_t},
+            )
+        set_fw_grad(result, result_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_result = SavedVariable(result, True)
+    return result
+
+
+def ormqr(
+    input: Any,
+    input2: Any,
+    input3: Any,
+    left: Any = True,
+    transpose: Any = False,
+) -> Tensor:
+    """`ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`
+
+    forward: ormqr_kernel(self, input2, input3, left, transpose)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, input2, input3):
+        return call_batched("ormqr", "", ormqr, self, input2, input3, left, transpose)
+    self_ = tensor_arg(self, "ormqr", "input", 1)
+    input2_ = tensor_arg(input2, "ormqr", "input2", 2)
+    input3_ = tensor_arg(input3, "ormqr", "input3", 3)
+    left = bool_arg(left, "ormqr", "left", 4)
+    transpose = bool_arg(transpose, "ormqr", "transpose", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "ormqr", ormqr, (self, input2, input3, left, transpose)
+        )
+    grad_fn = None
+    if compute_requires_grad(self, input2, input3):
+        grad_fn = OrmqrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2, input3))
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input2 = SavedVariable(input2, False)
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_input3 = SavedVariable(input3, False)
+        grad_fn._saved_left = left
+        if (
+            grad_fn.should_compute_output(0)
+            or grad_fn.should_compute_output(1)
+            or grad_fn.should_compute_output(2)
+        ):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_transpose = transpose
+    try:
+        result = Tensor._make(
+            linalg_decompositions.ormqr_kernel(self_, input2_, input3_, left, transpose)
+        )
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "ormqr",
+            kernel_failure,
+            self=self_,
+            input2=input2_,
+            input3=input3_,
+            left=left,
+            transpose=transpose,
+        )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, input2, input3):
+        with formula_mode():
+            self_t = tangent_of(self)
+            input2_t = tangent_of(input2)
+            input3_t = tangent_of(input3)
+            result_t = derived_jvp(
+                ormqr,
+                {
+                    "input": self,
+                    "input2": input2,
+                    "input3": input3,
+                    "left": left,
+                    "transpose": transpose,
+                },
+                {"input": self_t, "input2": input2_t, "input3": input3_t},
+            )
+        set_fw_grad(result, result_t)
+    return result
+
+
 def linalg_qr(
     A: Any,
     mode: Any = "reduced",
@@ -10149,6 +10652,91 @@ def linalg_qr(
         grad_fn._raw_saved_Q = SavedVariable(outputs[0], True)
         grad_fn._raw_saved_R = SavedVariable(outputs[1], True)
     return return_type("linalg_qr", ("Q", "R"))(*outputs)
+
+
+def triangular_solve(
+    input: Any,
+    A: Any,
+    upper: Any = True,
+    transpose: Any = False,
+    unitriangular: Any = False,
+) -> Any:
+    """`triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`
+
+    forward: triangular_solve_kernel(self, A, upper, transpose, unitriangular)
+    """
+    self = input  # PyTorch's Python name for the schema's `self`
+    if vmap_hook.levels and is_batched(self, A):
+        return call_batched(
+            "triangular_solve",
+            "",
+            triangular_solve,
+            self,
+            A,
+            upper,
+            transpose,
+            unitriangular,
+        )
+    self_ = tensor_arg(self, "triangular_solve", "input", 1)
+    A_ = tensor_arg(A, "triangular_solve", "A", 2)
+    upper = bool_arg(upper, "triangular_solve", "upper", 3)
+    transpose = bool_arg(transpose, "triangular_solve", "transpose", 4)
+    unitriangular = bool_arg(unitriangular, "triangular_solve", "unitriangular", 5)
+    if tracing.active and tracing.is_recording():
+        return tracing.record_call(
+            "triangular_solve",
+            triangular_solve,
+            (self, A, upper, transpose, unitriangular),
+        )
+    grad_fn = None
+    if compute_requires_grad(self, A):
+        grad_fn = TriangularSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, A))
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_A = SavedVariable(A, False)
+        if grad_fn.should_compute_output(0) or grad_fn.should_compute_output(1):
+            grad_fn._raw_saved_self = SavedVariable(self, False)
+        grad_fn._saved_transpose = transpose
+        grad_fn._saved_unitriangular = unitriangular
+        grad_fn._saved_upper = upper
+    try:
+        outputs = [
+            Tensor._make(value)
+            for value in linalg_decompositions.triangular_solve_kernel(
+                self_, A_, upper, transpose, unitriangular
+            )
+        ]
+    except ValueError as kernel_failure:
+        raise kernel_error(
+            "triangular_solve",
+            kernel_failure,
+            self=self_,
+            A=A_,
+            upper=upper,
+            transpose=transpose,
+            unitriangular=unitriangular,
+        )
+    if grad_fn is not None:
+        set_history_outputs(outputs, grad_fn)
+    if forward_ad_state.active and any_has_forward_grad(self, A):
+        with formula_mode():
+            self_t = tangent_of(self)
+            A_t = tangent_of(A)
+            outputs_t = derived_jvp(
+                triangular_solve,
+                {
+                    "input": self,
+                    "A": A,
+                    "upper": upper,
+                    "transpose": transpose,
+                    "unitriangular": unitriangular,
+                },
+                {"input": self_t, "A": A_t},
+            )
+        set_fw_grads(outputs, outputs_t)
+    if grad_fn is not None:
+        grad_fn._raw_saved_solution = SavedVariable(outputs[0], True)
+    return return_type("triangular_solve", ("solution", "cloned_coefficient"))(*outputs)
 
 
 def linalg_solve_triangular(
@@ -24587,6 +25175,10 @@ log_softmax = log_softmax_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 log_softmax.__qualname__ = "log_softmax"
 
+linalg_pinv = linalg_pinv_atol_rtol_tensor
+# Python's own argument errors then name the op as it is called: "add() got ...".
+linalg_pinv.__qualname__ = "linalg_pinv"
+
 transpose = transpose_int
 # Python's own argument errors then name the op as it is called: "add() got ...".
 transpose.__qualname__ = "transpose"
@@ -24799,8 +25391,12 @@ METHODS = {
     "cholesky_solve": cholesky_solve,
     "cholesky_inverse": cholesky_inverse,
     "linalg_cross": linalg_cross,
+    "linalg_pinv": linalg_pinv,
+    "linalg_lstsq": linalg_lstsq,
     "linalg_matrix_exp": linalg_matrix_exp,
     "matrix_exp": matrix_exp,
+    "ormqr": ormqr,
+    "triangular_solve": triangular_solve,
     "linalg_solve_triangular": linalg_solve_triangular,
     "t": t,
     "transpose": transpose,
@@ -26041,6 +26637,30 @@ OVERLOADS = {
             "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
         ),
     },
+    "linalg_pinv": {
+        "atol_rtol_tensor": schema_names(
+            linalg_pinv_atol_rtol_tensor,
+            "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        ),
+    },
+    "linalg_lstsq": {
+        "default": schema_names(
+            linalg_lstsq,
+            "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
+        ),
+    },
+    "linalg_lu_factor_ex": {
+        "default": linalg_lu_factor_ex,
+    },
+    "linalg_lu": {
+        "default": linalg_lu,
+    },
+    "linalg_lu_solve": {
+        "default": linalg_lu_solve,
+    },
+    "lu_unpack": {
+        "default": lu_unpack,
+    },
     "linalg_matrix_exp": {
         "default": schema_names(
             linalg_matrix_exp, "linalg_matrix_exp(Tensor self) -> Tensor"
@@ -26049,8 +26669,23 @@ OVERLOADS = {
     "matrix_exp": {
         "default": schema_names(matrix_exp, "matrix_exp(Tensor self) -> Tensor"),
     },
+    "linalg_householder_product": {
+        "default": linalg_householder_product,
+    },
+    "ormqr": {
+        "default": schema_names(
+            ormqr,
+            "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
+        ),
+    },
     "linalg_qr": {
         "default": linalg_qr,
+    },
+    "triangular_solve": {
+        "default": schema_names(
+            triangular_solve,
+            "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)",
+        ),
     },
     "linalg_solve_triangular": {
         "default": schema_names(

@@ -406,6 +406,26 @@ class _Entry:
         return GenError(where, self.op_text, message)
 
 
+def called_names(entry: Mapping[str, Any]) -> set[str]:
+    """The names an entry's expressions (forward, composite, formulas) call."""
+    called: set[str] = set()
+    for key, value in entry.items():
+        if key in ("name", "samples", "domain", "structure") or not isinstance(
+            value, str
+        ):
+            continue
+        try:
+            tree = ast.parse(value.strip(), mode="eval")
+        except SyntaxError:
+            continue  # reported where the expression itself is checked
+        called |= {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+    return called
+
+
 def _failing(e: _Entry) -> Fail:
     """Raise a GenError at the entry's `batch_rule:` key."""
 
@@ -442,10 +462,13 @@ def _load_schema(
     for a in func.arguments:
         if a.type.is_list and a.binding_kind not in ("int[]", "Tensor[]", "Tensor?[]"):
             raise e.error("name", f"argument type {str(a.type)!r} is not supported yet")
-        # A parameter named as a helper hides it from the formulas and kernels.
+        # A parameter named as a helper hides it from the formulas and kernels
+        # of its entry: refused when they call it (PyTorch's `bool transpose`
+        # beside the `transpose` helper is fine where no formula calls it).
         # (The names the generated code binds itself are checked once it is
         # rendered: tools/reserved.py.)
-        if a.safe_name in formula_helpers or a.safe_name in kernel_helpers:
+        helper = a.safe_name in formula_helpers or a.safe_name in kernel_helpers
+        if helper and a.safe_name in called_names(e.entry):
             message = f"argument {a.name!r} shadows a name the generated code uses"
             raise e.error("name", message)
     _check_returns(func, e.loc("name"), e.op_text)
@@ -1008,7 +1031,7 @@ def _sample_value(a: Argument, value: Any, domains: Domains, fail: Fail) -> Samp
             shape = _nested_shape(values)
         if (
             set(value) - {"shape", "dtype", "values"}
-            or dtype not in (None, "bool", "int64")
+            or dtype not in (None, "bool", "int64", "int32")
             or (values is not None and "shape" in value)
         ):
             fail(

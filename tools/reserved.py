@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from yamlgrad.tools.catalog import runtime_catalog
 from yamlgrad.tools.expressions import local_name
 from yamlgrad.tools.model import (
     DifferentiabilityInfo,
@@ -141,6 +142,18 @@ def template_names(
     )
 
 
+def _called(info: DifferentiabilityInfo) -> frozenset[str]:
+    """The names an entry's rendered formulas (backward and forward) call."""
+    texts = [d.formula for d in info.derivatives]
+    texts += [f.rendered for f in info.forward_derivatives]
+    return frozenset(
+        n.func.id
+        for text in texts
+        for n in ast.walk(ast.parse(text, mode="eval"))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    )
+
+
 def check_names(
     rendered: dict[str, str],
     infos: tuple[DifferentiabilityInfo, ...],
@@ -152,15 +165,19 @@ def check_names(
     taken = template_names(rendered, infos, bindings)
     wrapper_names = taken.wrapper_module | taken.wrapper_locals
     apply_names = taken.node_module | taken.apply_locals
+    helpers = frozenset(runtime_catalog().backward_helpers) | pack_helpers
     for info in infos:
         for name in sorted({info.func.name, info.wrapper_name} & taken.wrapper_module):
             message = f"the op name {name!r} is taken by the generated code"
             raise GenError(info.loc, str(info.func), message)
+        # A helper the entry's own formulas never call may share an argument's
+        # name (PyTorch's `bool transpose`): the local hides it where unused.
+        unused = helpers - _called(info)
         for a in info.func.arguments:
             # In the wrapper: its parameter and unpacked local; in apply(): the
             # local a saved value gets.
-            in_wrapper = {a.name, a.parameter, a.local} & wrapper_names
-            if in_wrapper or local_name(a.safe_name) in apply_names:
+            in_wrapper = {a.name, a.parameter, a.local} & (wrapper_names - unused)
+            if in_wrapper or local_name(a.safe_name) in apply_names - unused:
                 message = f"argument {a.name!r} shadows a name the generated code uses"
                 raise GenError(info.loc, str(info.func), message)
     clashes = sorted(pack_helpers & (taken.node_module | taken.apply_locals))

@@ -641,6 +641,11 @@ def index_copy_kernel(x: Any, dim: int, index: Any, source: Any) -> np.ndarray:
             "index_copy_(): Expected a long tensor for index, but got "
             + _st(index.dtype)
         )
+    if source.dtype != out.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but "
+            f"got (self) {_st(out.dtype)} and (source) {_st(source.dtype)}"
+        )
     count = source.shape[axis] if source.ndim else 1
     if index.size != count:
         raise IndexError(

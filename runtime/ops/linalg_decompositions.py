@@ -35,6 +35,10 @@ KERNELS = (
     "qr_kernel",
     "matrix_exp_kernel",
     "cross_kernel",
+    "pinv_kernel",
+    "lstsq_kernel",
+    "householder_product_kernel",
+    "ormqr_kernel",
 )
 BACKWARD_HELPERS = (
     "cholesky_backward",
@@ -46,6 +50,10 @@ BACKWARD_HELPERS = (
     "linalg_qr_backward",
     "linalg_matrix_exp_differential",
     "linalg_cross",
+    "pinv_backward",
+    "linalg_lstsq_backward",
+    "householder_product_backward",
+    "ormqr_backward",
 )
 
 
@@ -58,6 +66,11 @@ def _constant(like: Any, array: np.ndarray) -> Any:
     """A constant (an identity, a permutation) beside `like`: a Tensor outside
     any graph when `like` is one, else the ndarray."""
     return array if isinstance(like, np.ndarray) else constant_tensor(array)
+
+
+def lapack_layout(x: Any) -> Any:
+    """Each matrix column-major, as LAPACK writes it and PyTorch returns it."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
 
 
 def _check_matrix(x: Any, op: str, name: str = "A") -> None:
@@ -151,8 +164,9 @@ def solve_triangular_kernel(
         )
     t = _triangle(a, upper, unitriangular)
     if left:
-        return _solve(t, b)
-    return np.swapaxes(_solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+        return lapack_layout(_solve(t, b))
+    x = _solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2))
+    return lapack_layout(np.swapaxes(x, -1, -2))
 
 
 def triangular_solve_kernel(
@@ -265,7 +279,7 @@ def cholesky_kernel(
                 f"{info[first]} is not positive-definite)."
             )
     factor = np.swapaxes(factor, -1, -2) if upper else factor
-    return np.ascontiguousarray(factor), info
+    return lapack_layout(factor), info
 
 
 def cholesky_factor(a: Any, upper: bool) -> Any:
@@ -313,7 +327,7 @@ def cholesky_solve_kernel(b: Any, factor: Any, upper: bool) -> Any:
             )
     lower = np.tril(_cholesky_factor(np.triu(factor) if upper else factor, upper))
     y = _solve(lower, b)
-    return _solve(np.swapaxes(lower, -1, -2), y)
+    return lapack_layout(_solve(np.swapaxes(lower, -1, -2), y))
 
 
 def cholesky_solve_backward(
@@ -369,9 +383,9 @@ def qr_kernel(a: Any, mode: str) -> tuple[Any, Any]:
     _check_float(a, op)
     if mode == "r":
         r = np.linalg.qr(a, mode="r")
-        return np.empty((0,), dtype=a.dtype), np.ascontiguousarray(r)
+        return np.empty((0,), dtype=a.dtype), lapack_layout(r)
     q, r = np.linalg.qr(a, mode=mode)
-    return np.ascontiguousarray(q), np.ascontiguousarray(r)
+    return lapack_layout(q), lapack_layout(r)
 
 
 def _qr_backward_tall(gQ: Any, gR: Any, Q: Any, R: Any) -> Any:
@@ -465,11 +479,286 @@ def linalg_cross(a: Any, b: Any, dim: int) -> Any:
     return array_namespace(a, b).linalg_cross(a, b, dim=dim)
 
 
+# -- pseudo-inverse -----------------------------------------------------------------
+
+
+def _pinv_tolerance(
+    s_max: Any, atol: Any, rtol: Any, m: int, n: int, dtype: Any
+) -> Any:
+    """max(atol, rtol * largest singular value), PyTorch's defaults: rtol is
+    eps * max(m, n) unless only a positive atol is given."""
+    if rtol is None:
+        positive_atol = atol is not None and np.all(np.asarray(atol) > 0)
+        rtol = 0.0 if positive_atol else np.finfo(dtype).eps * max(m, n)
+    atol = 0.0 if atol is None else atol
+    return np.maximum(np.asarray(atol)[..., None], np.asarray(rtol)[..., None] * s_max)
+
+
+def pinv_kernel(a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
+    """The Moore-Penrose pseudo-inverse: singular values (eigenvalues when
+    `hermitian`) at or below the tolerance count as zero."""
+    if np.ndim(a) < 2 or np.result_type(a).kind != "f":
+        raise RuntimeError(
+            f"linalg.pinv({_tm_shape(a)}): expected a tensor with 2 or more "
+            "dimensions of float, double, cfloat or cdouble types"
+        )
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+    if hermitian:
+        w, v = np.linalg.eigh(a)
+        tol = _pinv_tolerance(
+            np.abs(w).max(-1, keepdims=True), atol, rtol, m, n, a.dtype
+        )
+        w_inv = np.where(np.abs(w) > tol, 1 / np.where(w == 0, 1, w), 0)
+        return np.ascontiguousarray((v * w_inv[..., None, :]) @ np.swapaxes(v, -1, -2))
+    u, sv, vh = np.linalg.svd(a, full_matrices=False)
+    tol = _pinv_tolerance(sv[..., :1], atol, rtol, m, n, a.dtype)
+    s_inv = np.where(sv > tol, 1 / np.where(sv == 0, 1, sv), 0).astype(a.dtype)
+    out = (np.swapaxes(vh, -1, -2) * s_inv[..., None, :]) @ np.swapaxes(u, -1, -2)
+    return np.ascontiguousarray(out)
+
+
+def _tm_shape(x: Any) -> str:
+    from yamlgrad.runtime.errors import scalar_type_name
+
+    return f"{scalar_type_name(np.result_type(x))}{{{list(np.shape(x))}}}"
+
+
+def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
+    """PyTorch's pinv_backward (Golub and Pereyra's derivative of the
+    pseudo-inverse), arranged so the products are of the smaller size."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gradh = _mT(pinvA), _mT(grad)
+    if m <= n:
+        K = gradh @ pinvA
+        KpinvAh = K @ pinvAh
+        return (
+            -_mT(pinvA @ K)
+            + KpinvAh
+            - (A @ pinvA) @ KpinvAh
+            + (pinvAh @ pinvA) @ (gradh - K @ A)
+        )
+    K = pinvA @ gradh
+    pinvAhK = pinvAh @ K
+    return (
+        -_mT(K @ pinvA)
+        + (gradh - A @ K) @ pinvA @ pinvAh
+        + pinvAhK
+        - pinvAhK @ pinvA @ A
+    )
+
+
+# -- least squares --------------------------------------------------------------------
+
+LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq_kernel(a: Any, b: Any, rcond: Any, driver: Any) -> tuple[Any, ...]:
+    """(solution, residuals, rank, singular_values) as torch.linalg.lstsq: each
+    driver's outputs, and empty ones for what it does not compute (residuals
+    only for a tall A of full rank and a driver other than gelsy)."""
+    op = "torch.linalg.lstsq"
+    driver = "gelsy" if driver is None else driver
+    if driver not in LSTSQ_DRIVERS:
+        raise RuntimeError(
+            f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    _check_matrix(a, op, "input")
+    _check_float(a, op)
+    vector = _vector_rhs(a, b)
+    b = b[..., None] if vector else b
+    m, n = a.shape[-2:]
+    rcond = np.finfo(a.dtype).eps * max(m, n) if rcond is None else rcond
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    x = np.empty(batch + (n, b.shape[-1]), dtype=a.dtype)
+    rank = np.empty(batch, dtype=np.int64)
+    sv = np.empty(batch + (min(m, n),), dtype=a.dtype)
+    for i in np.ndindex(*batch):
+        x[i], _, rank[i], sv[i] = np.linalg.lstsq(a[i], b[i], rcond=rcond)
+    residuals = np.empty((0,), dtype=a.dtype)
+    if m > n and driver != "gelsy" and np.all(rank == n):
+        residuals = np.sum((a @ x - b) ** 2, -2)
+    empty = np.empty((0,), dtype=a.dtype)
+    return (
+        lapack_layout(x)[..., 0] if vector else lapack_layout(x),
+        residuals,
+        np.empty((0,), dtype=np.int64) if driver == "gels" else rank,
+        sv if driver in ("gelsd", "gelss") else empty,
+    )
+
+
+def _vector_rhs(a: Any, b: Any) -> bool:
+    """b is a vector (a batch of them): 1-D, or A's shape without its last dim."""
+    b_shape, a_shape = tuple(b.shape), tuple(a.shape)
+    return len(b_shape) == 1 or (
+        len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1]
+    )
+
+
+def linalg_lstsq_backward(
+    gX: Any, gR: Any, A: Any, B: Any, X: Any, grad_input_mask: tuple[bool, ...]
+) -> tuple[Any, Any]:
+    """Through the pseudo-inverse, X = pinv(A) B (PyTorch's); the residuals
+    |A X - B|^2, where computed, add 2 r X^T to A's and -2 r to B's, r = A X - B
+    weighted by their gradient (X's own change does not move them: A^T r = 0)."""
+    xp = array_namespace(gX, A, B)
+    vector = _vector_rhs(A, B)
+    if vector:
+        B, X, gX = B[..., None], X[..., None], gX[..., None]
+    pinvA = xp.linalg_pinv(A)
+    gA = pinv_backward(gX @ _mT(B), pinvA, A)
+    gB = _mT(pinvA) @ gX
+    if gR.ndim and gR.shape[-1] == X.shape[-1] and X.shape[-1] * A.shape[-1]:
+        weighted = (A @ X - B) * gR[..., None, :]
+        gA = gA + 2 * (weighted @ _mT(X))
+        gB = gB - 2 * weighted
+    gB = gB[..., 0] if vector else gB
+    return gA if grad_input_mask[0] else None, gB if grad_input_mask[1] else None
+
+
+# -- Householder products --------------------------------------------------------------
+
+
+def _reflectors(V: Any, tau: Any) -> list[Any]:
+    """H_i = I - tau_i v_i v_i^T for each tau_i, v_i the i-th column of V below
+    the diagonal with a 1 on it (LAPACK's Householder form), m x m each."""
+    m = V.shape[-2]
+    dtype = _values(V).dtype
+    eye = _constant(V, np.eye(m, dtype=dtype))
+    out = []
+    for i in range(tau.shape[-1]):
+        below = _constant(V, (np.arange(m) > i).astype(dtype))
+        v = V[..., :, i] * below + _constant(V, np.eye(m, dtype=dtype)[i])
+        t = tau[..., i][..., None, None]
+        out.append(eye - t * (v[..., :, None] * v[..., None, :]))
+    return out
+
+
+def _values(x: Any) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else x.detach().numpy()
+
+
+def _product(matrices: list[Any], like: Any) -> Any:
+    """H_1 ... H_k (the identity for none)."""
+    m = like.shape[-2]
+    out = _constant(like, np.eye(m, dtype=_values(like).dtype))
+    for h in matrices:
+        out = out @ h
+    return out
+
+
+def _check_householder(V: Any, tau: Any, op: str) -> None:
+    if np.ndim(V) < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    if np.ndim(tau) < 1:
+        raise RuntimeError(f"{op}: tau must have at least 1 dimension.")
+    if tau.shape[-1] > V.shape[-1]:
+        raise RuntimeError(
+            f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+
+
+def householder_product_kernel(V: Any, tau: Any) -> Any:
+    """The first n columns of H_1 ... H_k: torch.linalg.householder_product."""
+    op = "torch.linalg.householder_product"
+    _check_householder(V, tau, op)
+    if V.shape[-2] < V.shape[-1]:
+        raise RuntimeError(
+            f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    q = _product(_reflectors(V, tau), V)
+    return lapack_layout(q[..., :, : V.shape[-1]])
+
+
+def _householder_grads(G: Any, V: Any, tau: Any) -> tuple[Any, Any]:
+    """The gradients of <G, H_1 ... H_k> with respect to V and tau: with
+    K_i = (H_1..H_{i-1})^T G (H_{i+1}..H_k)^T, tau_i's is -v_i^T K_i v_i and
+    v_i's is -tau_i (K_i + K_i^T) v_i, kept below the diagonal."""
+    xp = array_namespace(G, V, tau)
+    hs = _reflectors(V, tau)
+    m, n, k = V.shape[-2], V.shape[-1], len(hs)
+    dtype = _values(V).dtype
+    columns, taus = [], []
+    for i in range(k):
+        K = _mT(_product(hs[:i], V)) @ G @ _mT(_product(hs[i + 1 :], V))
+        below = _constant(V, (np.arange(m) > i).astype(dtype))
+        v = V[..., :, i] * below + _constant(V, np.eye(m, dtype=dtype)[i])
+        Kv = xp.sum(K * v[..., None, :], -1) + xp.sum(K * v[..., :, None], -2)
+        taus.append(-xp.sum(v * xp.sum(K * v[..., None, :], -1), -1))
+        columns.append(-tau[..., i][..., None] * Kv * below)
+    zeros = V[..., :, 0] * 0
+    columns += [zeros] * (n - k)
+    return xp.stack(columns, -1), xp.stack(taus, -1)
+
+
+def householder_product_backward(
+    grad: Any, result: Any, V: Any, tau: Any, grad_input_mask: tuple[bool, ...]
+) -> tuple[Any, Any]:
+    """Through the full product: grad padded with zero columns to m x m."""
+    xp = array_namespace(grad, V, tau)
+    m, n = V.shape[-2], V.shape[-1]
+    pad = xp.concatenate([grad] + [V[..., :, :1] * 0] * (m - n), -1)
+    gV, gtau = _householder_grads(pad, V, tau)
+    return gV if grad_input_mask[0] else None, gtau if grad_input_mask[1] else None
+
+
+def ormqr_kernel(V: Any, tau: Any, other: Any, left: bool, transpose: bool) -> Any:
+    """op(Q) C (left) or C op(Q), Q = H_1 ... H_k, op(Q) = Q^T with `transpose`."""
+    op = "torch.ormqr"
+    _check_householder(V, tau, op)
+    m = V.shape[-2]
+    if np.ndim(other) < 2 or (other.shape[-2] if left else other.shape[-1]) != m:
+        raise RuntimeError(
+            f"{op}: other.shape[{-2 if left else -1}] must be equal to "
+            "input.shape[-2]"
+        )
+    side = -2 if left else -1
+    if tau.shape[-1] != min(other.shape[side], V.shape[-1]):
+        raise RuntimeError(
+            f"{op}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+            "input.shape[-1])"
+        )
+    q = _product(_reflectors(V, tau), V)
+    q = np.swapaxes(q, -1, -2) if transpose else q
+    return np.ascontiguousarray(q @ other if left else other @ q)
+
+
+def ormqr_backward(
+    grad: Any,
+    V: Any,
+    tau: Any,
+    other: Any,
+    left: bool,
+    transpose: bool,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Any, Any, Any]:
+    """C's gradient is op(Q)^T grad (grad op(Q)^T on the right); Q's, from
+    grad and C, goes to the reflectors as householder_product's does."""
+    xp = array_namespace(grad, V, tau, other)
+    q = _product(_reflectors(V, tau), V)
+    op_q = _mT(q) if transpose else q
+    g_other = _mT(op_q) @ grad if left else grad @ _mT(op_q)
+    g_op = grad @ _mT(other) if left else _mT(other) @ grad
+    gV, gtau = None, None
+    if grad_input_mask[0] or grad_input_mask[1]:
+        gV, gtau = _householder_grads(_mT(g_op) if transpose else g_op, V, tau)
+    del xp
+    return (
+        gV if grad_input_mask[0] else None,
+        gtau if grad_input_mask[1] else None,
+        g_other if grad_input_mask[2] else None,
+    )
+
+
 register_numpy_kernels(
     linalg_solve_triangular=lambda a, b, upper, left=True, unitriangular=False: (
         solve_triangular_kernel(a, b, upper, left, unitriangular)
     ),
     cholesky_solve=cholesky_solve_kernel,
+    linalg_pinv=lambda a: pinv_kernel(a, None, None, False),
     linalg_matrix_exp=matrix_exp_kernel,
     linalg_cross=lambda a, b, dim=-1: cross_kernel(a, b, dim),
 )

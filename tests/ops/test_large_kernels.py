@@ -75,7 +75,7 @@ def _elementwise(info: DifferentiabilityInfo) -> bool:
 
 
 def _matrix(info: DifferentiabilityInfo) -> bool:
-    """A function of whole matrices (a kernel of runtime/ops/linalg_decompositions.py,
+    """A function of whole matrices (a kernel of runtime/ops/linalg_decompositions.py or lu_decomposition.py,
     or a composite of such an op): a large one is as ill-conditioned as it is large."""
     return bool(ast_names(info.composite or info.original_forward) & MATRIX_FUNCTIONS)
 
